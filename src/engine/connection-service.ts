@@ -1,0 +1,167 @@
+// Connections: check credentials with the upstream's identity call, keep them sealed in the
+// vault, hand decrypted credentials to the step runner from a small cache, and mark a
+// connection lapsed when the upstream refuses it.
+import type { Credentials } from '../kit/define.ts'
+import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
+import type { ConnectionRow, Connections } from '../store/connections.ts'
+import type { Vault } from '../store/vault.ts'
+import type { Registry } from './registry.ts'
+import type { UpstreamClients } from './upstream-clients.ts'
+
+export interface ConnectionView {
+  id: string
+  connector: string
+  authMethod: string
+  accountName: string
+  accountId: string
+  status: 'active' | 'lapsed'
+  statusReason: string | null
+  createdAt: string
+  updatedAt: string
+}
+
+export interface LoadedConnection {
+  row: ConnectionRow
+  credentials: Credentials
+}
+
+export interface NewConnection {
+  connector: string
+  authMethod: string
+  credentials: Record<string, unknown>
+}
+
+export function connectionView(row: ConnectionRow): ConnectionView {
+  return {
+    id: row.id,
+    connector: row.connector,
+    authMethod: row.auth_method,
+    accountName: row.account_name,
+    accountId: row.account_id,
+    status: row.status,
+    statusReason: row.status_reason,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+export class ConnectionService {
+  #repo: Connections
+  #vault: Vault
+  #registry: Registry
+  #clients: UpstreamClients
+  #cache = new Map<string, LoadedConnection>()
+
+  constructor(deps: { repo: Connections; vault: Vault; registry: Registry; clients: UpstreamClients }) {
+    this.#repo = deps.repo
+    this.#vault = deps.vault
+    this.#registry = deps.registry
+    this.#clients = deps.clients
+  }
+
+  async create(workspaceId: string, input: NewConnection): Promise<ConnectionView> {
+    const { credentials, identity } = await this.#verify(input)
+    const row = await this.#repo.insert({
+      workspace_id: workspaceId,
+      connector: input.connector,
+      auth_method: input.authMethod,
+      account_name: identity.accountName,
+      account_id: identity.accountId,
+      secret: this.#vault.seal(credentials),
+    })
+    return connectionView(row)
+  }
+
+  /** Puts new credentials on an existing connection, keeping its id (and so its triggers). */
+  async reconnect(workspaceId: string, id: string, input: Omit<NewConnection, 'connector'>): Promise<ConnectionView> {
+    const row = await this.#requireRow(workspaceId, id)
+    const { credentials, identity } = await this.#verify({ ...input, connector: row.connector })
+    if (identity.accountId !== row.account_id)
+      throw badRequest(
+        'ACCOUNT_MISMATCH',
+        `The credentials belong to ${identity.accountName}, but connection ${id} is for ${row.account_name}.`,
+        { hint: 'Reconnect with the same account, or create a new connection for the other account.' },
+      )
+    await this.#repo.replaceSecret(id, {
+      secret: this.#vault.seal(credentials),
+      account_name: identity.accountName,
+      account_id: identity.accountId,
+      auth_method: input.authMethod,
+    })
+    this.#cache.delete(id)
+    return connectionView((await this.#repo.get(workspaceId, id))!)
+  }
+
+  async list(workspaceId: string, connector?: string): Promise<ConnectionView[]> {
+    return (await this.#repo.list(workspaceId, { connector })).map(connectionView)
+  }
+
+  async get(workspaceId: string, id: string): Promise<ConnectionView> {
+    return connectionView(await this.#requireRow(workspaceId, id))
+  }
+
+  async delete(workspaceId: string, id: string): Promise<void> {
+    this.#cache.delete(id)
+    if (!(await this.#repo.delete(workspaceId, id))) throw connectionNotFound(id)
+  }
+
+  /** The connection with its decrypted credentials, for running a step. */
+  async load(workspaceId: string, id: string): Promise<LoadedConnection> {
+    const cached = this.#cache.get(id)
+    if (cached && cached.row.workspace_id === workspaceId) return cached
+    const row = await this.#requireRow(workspaceId, id)
+    const loaded = { row, credentials: this.#vault.open<Credentials>(row.secret) }
+    this.#cache.set(id, loaded)
+    return loaded
+  }
+
+  async markLapsed(id: string, reason: string): Promise<void> {
+    await this.#repo.setStatus(id, 'lapsed', reason)
+    const cached = this.#cache.get(id)
+    if (cached) cached.row = { ...cached.row, status: 'lapsed', status_reason: reason }
+  }
+
+  async #requireRow(workspaceId: string, id: string): Promise<ConnectionRow> {
+    const row = await this.#repo.get(workspaceId, id)
+    if (!row) throw connectionNotFound(id)
+    return row
+  }
+
+  async #verify(input: NewConnection) {
+    const connector = this.#registry.connector(input.connector)
+    if (!connector)
+      throw badRequest('UNKNOWN_CONNECTOR', `There is no connector "${input.connector}".`, {
+        hint: `Use one of: ${this.#registry.connectors.map((c) => c.id).join(', ')}.`,
+      })
+    const method = connector.auth.find((a) => a.id === input.authMethod)
+    if (!method || !method.credentials)
+      throw badRequest(
+        'UNKNOWN_AUTH_METHOD',
+        `The ${connector.name} connector has no credentials flow "${input.authMethod}".`,
+        {
+          hint: `Use one of: ${connector.auth.filter((a) => a.credentials).map((a) => a.id).join(', ')}.`,
+        },
+      )
+    const parsed = method.credentials.safeParse(input.credentials)
+    if (!parsed.success) throw validationError(parsed.error.issues, 'credentials')
+    const credentials = parsed.data as Credentials
+    const http = this.#clients.create({ connector, credentials, paced: false, storedConnection: false })
+    try {
+      const identity = await connector.identify(http)
+      return { credentials, identity }
+    } catch (err) {
+      if (err instanceof PatchbayError && (err.code === 'INVALID_CREDENTIALS' || err.status === 403))
+        throw badRequest(
+          'INVALID_CREDENTIALS',
+          `${connector.name} refused the credentials: ${err.message}. Nothing was stored.`,
+          { hint: 'Check the credentials (and that they have not expired or been revoked), then try again.', upstream: err.upstream },
+        )
+      throw err
+    }
+  }
+}
+
+export const connectionNotFound = (id: string) =>
+  notFound('CONNECTION_NOT_FOUND', `There is no connection "${id}" in this workspace.`, {
+    hint: 'List connections with GET /v1/connections.',
+  })

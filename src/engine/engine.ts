@@ -1,0 +1,74 @@
+// Wires the engine's parts together over a store and a vault. The server, the CLI and tests
+// all start from here.
+import type { FastifyBaseLogger } from 'fastify'
+import type { Dispatcher } from 'undici'
+import { createDispatcher } from '../kit/http.ts'
+import { createPacer, type Pacer } from '../kit/pacer.ts'
+import { defaultRetryPolicy, type RetryPolicy } from '../kit/retry-policy.ts'
+import { ApiKeys } from '../store/api-keys.ts'
+import { Connections } from '../store/connections.ts'
+import type { Store } from '../store/database.ts'
+import { StepRuns } from '../store/step-runs.ts'
+import type { Vault } from '../store/vault.ts'
+import { ConnectionService } from './connection-service.ts'
+import { Registry } from './registry.ts'
+import { StepRunner } from './step-runner.ts'
+import { UpstreamClients } from './upstream-clients.ts'
+
+export interface EngineOptions {
+  store: Store
+  vault: Vault
+  baseUrls: Record<string, string | undefined>
+  log: FastifyBaseLogger
+  timeoutMs?: number
+  retry?: Partial<RetryPolicy>
+  pacer?: Pacer
+  dispatcher?: Dispatcher
+  registry?: Registry
+}
+
+export class Engine {
+  readonly store: Store
+  readonly registry: Registry
+  readonly apiKeys: ApiKeys
+  readonly connections: ConnectionService
+  readonly steps: StepRunner
+  readonly stepRuns: StepRuns
+  readonly clients: UpstreamClients
+  readonly log: FastifyBaseLogger
+  #dispatcher: Dispatcher
+
+  constructor(opts: EngineOptions) {
+    this.store = opts.store
+    this.log = opts.log
+    this.registry = opts.registry ?? new Registry()
+    this.apiKeys = new ApiKeys(opts.store.db)
+    this.stepRuns = new StepRuns(opts.store.db)
+    this.#dispatcher = opts.dispatcher ?? createDispatcher()
+    this.clients = new UpstreamClients({
+      baseUrls: opts.baseUrls,
+      dispatcher: this.#dispatcher,
+      pacer: opts.pacer ?? createPacer(),
+      timeoutMs: opts.timeoutMs ?? 15_000,
+      retry: { ...defaultRetryPolicy, ...opts.retry },
+    })
+    this.connections = new ConnectionService({
+      repo: new Connections(opts.store.db),
+      vault: opts.vault,
+      registry: this.registry,
+      clients: this.clients,
+    })
+    this.steps = new StepRunner({
+      registry: this.registry,
+      connections: this.connections,
+      clients: this.clients,
+      runs: this.stepRuns,
+      log: opts.log,
+    })
+  }
+
+  async close(): Promise<void> {
+    await this.#dispatcher.close()
+    await this.store.close()
+  }
+}

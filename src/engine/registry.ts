@@ -1,0 +1,128 @@
+// The one registry of definitions. Everything that describes a step or trigger to the outside
+// (the REST catalog, JSON Schemas, the step search, MCP tools, dashboard forms) reads it here.
+import { z } from 'zod'
+import { connectors as allConnectors } from '../connectors/index.ts'
+import type { ConnectorDefinition, StepDefinition, TriggerDefinition } from '../kit/define.ts'
+
+export interface RegisteredStep {
+  /** `taskboard.create_card` */
+  id: string
+  connector: ConnectorDefinition
+  step: StepDefinition
+}
+
+export interface RegisteredTrigger {
+  id: string
+  connector: ConnectorDefinition
+  trigger: TriggerDefinition
+}
+
+export interface StepSummary {
+  id: string
+  connector: string
+  name: string
+  description: string
+  hints: { readOnly: boolean; destructive: boolean; idempotent: boolean }
+  passThrough: boolean
+  inputSchema: unknown
+  outputSchema: unknown
+}
+
+export class Registry {
+  readonly connectors: ConnectorDefinition[]
+  readonly steps = new Map<string, RegisteredStep>()
+  readonly triggers = new Map<string, RegisteredTrigger>()
+  #summaries = new Map<string, StepSummary>()
+
+  constructor(connectors: ConnectorDefinition[] = allConnectors) {
+    this.connectors = connectors
+    for (const c of connectors) {
+      for (const step of c.steps) {
+        const id = `${c.id}.${step.key}`
+        if (this.steps.has(id)) throw new Error(`Duplicate step id ${id}`)
+        this.steps.set(id, { id, connector: c, step })
+      }
+      for (const trigger of c.triggers) {
+        const id = `${c.id}.${trigger.key}`
+        if (this.triggers.has(id)) throw new Error(`Duplicate trigger id ${id}`)
+        this.triggers.set(id, { id, connector: c, trigger })
+      }
+    }
+  }
+
+  connector(id: string): ConnectorDefinition | undefined {
+    return this.connectors.find((c) => c.id === id)
+  }
+
+  stepSummary(id: string): StepSummary {
+    let s = this.#summaries.get(id)
+    if (!s) {
+      const { connector, step } = this.steps.get(id)!
+      s = {
+        id,
+        connector: connector.id,
+        name: step.name,
+        description: step.description,
+        hints: {
+          readOnly: Boolean(step.hints.readOnly),
+          destructive: Boolean(step.hints.destructive),
+          idempotent: Boolean(step.hints.idempotent),
+        },
+        passThrough: Boolean(step.passThrough),
+        inputSchema: jsonSchema(step.input, 'input'),
+        outputSchema: jsonSchema(step.output, 'output'),
+      }
+      this.#summaries.set(id, s)
+    }
+    return s
+  }
+
+  catalog() {
+    return this.connectors.map((c) => ({
+      id: c.id,
+      name: c.name,
+      description: c.description,
+      beta: c.beta,
+      auth: c.auth.map((a) => ({
+        id: a.id,
+        name: a.name,
+        description: a.description,
+        credentialsSchema: a.credentials ? jsonSchema(a.credentials, 'input') : null,
+      })),
+      steps: c.steps.map((s) => this.stepSummary(`${c.id}.${s.key}`)),
+      triggers: c.triggers.map((t) => ({
+        id: `${c.id}.${t.key}`,
+        name: t.name,
+        description: t.description,
+        instant: t.instant,
+        configSchema: jsonSchema(t.config, 'input'),
+        sample: t.sample ?? null,
+      })),
+    }))
+  }
+
+  /**
+   * The tool step search bar: case-insensitive, matching a connector's name or aliases (so
+   * "task" and "task-board" find every task-board step) as well as the step names.
+   */
+  searchSteps(q: string | undefined): StepSummary[] {
+    // Each word of the query must appear in the connector's names or the step's name;
+    // "task-board" is one word, "task board" two, and both find every task-board step.
+    const words = (q ?? '').split(/\s+/).map(normalize).filter(Boolean)
+    const out: StepSummary[] = []
+    for (const { id, connector, step } of this.steps.values()) {
+      const haystack = [connector.id, connector.name, ...connector.aliases, step.name, step.key].map(normalize).join(' ')
+      if (words.every((w) => haystack.includes(w))) out.push(this.stepSummary(id))
+    }
+    return out
+  }
+}
+
+/** Lowercase letters and digits only: "Task-Board" and "task board" both read "taskboard". */
+function normalize(s: string): string {
+  return s.toLowerCase().replace(/[^a-z0-9]/g, '')
+}
+
+export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): unknown {
+  return z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' })
+}

@@ -1,0 +1,130 @@
+// Runs one tool step: validate the input, resolve the credentials (a stored connection, or
+// ones the step takes in its input), run the step's `run` with ctx.http, slim the output through
+// its schema, and record the run off the hot path.
+import type { FastifyBaseLogger } from 'fastify'
+import type { Credentials } from '../kit/define.ts'
+import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
+import { newId, nowIso } from '../store/ids.ts'
+import type { StepRuns } from '../store/step-runs.ts'
+import type { Caller } from './caller.ts'
+import type { ConnectionService } from './connection-service.ts'
+import type { RegisteredStep, Registry } from './registry.ts'
+import type { UpstreamClients } from './upstream-clients.ts'
+
+export interface StepRunResult {
+  output: unknown
+  meta: { runId: string; durationMs: number; attempts: number }
+}
+
+/** Checks an agent's scope before anything is sent upstream (agents and scope come later). */
+export type ScopeGuard = (caller: Caller, step: RegisteredStep, input: unknown) => Promise<void>
+
+export class StepRunner {
+  scopeGuard: ScopeGuard | null = null
+  #registry: Registry
+  #connections: ConnectionService
+  #clients: UpstreamClients
+  #runs: StepRuns
+  #log: FastifyBaseLogger
+
+  constructor(deps: {
+    registry: Registry
+    connections: ConnectionService
+    clients: UpstreamClients
+    runs: StepRuns
+    log: FastifyBaseLogger
+  }) {
+    this.#registry = deps.registry
+    this.#connections = deps.connections
+    this.#clients = deps.clients
+    this.#runs = deps.runs
+    this.#log = deps.log
+  }
+
+  async run(caller: Caller, stepId: string, req: { connectionId?: string | null; input?: unknown }): Promise<StepRunResult> {
+    const started = performance.now()
+    const registered = this.#registry.steps.get(stepId)
+    if (!registered)
+      throw notFound('STEP_NOT_FOUND', `There is no tool step "${stepId}".`, {
+        hint: 'Find step ids with GET /v1/steps?q=<connector or step name>.',
+      })
+    const { connector, step } = registered
+    const parsed = step.input.safeParse(req.input ?? {})
+    if (!parsed.success) throw validationError(parsed.error.issues, 'input')
+    const input = parsed.data
+
+    let credentials: Credentials
+    let connection: { id: string | null; accountName: string | null; accountId: string | null }
+    const inline = step.inlineCredentials?.(input)
+    if (inline) {
+      credentials = inline
+      connection = { id: null, accountName: null, accountId: null }
+    } else {
+      if (!req.connectionId)
+        throw badRequest('CONNECTION_REQUIRED', `The step ${stepId} needs a connectionId.`, {
+          hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.`,
+        })
+      const loaded = await this.#connections.load(caller.workspaceId, req.connectionId)
+      if (loaded.row.connector !== connector.id)
+        throw badRequest(
+          'CONNECTION_CONNECTOR_MISMATCH',
+          `Connection ${loaded.row.id} is a ${loaded.row.connector} connection; the step ${stepId} needs a ${connector.id} connection.`,
+          { hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.` },
+        )
+      if (loaded.row.status === 'lapsed')
+        throw new PatchbayError(409, 'CONNECTION_LAPSED', `Connection ${loaded.row.id} (${loaded.row.account_name}) has lapsed: ${loaded.row.status_reason ?? 'the upstream refused its credentials'}.`, {
+          hint: 'Reconnect it (POST /v1/connections/{id}/reconnect) or disconnect and connect again.',
+        })
+      credentials = loaded.credentials
+      connection = { id: loaded.row.id, accountName: loaded.row.account_name, accountId: loaded.row.account_id }
+    }
+
+    if (this.scopeGuard) await this.scopeGuard(caller, registered, input)
+
+    const connectionId = connection.id
+    const http = this.#clients.create({
+      connector,
+      credentials,
+      paced: !step.passThrough,
+      storedConnection: connectionId !== null,
+      onUnauthorized: connectionId
+        ? (message) => this.#connections.markLapsed(connectionId, `${connector.name} refused the credentials: ${message}`)
+        : undefined,
+    })
+
+    const runId = newId('run')
+    let status: 'succeeded' | 'failed' = 'failed'
+    let errorCode: string | null = null
+    try {
+      const raw = await step.run({ http, connection }, input)
+      const out = step.output.safeParse(raw)
+      if (!out.success)
+        throw new PatchbayError(502, 'UPSTREAM_UNEXPECTED_RESPONSE', `${connector.name} answered ${stepId} with data of an unexpected shape.`, {
+          hint: 'This is a Patchbay or upstream defect; the API Call step can show the raw answer.',
+        })
+      status = 'succeeded'
+      return { output: out.data, meta: { runId, durationMs: round(performance.now() - started), attempts: http.stats.attempts } }
+    } catch (err) {
+      errorCode = err instanceof PatchbayError ? err.code : 'INTERNAL'
+      throw err
+    } finally {
+      const durationMs = Math.round(performance.now() - started)
+      this.#runs
+        .insert({
+          id: runId,
+          workspace_id: caller.workspaceId,
+          step_id: stepId,
+          connection_id: connectionId,
+          caller_key_id: caller.keyId,
+          status,
+          error_code: errorCode,
+          duration_ms: durationMs,
+          attempts: http.stats.attempts,
+          created_at: nowIso(),
+        })
+        .catch((e) => this.#log.error({ err: e }, 'could not record a step run'))
+    }
+  }
+}
+
+const round = (ms: number) => Math.round(ms * 100) / 100

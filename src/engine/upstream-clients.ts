@@ -1,0 +1,62 @@
+// Builds a connector's ctx.http for one set of credentials: the base address from the
+// configuration, the shared keep-alive pool, the retry policy and, for ready-made steps, pacing.
+import { createHash } from 'node:crypto'
+import type { Dispatcher } from 'undici'
+import type { ConnectorDefinition, Credentials } from '../kit/define.ts'
+import { PatchbayError } from '../kit/errors.ts'
+import { UpstreamClient } from '../kit/http.ts'
+import type { Pacer } from '../kit/pacer.ts'
+import type { RetryPolicy } from '../kit/retry-policy.ts'
+
+export interface UpstreamClientFactoryOptions {
+  baseUrls: Record<string, string | undefined>
+  dispatcher: Dispatcher
+  pacer: Pacer
+  timeoutMs: number
+  retry: RetryPolicy
+}
+
+export class UpstreamClients {
+  #o: UpstreamClientFactoryOptions
+  constructor(opts: UpstreamClientFactoryOptions) {
+    this.#o = opts
+  }
+
+  baseUrl(connector: ConnectorDefinition): string {
+    const url = this.#o.baseUrls[connector.id]
+    if (!url)
+      throw new PatchbayError(503, 'UPSTREAM_NOT_CONFIGURED', `No address is configured for the ${connector.name} upstream.`, {
+        hint: `Set PATCHBAY_${connector.id.toUpperCase()}_URL, or leave it unset to use the built-in sandbox.`,
+      })
+    return url
+  }
+
+  create(opts: {
+    connector: ConnectorDefinition
+    credentials: Credentials
+    paced: boolean
+    storedConnection: boolean
+    onUnauthorized?: (message: string) => Promise<void> | void
+  }): UpstreamClient {
+    const { connector, credentials } = opts
+    const budget = connector.pacing
+    const paceKey = budget ? `${connector.id}:${fingerprint(credentials)}` : ''
+    return new UpstreamClient({
+      connector,
+      baseUrl: this.baseUrl(connector),
+      credentials,
+      dispatcher: this.#o.dispatcher,
+      timeoutMs: this.#o.timeoutMs,
+      retry: this.#o.retry,
+      pace: opts.paced && budget ? () => this.#o.pacer.wait(paceKey, budget) : undefined,
+      storedConnection: opts.storedConnection,
+      onUnauthorized: opts.onUnauthorized,
+    })
+  }
+}
+
+/** A stable, non-reversible name for a credential, to key its pacing budget. */
+function fingerprint(credentials: Credentials): string {
+  const token = credentials.token ?? credentials.accessToken ?? credentials.apiKey ?? JSON.stringify(credentials)
+  return createHash('sha256').update(token).digest('hex').slice(0, 16)
+}

@@ -1,0 +1,115 @@
+// The shapes a connector is written in. A connector folder is declarations of these and short
+// `run`s that call `ctx.http`; everything else (validation, scope, pacing, retries, records,
+// the catalog, MCP, forms) is derived from them by the engine.
+import type { z } from 'zod'
+import type { Http } from './http.ts'
+
+export type Credentials = Record<string, string>
+
+export interface StepHints {
+  readOnly?: boolean
+  destructive?: boolean
+  idempotent?: boolean
+}
+
+/** The kinds of upstream resource an agent's scope is expressed in. */
+export type ScopedKind = 'board' | 'list' | 'card' | 'checklist' | 'label' | 'repository' | 'owner'
+
+export interface ScopedField {
+  /** Dotted path of the input field that names the resource. */
+  field: string
+  kind: ScopedKind
+}
+
+export interface StepContext {
+  http: Http
+  connection: { id: string | null; accountName: string | null; accountId: string | null }
+}
+
+export interface StepDefinition<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  /** Unique within the connector: `create_card`. The full id is `taskboard.create_card`. */
+  key: string
+  /** Exactly as the spec writes it. */
+  name: string
+  /** Written for an LLM: what the step does and where each id comes from. */
+  description: string
+  input: I
+  output: O
+  hints: StepHints
+  /** Input fields that name scoped resources (checked against the agent's scope). */
+  scoped?: ScopedField[]
+  /** API Call steps pass requests through unpaced; ready-made steps are paced. */
+  passThrough?: boolean
+  /**
+   * For steps that may run without a stored connection (Task-Board API Call with an API key
+   * plus token given in its input): the credentials taken from the input, or undefined.
+   */
+  inlineCredentials?: (input: z.output<I>) => Credentials | undefined
+  run: (ctx: StepContext, input: z.output<I>) => Promise<z.input<O>>
+}
+
+export function defineStep<I extends z.ZodType, O extends z.ZodType>(def: StepDefinition<I, O>): StepDefinition<I, O> {
+  return def
+}
+
+export interface TriggerDefinition<C extends z.ZodType = z.ZodType> {
+  key: string
+  name: string
+  description: string
+  instant: boolean
+  config: C
+  /** A sample of the event payload this trigger delivers. */
+  sample?: unknown
+}
+
+export function defineTrigger<C extends z.ZodType>(def: TriggerDefinition<C>): TriggerDefinition<C> {
+  return def
+}
+
+export interface AuthMethod {
+  /** `api_key_token`, `oauth1`, `oauth2`, `api_key`, `token` … */
+  id: string
+  name: string
+  description: string
+  /** What the user supplies for a credentials flow; absent for redirect flows. */
+  credentials?: z.ZodObject
+}
+
+/** An outgoing request before credentials are applied; `authorize` adds them. */
+export interface OutgoingRequest {
+  method: string
+  path: string
+  query: URLSearchParams
+  headers: Record<string, string>
+}
+
+export interface RateLimitHint {
+  /** Milliseconds until the upstream will accept requests again, if the response says. */
+  retryAfterMs?: number
+}
+
+export interface ConnectorDefinition {
+  id: string
+  name: string
+  /** Other names users type into the step search (`task-board`, `task board`). */
+  aliases: string[]
+  description: string
+  beta: boolean
+  auth: AuthMethod[]
+  /** Ready-made steps are paced to this budget per credential, shared by every caller. */
+  pacing?: { points: number; durationMs: number }
+  /** Adds the credentials to an outgoing request. The only place a connector sees secrets. */
+  authorize: (req: OutgoingRequest, credentials: Credentials) => void
+  /** The account behind the credentials, from an identity call. */
+  identify: (http: Http) => Promise<{ accountName: string; accountId: string }>
+  /** The upstream's own error message from an error response, for the error body. */
+  errorMessage?: (status: number, text: string) => string | undefined
+  /** Reads how long to wait from a refusal (429/403 rate-limit answers). */
+  rateLimitHint?: (status: number, headers: Record<string, string>, text: string) => RateLimitHint | undefined
+  steps: StepDefinition[]
+  triggers: TriggerDefinition[]
+}
+
+export function defineConnector(def: ConnectorDefinition): ConnectorDefinition {
+  return def
+}

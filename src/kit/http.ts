@@ -1,0 +1,263 @@
+// ctx.http: the only way out of a connector. It applies the connection's credentials, paces
+// ready-made steps, retries what is safe to retry, and turns every failure into the error model,
+// with every credential scrubbed from what it reports.
+import { Agent, type Dispatcher, errors as undiciErrors, request } from 'undici'
+import type { ConnectorDefinition, Credentials, OutgoingRequest } from './define.ts'
+import { PatchbayError } from './errors.ts'
+import { redactSecrets, secretValues } from './redact.ts'
+import { isIdempotent, parseRetryAfter, type RetryPolicy, retryDelayMs, shouldRetry } from './retry-policy.ts'
+
+export type QueryValue = string | number | boolean | null | undefined | ReadonlyArray<string | number>
+
+export interface UpstreamRequest {
+  method: string
+  path: string
+  query?: Record<string, QueryValue>
+  body?: unknown
+  headers?: Record<string, string>
+  /** Overrides the method's default for retries (e.g. a POST that is safe to repeat). */
+  idempotent?: boolean
+}
+
+export interface UpstreamResponse<T = unknown> {
+  status: number
+  headers: Record<string, string>
+  data: T
+}
+
+export interface Http {
+  request<T = any>(req: UpstreamRequest): Promise<UpstreamResponse<T>>
+  get<T = any>(path: string, query?: UpstreamRequest['query']): Promise<T>
+  post<T = any>(path: string, body?: unknown, query?: UpstreamRequest['query']): Promise<T>
+  put<T = any>(path: string, body?: unknown, query?: UpstreamRequest['query']): Promise<T>
+  patch<T = any>(path: string, body?: unknown, query?: UpstreamRequest['query']): Promise<T>
+  delete<T = any>(path: string, query?: UpstreamRequest['query']): Promise<T>
+}
+
+export interface UpstreamClientOptions {
+  connector: ConnectorDefinition
+  baseUrl: string
+  credentials: Credentials
+  dispatcher: Dispatcher
+  timeoutMs: number
+  retry: RetryPolicy
+  /** Waits for a slot in the credential's budget; absent for unpaced (API Call) requests. */
+  pace?: () => Promise<void>
+  /** Called on a 401: the engine marks the connection lapsed. */
+  onUnauthorized?: (message: string) => Promise<void> | void
+  /** Whether the credentials belong to a stored connection (a 401 then means it lapsed). */
+  storedConnection: boolean
+  /** Sees every response's headers (rate-limit tracking). */
+  onResponse?: (status: number, headers: Record<string, string>) => void
+}
+
+export interface UpstreamStats {
+  attempts: number
+}
+
+/** One keep-alive pool shared by every upstream call of the process. */
+export function createDispatcher(): Agent {
+  return new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 128, pipelining: 1 })
+}
+
+const EXCERPT_LIMIT = 500
+
+export class UpstreamClient implements Http {
+  readonly stats: UpstreamStats = { attempts: 0 }
+  #o: UpstreamClientOptions
+  #secrets: string[]
+  #origin: string
+  #basePath: string
+
+  constructor(opts: UpstreamClientOptions) {
+    this.#o = opts
+    this.#secrets = secretValues(opts.credentials)
+    const base = new URL(opts.baseUrl)
+    this.#origin = base.origin
+    this.#basePath = base.pathname.replace(/\/$/, '')
+  }
+
+  get = <T>(path: string, query?: UpstreamRequest['query']) =>
+    this.request<T>({ method: 'GET', path, query }).then((r) => r.data)
+  post = <T>(path: string, body?: unknown, query?: UpstreamRequest['query']) =>
+    this.request<T>({ method: 'POST', path, body, query }).then((r) => r.data)
+  put = <T>(path: string, body?: unknown, query?: UpstreamRequest['query']) =>
+    this.request<T>({ method: 'PUT', path, body, query }).then((r) => r.data)
+  patch = <T>(path: string, body?: unknown, query?: UpstreamRequest['query']) =>
+    this.request<T>({ method: 'PATCH', path, body, query }).then((r) => r.data)
+  delete = <T>(path: string, query?: UpstreamRequest['query']) =>
+    this.request<T>({ method: 'DELETE', path, query }).then((r) => r.data)
+
+  async request<T = any>(req: UpstreamRequest): Promise<UpstreamResponse<T>> {
+    const method = req.method.toUpperCase()
+    const outgoing: OutgoingRequest = {
+      method,
+      path: req.path,
+      query: toSearchParams(req.query),
+      headers: { accept: 'application/json', ...lowerKeys(req.headers) },
+    }
+    let body: string | undefined
+    if (req.body !== undefined && method !== 'GET' && method !== 'HEAD') {
+      body = JSON.stringify(req.body)
+      outgoing.headers['content-type'] = 'application/json'
+    }
+    this.#o.connector.authorize(outgoing, this.#o.credentials)
+    const qs = outgoing.query.toString()
+    const url = `${this.#origin}${this.#basePath}${outgoing.path}${qs ? `?${qs}` : ''}`
+    const idempotent = isIdempotent(method, req.idempotent)
+
+    for (let retry = 0; ; retry++) {
+      if (this.#o.pace) await this.#o.pace()
+      this.stats.attempts++
+      let status: number
+      let headers: Record<string, string>
+      let text: string
+      try {
+        const res = await request(url, {
+          method: method as Dispatcher.HttpMethod,
+          headers: outgoing.headers,
+          body,
+          dispatcher: this.#o.dispatcher,
+          headersTimeout: this.#o.timeoutMs,
+          bodyTimeout: this.#o.timeoutMs,
+        })
+        status = res.statusCode
+        headers = flattenHeaders(res.headers)
+        text = await res.body.text()
+      } catch (err) {
+        const timedOut =
+          err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError
+        if (retry < this.#o.retry.retries && shouldRetry({ networkError: true }, idempotent)) {
+          await sleep(retryDelayMs(this.#o.retry, retry))
+          continue
+        }
+        throw timedOut
+          ? new PatchbayError(
+              504,
+              'UPSTREAM_TIMEOUT',
+              `${this.#o.connector.name} did not answer ${method} ${req.path} within ${this.#o.timeoutMs} ms.`,
+              { hint: 'The upstream is slow or down; try again later.' },
+            )
+          : new PatchbayError(
+              502,
+              'UPSTREAM_UNAVAILABLE',
+              `${this.#o.connector.name} could not be reached for ${method} ${req.path}: ${this.#scrub((err as Error).message)}`,
+              { hint: 'Check the upstream address in the configuration, or try again later.' },
+            )
+      }
+      this.#o.onResponse?.(status, headers)
+
+      if (status < 400) {
+        return { status, headers, data: parseBody(text, headers) as T }
+      }
+      const hint = this.#o.connector.rateLimitHint?.(status, headers, text)
+      const isRateLimit = status === 429 || hint !== undefined
+      const waitMs = hint?.retryAfterMs ?? parseRetryAfter(headers['retry-after'])
+      const retryable = isRateLimit ? true : shouldRetry({ status }, idempotent)
+      const waitTooLong = waitMs !== undefined && waitMs > this.#o.retry.maxDelayMs
+      if (retryable && retry < this.#o.retry.retries && !waitTooLong) {
+        await sleep(retryDelayMs(this.#o.retry, retry, waitMs))
+        continue
+      }
+      throw await this.#mapError(method, req.path, status, text, isRateLimit, waitMs)
+    }
+  }
+
+  async #mapError(
+    method: string,
+    path: string,
+    status: number,
+    text: string,
+    rateLimited: boolean,
+    waitMs: number | undefined,
+  ): Promise<PatchbayError> {
+    const name = this.#o.connector.name
+    const upstreamMessage = this.#scrub(this.#o.connector.errorMessage?.(status, text) ?? defaultMessage(text))
+    const upstream = { status, body: this.#scrub(text.slice(0, EXCERPT_LIMIT)) }
+    const what = `${name} answered ${status} to ${method} ${this.#scrub(path)}`
+    if (rateLimited) {
+      return new PatchbayError(429, 'RATE_LIMITED', `${what}: rate limit exceeded (${upstreamMessage}).`, {
+        hint: 'Retry later with increasing delays.',
+        retryAfterMs: waitMs,
+        upstream,
+      })
+    }
+    if (status === 401) {
+      if (this.#o.storedConnection) {
+        await this.#o.onUnauthorized?.(upstreamMessage)
+        return new PatchbayError(409, 'CONNECTION_LAPSED', `${what}: the connection's credentials were refused (${upstreamMessage}); the connection is now lapsed.`, {
+          hint: 'Reconnect the account (POST /v1/connections/{id}/reconnect) or disconnect and connect it again.',
+          upstream,
+        })
+      }
+      return new PatchbayError(400, 'INVALID_CREDENTIALS', `${what}: the credentials were refused (${upstreamMessage}).`, {
+        hint: 'Check the API key and token (or other credentials) and try again.',
+        upstream,
+      })
+    }
+    if (status >= 500) {
+      return new PatchbayError(502, 'UPSTREAM_ERROR', `${what}: ${upstreamMessage}`, {
+        hint: 'The upstream failed; try again later.',
+        upstream,
+      })
+    }
+    const code =
+      status === 404 ? 'UPSTREAM_NOT_FOUND' : status === 403 ? 'UPSTREAM_FORBIDDEN' : 'UPSTREAM_REJECTED'
+    const hint =
+      status === 404
+        ? 'Check the identifiers: the resource does not exist or the account cannot see it.'
+        : status === 403
+          ? 'The account lacks the permission for this action.'
+          : 'Correct the input named in the message and try again.'
+    return new PatchbayError(status, code, `${what}: ${upstreamMessage}`, { hint, upstream })
+  }
+
+  #scrub(text: string): string {
+    return redactSecrets(text, this.#secrets)
+  }
+}
+
+function defaultMessage(text: string): string {
+  try {
+    const j = JSON.parse(text)
+    const m = j?.error?.message ?? j?.message ?? j?.error
+    if (typeof m === 'string') return m
+  } catch {}
+  return text.trim().slice(0, 200) || '(empty response)'
+}
+
+function parseBody(text: string, headers: Record<string, string>): unknown {
+  if (text === '') return null
+  const type = headers['content-type'] ?? ''
+  if (type.includes('json') || /^[[{"]/.test(text.trimStart())) {
+    try {
+      return JSON.parse(text)
+    } catch {}
+  }
+  return text
+}
+
+function toSearchParams(query: UpstreamRequest['query']): URLSearchParams {
+  const qs = new URLSearchParams()
+  if (!query) return qs
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined || v === null) continue
+    if (Array.isArray(v)) qs.set(k, v.join(','))
+    else qs.set(k, String(v))
+  }
+  return qs
+}
+
+function lowerKeys(h: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  if (h) for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v
+  return out
+}
+
+function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v
+  return out
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))

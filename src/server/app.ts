@@ -1,0 +1,52 @@
+// The HTTP face of Patchbay: Fastify with Zod schemas that validate every input and generate
+// the OpenAPI 3.1 document at /openapi.json and the reference page at /docs.
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
+import type { Engine } from '../engine/engine.ts'
+import { installAuthentication } from './authenticate.ts'
+import { installErrorHandling } from './error-handler.ts'
+import { catalogRoutes } from './routes/catalog.ts'
+import { connectionRoutes } from './routes/connections.ts'
+import { stepRoutes } from './routes/steps.ts'
+
+export const loggerOptions = (level: string): FastifyServerOptions['logger'] => ({
+  level,
+  // Credentials never reach a log line, whatever logs a request.
+  redact: {
+    paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', '*.credentials', '*.token', '*.key', '*.secret'],
+    censor: '[redacted]',
+  },
+})
+
+export async function buildApp(engine: Engine, opts: { loggerInstance?: FastifyBaseLogger } = {}): Promise<FastifyInstance> {
+  const app = Fastify({ loggerInstance: opts.loggerInstance, bodyLimit: 1024 * 1024 }).withTypeProvider<ZodTypeProvider>()
+  app.setValidatorCompiler(validatorCompiler)
+  app.setSerializerCompiler(serializerCompiler)
+  installErrorHandling(app)
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Patchbay API',
+        version: '1',
+        description:
+          'Connections, tool steps and triggers for the task-board, code-host and contact-data connectors. Authenticate with `Authorization: Bearer <key>`.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }))
+
+  installAuthentication(app, engine)
+  await app.register(catalogRoutes(engine))
+  await app.register(stepRoutes(engine))
+  await app.register(connectionRoutes(engine))
+  return app
+}

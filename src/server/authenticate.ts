@@ -1,0 +1,52 @@
+// Resolves `Authorization: Bearer <key>` to a caller for every /v1 route.
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Caller } from '../engine/caller.ts'
+import type { Engine } from '../engine/engine.ts'
+import { PatchbayError } from '../kit/errors.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller
+  }
+}
+
+const unauthorized = (message: string) =>
+  new PatchbayError(401, 'UNAUTHORIZED', message, {
+    hint: 'Send Authorization: Bearer <key> with a workspace or agent key.',
+  })
+
+export function installAuthentication(app: FastifyInstance, engine: Engine): void {
+  app.decorateRequest('caller', null as unknown as Caller)
+  const cache = new Map<string, { caller: Caller; at: number }>()
+  app.addHook('onRequest', async (req: FastifyRequest) => {
+    if (!req.url.startsWith('/v1/') && req.url !== '/v1') return
+    const header = req.headers.authorization
+    if (!header) throw unauthorized('This request has no API key.')
+    const match = /^Bearer\s+(\S+)$/i.exec(header)
+    if (!match) throw unauthorized('The Authorization header must be "Bearer <key>".')
+    const key = match[1]
+    // A short-lived cache keeps the hash lookup off the hot path; revocation takes effect
+    // within a few seconds.
+    const hit = cache.get(key)
+    if (hit && Date.now() - hit.at < 5_000) {
+      req.caller = hit.caller
+      return
+    }
+    const row = await engine.apiKeys.findByKey(key)
+    if (!row || row.revoked_at) {
+      cache.delete(key)
+      throw unauthorized(row ? 'This API key has been revoked.' : 'This API key is not known.')
+    }
+    const caller: Caller = { workspaceId: row.workspace_id, keyId: row.id, kind: row.kind, agentId: row.agent_id }
+    if (cache.size > 10_000) cache.clear()
+    cache.set(key, { caller, at: Date.now() })
+    req.caller = caller
+  })
+}
+
+export function requireAdmin(req: FastifyRequest): void {
+  if (req.caller.kind !== 'admin')
+    throw new PatchbayError(403, 'ADMIN_KEY_REQUIRED', 'This action needs a workspace (admin) key; an agent key was given.', {
+      hint: 'Use the workspace key printed on first start (or PATCHBAY_ADMIN_KEY).',
+    })
+}

@@ -1,0 +1,50 @@
+// Every error leaves the API in one shape: {"error":{"code","message","hint"?,…}}.
+import type { FastifyError, FastifyInstance } from 'fastify'
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
+import { PatchbayError, validationError } from '../kit/errors.ts'
+import { VaultError } from '../store/vault.ts'
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    let e: PatchbayError
+    if (err instanceof PatchbayError) e = err
+    else if (hasZodFastifySchemaValidationErrors(err)) {
+      const where = err.validationContext ?? 'body'
+      e = validationError(
+        err.validation.map((v) => ({ path: v.instancePath.split('/').filter(Boolean), message: v.message ?? 'invalid' })),
+        where === 'querystring' ? 'query' : where,
+      )
+    } else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      e = new PatchbayError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON.', {
+        hint: 'Send Content-Type: application/json.',
+      })
+    } else if (err.statusCode === 400 && (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError)) {
+      e = new PatchbayError(400, 'MALFORMED_JSON', `The request body is not valid JSON: ${err.message}`, {
+        hint: 'Send a valid JSON document.',
+      })
+    } else if (err.statusCode === 413) {
+      e = new PatchbayError(413, 'BODY_TOO_LARGE', 'The request body is too large.', { hint: 'Send a smaller body.' })
+    } else if (err instanceof VaultError) {
+      req.log.error({ err }, 'vault failure')
+      e = new PatchbayError(500, 'VAULT_ERROR', err.message, { hint: 'Check the master key configuration.' })
+    } else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      e = new PatchbayError(err.statusCode, 'BAD_REQUEST', err.message)
+    } else {
+      req.log.error({ err }, 'unexpected error')
+      e = new PatchbayError(500, 'INTERNAL', 'An unexpected error occurred; it has been logged.', {
+        hint: 'Try again; if it persists, report it with the time of the request.',
+      })
+    }
+    if (e.status >= 500 && !(err instanceof PatchbayError)) req.log.error({ code: e.code }, e.message)
+    return reply.code(e.status).type('application/json').send(e.toBody())
+  })
+  app.setNotFoundHandler((req, reply) =>
+    reply
+      .code(404)
+      .send(
+        new PatchbayError(404, 'ROUTE_NOT_FOUND', `There is no ${req.method} ${req.url.split('?')[0]}.`, {
+          hint: 'See the API reference at /docs.',
+        }).toBody(),
+      ),
+  )
+}

@@ -1,0 +1,75 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import type { Engine } from '../../engine/engine.ts'
+import { requireAdmin } from '../authenticate.ts'
+import { ConnectionView, errorResponses } from '../schemas.ts'
+
+const credentialsBody = {
+  authMethod: z.string().describe('An auth method id from the catalog, e.g. api_key_token.'),
+  credentials: z
+    .record(z.string(), z.unknown())
+    .describe('The credentials the auth method asks for (e.g. key and token). Never returned.'),
+}
+
+export const connectionRoutes =
+  (engine: Engine): FastifyPluginAsyncZod =>
+  async (app) => {
+    const params = z.object({ id: z.string() })
+    app.post(
+      '/v1/connections',
+      {
+        schema: {
+          tags: ['connections'],
+          summary: 'Connect an account: the credentials are checked with the upstream, then sealed in the vault',
+          body: z.object({ connector: z.string().describe('taskboard, codehost, contactdata …'), ...credentialsBody }),
+          response: { 201: ConnectionView, ...errorResponses },
+        },
+      },
+      async (req, reply) => {
+        requireAdmin(req)
+        return reply.code(201).send(await engine.connections.create(req.caller.workspaceId, req.body))
+      },
+    )
+    app.get(
+      '/v1/connections',
+      {
+        schema: {
+          tags: ['connections'],
+          summary: 'List connections, optionally of one connector',
+          querystring: z.object({ connector: z.string().optional() }),
+          response: { 200: z.object({ connections: z.array(ConnectionView) }), ...errorResponses },
+        },
+      },
+      async (req) => ({ connections: await engine.connections.list(req.caller.workspaceId, req.query.connector) }),
+    )
+    app.get(
+      '/v1/connections/:id',
+      { schema: { tags: ['connections'], summary: 'One connection', params, response: { 200: ConnectionView, ...errorResponses } } },
+      async (req) => engine.connections.get(req.caller.workspaceId, req.params.id),
+    )
+    app.post(
+      '/v1/connections/:id/reconnect',
+      {
+        schema: {
+          tags: ['connections'],
+          summary: 'Fix a lapsed connection in place with fresh credentials for the same account (same id)',
+          params,
+          body: z.object(credentialsBody),
+          response: { 200: ConnectionView, ...errorResponses },
+        },
+      },
+      async (req) => {
+        requireAdmin(req)
+        return engine.connections.reconnect(req.caller.workspaceId, req.params.id, req.body)
+      },
+    )
+    app.delete(
+      '/v1/connections/:id',
+      { schema: { tags: ['connections'], summary: 'Disconnect: removes the connection and its credentials', params, response: { 204: z.null(), ...errorResponses } } },
+      async (req, reply) => {
+        requireAdmin(req)
+        await engine.connections.delete(req.caller.workspaceId, req.params.id)
+        return reply.code(204).send(null)
+      },
+    )
+  }

@@ -1,0 +1,80 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import type { Engine } from '../../engine/engine.ts'
+import { notFound } from '../../kit/errors.ts'
+import { errorResponses } from '../schemas.ts'
+
+export const stepRoutes =
+  (engine: Engine): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.get(
+      '/v1/steps/:stepId',
+      {
+        schema: {
+          tags: ['steps'],
+          summary: 'One tool step with its input and output JSON Schemas',
+          params: z.object({ stepId: z.string() }),
+          response: { 200: z.any(), ...errorResponses },
+        },
+      },
+      async (req) => {
+        if (!engine.registry.steps.has(req.params.stepId))
+          throw notFound('STEP_NOT_FOUND', `There is no tool step "${req.params.stepId}".`, {
+            hint: 'Find step ids with GET /v1/steps?q=<connector or step name>.',
+          })
+        return engine.registry.stepSummary(req.params.stepId)
+      },
+    )
+    app.post(
+      '/v1/steps/:stepId/run',
+      {
+        schema: {
+          tags: ['steps'],
+          summary: 'Run one tool step with a connection',
+          params: z.object({ stepId: z.string().describe('Such as taskboard.create_card.') }),
+          body: z.object({
+            connectionId: z.string().optional().describe('The connection to run with (from GET /v1/connections).'),
+            input: z.record(z.string(), z.unknown()).default({}).describe("The step's input, per its inputSchema."),
+          }),
+          response: {
+            200: z.object({
+              output: z.unknown(),
+              meta: z.object({ runId: z.string(), durationMs: z.number(), attempts: z.number() }),
+            }),
+            ...errorResponses,
+          },
+        },
+      },
+      async (req) => engine.steps.run(req.caller, req.params.stepId, req.body),
+    )
+    app.get(
+      '/v1/runs',
+      {
+        schema: {
+          tags: ['steps'],
+          summary: 'Recent step runs, newest first (no inputs or outputs are kept)',
+          querystring: z.object({
+            limit: z.coerce.number().int().min(1).max(200).default(50),
+            before: z.string().optional().describe('createdAt of the last run of the previous page.'),
+          }),
+          response: { 200: z.object({ runs: z.array(z.any()), next: z.string().nullable() }), ...errorResponses },
+        },
+      },
+      async (req) => {
+        const rows = await engine.stepRuns.list(req.caller.workspaceId, req.query)
+        return {
+          runs: rows.map((r) => ({
+            id: r.id,
+            stepId: r.step_id,
+            connectionId: r.connection_id,
+            status: r.status,
+            errorCode: r.error_code,
+            durationMs: r.duration_ms,
+            attempts: r.attempts,
+            createdAt: r.created_at,
+          })),
+          next: rows.length === req.query.limit ? rows[rows.length - 1].created_at : null,
+        }
+      },
+    )
+  }

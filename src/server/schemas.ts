@@ -1,0 +1,38 @@
+// Schemas of the REST API's own bodies; the OpenAPI document is generated from these.
+import { z } from 'zod'
+
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      code: z.string().describe('Stable, machine-readable error code, e.g. VALIDATION_FAILED.'),
+      message: z.string().describe('What was wrong and what to do.'),
+      hint: z.string().optional(),
+      retryAfterMs: z.number().optional().describe('When to retry, for RATE_LIMITED.'),
+      upstream: z.object({ status: z.number(), body: z.string().optional() }).optional(),
+      details: z.unknown().optional(),
+    }),
+  })
+  .describe('The one error body of the API.')
+
+export const errorResponses = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  409: ErrorBody,
+  429: ErrorBody,
+  502: ErrorBody,
+  504: ErrorBody,
+}
+
+export const ConnectionView = z.object({
+  id: z.string(),
+  connector: z.string(),
+  authMethod: z.string(),
+  accountName: z.string().describe('The upstream account the connection is shown under.'),
+  accountId: z.string(),
+  status: z.enum(['active', 'lapsed']),
+  statusReason: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+})

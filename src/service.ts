@@ -1,0 +1,59 @@
+// Starts Patchbay: the store, the vault, the engine and the HTTP server, in that order.
+import type { FastifyInstance } from 'fastify'
+import { pino } from 'pino'
+import type { Config } from './config.ts'
+import { Engine } from './engine/engine.ts'
+import { buildApp, loggerOptions } from './server/app.ts'
+import { bootstrapWorkspace } from './server/bootstrap.ts'
+import { openStore } from './store/database.ts'
+import { loadVault } from './store/vault.ts'
+
+export interface RunningService {
+  app: FastifyInstance
+  engine: Engine
+  url: string
+  workspaceId: string
+  /** The admin key in clear when this start created it (printed once). */
+  generatedAdminKey: string | null
+  close(): Promise<void>
+}
+
+export interface ServiceOptions {
+  baseUrls: Record<string, string | undefined>
+  /** PostgreSQL schema to isolate in (tests). */
+  pgSchema?: string
+  /** false silences the log (tests). */
+  logging?: boolean
+}
+
+export async function startService(config: Config, opts: ServiceOptions): Promise<RunningService> {
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgSchema: opts.pgSchema })
+  const vault = loadVault(config)
+  // One logger for the server and the engine, so both are redacted alike.
+  const log = opts.logging === false ? pino({ level: 'silent' }) : pino(loggerOptions(config.logLevel) as object)
+  const engine = new Engine({
+    store,
+    vault,
+    baseUrls: opts.baseUrls,
+    log,
+    timeoutMs: config.upstreamTimeoutMs,
+    retry: { retries: config.upstreamRetries },
+  })
+  const boot = await bootstrapWorkspace(engine.apiKeys, config.adminKey)
+  const app = await buildApp(engine, { loggerInstance: log })
+  await app.listen({ port: config.port, host: config.host })
+  const addr = app.server.address()
+  const port = typeof addr === 'object' && addr ? addr.port : config.port
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
+  return {
+    app,
+    engine,
+    url: `http://${host}:${port}`,
+    workspaceId: boot.workspaceId,
+    generatedAdminKey: boot.generatedAdminKey,
+    close: async () => {
+      await app.close()
+      await engine.close()
+    },
+  }
+}

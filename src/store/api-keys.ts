@@ -1,0 +1,58 @@
+// Workspaces and the keys that call the API. Keys are random and long, so a plain SHA-256 is
+// the right hash: it makes the table useless to a thief and costs nothing per request.
+import { createHash, randomBytes } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import { newId, nowIso } from './ids.ts'
+import type { ApiKeysTable, Database } from './schema.ts'
+
+export type ApiKeyRow = ApiKeysTable
+
+export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex')
+
+export function generateKey(kind: 'admin' | 'agent'): string {
+  return `pb_${kind}_${randomBytes(24).toString('base64url')}`
+}
+
+export class ApiKeys {
+  #db: Kysely<Database>
+  constructor(db: Kysely<Database>) {
+    this.#db = db
+  }
+
+  async firstWorkspace() {
+    return this.#db.selectFrom('workspaces').selectAll().orderBy('created_at').limit(1).executeTakeFirst()
+  }
+
+  async createWorkspace(name: string) {
+    const row = { id: newId('ws'), name, created_at: nowIso() }
+    await this.#db.insertInto('workspaces').values(row).execute()
+    return row
+  }
+
+  /** Stores a key (generated, or given) and returns the row and the key in clear, once. */
+  async create(opts: { workspaceId: string; kind: 'admin' | 'agent'; name: string; agentId?: string | null; key?: string }) {
+    const key = opts.key ?? generateKey(opts.kind)
+    const row: ApiKeyRow = {
+      id: newId('key'),
+      workspace_id: opts.workspaceId,
+      kind: opts.kind,
+      agent_id: opts.agentId ?? null,
+      name: opts.name,
+      key_prefix: key.slice(0, 12),
+      key_hash: hashKey(key),
+      created_at: nowIso(),
+      last_used_at: null,
+      revoked_at: null,
+    }
+    await this.#db.insertInto('api_keys').values(row).execute()
+    return { row, key }
+  }
+
+  async findByKey(key: string): Promise<ApiKeyRow | undefined> {
+    return this.#db.selectFrom('api_keys').selectAll().where('key_hash', '=', hashKey(key)).executeTakeFirst()
+  }
+
+  async revoke(id: string): Promise<void> {
+    await this.#db.updateTable('api_keys').set({ revoked_at: nowIso() }).where('id', '=', id).execute()
+  }
+}

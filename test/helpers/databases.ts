@@ -1,0 +1,56 @@
+// The databases a store test runs on: embedded SQLite always, PostgreSQL when a server answers
+// (required under CI=true; otherwise skipped with a printed reason).
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+
+export const POSTGRES_URL = process.env.PATCHBAY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+export interface TestDatabase {
+  name: 'sqlite' | 'postgres'
+  /** Options for openStore / Config: a fresh SQLite directory or a fresh PostgreSQL schema. */
+  fresh(): { databaseUrl: string | null; dataDir: string; pgSchema?: string }
+}
+
+let pgAvailable: Promise<string | null> | null = null
+
+/** null when PostgreSQL answers, else the reason it does not. */
+export function postgresUnavailableReason(): Promise<string | null> {
+  pgAvailable ??= (async () => {
+    const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 })
+    try {
+      await client.connect()
+      await client.query('select 1')
+      return null
+    } catch (err) {
+      return `PostgreSQL at ${POSTGRES_URL} did not answer (${(err as Error).message})`
+    } finally {
+      await client.end().catch(() => {})
+    }
+  })()
+  return pgAvailable
+}
+
+export function tempDir(prefix = 'patchbay-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+}
+
+export async function testDatabases(): Promise<{ databases: TestDatabase[]; skipped: string | null }> {
+  const databases: TestDatabase[] = [{ name: 'sqlite', fresh: () => ({ databaseUrl: null, dataDir: tempDir() }) }]
+  const reason = await postgresUnavailableReason()
+  if (reason && process.env.CI === 'true') throw new Error(`${reason}; under CI=true PostgreSQL is required.`)
+  if (reason) {
+    console.log(`# skipping PostgreSQL suites: ${reason}`)
+    return { databases, skipped: reason }
+  }
+  databases.push({
+    name: 'postgres',
+    fresh: () => ({
+      databaseUrl: POSTGRES_URL,
+      dataDir: tempDir(),
+      pgSchema: `pb_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`,
+    }),
+  })
+  return { databases, skipped: null }
+}

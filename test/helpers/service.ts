@@ -1,0 +1,65 @@
+// Starts a real Patchbay (on an ephemeral port, over a real database) against real sandbox
+// upstreams, and gives tests a small client for its API.
+import pg from 'pg'
+import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
+import { loadConfig } from '../../src/config.ts'
+import { type RunningService, startService } from '../../src/service.ts'
+import { type TestDatabase, tempDir } from './databases.ts'
+
+export interface TestService {
+  service: RunningService
+  url: string
+  adminKey: string
+  taskboard: TaskboardSandbox
+  api<T = any>(method: string, path: string, body?: unknown, key?: string): Promise<{ status: number; body: T }>
+  close(): Promise<void>
+}
+
+const sqliteOnly: TestDatabase = { name: 'sqlite', fresh: () => ({ databaseUrl: null, dataDir: tempDir() }) }
+
+export async function startTestService(
+  opts: { db?: TestDatabase; env?: Record<string, string>; taskboard?: TaskboardSandbox } = {},
+): Promise<TestService> {
+  const taskboard = opts.taskboard ?? (await startTaskboardSandbox())
+  const db = (opts.db ?? sqliteOnly).fresh()
+  const adminKey = `pb_admin_test_${Math.random().toString(36).slice(2)}`
+  const config = {
+    ...loadConfig({ ...opts.env }),
+    port: 0,
+    host: '127.0.0.1',
+    databaseUrl: db.databaseUrl,
+    dataDir: db.dataDir,
+    adminKey,
+  }
+  const service = await startService(config, {
+    baseUrls: { taskboard: taskboard.url },
+    pgSchema: db.pgSchema,
+    logging: false,
+  })
+  const api = async (method: string, path: string, body?: unknown, key = adminKey) => {
+    const res = await fetch(service.url + path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    })
+    const text = await res.text()
+    return { status: res.status, body: text ? JSON.parse(text) : null }
+  }
+  return {
+    service,
+    url: service.url,
+    adminKey,
+    taskboard,
+    api,
+    close: async () => {
+      await service.close()
+      if (!opts.taskboard) await taskboard.close()
+      if (db.pgSchema && db.databaseUrl) {
+        const client = new pg.Client({ connectionString: db.databaseUrl })
+        await client.connect()
+        await client.query(`DROP SCHEMA IF EXISTS "${db.pgSchema}" CASCADE`)
+        await client.end()
+      }
+    },
+  }
+}

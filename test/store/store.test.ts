@@ -1,0 +1,105 @@
+// The store on every database: migrations, keys, connections and run records behave the same
+// on embedded SQLite and on PostgreSQL.
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import pg from 'pg'
+import { ApiKeys } from '../../src/store/api-keys.ts'
+import { Connections } from '../../src/store/connections.ts'
+import { openStore, type Store } from '../../src/store/database.ts'
+import { StepRuns } from '../../src/store/step-runs.ts'
+import { POSTGRES_URL, testDatabases } from '../helpers/databases.ts'
+
+const { databases } = await testDatabases()
+const schemas: string[] = []
+
+after(async () => {
+  if (schemas.length === 0) return
+  const client = new pg.Client({ connectionString: POSTGRES_URL })
+  await client.connect()
+  for (const s of schemas) await client.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`)
+  await client.end()
+})
+
+for (const database of databases) {
+  describe(`store on ${database.name}`, () => {
+    const open = async (): Promise<Store> => {
+      const opts = database.fresh()
+      if (opts.pgSchema) schemas.push(opts.pgSchema)
+      return openStore(opts)
+    }
+
+    test('migrations apply on start and a second start finds them applied', async () => {
+      const opts = database.fresh()
+      if (opts.pgSchema) schemas.push(opts.pgSchema)
+      const a = await openStore(opts)
+      const keys = new ApiKeys(a.db)
+      const ws = await keys.createWorkspace('w')
+      await a.close()
+      const b = await openStore(opts)
+      assert.equal((await new ApiKeys(b.db).firstWorkspace())?.id, ws.id)
+      await b.close()
+    })
+
+    test('keys are stored hashed and found by the key, never kept in clear', async () => {
+      const store = await open()
+      const keys = new ApiKeys(store.db)
+      const ws = await keys.createWorkspace('w')
+      const { key, row } = await keys.create({ workspaceId: ws.id, kind: 'admin', name: 'admin' })
+      const stored = await store.db.selectFrom('api_keys').selectAll().execute()
+      assert.equal(stored.length, 1)
+      assert.ok(!JSON.stringify(stored).includes(key))
+      assert.equal((await keys.findByKey(key))?.id, row.id)
+      assert.equal(await keys.findByKey(`${key}x`), undefined)
+      await keys.revoke(row.id)
+      assert.ok((await keys.findByKey(key))?.revoked_at)
+      await store.close()
+    })
+
+    test('connections: insert, list by connector, status, secret replacement and delete', async () => {
+      const store = await open()
+      const keys = new ApiKeys(store.db)
+      const ws = await keys.createWorkspace('w')
+      const repo = new Connections(store.db)
+      const a = await repo.insert({ workspace_id: ws.id, connector: 'taskboard', auth_method: 'api_key_token', account_name: 'alice', account_id: '1', secret: 's1' })
+      await repo.insert({ workspace_id: ws.id, connector: 'taskboard', auth_method: 'api_key_token', account_name: 'bob', account_id: '2', secret: 's2' })
+      await repo.insert({ workspace_id: ws.id, connector: 'codehost', auth_method: 'token', account_name: 'carol', account_id: '3', secret: 's3' })
+      assert.deepEqual((await repo.list(ws.id, { connector: 'taskboard' })).map((r) => r.account_name).sort(), ['alice', 'bob'])
+      assert.equal((await repo.list(ws.id)).length, 3)
+      assert.equal((await repo.list('other-workspace')).length, 0)
+      await repo.setStatus(a.id, 'lapsed', 'token expired')
+      assert.equal((await repo.get(ws.id, a.id))?.status, 'lapsed')
+      await repo.replaceSecret(a.id, { secret: 's1b', account_name: 'alice', account_id: '1', auth_method: 'api_key_token' })
+      const fixed = await repo.get(ws.id, a.id)
+      assert.equal(fixed?.status, 'active')
+      assert.equal(fixed?.secret, 's1b')
+      assert.equal(await repo.delete(ws.id, a.id), true)
+      assert.equal(await repo.delete(ws.id, a.id), false)
+      assert.equal(await repo.get(ws.id, a.id), undefined)
+      await store.close()
+    })
+
+    test('run records page newest first', async () => {
+      const store = await open()
+      const runs = new StepRuns(store.db)
+      for (let i = 0; i < 5; i++) {
+        await runs.insert({
+          id: `run_${i}`,
+          workspace_id: 'ws',
+          step_id: 'taskboard.get_card',
+          connection_id: null,
+          caller_key_id: 'k',
+          status: i % 2 ? 'failed' : 'succeeded',
+          error_code: i % 2 ? 'UPSTREAM_NOT_FOUND' : null,
+          duration_ms: i,
+          attempts: 1,
+          created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+        })
+      }
+      const first = await runs.list('ws', { limit: 2 })
+      assert.deepEqual(first.map((r) => r.id), ['run_4', 'run_3'])
+      const second = await runs.list('ws', { limit: 2, before: first[1].created_at })
+      assert.deepEqual(second.map((r) => r.id), ['run_2', 'run_1'])
+      await store.close()
+    })
+  })
+}
