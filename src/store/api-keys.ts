@@ -30,7 +30,13 @@ export class ApiKeys {
   }
 
   /** Stores a key (generated, or given) and returns the row and the key in clear, once. */
-  async create(opts: { workspaceId: string; kind: 'admin' | 'agent'; name: string; agentId?: string | null; key?: string }) {
+  async create(opts: {
+    workspaceId: string
+    kind: 'admin' | 'agent'
+    name: string
+    agentId?: string | null
+    key?: string
+  }) {
     const key = opts.key ?? generateKey(opts.kind)
     const row: ApiKeyRow = {
       id: newId('key'),

@@ -12,7 +12,14 @@ export class Connections {
 
   async insert(values: Omit<ConnectionRow, 'id' | 'created_at' | 'updated_at' | 'status' | 'status_reason'>) {
     const now = nowIso()
-    const row: ConnectionRow = { ...values, id: newId('con'), status: 'active', status_reason: null, created_at: now, updated_at: now }
+    const row: ConnectionRow = {
+      ...values,
+      id: newId('con'),
+      status: 'active',
+      status_reason: null,
+      created_at: now,
+      updated_at: now,
+    }
     await this.#db.insertInto('connections').values(row).execute()
     return row
   }
@@ -40,7 +47,10 @@ export class Connections {
       .execute()
   }
 
-  async replaceSecret(id: string, values: Pick<ConnectionRow, 'secret' | 'account_name' | 'account_id' | 'auth_method'>) {
+  async replaceSecret(
+    id: string,
+    values: Pick<ConnectionRow, 'secret' | 'account_name' | 'account_id' | 'auth_method'>,
+  ) {
     await this.#db
       .updateTable('connections')
       .set({ ...values, status: 'active', status_reason: null, updated_at: nowIso() })
@@ -49,7 +59,11 @@ export class Connections {
   }
 
   async delete(workspaceId: string, id: string): Promise<boolean> {
-    const r = await this.#db.deleteFrom('connections').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()
+    const r = await this.#db
+      .deleteFrom('connections')
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst()
     return Number(r.numDeletedRows) > 0
   }
 }

@@ -1,7 +1,7 @@
 // Kysely's SqliteDialect speaks to a better-sqlite3-shaped database; this adapts Node's built-in
 // node:sqlite to that shape, so the embedded store needs no native build.
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
-import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
+import { type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely'
 
 type Param = null | number | bigint | string | NodeJS.ArrayBufferView
 

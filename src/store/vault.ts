@@ -34,7 +34,13 @@ export class Vault {
     cipher.setAAD(Buffer.from(`${VERSION}.${this.currentKeyId}`))
     const ciphertext = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()])
     const tag = cipher.getAuthTag()
-    return [VERSION, this.currentKeyId, iv.toString('base64url'), tag.toString('base64url'), ciphertext.toString('base64url')].join('.')
+    return [
+      VERSION,
+      this.currentKeyId,
+      iv.toString('base64url'),
+      tag.toString('base64url'),
+      ciphertext.toString('base64url'),
+    ].join('.')
   }
 
   open<T = unknown>(sealed: string): T {
@@ -53,7 +59,9 @@ export class Vault {
       const plain = Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()])
       return JSON.parse(plain.toString('utf8')) as T
     } catch {
-      throw new VaultError(`The stored secret could not be decrypted with master key ${kid}: it was altered or the key is wrong.`)
+      throw new VaultError(
+        `The stored secret could not be decrypted with master key ${kid}: it was altered or the key is wrong.`,
+      )
     }
   }
 
@@ -69,12 +77,17 @@ function keyId(key: Buffer): string {
 
 export function decodeMasterKey(b64: string, name = 'PATCHBAY_MASTER_KEY'): Buffer {
   const key = Buffer.from(b64, 'base64')
-  if (key.length !== 32) throw new VaultError(`${name} must be the base64 of exactly 32 bytes (got ${key.length} bytes).`)
+  if (key.length !== 32)
+    throw new VaultError(`${name} must be the base64 of exactly 32 bytes (got ${key.length} bytes).`)
   return key
 }
 
 /** The master key from the environment, or from (creating if needed) the key file in the data directory. */
-export function loadVault(opts: { masterKey: string | null; previousMasterKeys: string[]; dataDir: string }): Vault {
+export function loadVault(opts: {
+  masterKey: string | null
+  previousMasterKeys: string[]
+  dataDir: string
+}): Vault {
   const previous = opts.previousMasterKeys.map((k) => decodeMasterKey(k, 'PATCHBAY_PREVIOUS_MASTER_KEYS'))
   if (opts.masterKey) return new Vault([decodeMasterKey(opts.masterKey), ...previous])
   const file = path.join(opts.dataDir, 'master.key')

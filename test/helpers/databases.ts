@@ -5,7 +5,8 @@ import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 
-export const POSTGRES_URL = process.env.PATCHBAY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+export const POSTGRES_URL =
+  process.env.PATCHBAY_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
 export interface TestDatabase {
   name: 'sqlite' | 'postgres'
@@ -37,7 +38,9 @@ export function tempDir(prefix = 'patchbay-test-'): string {
 }
 
 export async function testDatabases(): Promise<{ databases: TestDatabase[]; skipped: string | null }> {
-  const databases: TestDatabase[] = [{ name: 'sqlite', fresh: () => ({ databaseUrl: null, dataDir: tempDir() }) }]
+  const databases: TestDatabase[] = [
+    { name: 'sqlite', fresh: () => ({ databaseUrl: null, dataDir: tempDir() }) },
+  ]
   const reason = await postgresUnavailableReason()
   if (reason && process.env.CI === 'true') throw new Error(`${reason}; under CI=true PostgreSQL is required.`)
   if (reason) {

@@ -11,7 +11,12 @@ export interface TestService {
   url: string
   adminKey: string
   taskboard: TaskboardSandbox
-  api<T = any>(method: string, path: string, body?: unknown, key?: string): Promise<{ status: number; body: T }>
+  api<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    key?: string,
+  ): Promise<{ status: number; body: T }>
   close(): Promise<void>
 }
 
@@ -39,7 +44,10 @@ export async function startTestService(
   const api = async (method: string, path: string, body?: unknown, key = adminKey) => {
     const res = await fetch(service.url + path, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       body: body !== undefined ? JSON.stringify(body) : undefined,
     })
     const text = await res.text()

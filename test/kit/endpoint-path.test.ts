@@ -4,7 +4,10 @@ import { parseEndpointPath } from '../../src/kit/endpoint-path.ts'
 import { PatchbayError } from '../../src/kit/errors.ts'
 
 test('a plain path passes, with its query string split off', () => {
-  assert.deepEqual(parseEndpointPath('/1/boards/abc/lists?filter=open'), { path: '/1/boards/abc/lists', query: { filter: 'open' } })
+  assert.deepEqual(parseEndpointPath('/1/boards/abc/lists?filter=open'), {
+    path: '/1/boards/abc/lists',
+    query: { filter: 'open' },
+  })
 })
 
 const refused: Array<[string, RegExp]> = [
@@ -28,7 +31,11 @@ for (const [endpoint, why] of refused) {
   test(`the endpoint ${JSON.stringify(endpoint)} is refused with INVALID_ENDPOINT`, () => {
     assert.throws(
       () => parseEndpointPath(endpoint),
-      (err: unknown) => err instanceof PatchbayError && err.code === 'INVALID_ENDPOINT' && err.status === 400 && why.test(err.message),
+      (err: unknown) =>
+        err instanceof PatchbayError &&
+        err.code === 'INVALID_ENDPOINT' &&
+        err.status === 400 &&
+        why.test(err.message),
     )
   })
 }

@@ -1,0 +1,33 @@
+// Small helpers shared by the benchmarks.
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  return sorted[i]
+}
+
+export const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits
+
+export function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b)
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+}
+
+/** Runs `fn` `total` times with `concurrency` in flight; returns each latency (ms) and the wall time. */
+export async function load(total: number, concurrency: number, fn: () => Promise<void>) {
+  const latencies: number[] = []
+  let next = 0
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        next++
+        const t0 = performance.now()
+        await fn()
+        latencies.push(performance.now() - t0)
+      }
+    }),
+  )
+  const wallMs = performance.now() - started
+  latencies.sort((a, b) => a - b)
+  return { latencies, wallMs, throughput: (total / wallMs) * 1000 }
+}

@@ -1,0 +1,69 @@
+// Starts the three emulated upstreams. Used by `npm run sandbox`, by `npm start` when an
+// upstream address is unset, and by the tests. Imports nothing from src/.
+import { type CodehostSandbox, startCodehostSandbox } from './codehost/index.ts'
+import { type ContactdataSandbox, startContactdataSandbox } from './contactdata/index.ts'
+import { startTaskboardSandbox, type TaskboardSandbox } from './taskboard/index.ts'
+
+export type { CodehostSandbox, ContactdataSandbox, TaskboardSandbox }
+
+export interface Sandboxes {
+  taskboard?: TaskboardSandbox
+  codehost?: CodehostSandbox
+  contactdata?: ContactdataSandbox
+  close(): Promise<void>
+}
+
+export interface SandboxPorts {
+  taskboard?: number
+  codehost?: number
+  contactdata?: number
+}
+
+/** Starts the named emulators (all three by default); a port of 0 picks a free one. */
+export async function startSandboxes(opts: {
+  host?: string
+  ports?: SandboxPorts
+  only?: Array<keyof SandboxPorts>
+} = {}): Promise<Sandboxes> {
+  const want = new Set(opts.only ?? ['taskboard', 'codehost', 'contactdata'])
+  const host = opts.host ?? '127.0.0.1'
+  const ports = opts.ports ?? {}
+  const [taskboard, codehost, contactdata] = await Promise.all([
+    want.has('taskboard') ? startTaskboardSandbox({ host, port: ports.taskboard ?? 0 }) : undefined,
+    want.has('codehost') ? startCodehostSandbox({ host, port: ports.codehost ?? 0 }) : undefined,
+    want.has('contactdata') ? startContactdataSandbox({ host, port: ports.contactdata ?? 0 }) : undefined,
+  ])
+  return {
+    taskboard,
+    codehost,
+    contactdata,
+    close: async () => {
+      await Promise.all([taskboard?.close(), codehost?.close(), contactdata?.close()])
+    },
+  }
+}
+
+/** What a person needs to try the sandboxes: addresses and demo credentials. */
+export function describeSandboxes(s: Sandboxes): string {
+  const lines: string[] = []
+  if (s.taskboard) {
+    const d = s.taskboard.demo
+    lines.push(
+      `task-board sandbox   ${s.taskboard.url}`,
+      `  demo account ${d.username}; API key ${d.key}; token ${d.token}`,
+      `  demo board ${d.boardId}; lists ${d.listIds.join(', ')}`,
+    )
+  }
+  if (s.codehost) {
+    const d = s.codehost.demo
+    lines.push(
+      `code-host sandbox    ${s.codehost.url}`,
+      `  demo login ${d.login} (password ${d.password}); token ${d.token}; repo ${d.repo.owner}/${d.repo.name}`,
+    )
+  }
+  if (s.contactdata) {
+    const d = s.contactdata.demo
+    lines.push(`contact-data sandbox ${s.contactdata.url}`, `  demo account ${d.accountName}; API key ${d.apiKey}`)
+  }
+  return lines.join('\n')
+}

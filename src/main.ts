@@ -1,0 +1,41 @@
+// `npm start`: Patchbay on its embedded default (SQLite in ./data), with the sandbox upstreams
+// in-process for every upstream whose address is not configured.
+import { describeSandboxes, type Sandboxes, startSandboxes } from '../sandbox/index.ts'
+import { loadConfig } from './config.ts'
+import { startService } from './service.ts'
+
+const config = loadConfig()
+const missing = (['taskboard', 'codehost', 'contactdata'] as const).filter((c) => !config.upstreams[c])
+let sandboxes: Sandboxes | null = null
+if (missing.length > 0) {
+  sandboxes = await startSandboxes({ only: [...missing] })
+}
+const baseUrls = {
+  taskboard: config.upstreams.taskboard ?? sandboxes?.taskboard?.url,
+  codehost: config.upstreams.codehost ?? sandboxes?.codehost?.url,
+  contactdata: config.upstreams.contactdata ?? sandboxes?.contactdata?.url,
+}
+const service = await startService(config, { baseUrls })
+
+const out: string[] = [`Patchbay is listening on ${service.url}  (API reference: ${service.url}/docs)`]
+if (service.generatedAdminKey) {
+  out.push(
+    '',
+    'A workspace was created. Its admin key is shown this once; keep it (only its hash is stored):',
+    `  ${service.generatedAdminKey}`,
+  )
+}
+if (sandboxes)
+  out.push('', 'Sandbox upstreams (in-process, for trying agents offline):', describeSandboxes(sandboxes))
+console.log(out.join('\n'))
+
+let stopping = false
+const stop = async () => {
+  if (stopping) return
+  stopping = true
+  await service.close()
+  await sandboxes?.close()
+  process.exit(0)
+}
+process.on('SIGINT', stop)
+process.on('SIGTERM', stop)

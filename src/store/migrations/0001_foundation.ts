@@ -1,0 +1,56 @@
+// Tables of the foundation: workspaces, API keys, connections and step run records.
+import type { Kysely } from 'kysely'
+
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('workspaces')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .execute()
+  await db.schema
+    .createTable('api_keys')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('agent_id', 'text')
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('key_prefix', 'text', (c) => c.notNull())
+    .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('last_used_at', 'text')
+    .addColumn('revoked_at', 'text')
+    .execute()
+  await db.schema
+    .createTable('connections')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
+    .addColumn('connector', 'text', (c) => c.notNull())
+    .addColumn('auth_method', 'text', (c) => c.notNull())
+    .addColumn('account_name', 'text', (c) => c.notNull())
+    .addColumn('account_id', 'text', (c) => c.notNull())
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('status_reason', 'text')
+    .addColumn('secret', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .execute()
+  await db.schema
+    .createIndex('connections_by_workspace')
+    .on('connections')
+    .columns(['workspace_id', 'connector'])
+    .execute()
+  await db.schema
+    .createTable('step_runs')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('workspace_id', 'text', (c) => c.notNull())
+    .addColumn('step_id', 'text', (c) => c.notNull())
+    .addColumn('connection_id', 'text')
+    .addColumn('caller_key_id', 'text', (c) => c.notNull())
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('error_code', 'text')
+    .addColumn('duration_ms', 'integer', (c) => c.notNull())
+    .addColumn('attempts', 'integer', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .execute()
+}

@@ -1,0 +1,147 @@
+// ctx.http against the sandbox over real HTTP: retries, pacing, error mapping and 401 → lapsed.
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
+import { startTestService, type TestService } from '../helpers/service.ts'
+import { control, mintDemoToken } from '../helpers/taskboard.ts'
+
+let sandbox: TaskboardSandbox
+let t: TestService
+let connectionId: string
+
+before(async () => {
+  sandbox = await startTaskboardSandbox()
+  t = await startTestService({
+    taskboard: sandbox,
+    env: { PATCHBAY_TASKBOARD_PACING: '5/1000', PATCHBAY_UPSTREAM_TIMEOUT_MS: '400' },
+  })
+  connectionId = (
+    await t.api('POST', '/v1/connections', {
+      connector: 'taskboard',
+      authMethod: 'api_key_token',
+      credentials: { key: sandbox.demo.key, token: sandbox.demo.token },
+    })
+  ).body.id
+})
+after(async () => {
+  await t.close()
+  await sandbox.close()
+})
+
+const getDemoCard = async (conn = connectionId) => {
+  const cards = await (
+    await fetch(`${sandbox.url}/1/lists/${sandbox.demo.listIds[0]}/cards`, {
+      headers: {
+        authorization: `OAuth oauth_consumer_key="${sandbox.demo.key}", oauth_token="${sandbox.demo.token}"`,
+      },
+    })
+  ).json()
+  return t.api('POST', '/v1/steps/taskboard.get_card/run', {
+    connectionId: conn,
+    input: { idCard: cards[0].id },
+  })
+}
+
+test('an idempotent request is retried on 5xx and succeeds; the attempts are reported', async () => {
+  await control(sandbox, 'POST', '/faults', {
+    errorRate: 1,
+    errorStatus: 503,
+    count: 2,
+    pathPrefix: '/1/cards/',
+  })
+  const res = await getDemoCard()
+  assert.equal(res.status, 200, JSON.stringify(res.body))
+  assert.equal(res.body.meta.attempts, 3)
+})
+
+test('a POST is not retried on 5xx (it may have been done): UPSTREAM_ERROR with the upstream status', async () => {
+  await control(sandbox, 'POST', '/faults', {
+    errorRate: 1,
+    errorStatus: 500,
+    count: 1,
+    pathPrefix: '/1/cards',
+  })
+  const res = await t.api('POST', '/v1/steps/taskboard.create_card/run', {
+    connectionId,
+    input: { idList: sandbox.demo.listIds[0], name: 'once' },
+  })
+  assert.equal(res.status, 502)
+  assert.equal(res.body.error.code, 'UPSTREAM_ERROR')
+  assert.equal(res.body.error.upstream.status, 500)
+  await control(sandbox, 'DELETE', '/faults')
+})
+
+test('an upstream that does not answer is UPSTREAM_TIMEOUT, and the service keeps serving', async () => {
+  await control(sandbox, 'POST', '/faults', { timeout: true, count: 4, pathPrefix: '/1/cards/' })
+  const res = await getDemoCard()
+  assert.equal(res.status, 504)
+  assert.equal(res.body.error.code, 'UPSTREAM_TIMEOUT')
+  await control(sandbox, 'DELETE', '/faults')
+  assert.equal((await getDemoCard()).status, 200)
+})
+
+test('ready-made steps are paced under the token budget; unpaced API Calls meet the upstream 429 as RATE_LIMITED', async () => {
+  await control(sandbox, 'POST', '/rate-limits', { tokenLimit: 5, keyLimit: 1000, windowMs: 1000 })
+  try {
+    const paced = await Promise.all(Array.from({ length: 12 }, () => getDemoCard()))
+    for (const r of paced) assert.equal(r.status, 200, JSON.stringify(r.body))
+    // Pacing kept every request inside the budget, so none needed a second attempt.
+    assert.deepEqual(
+      paced.map((r) => r.body.meta.attempts),
+      Array(12).fill(1),
+    )
+
+    await new Promise((r) => setTimeout(r, 1100))
+    const raw = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        t.api('POST', '/v1/steps/taskboard.api_call/run', {
+          connectionId,
+          input: { method: 'GET', endpoint: '/1/members/me' },
+        }),
+      ),
+    )
+    const limited = raw.filter((r) => r.status === 429)
+    assert.ok(limited.length > 0, 'some unpaced calls meet the limit')
+    assert.equal(limited[0].body.error.code, 'RATE_LIMITED')
+    assert.equal(limited[0].body.error.upstream.status, 429)
+  } finally {
+    await control(sandbox, 'POST', '/rate-limits', { tokenLimit: 100, keyLimit: 300, windowMs: 10_000 })
+  }
+})
+
+test('a 401 marks the connection lapsed; reconnecting in place (same id) makes it active again', async () => {
+  const token = await mintDemoToken(sandbox)
+  const made = await t.api('POST', '/v1/connections', {
+    connector: 'taskboard',
+    authMethod: 'api_key_token',
+    credentials: { key: sandbox.demo.key, token },
+  })
+  const id = made.body.id
+  const revoke = await fetch(`${sandbox.url}/1/tokens/${token}`, {
+    method: 'DELETE',
+    headers: { authorization: `OAuth oauth_consumer_key="${sandbox.demo.key}", oauth_token="${token}"` },
+  })
+  assert.ok(revoke.ok)
+
+  const failed = await getDemoCard(id)
+  assert.equal(failed.status, 409)
+  assert.equal(failed.body.error.code, 'CONNECTION_LAPSED')
+  assert.match(failed.body.error.hint, /reconnect/i)
+  assert.ok(!JSON.stringify(failed.body).includes(token))
+  const status = await t.api('GET', `/v1/connections/${id}`)
+  assert.equal(status.body.status, 'lapsed')
+  assert.match(status.body.statusReason, /invalid token/)
+
+  // A lapsed connection is refused before anything is sent.
+  assert.equal((await getDemoCard(id)).body.error.code, 'CONNECTION_LAPSED')
+
+  const fresh = await mintDemoToken(sandbox)
+  const fixed = await t.api('POST', `/v1/connections/${id}/reconnect`, {
+    authMethod: 'api_key_token',
+    credentials: { key: sandbox.demo.key, token: fresh },
+  })
+  assert.equal(fixed.status, 200)
+  assert.equal(fixed.body.id, id)
+  assert.equal(fixed.body.status, 'active')
+  assert.equal((await getDemoCard(id)).status, 200)
+})
