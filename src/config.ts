@@ -15,7 +15,44 @@ export interface Config {
   upstreams: { taskboard: string | null; codehost: string | null; contactdata: string | null }
   upstreamTimeoutMs: number
   upstreamRetries: number
+  /** Pacing budgets of ready-made steps per connector, overriding the connector's default. */
+  pacing: Record<string, { points: number; durationMs: number }>
   logLevel: string
+  /** Result cache and coalescing of lookups per connector (contact-data), overriding its defaults. */
+  lookups: Record<string, { cacheTtlMs?: number; cacheMaxEntries?: number; coalesceWindowMs?: number }>
+}
+
+/**
+ * `PATCHBAY_CONTACTDATA_CACHE_TTL_MS`, `PATCHBAY_CONTACTDATA_CACHE_MAX_ENTRIES` and
+ * `PATCHBAY_CONTACTDATA_COALESCE_MS` (0 turns the cache or coalescing off).
+ */
+function parseLookups(env: NodeJS.ProcessEnv, int: (name: string) => number | undefined): Config['lookups'] {
+  const out: Config['lookups'] = {}
+  for (const id of ['contactdata']) {
+    const p = `PATCHBAY_${id.toUpperCase()}_`
+    const t = {
+      cacheTtlMs: int(`${p}CACHE_TTL_MS`),
+      cacheMaxEntries: int(`${p}CACHE_MAX_ENTRIES`),
+      coalesceWindowMs: int(`${p}COALESCE_MS`),
+    }
+    if (Object.values(t).some((v) => v !== undefined)) out[id] = t
+  }
+  return out
+}
+
+/** `PATCHBAY_TASKBOARD_PACING=100/10000`: 100 requests per 10,000 ms per token. */
+function parsePacing(env: NodeJS.ProcessEnv): Config['pacing'] {
+  const out: Config['pacing'] = {}
+  for (const id of ['taskboard', 'codehost', 'contactdata']) {
+    const name = `PATCHBAY_${id.toUpperCase()}_PACING`
+    const v = env[name]
+    if (!v) continue
+    const m = /^(\d+)\/(\d+)$/.exec(v.trim())
+    if (!m || Number(m[1]) < 1 || Number(m[2]) < 1)
+      throw new Error(`${name} must look like 100/10000 (requests/milliseconds), got "${v}"`)
+    out[id] = { points: Number(m[1]), durationMs: Number(m[2]) }
+  }
+  return out
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -35,7 +72,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: str('PATCHBAY_DATABASE_URL'),
     redisUrl: str('REDIS_URL'),
     masterKey: str('PATCHBAY_MASTER_KEY'),
-    previousMasterKeys: (env.PATCHBAY_PREVIOUS_MASTER_KEYS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    previousMasterKeys: (env.PATCHBAY_PREVIOUS_MASTER_KEYS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     adminKey: str('PATCHBAY_ADMIN_KEY'),
     upstreams: {
       taskboard: str('PATCHBAY_TASKBOARD_URL'),
@@ -44,6 +84,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     upstreamTimeoutMs: int('PATCHBAY_UPSTREAM_TIMEOUT_MS', 15_000),
     upstreamRetries: int('PATCHBAY_UPSTREAM_RETRIES', 3),
+    pacing: parsePacing(env),
     logLevel: env.LOG_LEVEL || 'info',
+    lookups: parseLookups(env, (name) => (env[name] === undefined || env[name] === '' ? undefined : int(name, 0))),
   }
 }

@@ -27,10 +27,15 @@ export interface ServiceOptions {
 }
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<RunningService> {
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgSchema: opts.pgSchema })
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    pgSchema: opts.pgSchema,
+  })
   const vault = loadVault(config)
   // One logger for the server and the engine, so both are redacted alike.
-  const log = opts.logging === false ? pino({ level: 'silent' }) : pino(loggerOptions(config.logLevel) as object)
+  const log =
+    opts.logging === false ? pino({ level: 'silent' }) : pino(loggerOptions(config.logLevel) as object)
   const engine = new Engine({
     store,
     vault,
@@ -38,6 +43,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     log,
     timeoutMs: config.upstreamTimeoutMs,
     retry: { retries: config.upstreamRetries },
+    lookups: config.lookups,
+    pacing: config.pacing,
   })
   const boot = await bootstrapWorkspace(engine.apiKeys, config.adminKey)
   const app = await buildApp(engine, { loggerInstance: log })

@@ -73,7 +73,11 @@ export class ConnectionService {
   }
 
   /** Puts new credentials on an existing connection, keeping its id (and so its triggers). */
-  async reconnect(workspaceId: string, id: string, input: Omit<NewConnection, 'connector'>): Promise<ConnectionView> {
+  async reconnect(
+    workspaceId: string,
+    id: string,
+    input: Omit<NewConnection, 'connector'>,
+  ): Promise<ConnectionView> {
     const row = await this.#requireRow(workspaceId, id)
     const { credentials, identity } = await this.#verify({ ...input, connector: row.connector })
     if (identity.accountId !== row.account_id)
@@ -134,12 +138,15 @@ export class ConnectionService {
         hint: `Use one of: ${this.#registry.connectors.map((c) => c.id).join(', ')}.`,
       })
     const method = connector.auth.find((a) => a.id === input.authMethod)
-    if (!method || !method.credentials)
+    if (!method?.credentials)
       throw badRequest(
         'UNKNOWN_AUTH_METHOD',
         `The ${connector.name} connector has no credentials flow "${input.authMethod}".`,
         {
-          hint: `Use one of: ${connector.auth.filter((a) => a.credentials).map((a) => a.id).join(', ')}.`,
+          hint: `Use one of: ${connector.auth
+            .filter((a) => a.credentials)
+            .map((a) => a.id)
+            .join(', ')}.`,
         },
       )
     const parsed = method.credentials.safeParse(input.credentials)
@@ -154,7 +161,10 @@ export class ConnectionService {
         throw badRequest(
           'INVALID_CREDENTIALS',
           `${connector.name} refused the credentials: ${err.message}. Nothing was stored.`,
-          { hint: 'Check the credentials (and that they have not expired or been revoked), then try again.', upstream: err.upstream },
+          {
+            hint: 'Check the credentials (and that they have not expired or been revoked), then try again.',
+            upstream: err.upstream,
+          },
         )
       throw err
     }

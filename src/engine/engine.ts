@@ -3,16 +3,20 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Dispatcher } from 'undici'
 import { createDispatcher } from '../kit/http.ts'
-import { createPacer, type Pacer } from '../kit/pacer.ts'
+import { type Budget, createPacer, type Pacer } from '../kit/pacer.ts'
 import { defaultRetryPolicy, type RetryPolicy } from '../kit/retry-policy.ts'
 import { ApiKeys } from '../store/api-keys.ts'
+import { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
 import { Connections } from '../store/connections.ts'
+import { CreditBudgets, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
 import { StepRuns } from '../store/step-runs.ts'
 import type { Vault } from '../store/vault.ts'
 import { ConnectionService } from './connection-service.ts'
+import { CreditService } from './credits.ts'
 import { Registry } from './registry.ts'
 import { StepRunner } from './step-runner.ts'
+import { type LookupTuning, StepServices } from './step-services.ts'
 import { UpstreamClients } from './upstream-clients.ts'
 
 export interface EngineOptions {
@@ -23,8 +27,11 @@ export interface EngineOptions {
   timeoutMs?: number
   retry?: Partial<RetryPolicy>
   pacer?: Pacer
+  pacing?: Record<string, Budget>
   dispatcher?: Dispatcher
   registry?: Registry
+  /** Per-connector overrides of the result cache and coalescing defaults. */
+  lookups?: Record<string, LookupTuning>
 }
 
 export class Engine {
@@ -36,6 +43,8 @@ export class Engine {
   readonly stepRuns: StepRuns
   readonly clients: UpstreamClients
   readonly log: FastifyBaseLogger
+  readonly credits: CreditService
+  readonly stepServices: StepServices
   #dispatcher: Dispatcher
 
   constructor(opts: EngineOptions) {
@@ -51,6 +60,7 @@ export class Engine {
       pacer: opts.pacer ?? createPacer(),
       timeoutMs: opts.timeoutMs ?? 15_000,
       retry: { ...defaultRetryPolicy, ...opts.retry },
+      pacing: opts.pacing,
     })
     this.connections = new ConnectionService({
       repo: new Connections(opts.store.db),
@@ -58,7 +68,21 @@ export class Engine {
       registry: this.registry,
       clients: this.clients,
     })
+    this.credits = new CreditService({
+      ledger: new CreditLedger(opts.store.db),
+      budgets: new CreditBudgets(opts.store.db),
+      log: opts.log,
+    })
+    this.stepServices = new StepServices({
+      clients: this.clients,
+      connections: this.connections,
+      credits: this.credits,
+      limits: new ConnectionRateLimits(opts.store.db),
+      registry: this.registry,
+      tuning: opts.lookups,
+    })
     this.steps = new StepRunner({
+      services: this.stepServices,
       registry: this.registry,
       connections: this.connections,
       clients: this.clients,

@@ -111,7 +111,9 @@ export class Registry {
     const words = (q ?? '').split(/\s+/).map(normalize).filter(Boolean)
     const out: StepSummary[] = []
     for (const { id, connector, step } of this.steps.values()) {
-      const haystack = [connector.id, connector.name, ...connector.aliases, step.name, step.key].map(normalize).join(' ')
+      const haystack = [connector.id, connector.name, ...connector.aliases, step.name, step.key]
+        .map(normalize)
+        .join(' ')
       if (words.every((w) => haystack.includes(w))) out.push(this.stepSummary(id))
     }
     return out

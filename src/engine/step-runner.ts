@@ -9,6 +9,7 @@ import type { StepRuns } from '../store/step-runs.ts'
 import type { Caller } from './caller.ts'
 import type { ConnectionService } from './connection-service.ts'
 import type { RegisteredStep, Registry } from './registry.ts'
+import type { StepServices } from './step-services.ts'
 import type { UpstreamClients } from './upstream-clients.ts'
 
 export interface StepRunResult {
@@ -26,6 +27,7 @@ export class StepRunner {
   #clients: UpstreamClients
   #runs: StepRuns
   #log: FastifyBaseLogger
+  #services: StepServices | undefined
 
   constructor(deps: {
     registry: Registry
@@ -33,7 +35,10 @@ export class StepRunner {
     clients: UpstreamClients
     runs: StepRuns
     log: FastifyBaseLogger
+    /** Cache, batching, credits and per-connection rate limits lent to each run. */
+    services?: StepServices
   }) {
+    this.#services = deps.services
     this.#registry = deps.registry
     this.#connections = deps.connections
     this.#clients = deps.clients
@@ -41,7 +46,11 @@ export class StepRunner {
     this.#log = deps.log
   }
 
-  async run(caller: Caller, stepId: string, req: { connectionId?: string | null; input?: unknown }): Promise<StepRunResult> {
+  async run(
+    caller: Caller,
+    stepId: string,
+    req: { connectionId?: string | null; input?: unknown },
+  ): Promise<StepRunResult> {
     const started = performance.now()
     const registered = this.#registry.steps.get(stepId)
     if (!registered)
@@ -72,42 +81,68 @@ export class StepRunner {
           { hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.` },
         )
       if (loaded.row.status === 'lapsed')
-        throw new PatchbayError(409, 'CONNECTION_LAPSED', `Connection ${loaded.row.id} (${loaded.row.account_name}) has lapsed: ${loaded.row.status_reason ?? 'the upstream refused its credentials'}.`, {
-          hint: 'Reconnect it (POST /v1/connections/{id}/reconnect) or disconnect and connect again.',
-        })
+        throw new PatchbayError(
+          409,
+          'CONNECTION_LAPSED',
+          `Connection ${loaded.row.id} (${loaded.row.account_name}) has lapsed: ${loaded.row.status_reason ?? 'the upstream refused its credentials'}.`,
+          {
+            hint: 'Reconnect it (POST /v1/connections/{id}/reconnect) or disconnect and connect again.',
+          },
+        )
       credentials = loaded.credentials
-      connection = { id: loaded.row.id, accountName: loaded.row.account_name, accountId: loaded.row.account_id }
+      connection = {
+        id: loaded.row.id,
+        accountName: loaded.row.account_name,
+        accountId: loaded.row.account_id,
+      }
     }
 
     if (this.scopeGuard) await this.scopeGuard(caller, registered, input)
 
     const connectionId = connection.id
+    const runId = newId('run')
+    const lent = await this.#services?.prepare({ caller, stepId, runId, connector, connectionId, credentials })
     const http = this.#clients.create({
+      pacing: lent?.pacing,
+      onResponse: lent?.onResponse,
       connector,
       credentials,
       paced: !step.passThrough,
       storedConnection: connectionId !== null,
       onUnauthorized: connectionId
-        ? (message) => this.#connections.markLapsed(connectionId, `${connector.name} refused the credentials: ${message}`)
+        ? (message) =>
+            this.#connections.markLapsed(
+              connectionId,
+              `${connector.name} refused the credentials: ${message}`,
+            )
         : undefined,
     })
 
-    const runId = newId('run')
     let status: 'succeeded' | 'failed' = 'failed'
     let errorCode: string | null = null
     try {
-      const raw = await step.run({ http, connection }, input)
+      const raw = await step.run({ http, connection, ...lent?.context }, input)
       const out = step.output.safeParse(raw)
       if (!out.success)
-        throw new PatchbayError(502, 'UPSTREAM_UNEXPECTED_RESPONSE', `${connector.name} answered ${stepId} with data of an unexpected shape.`, {
-          hint: 'This is a Patchbay or upstream defect; the API Call step can show the raw answer.',
-        })
+        throw new PatchbayError(
+          502,
+          'UPSTREAM_UNEXPECTED_RESPONSE',
+          `${connector.name} answered ${stepId} with data of an unexpected shape.`,
+          {
+            hint: 'This is a Patchbay or upstream defect; the API Call step can show the raw answer.',
+          },
+        )
       status = 'succeeded'
-      return { output: out.data, meta: { runId, durationMs: round(performance.now() - started), attempts: http.stats.attempts } }
+      return {
+        output: out.data,
+        meta: { runId, durationMs: round(performance.now() - started), attempts: http.stats.attempts },
+      }
     } catch (err) {
       errorCode = err instanceof PatchbayError ? err.code : 'INTERNAL'
       throw err
     } finally {
+      // Charges are in the ledger before the caller hears back.
+      await lent?.settle()
       const durationMs = Math.round(performance.now() - started)
       this.#runs
         .insert({

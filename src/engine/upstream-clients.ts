@@ -5,7 +5,7 @@ import type { Dispatcher } from 'undici'
 import type { ConnectorDefinition, Credentials } from '../kit/define.ts'
 import { PatchbayError } from '../kit/errors.ts'
 import { UpstreamClient } from '../kit/http.ts'
-import type { Pacer } from '../kit/pacer.ts'
+import type { Budget, Pacer } from '../kit/pacer.ts'
 import type { RetryPolicy } from '../kit/retry-policy.ts'
 
 export interface UpstreamClientFactoryOptions {
@@ -14,6 +14,7 @@ export interface UpstreamClientFactoryOptions {
   pacer: Pacer
   timeoutMs: number
   retry: RetryPolicy
+  pacing?: Record<string, Budget>
 }
 
 export class UpstreamClients {
@@ -25,9 +26,14 @@ export class UpstreamClients {
   baseUrl(connector: ConnectorDefinition): string {
     const url = this.#o.baseUrls[connector.id]
     if (!url)
-      throw new PatchbayError(503, 'UPSTREAM_NOT_CONFIGURED', `No address is configured for the ${connector.name} upstream.`, {
-        hint: `Set PATCHBAY_${connector.id.toUpperCase()}_URL, or leave it unset to use the built-in sandbox.`,
-      })
+      throw new PatchbayError(
+        503,
+        'UPSTREAM_NOT_CONFIGURED',
+        `No address is configured for the ${connector.name} upstream.`,
+        {
+          hint: `Set PATCHBAY_${connector.id.toUpperCase()}_URL, or leave it unset to use the built-in sandbox.`,
+        },
+      )
     return url
   }
 
@@ -37,9 +43,13 @@ export class UpstreamClients {
     paced: boolean
     storedConnection: boolean
     onUnauthorized?: (message: string) => Promise<void> | void
+    /** The connection's own rate limit (its account plan), over the configured and default pacing. */
+    pacing?: Budget
+    /** Sees every response's headers (credit metering). */
+    onResponse?: (status: number, headers: Record<string, string>) => void
   }): UpstreamClient {
     const { connector, credentials } = opts
-    const budget = connector.pacing
+    const budget = opts.pacing ?? this.defaultPacing(connector)
     const paceKey = budget ? `${connector.id}:${fingerprint(credentials)}` : ''
     return new UpstreamClient({
       connector,
@@ -51,12 +61,19 @@ export class UpstreamClients {
       pace: opts.paced && budget ? () => this.#o.pacer.wait(paceKey, budget) : undefined,
       storedConnection: opts.storedConnection,
       onUnauthorized: opts.onUnauthorized,
+      onResponse: opts.onResponse,
     })
+  }
+
+  /** The pacing of a connector's ready-made steps when a connection sets none: configured, or its default. */
+  defaultPacing(connector: ConnectorDefinition): Budget | undefined {
+    return this.#o.pacing?.[connector.id] ?? connector.pacing
   }
 }
 
 /** A stable, non-reversible name for a credential, to key its pacing budget. */
 function fingerprint(credentials: Credentials): string {
-  const token = credentials.token ?? credentials.accessToken ?? credentials.apiKey ?? JSON.stringify(credentials)
+  const token =
+    credentials.token ?? credentials.accessToken ?? credentials.apiKey ?? JSON.stringify(credentials)
   return createHash('sha256').update(token).digest('hex').slice(0, 16)
 }

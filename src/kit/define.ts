@@ -2,7 +2,9 @@
 // `run`s that call `ctx.http`; everything else (validation, scope, pacing, retries, records,
 // the catalog, MCP, forms) is derived from them by the engine.
 import type { z } from 'zod'
+import type { BatchSpec } from './batcher.ts'
 import type { Http } from './http.ts'
+import type { ResultCache } from './result-cache.ts'
 
 export type Credentials = Record<string, string>
 
@@ -24,6 +26,38 @@ export interface ScopedField {
 export interface StepContext {
   http: Http
   connection: { id: string | null; accountName: string | null; accountId: string | null }
+  /** This connection's result cache (kit/result-cache.ts); absent when the engine runs without one. */
+  cache?: ResultCache
+  /**
+   * Sends lookups through the connection's batcher (kit/batcher.ts): concurrent lookups of the same
+   * spec share the upstream's bulk calls, in chunks of its maximum. Resolves to one result per query.
+   */
+  batch?: <Q, R>(spec: BatchSpec<Q, R>, queries: Q[]) => Promise<R[]>
+  /** Credits of a metered upstream, for the caller's budget and the ledger. */
+  credits?: StepCredits
+}
+
+/** A metered upstream's credits as one step run sees them. */
+export interface StepCredits {
+  /**
+   * Holds `worstCase` credits of the caller's budget before a request is sent; refuses with
+   * CREDIT_BUDGET_EXCEEDED when they do not fit. Call the returned function once the request is done.
+   */
+  reserve(worstCase: number): Promise<() => void>
+  /** Credits charged to this run so far, as the upstream reported them. */
+  readonly charged: number
+}
+
+/** How a metered upstream reports what a response cost. */
+export interface Metering {
+  read(headers: Record<string, string>): { charged: number; remaining?: number } | undefined
+}
+
+/** An upstream refusal the connector names itself (e.g. out of credits), instead of the generic codes. */
+export interface ClassifiedError {
+  status: number
+  code: string
+  hint: string
 }
 
 export interface StepDefinition<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
@@ -48,7 +82,9 @@ export interface StepDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   run: (ctx: StepContext, input: z.output<I>) => Promise<z.input<O>>
 }
 
-export function defineStep<I extends z.ZodType, O extends z.ZodType>(def: StepDefinition<I, O>): StepDefinition<I, O> {
+export function defineStep<I extends z.ZodType, O extends z.ZodType>(
+  def: StepDefinition<I, O>,
+): StepDefinition<I, O> {
   return def
 }
 
@@ -106,6 +142,15 @@ export interface ConnectorDefinition {
   errorMessage?: (status: number, text: string) => string | undefined
   /** Reads how long to wait from a refusal (429/403 rate-limit answers). */
   rateLimitHint?: (status: number, headers: Record<string, string>, text: string) => RateLimitHint | undefined
+  /** Names upstream refusals the generic mapping would call UPSTREAM_REJECTED (402 → INSUFFICIENT_CREDITS). */
+  classifyError?: (status: number, text: string) => ClassifiedError | undefined
+  /** For upstreams that charge per request: reads the charge from each response, for the ledger. */
+  metering?: Metering
+  /**
+   * Defaults of the per-connection result cache and of lookup coalescing for steps that use
+   * `ctx.cache` / `ctx.batch`; the configuration may override them. 0 turns either off.
+   */
+  lookups?: { cacheTtlMs: number; cacheMaxEntries: number; coalesceWindowMs: number }
   steps: StepDefinition[]
   triggers: TriggerDefinition[]
 }

@@ -7,10 +7,14 @@ export interface ParsedEndpoint {
   query: Record<string, string>
 }
 
-const HINT = 'Give the endpoint as a path below the connector\'s base address, such as /1/cards/{id}; put query parameters in the query field.'
+const HINT =
+  "Give the endpoint as a path below the connector's base address, such as /1/cards/{id}; put query parameters in the query field."
 
 export function parseEndpointPath(endpoint: string): ParsedEndpoint {
-  const refuse = (why: string) => badRequest('INVALID_ENDPOINT', `The endpoint "${printable(endpoint)}" is refused: ${why}.`, { hint: HINT })
+  const refuse = (why: string) =>
+    badRequest('INVALID_ENDPOINT', `The endpoint "${printable(endpoint)}" is refused: ${why}.`, {
+      hint: HINT,
+    })
   if (typeof endpoint !== 'string' || endpoint.trim() === '') throw refuse('it is empty')
   if (/^[a-z][a-z0-9+.-]*:/i.test(endpoint)) throw refuse('it is a URL; only paths are allowed')
   if (!endpoint.startsWith('/')) throw refuse('it must start with /')
@@ -24,7 +28,9 @@ export function parseEndpointPath(endpoint: string): ParsedEndpoint {
     if (/[\r\n]/.test(layer)) throw refuse('it contains a line break')
     if (layer.includes('\\')) throw refuse('it contains a backslash')
     if (layer.includes('//')) throw refuse('it contains an empty segment (//)')
-    if (layer.split('/').some((seg) => seg === '..' || seg === '.')) throw refuse('it contains a relative segment (. or ..)')
+    if (layer.split('/').some((seg) => seg === '..' || seg === '.'))
+      throw refuse('it contains a relative segment (. or ..)')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
     if (/[\u0000-\u001f\u007f]/.test(layer)) throw refuse('it contains a control character')
     let next: string
     try {
@@ -53,5 +59,7 @@ function decodeSafe(s: string): string {
 }
 
 function printable(s: string): string {
-  return String(s).replace(/[\r\n]/g, (c) => (c === '\r' ? '\\r' : '\\n')).slice(0, 200)
+  return String(s)
+    .replace(/[\r\n]/g, (c) => (c === '\r' ? '\\r' : '\\n'))
+    .slice(0, 200)
 }

@@ -1,7 +1,7 @@
 // ctx.http: the only way out of a connector. It applies the connection's credentials, paces
 // ready-made steps, retries what is safe to retry, and turns every failure into the error model,
 // with every credential scrubbed from what it reports.
-import { Agent, type Dispatcher, errors as undiciErrors, request } from 'undici'
+import { Agent, type Dispatcher, request, errors as undiciErrors } from 'undici'
 import type { ConnectorDefinition, Credentials, OutgoingRequest } from './define.ts'
 import { PatchbayError } from './errors.ts'
 import { redactSecrets, secretValues } from './redact.ts'
@@ -57,7 +57,12 @@ export interface UpstreamStats {
 
 /** One keep-alive pool shared by every upstream call of the process. */
 export function createDispatcher(): Agent {
-  return new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 128, pipelining: 1 })
+  return new Agent({
+    keepAliveTimeout: 30_000,
+    keepAliveMaxTimeout: 600_000,
+    connections: 128,
+    pipelining: 1,
+  })
 }
 
 const EXCERPT_LIMIT = 500
@@ -172,7 +177,9 @@ export class UpstreamClient implements Http {
     waitMs: number | undefined,
   ): Promise<PatchbayError> {
     const name = this.#o.connector.name
-    const upstreamMessage = this.#scrub(this.#o.connector.errorMessage?.(status, text) ?? defaultMessage(text))
+    const upstreamMessage = this.#scrub(
+      this.#o.connector.errorMessage?.(status, text) ?? defaultMessage(text),
+    )
     const upstream = { status, body: this.#scrub(text.slice(0, EXCERPT_LIMIT)) }
     const what = `${name} answered ${status} to ${method} ${this.#scrub(path)}`
     if (rateLimited) {
@@ -185,16 +192,28 @@ export class UpstreamClient implements Http {
     if (status === 401) {
       if (this.#o.storedConnection) {
         await this.#o.onUnauthorized?.(upstreamMessage)
-        return new PatchbayError(409, 'CONNECTION_LAPSED', `${what}: the connection's credentials were refused (${upstreamMessage}); the connection is now lapsed.`, {
-          hint: 'Reconnect the account (POST /v1/connections/{id}/reconnect) or disconnect and connect it again.',
-          upstream,
-        })
+        return new PatchbayError(
+          409,
+          'CONNECTION_LAPSED',
+          `${what}: the connection's credentials were refused (${upstreamMessage}); the connection is now lapsed.`,
+          {
+            hint: 'Reconnect the account (POST /v1/connections/{id}/reconnect) or disconnect and connect it again.',
+            upstream,
+          },
+        )
       }
-      return new PatchbayError(400, 'INVALID_CREDENTIALS', `${what}: the credentials were refused (${upstreamMessage}).`, {
-        hint: 'Check the API key and token (or other credentials) and try again.',
-        upstream,
-      })
+      return new PatchbayError(
+        400,
+        'INVALID_CREDENTIALS',
+        `${what}: the credentials were refused (${upstreamMessage}).`,
+        {
+          hint: 'Check the API key and token (or other credentials) and try again.',
+          upstream,
+        },
+      )
     }
+    const named = this.#o.connector.classifyError?.(status, text)
+    if (named) return new PatchbayError(named.status, named.code, `${what}: ${upstreamMessage}`, { hint: named.hint, upstream })
     if (status >= 500) {
       return new PatchbayError(502, 'UPSTREAM_ERROR', `${what}: ${upstreamMessage}`, {
         hint: 'The upstream failed; try again later.',

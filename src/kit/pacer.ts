@@ -1,9 +1,11 @@
 // Pacing of ready-made steps: every request made with one credential waits for a slot in that
-// credential's budget, shared by every step and poll that uses it (and, given Redis, by every
-// instance). Built on rate-limiter-flexible; the wait loop is ours because its queue helper
-// holds one budget per queue object and we need one per credential.
-import type { Redis } from 'ioredis'
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
+// credential's budget, shared by every step and poll that uses it.
+//
+// Why our own: the well-kept limiters (rate-limiter-flexible and friends) count fixed windows
+// that start at our first request, while the upstream counts windows that start at *its* first
+// request. Two misaligned fixed windows let twice the budget through across a boundary, which
+// the upstream answers with 429s. A sliding log — never more than `points` sends in any span of
+// `durationMs` — stays under the upstream's limit whatever its window alignment.
 
 export interface Budget {
   points: number
@@ -15,32 +17,46 @@ export interface Pacer {
   wait(key: string, budget: Budget): Promise<void>
 }
 
-export function createPacer(opts: { redis?: Redis; keyPrefix?: string } = {}): Pacer {
-  const limiters = new Map<string, RateLimiterAbstract>()
-  const limiterFor = (budget: Budget): RateLimiterAbstract => {
-    const id = `${budget.points}/${budget.durationMs}`
-    let limiter = limiters.get(id)
-    if (!limiter) {
-      // rate-limiter-flexible counts whole seconds; sub-second windows are rounded up to one.
-      const duration = Math.max(1, Math.ceil(budget.durationMs / 1000))
-      const common = { points: budget.points, duration, keyPrefix: `${opts.keyPrefix ?? 'pace'}:${id}` }
-      limiter = opts.redis ? new RateLimiterRedis({ ...common, storeClient: opts.redis }) : new RateLimiterMemory(common)
-      limiters.set(id, limiter)
-    }
-    return limiter
-  }
+interface Lane {
+  /** Send times of the last `points` requests, oldest first. */
+  sent: number[]
+  /** The last waiter in line: each waiter goes after the one before it (first come, first served). */
+  tail: Promise<void>
+  waiting: number
+}
+
+/** Allowance for network jitter: a request may reach the upstream a little later than sent. */
+const marginMs = (budget: Budget) => Math.max(20, Math.round(budget.durationMs * 0.005))
+
+export function createPacer(): Pacer {
+  const lanes = new Map<string, Lane>()
   return {
-    async wait(key, budget) {
-      const limiter = limiterFor(budget)
-      for (;;) {
-        try {
-          await limiter.consume(key, 1)
-          return
-        } catch (res) {
-          if (!(res instanceof RateLimiterRes)) throw res
-          await new Promise((r) => setTimeout(r, Math.max(5, res.msBeforeNext)))
-        }
+    wait(key, budget) {
+      let lane = lanes.get(key)
+      if (!lane) {
+        lane = { sent: [], tail: Promise.resolve(), waiting: 0 }
+        lanes.set(key, lane)
       }
+      const l = lane
+      l.waiting++
+      const turn = l.tail.then(async () => {
+        for (;;) {
+          const now = performance.now()
+          while (l.sent.length > 0 && now - l.sent[0] >= budget.durationMs + marginMs(budget)) l.sent.shift()
+          if (l.sent.length < budget.points) {
+            l.sent.push(now)
+            return
+          }
+          await sleep(l.sent[0] + budget.durationMs + marginMs(budget) - now)
+        }
+      })
+      l.tail = turn.finally(() => {
+        l.waiting--
+        if (l.waiting === 0 && l.sent.length === 0) lanes.delete(key)
+      })
+      return turn
     },
   }
 }
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(1, Math.ceil(ms))))

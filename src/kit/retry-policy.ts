@@ -20,7 +20,10 @@ export function isIdempotent(method: string, declared?: boolean): boolean {
  * Whether a failed attempt may be retried. A 429 means the upstream did no work, so any method
  * may be retried; a 5xx or a broken connection may have done the work, so only idempotent ones.
  */
-export function shouldRetry(outcome: { status?: number; networkError?: boolean }, idempotent: boolean): boolean {
+export function shouldRetry(
+  outcome: { status?: number; networkError?: boolean },
+  idempotent: boolean,
+): boolean {
   if (outcome.status === 429) return true
   if (!idempotent) return false
   if (outcome.networkError) return true

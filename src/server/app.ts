@@ -3,7 +3,12 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
+import {
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod'
 import type { Engine } from '../engine/engine.ts'
 import { installAuthentication } from './authenticate.ts'
 import { installErrorHandling } from './error-handler.ts'
@@ -15,13 +20,27 @@ export const loggerOptions = (level: string): FastifyServerOptions['logger'] => 
   level,
   // Credentials never reach a log line, whatever logs a request.
   redact: {
-    paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', '*.credentials', '*.token', '*.key', '*.secret'],
+    paths: [
+      'req.headers.authorization',
+      'req.headers.cookie',
+      'headers.authorization',
+      '*.credentials',
+      '*.token',
+      '*.key',
+      '*.secret',
+    ],
     censor: '[redacted]',
   },
 })
 
-export async function buildApp(engine: Engine, opts: { loggerInstance?: FastifyBaseLogger } = {}): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: opts.loggerInstance, bodyLimit: 1024 * 1024 }).withTypeProvider<ZodTypeProvider>()
+export async function buildApp(
+  engine: Engine,
+  opts: { loggerInstance?: FastifyBaseLogger } = {},
+): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: opts.loggerInstance,
+    bodyLimit: 1024 * 1024,
+  }).withTypeProvider<ZodTypeProvider>()
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   installErrorHandling(app)

@@ -37,7 +37,12 @@ export function installAuthentication(app: FastifyInstance, engine: Engine): voi
       cache.delete(key)
       throw unauthorized(row ? 'This API key has been revoked.' : 'This API key is not known.')
     }
-    const caller: Caller = { workspaceId: row.workspace_id, keyId: row.id, kind: row.kind, agentId: row.agent_id }
+    const caller: Caller = {
+      workspaceId: row.workspace_id,
+      keyId: row.id,
+      kind: row.kind,
+      agentId: row.agent_id,
+    }
     if (cache.size > 10_000) cache.clear()
     cache.set(key, { caller, at: Date.now() })
     req.caller = caller
@@ -46,7 +51,12 @@ export function installAuthentication(app: FastifyInstance, engine: Engine): voi
 
 export function requireAdmin(req: FastifyRequest): void {
   if (req.caller.kind !== 'admin')
-    throw new PatchbayError(403, 'ADMIN_KEY_REQUIRED', 'This action needs a workspace (admin) key; an agent key was given.', {
-      hint: 'Use the workspace key printed on first start (or PATCHBAY_ADMIN_KEY).',
-    })
+    throw new PatchbayError(
+      403,
+      'ADMIN_KEY_REQUIRED',
+      'This action needs a workspace (admin) key; an agent key was given.',
+      {
+        hint: 'Use the workspace key printed on first start (or PATCHBAY_ADMIN_KEY).',
+      },
+    )
 }

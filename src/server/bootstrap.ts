@@ -13,10 +13,20 @@ export async function bootstrapWorkspace(keys: ApiKeys, adminKey: string | null)
   let generated: string | null = null
   if (!ws) {
     ws = await keys.createWorkspace('Default workspace')
-    const created = await keys.create({ workspaceId: ws.id, kind: 'admin', name: 'admin', key: adminKey ?? undefined })
+    const created = await keys.create({
+      workspaceId: ws.id,
+      kind: 'admin',
+      name: 'admin',
+      key: adminKey ?? undefined,
+    })
     if (!adminKey) generated = created.key
   } else if (adminKey && !(await keys.findByKey(adminKey))) {
-    await keys.create({ workspaceId: ws.id, kind: 'admin', name: 'admin (PATCHBAY_ADMIN_KEY)', key: adminKey })
+    await keys.create({
+      workspaceId: ws.id,
+      kind: 'admin',
+      name: 'admin (PATCHBAY_ADMIN_KEY)',
+      key: adminKey,
+    })
   }
   return { workspaceId: ws.id, generatedAdminKey: generated }
 }

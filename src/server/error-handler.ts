@@ -11,19 +11,29 @@ export function installErrorHandling(app: FastifyInstance): void {
     else if (hasZodFastifySchemaValidationErrors(err)) {
       const where = err.validationContext ?? 'body'
       e = validationError(
-        err.validation.map((v) => ({ path: v.instancePath.split('/').filter(Boolean), message: v.message ?? 'invalid' })),
+        err.validation.map((v) => ({
+          path: v.instancePath.split('/').filter(Boolean),
+          message: v.message ?? 'invalid',
+        })),
         where === 'querystring' ? 'query' : where,
       )
     } else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       e = new PatchbayError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON.', {
         hint: 'Send Content-Type: application/json.',
       })
-    } else if (err.statusCode === 400 && (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError)) {
+    } else if (
+      err.statusCode === 400 &&
+      (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+        err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+        err instanceof SyntaxError)
+    ) {
       e = new PatchbayError(400, 'MALFORMED_JSON', `The request body is not valid JSON: ${err.message}`, {
         hint: 'Send a valid JSON document.',
       })
     } else if (err.statusCode === 413) {
-      e = new PatchbayError(413, 'BODY_TOO_LARGE', 'The request body is too large.', { hint: 'Send a smaller body.' })
+      e = new PatchbayError(413, 'BODY_TOO_LARGE', 'The request body is too large.', {
+        hint: 'Send a smaller body.',
+      })
     } else if (err instanceof VaultError) {
       req.log.error({ err }, 'vault failure')
       e = new PatchbayError(500, 'VAULT_ERROR', err.message, { hint: 'Check the master key configuration.' })
@@ -39,12 +49,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     return reply.code(e.status).type('application/json').send(e.toBody())
   })
   app.setNotFoundHandler((req, reply) =>
-    reply
-      .code(404)
-      .send(
-        new PatchbayError(404, 'ROUTE_NOT_FOUND', `There is no ${req.method} ${req.url.split('?')[0]}.`, {
-          hint: 'See the API reference at /docs.',
-        }).toBody(),
-      ),
+    reply.code(404).send(
+      new PatchbayError(404, 'ROUTE_NOT_FOUND', `There is no ${req.method} ${req.url.split('?')[0]}.`, {
+        hint: 'See the API reference at /docs.',
+      }).toBody(),
+    ),
   )
 }

@@ -47,9 +47,46 @@ export interface StepRunsTable {
   created_at: string
 }
 
+/** What a metered upstream charged one step run for one request (migration 0003). */
+export interface CreditLedgerTable {
+  id: string
+  workspace_id: string
+  connection_id: string
+  connector: string
+  /** The calling agent; null for workspace (admin) keys. */
+  agent_id: string | null
+  caller_key_id: string
+  step_id: string
+  run_id: string
+  credits: number
+  /** The account's balance the upstream reported after the request. */
+  remaining: number | null
+  created_at: string
+}
+
+export interface CreditBudgetsTable {
+  workspace_id: string
+  agent_id: string
+  credit_limit: number
+  period: 'total' | 'month' | 'day'
+  created_at: string
+  updated_at: string
+}
+
+export interface ConnectionRateLimitsTable {
+  connection_id: string
+  workspace_id: string
+  requests: number
+  per_ms: number
+  updated_at: string
+}
+
 export interface Database {
   workspaces: WorkspacesTable
   api_keys: ApiKeysTable
   connections: ConnectionsTable
   step_runs: StepRunsTable
+  credit_ledger: CreditLedgerTable
+  credit_budgets: CreditBudgetsTable
+  connection_rate_limits: ConnectionRateLimitsTable
 }

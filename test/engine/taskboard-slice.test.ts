@@ -17,8 +17,9 @@ before(async () => {
 })
 after(() => t.close())
 
-const run = (stepId: string, input: unknown, conn: string | undefined = connectionId) =>
-  t.api('POST', `/v1/steps/${stepId}/run`, { connectionId: conn, input })
+/** Runs a step with the demo connection, or with none when `conn` is null. */
+const run = (stepId: string, input: unknown, conn: string | null = connectionId) =>
+  t.api('POST', `/v1/steps/${stepId}/run`, { connectionId: conn ?? undefined, input })
 
 test('Create Card then Get Card returns the same card, slimmed', async () => {
   const idList = t.taskboard.demo.listIds[0]
@@ -79,7 +80,7 @@ test('unknown steps and connections, and a missing connection, are clear errors'
   const unknown = await run('taskboard.get_card', { idCard: 'a'.repeat(24) }, 'con_missing')
   assert.equal(unknown.status, 404)
   assert.equal(unknown.body.error.code, 'CONNECTION_NOT_FOUND')
-  const none = await run('taskboard.get_card', { idCard: 'a'.repeat(24) }, undefined)
+  const none = await run('taskboard.get_card', { idCard: 'a'.repeat(24) }, null)
   assert.equal(none.body.error.code, 'CONNECTION_REQUIRED')
 })
 
@@ -110,7 +111,7 @@ test('Task-Board API Call with an API key plus token in its input: works without
   const res = await run(
     'taskboard.api_call',
     { auth: { type: 'api_key_token', key, token }, method: 'GET', endpoint: '/1/members/me' },
-    undefined,
+    null,
   )
   assert.equal(res.status, 200)
   assert.equal(res.body.output.body.username, t.taskboard.demo.username)
@@ -118,7 +119,7 @@ test('Task-Board API Call with an API key plus token in its input: works without
   const bad = await run(
     'taskboard.api_call',
     { auth: { type: 'api_key_token', key, token: 'e'.repeat(64) }, method: 'GET', endpoint: '/1/members/me' },
-    undefined,
+    null,
   )
   assert.equal(bad.status, 400)
   assert.equal(bad.body.error.code, 'INVALID_CREDENTIALS')

@@ -8,6 +8,7 @@ import { control, mintDemoToken } from '../helpers/taskboard.ts'
 let sandbox: TaskboardSandbox
 let t: TestService
 let connectionId: string
+let idCard: string
 
 before(async () => {
   sandbox = await startTaskboardSandbox()
@@ -15,6 +16,14 @@ before(async () => {
     taskboard: sandbox,
     env: { PATCHBAY_TASKBOARD_PACING: '5/1000', PATCHBAY_UPSTREAM_TIMEOUT_MS: '400' },
   })
+  const cards = await (
+    await fetch(`${sandbox.url}/1/lists/${sandbox.demo.listIds[0]}/cards`, {
+      headers: {
+        authorization: `OAuth oauth_consumer_key="${sandbox.demo.key}", oauth_token="${sandbox.demo.token}"`,
+      },
+    })
+  ).json()
+  idCard = cards[0].id
   connectionId = (
     await t.api('POST', '/v1/connections', {
       connector: 'taskboard',
@@ -28,19 +37,8 @@ after(async () => {
   await sandbox.close()
 })
 
-const getDemoCard = async (conn = connectionId) => {
-  const cards = await (
-    await fetch(`${sandbox.url}/1/lists/${sandbox.demo.listIds[0]}/cards`, {
-      headers: {
-        authorization: `OAuth oauth_consumer_key="${sandbox.demo.key}", oauth_token="${sandbox.demo.token}"`,
-      },
-    })
-  ).json()
-  return t.api('POST', '/v1/steps/taskboard.get_card/run', {
-    connectionId: conn,
-    input: { idCard: cards[0].id },
-  })
-}
+const getDemoCard = (conn = connectionId) =>
+  t.api('POST', '/v1/steps/taskboard.get_card/run', { connectionId: conn, input: { idCard } })
 
 test('an idempotent request is retried on 5xx and succeeds; the attempts are reported', async () => {
   await control(sandbox, 'POST', '/faults', {

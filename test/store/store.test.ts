@@ -60,15 +60,44 @@ for (const database of databases) {
       const keys = new ApiKeys(store.db)
       const ws = await keys.createWorkspace('w')
       const repo = new Connections(store.db)
-      const a = await repo.insert({ workspace_id: ws.id, connector: 'taskboard', auth_method: 'api_key_token', account_name: 'alice', account_id: '1', secret: 's1' })
-      await repo.insert({ workspace_id: ws.id, connector: 'taskboard', auth_method: 'api_key_token', account_name: 'bob', account_id: '2', secret: 's2' })
-      await repo.insert({ workspace_id: ws.id, connector: 'codehost', auth_method: 'token', account_name: 'carol', account_id: '3', secret: 's3' })
-      assert.deepEqual((await repo.list(ws.id, { connector: 'taskboard' })).map((r) => r.account_name).sort(), ['alice', 'bob'])
+      const a = await repo.insert({
+        workspace_id: ws.id,
+        connector: 'taskboard',
+        auth_method: 'api_key_token',
+        account_name: 'alice',
+        account_id: '1',
+        secret: 's1',
+      })
+      await repo.insert({
+        workspace_id: ws.id,
+        connector: 'taskboard',
+        auth_method: 'api_key_token',
+        account_name: 'bob',
+        account_id: '2',
+        secret: 's2',
+      })
+      await repo.insert({
+        workspace_id: ws.id,
+        connector: 'codehost',
+        auth_method: 'token',
+        account_name: 'carol',
+        account_id: '3',
+        secret: 's3',
+      })
+      assert.deepEqual(
+        (await repo.list(ws.id, { connector: 'taskboard' })).map((r) => r.account_name).sort(),
+        ['alice', 'bob'],
+      )
       assert.equal((await repo.list(ws.id)).length, 3)
       assert.equal((await repo.list('other-workspace')).length, 0)
       await repo.setStatus(a.id, 'lapsed', 'token expired')
       assert.equal((await repo.get(ws.id, a.id))?.status, 'lapsed')
-      await repo.replaceSecret(a.id, { secret: 's1b', account_name: 'alice', account_id: '1', auth_method: 'api_key_token' })
+      await repo.replaceSecret(a.id, {
+        secret: 's1b',
+        account_name: 'alice',
+        account_id: '1',
+        auth_method: 'api_key_token',
+      })
       const fixed = await repo.get(ws.id, a.id)
       assert.equal(fixed?.status, 'active')
       assert.equal(fixed?.secret, 's1b')
@@ -96,9 +125,15 @@ for (const database of databases) {
         })
       }
       const first = await runs.list('ws', { limit: 2 })
-      assert.deepEqual(first.map((r) => r.id), ['run_4', 'run_3'])
+      assert.deepEqual(
+        first.map((r) => r.id),
+        ['run_4', 'run_3'],
+      )
       const second = await runs.list('ws', { limit: 2, before: first[1].created_at })
-      assert.deepEqual(second.map((r) => r.id), ['run_2', 'run_1'])
+      assert.deepEqual(
+        second.map((r) => r.id),
+        ['run_2', 'run_1'],
+      )
       await store.close()
     })
   })

@@ -61,7 +61,12 @@ test('without PATCHBAY_MASTER_KEY a key file is generated with mode 0600 and reu
 
 test('a master key of the wrong length is refused with a clear message', () => {
   assert.throws(
-    () => loadVault({ masterKey: Buffer.from('short').toString('base64'), previousMasterKeys: [], dataDir: tempDir() }),
+    () =>
+      loadVault({
+        masterKey: Buffer.from('short').toString('base64'),
+        previousMasterKeys: [],
+        dataDir: tempDir(),
+      }),
     /base64 of exactly 32 bytes/,
   )
 })

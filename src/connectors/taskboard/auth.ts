@@ -7,7 +7,7 @@ export const apiKeyToken: AuthMethod = {
   description:
     'For server-to-server automation and service accounts: an API key from the task-board extension admin page and a token approved at {auth_url}/1/authorize.',
   credentials: z.object({
-    key: z.string().min(1).describe('The extension\'s API key.'),
+    key: z.string().min(1).describe("The extension's API key."),
     token: z.string().min(1).describe('The token approved for that key.'),
   }),
 }

@@ -24,7 +24,9 @@ export const catalogRoutes =
         schema: {
           tags: ['catalog'],
           summary: 'Tool step search: matches connector names (e.g. "task-board") and step names',
-          querystring: z.object({ q: z.string().max(200).optional().describe('Search words; empty lists every step.') }),
+          querystring: z.object({
+            q: z.string().max(200).optional().describe('Search words; empty lists every step.'),
+          }),
           response: { 200: z.object({ steps: z.array(z.any()) }), ...errorResponses },
         },
       },

@@ -20,8 +20,12 @@ export const connectionRoutes =
       {
         schema: {
           tags: ['connections'],
-          summary: 'Connect an account: the credentials are checked with the upstream, then sealed in the vault',
-          body: z.object({ connector: z.string().describe('taskboard, codehost, contactdata …'), ...credentialsBody }),
+          summary:
+            'Connect an account: the credentials are checked with the upstream, then sealed in the vault',
+          body: z.object({
+            connector: z.string().describe('taskboard, codehost, contactdata …'),
+            ...credentialsBody,
+          }),
           response: { 201: ConnectionView, ...errorResponses },
         },
       },
@@ -40,11 +44,20 @@ export const connectionRoutes =
           response: { 200: z.object({ connections: z.array(ConnectionView) }), ...errorResponses },
         },
       },
-      async (req) => ({ connections: await engine.connections.list(req.caller.workspaceId, req.query.connector) }),
+      async (req) => ({
+        connections: await engine.connections.list(req.caller.workspaceId, req.query.connector),
+      }),
     )
     app.get(
       '/v1/connections/:id',
-      { schema: { tags: ['connections'], summary: 'One connection', params, response: { 200: ConnectionView, ...errorResponses } } },
+      {
+        schema: {
+          tags: ['connections'],
+          summary: 'One connection',
+          params,
+          response: { 200: ConnectionView, ...errorResponses },
+        },
+      },
       async (req) => engine.connections.get(req.caller.workspaceId, req.params.id),
     )
     app.post(
@@ -65,7 +78,14 @@ export const connectionRoutes =
     )
     app.delete(
       '/v1/connections/:id',
-      { schema: { tags: ['connections'], summary: 'Disconnect: removes the connection and its credentials', params, response: { 204: z.null(), ...errorResponses } } },
+      {
+        schema: {
+          tags: ['connections'],
+          summary: 'Disconnect: removes the connection and its credentials',
+          params,
+          response: { 204: z.null(), ...errorResponses },
+        },
+      },
       async (req, reply) => {
         requireAdmin(req)
         await engine.connections.delete(req.caller.workspaceId, req.params.id)

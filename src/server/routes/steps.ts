@@ -33,8 +33,14 @@ export const stepRoutes =
           summary: 'Run one tool step with a connection',
           params: z.object({ stepId: z.string().describe('Such as taskboard.create_card.') }),
           body: z.object({
-            connectionId: z.string().optional().describe('The connection to run with (from GET /v1/connections).'),
-            input: z.record(z.string(), z.unknown()).default({}).describe("The step's input, per its inputSchema."),
+            connectionId: z
+              .string()
+              .optional()
+              .describe('The connection to run with (from GET /v1/connections).'),
+            input: z
+              .record(z.string(), z.unknown())
+              .default({})
+              .describe("The step's input, per its inputSchema."),
           }),
           response: {
             200: z.object({
@@ -57,7 +63,10 @@ export const stepRoutes =
             limit: z.coerce.number().int().min(1).max(200).default(50),
             before: z.string().optional().describe('createdAt of the last run of the previous page.'),
           }),
-          response: { 200: z.object({ runs: z.array(z.any()), next: z.string().nullable() }), ...errorResponses },
+          response: {
+            200: z.object({ runs: z.array(z.any()), next: z.string().nullable() }),
+            ...errorResponses,
+          },
         },
       },
       async (req) => {

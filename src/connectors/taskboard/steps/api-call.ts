@@ -7,7 +7,9 @@ const authChoice = z
   .discriminatedUnion('type', [
     z.object({ type: z.literal('connection').describe('Use the selected connection.') }),
     z.object({
-      type: z.literal('api_key_token').describe('Use an API key plus token given here (server-to-server use).'),
+      type: z
+        .literal('api_key_token')
+        .describe('Use an API key plus token given here (server-to-server use).'),
       key: z.string().min(1).describe('Task-board API key.'),
       token: z.string().min(1).describe('Task-board token for that key.'),
     }),
@@ -19,7 +21,7 @@ export const taskboardApiCall = defineStep({
   key: 'api_call',
   name: 'Task-Board API Call',
   description:
-    'Sends any request to the task-board API with the connection\'s credentials (or an API key plus token). The endpoint is a path such as /1/boards/{id}/lists; /1 is added when missing. Not paced: add delays for high volume.',
+    "Sends any request to the task-board API with the connection's credentials (or an API key plus token). The endpoint is a path such as /1/boards/{id}/lists; /1 is added when missing. Not paced: add delays for high volume.",
   input: z.object({
     auth: authChoice,
     method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).describe('HTTP method.'),
@@ -36,16 +38,21 @@ export const taskboardApiCall = defineStep({
   }),
   hints: { readOnly: false, destructive: true, idempotent: false },
   passThrough: true,
-  inlineCredentials: (input) => (input.auth.type === 'api_key_token' ? { key: input.auth.key, token: input.auth.token } : undefined),
+  inlineCredentials: (input) =>
+    input.auth.type === 'api_key_token' ? { key: input.auth.key, token: input.auth.token } : undefined,
   run: async (ctx, input) => {
     const parsed = parseEndpointPath(input.endpoint)
     const path = parsed.path === '/1' || parsed.path.startsWith('/1/') ? parsed.path : `/1${parsed.path}`
     const query = { ...parsed.query, ...input.query }
     for (const k of Object.keys(query)) {
       if (['key', 'token', 'oauth_token', 'oauth_consumer_key'].includes(k.toLowerCase()))
-        throw badRequest('CREDENTIALS_IN_REQUEST', `The query parameter "${k}" carries credentials and is refused.`, {
-          hint: 'Credentials come from the connection or the auth field; remove the parameter.',
-        })
+        throw badRequest(
+          'CREDENTIALS_IN_REQUEST',
+          `The query parameter "${k}" carries credentials and is refused.`,
+          {
+            hint: 'Credentials come from the connection or the auth field; remove the parameter.',
+          },
+        )
     }
     const res = await ctx.http.request({ method: input.method, path, query, body: input.body })
     return { status: res.status, body: res.data }

@@ -27,7 +27,10 @@ export const createCard = defineStep({
     desc: z.string().max(16384).optional().describe('Description (Markdown).'),
     pos: position.optional(),
     due: dueDate.optional(),
-    idLabels: z.array(taskboardId('label', 'Labels are created per board.')).optional().describe('Labels to apply.'),
+    idLabels: z
+      .array(taskboardId('label', 'Labels are created per board.'))
+      .optional()
+      .describe('Labels to apply.'),
   }),
   output: card,
   hints: { readOnly: false, idempotent: false },

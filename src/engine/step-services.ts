@@ -1,0 +1,230 @@
+// What the engine lends a step run besides ctx.http: the connection's result cache and batcher,
+// credit metering (the ledger reads each response's charge through the connector's `metering`)
+// and budgets, and the connection's own rate limit. Connectors only declare; this file runs it.
+import type { ConnectorDefinition, Credentials, StepContext, StepCredits } from '../kit/define.ts'
+import { Batcher, type BatchCaller } from '../kit/batcher.ts'
+import { notFound } from '../kit/errors.ts'
+import type { Budget } from '../kit/pacer.ts'
+import { ResultCache } from '../kit/result-cache.ts'
+import type { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
+import type { Caller } from './caller.ts'
+import type { ConnectionService } from './connection-service.ts'
+import type { CreditService } from './credits.ts'
+import type { Registry } from './registry.ts'
+import type { UpstreamClients } from './upstream-clients.ts'
+
+/** Per-connector overrides of a connector's `lookups` defaults (from the configuration). */
+export interface LookupTuning {
+  cacheTtlMs?: number
+  cacheMaxEntries?: number
+  coalesceWindowMs?: number
+}
+
+export interface RunServices {
+  /** The connection's own rate limit, when it has one. */
+  pacing?: Budget
+  /** For the run's ctx.http: books what each response was charged. */
+  onResponse?: (status: number, headers: Record<string, string>) => void
+  context: Pick<StepContext, 'cache' | 'batch' | 'credits'>
+  /** Resolves once every charge of the run is in the ledger. */
+  settle(): Promise<void>
+}
+
+export interface RateLimitView {
+  connectionId: string
+  requests: number | null
+  perMs: number | null
+  /** connection: set on this connection; default: the configuration's or the connector's pacing; none: unpaced. */
+  source: 'connection' | 'default' | 'none'
+}
+
+const LIMIT_CACHE_MS = 5_000
+
+export class StepServices {
+  #clients: UpstreamClients
+  #connections: ConnectionService
+  #credits: CreditService
+  #limits: ConnectionRateLimits
+  #tuning: Record<string, LookupTuning>
+  #registry: Registry
+  #caches = new Map<string, ResultCache>()
+  #batchers = new Map<string, Batcher>()
+  #limitCache = new Map<string, { budget: Budget | null; at: number }>()
+
+  constructor(deps: {
+    clients: UpstreamClients
+    connections: ConnectionService
+    credits: CreditService
+    limits: ConnectionRateLimits
+    registry: Registry
+    tuning?: Record<string, LookupTuning>
+  }) {
+    this.#registry = deps.registry
+    this.#clients = deps.clients
+    this.#connections = deps.connections
+    this.#credits = deps.credits
+    this.#limits = deps.limits
+    this.#tuning = deps.tuning ?? {}
+  }
+
+  async prepare(run: {
+    caller: Caller
+    stepId: string
+    runId: string
+    connector: ConnectorDefinition
+    connectionId: string | null
+    credentials: Credentials
+  }): Promise<RunServices> {
+    const { caller, connector, connectionId } = run
+    const pacing = connectionId ? ((await this.#rateLimit(connectionId)) ?? undefined) : undefined
+
+    let charged = 0
+    const writes: Promise<void>[] = []
+    const charge = (credits: number, remaining: number | undefined) => {
+      if (credits <= 0 || !connectionId) return
+      charged += credits
+      writes.push(
+        this.#credits.record({
+          caller,
+          connectionId,
+          connector: connector.id,
+          stepId: run.stepId,
+          runId: run.runId,
+          credits,
+          remaining,
+        }),
+      )
+    }
+    const credits: StepCredits = {
+      reserve: (worstCase) => this.#credits.reserve(caller, worstCase),
+      get charged() {
+        return charged
+      },
+    }
+    const metering = connector.metering
+    const services: RunServices = {
+      pacing,
+      onResponse: metering
+        ? (_status, headers) => {
+            const m = metering.read(headers)
+            if (m) charge(m.charged, m.remaining)
+          }
+        : undefined,
+      context: { credits },
+      settle: async () => {
+        await Promise.all(writes)
+      },
+    }
+
+    const tuning = this.#tuningOf(connector)
+    if (connectionId && tuning) {
+      services.context.cache = this.#cacheFor(connectionId, tuning)
+      const batcher = this.#batcherFor(connectionId, connector, tuning)
+      const batchCaller: BatchCaller = {
+        // Bulk calls are paced like the step's own requests but not metered by the run's hook:
+        // the batcher splits their charge among the runs that shared them.
+        http: () =>
+          this.#clients.create({
+            connector,
+            credentials: run.credentials,
+            paced: true,
+            storedConnection: true,
+            pacing,
+            onUnauthorized: (message) =>
+              this.#connections.markLapsed(connectionId, `${connector.name} refused the credentials: ${message}`),
+          }),
+        charge,
+      }
+      services.context.batch = (spec, queries) => batcher.add(spec, queries, batchCaller)
+    }
+    return services
+  }
+
+  /** Upstream requests the connection's batcher has sent (for tests and benchmarks). */
+  batchedRequests(connectionId: string): number {
+    let n = 0
+    for (const [key, b] of this.#batchers) if (key.startsWith(`${connectionId}:`)) n += b.stats.requests
+    return n
+  }
+
+  async rateLimit(workspaceId: string, connectionId: string): Promise<RateLimitView> {
+    const view = await this.#connections.get(workspaceId, connectionId)
+    const own = await this.#rateLimit(connectionId)
+    if (own) return { connectionId, requests: own.points, perMs: own.durationMs, source: 'connection' }
+    const connector = this.#registry.connector(view.connector)
+    const d = connector ? this.#clients.defaultPacing(connector) : undefined
+    return d
+      ? { connectionId, requests: d.points, perMs: d.durationMs, source: 'default' }
+      : { connectionId, requests: null, perMs: null, source: 'none' }
+  }
+
+  async setRateLimit(
+    workspaceId: string,
+    connectionId: string,
+    limit: { requests: number; perMs: number },
+  ): Promise<RateLimitView> {
+    await this.#connections.get(workspaceId, connectionId)
+    await this.#limits.put(workspaceId, connectionId, limit)
+    this.#limitCache.set(connectionId, {
+      budget: { points: limit.requests, durationMs: limit.perMs },
+      at: Date.now(),
+    })
+    return { connectionId, requests: limit.requests, perMs: limit.perMs, source: 'connection' }
+  }
+
+  async clearRateLimit(workspaceId: string, connectionId: string): Promise<void> {
+    await this.#connections.get(workspaceId, connectionId)
+    const deleted = await this.#limits.delete(connectionId)
+    this.#limitCache.delete(connectionId)
+    if (!deleted)
+      throw notFound('RATE_LIMIT_NOT_SET', `Connection ${connectionId} has no rate limit of its own.`, {
+        hint: 'It is paced by the connector default; GET /v1/connections/{id}/rate-limit shows it.',
+      })
+  }
+
+  /** Forgets a connection's cached results (after a disconnect, say). */
+  forget(connectionId: string): void {
+    this.#caches.delete(connectionId)
+    for (const key of this.#batchers.keys()) if (key.startsWith(`${connectionId}:`)) this.#batchers.delete(key)
+  }
+
+  #tuningOf(connector: ConnectorDefinition): Required<LookupTuning> | null {
+    if (!connector.lookups) return null
+    return { ...connector.lookups, ...definedOnly(this.#tuning[connector.id]) }
+  }
+
+  #cacheFor(connectionId: string, tuning: Required<LookupTuning>): ResultCache {
+    let c = this.#caches.get(connectionId)
+    if (!c) {
+      c = new ResultCache({ ttlMs: tuning.cacheTtlMs, maxEntries: tuning.cacheMaxEntries })
+      this.#caches.set(connectionId, c)
+    }
+    return c
+  }
+
+  #batcherFor(connectionId: string, connector: ConnectorDefinition, tuning: Required<LookupTuning>): Batcher {
+    const key = `${connectionId}:${connector.id}`
+    let b = this.#batchers.get(key)
+    if (!b) {
+      b = new Batcher({ windowMs: tuning.coalesceWindowMs, metering: connector.metering })
+      this.#batchers.set(key, b)
+    }
+    return b
+  }
+
+  async #rateLimit(connectionId: string): Promise<Budget | null> {
+    const hit = this.#limitCache.get(connectionId)
+    if (hit && Date.now() - hit.at < LIMIT_CACHE_MS) return hit.budget
+    const row = await this.#limits.get(connectionId)
+    const budget = row ? { points: row.requests, durationMs: row.per_ms } : null
+    if (this.#limitCache.size > 10_000) this.#limitCache.clear()
+    this.#limitCache.set(connectionId, { budget, at: Date.now() })
+    return budget
+  }
+}
+
+function definedOnly<T extends object>(o: T | undefined): Partial<T> {
+  const out: Partial<T> = {}
+  if (o) for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as any)[k] = v
+  return out
+}

@@ -1,0 +1,200 @@
+// The credit ledger (what a metered upstream charged each step run, per connection and agent)
+// and per-agent credit budgets.
+import type { Kysely, SelectQueryBuilder } from 'kysely'
+import { newId, nowIso } from './ids.ts'
+import type { CreditBudgetsTable, CreditLedgerTable, Database } from './schema.ts'
+
+export type CreditEntryRow = CreditLedgerTable
+export type CreditBudgetRow = CreditBudgetsTable
+
+export interface CreditFilter {
+  connectionId?: string
+  /** An agent id; null selects workspace (admin) callers. */
+  agentId?: string | null
+  stepId?: string
+  /** ISO times: since inclusive, until exclusive. */
+  since?: string
+  until?: string
+}
+
+export interface CreditSummary {
+  credits: number
+  charges: number
+  byConnection: Array<{ connectionId: string; credits: number; charges: number; lastRemaining: number | null }>
+  byAgent: Array<{ agentId: string | null; credits: number; charges: number }>
+}
+
+const num = (v: unknown) => Number(v ?? 0)
+
+export class CreditLedger {
+  #db: Kysely<Database>
+  constructor(db: Kysely<Database>) {
+    this.#db = db
+  }
+
+  async insert(values: Omit<CreditEntryRow, 'id' | 'created_at'>): Promise<CreditEntryRow> {
+    const row: CreditEntryRow = { ...values, id: newId('crd'), created_at: nowIso() }
+    await this.#db.insertInto('credit_ledger').values(row).execute()
+    return row
+  }
+
+  #filtered(workspaceId: string, f: CreditFilter) {
+    let q = this.#db.selectFrom('credit_ledger').where('workspace_id', '=', workspaceId)
+    if (f.connectionId) q = q.where('connection_id', '=', f.connectionId)
+    if (f.agentId === null) q = q.where('agent_id', 'is', null)
+    else if (f.agentId !== undefined) q = q.where('agent_id', '=', f.agentId)
+    if (f.stepId) q = q.where('step_id', '=', f.stepId)
+    if (f.since) q = q.where('created_at', '>=', f.since)
+    if (f.until) q = q.where('created_at', '<', f.until)
+    return q
+  }
+
+  /** Newest first; `cursor` is the `cursor` of the previous page's last entry. */
+  async list(
+    workspaceId: string,
+    f: CreditFilter,
+    page: { limit: number; cursor?: string },
+  ): Promise<{ entries: CreditEntryRow[]; next: string | null }> {
+    let q: SelectQueryBuilder<Database, 'credit_ledger', CreditEntryRow> = this.#filtered(
+      workspaceId,
+      f,
+    ).selectAll()
+    const after = page.cursor ? decodeCursor(page.cursor) : null
+    if (after)
+      q = q.where((eb) =>
+        eb.or([
+          eb('created_at', '<', after.createdAt),
+          eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
+        ]),
+      )
+    const rows = await q
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit + 1)
+      .execute()
+    const entries = rows.slice(0, page.limit)
+    const last = entries[entries.length - 1]
+    return { entries, next: rows.length > page.limit && last ? encodeCursor(last) : null }
+  }
+
+  async summary(workspaceId: string, f: CreditFilter): Promise<CreditSummary> {
+    const totals = await this.#filtered(workspaceId, f)
+      .select((eb) => [eb.fn.sum<number>('credits').as('credits'), eb.fn.countAll<number>().as('charges')])
+      .executeTakeFirst()
+    const byConnection = await this.#filtered(workspaceId, f)
+      .select((eb) => [
+        'connection_id',
+        eb.fn.sum<number>('credits').as('credits'),
+        eb.fn.countAll<number>().as('charges'),
+      ])
+      .groupBy('connection_id')
+      .orderBy('connection_id')
+      .execute()
+    const byAgent = await this.#filtered(workspaceId, f)
+      .select((eb) => ['agent_id', eb.fn.sum<number>('credits').as('credits'), eb.fn.countAll<number>().as('charges')])
+      .groupBy('agent_id')
+      .orderBy('agent_id')
+      .execute()
+    const connections = []
+    for (const r of byConnection) {
+      const last = await this.#db
+        .selectFrom('credit_ledger')
+        .select('remaining')
+        .where('workspace_id', '=', workspaceId)
+        .where('connection_id', '=', r.connection_id)
+        .where('remaining', 'is not', null)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst()
+      connections.push({
+        connectionId: r.connection_id,
+        credits: num(r.credits),
+        charges: num(r.charges),
+        lastRemaining: last?.remaining ?? null,
+      })
+    }
+    return {
+      credits: num(totals?.credits),
+      charges: num(totals?.charges),
+      byConnection: connections,
+      byAgent: byAgent.map((r) => ({ agentId: r.agent_id, credits: num(r.credits), charges: num(r.charges) })),
+    }
+  }
+
+  /** Credits charged to an agent since a time (all time without one). */
+  async spentByAgent(workspaceId: string, agentId: string, since?: string): Promise<number> {
+    const r = await this.#filtered(workspaceId, { agentId, since })
+      .select((eb) => eb.fn.sum<number>('credits').as('credits'))
+      .executeTakeFirst()
+    return num(r?.credits)
+  }
+}
+
+export class CreditBudgets {
+  #db: Kysely<Database>
+  constructor(db: Kysely<Database>) {
+    this.#db = db
+  }
+
+  async get(workspaceId: string, agentId: string): Promise<CreditBudgetRow | undefined> {
+    return this.#db
+      .selectFrom('credit_budgets')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('agent_id', '=', agentId)
+      .executeTakeFirst()
+  }
+
+  async list(workspaceId: string): Promise<CreditBudgetRow[]> {
+    return this.#db
+      .selectFrom('credit_budgets')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('agent_id')
+      .execute()
+  }
+
+  async put(
+    workspaceId: string,
+    agentId: string,
+    values: { limit: number; period: CreditBudgetRow['period'] },
+  ): Promise<CreditBudgetRow> {
+    const now = nowIso()
+    await this.#db
+      .insertInto('credit_budgets')
+      .values({
+        workspace_id: workspaceId,
+        agent_id: agentId,
+        credit_limit: values.limit,
+        period: values.period,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(['workspace_id', 'agent_id'])
+          .doUpdateSet({ credit_limit: values.limit, period: values.period, updated_at: now }),
+      )
+      .execute()
+    return (await this.get(workspaceId, agentId))!
+  }
+
+  async delete(workspaceId: string, agentId: string): Promise<boolean> {
+    const r = await this.#db
+      .deleteFrom('credit_budgets')
+      .where('workspace_id', '=', workspaceId)
+      .where('agent_id', '=', agentId)
+      .executeTakeFirst()
+    return Number(r.numDeletedRows) > 0
+  }
+}
+
+function encodeCursor(row: CreditEntryRow): string {
+  return Buffer.from(`${row.created_at}|${row.id}`).toString('base64url')
+}
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } | null {
+  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
+  return createdAt && id ? { createdAt, id } : null
+}
