@@ -18,9 +18,11 @@ export interface StepHints {
 export type ScopedKind = 'board' | 'list' | 'card' | 'checklist' | 'label' | 'repository' | 'owner'
 
 export interface ScopedField {
-  /** Dotted path of the input field that names the resource. */
-  field: string
   kind: ScopedKind
+  /** Dotted path of the input field that names the resource… */
+  field?: string
+  /** …or how to read it from the input (a repository from owner and repo: `o/r`). */
+  value?: (input: any) => string | undefined
 }
 
 export interface StepContext {
@@ -88,6 +90,26 @@ export function defineStep<I extends z.ZodType, O extends z.ZodType>(
   return def
 }
 
+/** An upstream happening after the connector has read it: stored once, matched to triggers. */
+export interface NormalizedEvent {
+  /** The upstream's own id for the happening (an action id, a delivery GUID): the dedupe key. */
+  id: string
+  /** The upstream's event type: `updateCard`, `pull_request.closed` … */
+  type: string
+  occurredAt: string
+  /** Where it happened, for matching, scope and diagnosis. */
+  refs: { board?: string; list?: string; card?: string; repository?: string; account?: string }
+  /** The payload agents receive. */
+  data: unknown
+}
+
+export interface PollContext {
+  http: Http
+  /** What the previous poll left; null on the first poll. */
+  cursor: unknown
+  now: Date
+}
+
 export interface TriggerDefinition<C extends z.ZodType = z.ZodType> {
   key: string
   name: string
@@ -96,6 +118,16 @@ export interface TriggerDefinition<C extends z.ZodType = z.ZodType> {
   config: C
   /** A sample of the event payload this trigger delivers. */
   sample?: unknown
+  /** Config fields that name scoped resources (checked against the agent's scope). */
+  scoped?: ScopedField[]
+  /** Instant triggers: the upstream model the webhook watches (a board id, a repository, the account). */
+  watch?: (config: z.output<C>) => { model: string }
+  /** Instant triggers: whether an event on the watched model is one this trigger fires for. */
+  match?: (event: NormalizedEvent, config: z.output<C>) => boolean
+  /** Polled triggers: the new events since the cursor, and the next cursor. Event ids must be stable. */
+  poll?: (ctx: PollContext, config: z.output<C>) => Promise<{ events: NormalizedEvent[]; cursor: unknown }>
+  /** Polled triggers: the default interval. */
+  pollIntervalMs?: number
 }
 
 export function defineTrigger<C extends z.ZodType>(def: TriggerDefinition<C>): TriggerDefinition<C> {
@@ -122,6 +154,40 @@ export interface OutgoingRequest {
 export interface RateLimitHint {
   /** Milliseconds until the upstream will accept requests again, if the response says. */
   retryAfterMs?: number
+}
+
+/** A delivery as it reached the ingress, before anything is trusted. */
+export interface IncomingDelivery {
+  headers: Record<string, string>
+  rawBody: string
+  /** The callback address the upstream was given (some signatures cover it). */
+  callbackUrl: string
+}
+
+/** How a connector's upstream webhooks are made, removed, verified and read. */
+export interface WebhookSupport {
+  register: (
+    http: Http,
+    hook: { callbackUrl: string; model: string; secret: string; description: string },
+  ) => Promise<{ id: string }>
+  unregister: (http: Http, id: string) => Promise<void>
+  /** The upstream's hooks for these credentials, to adopt one that already exists. */
+  list: (http: Http) => Promise<Array<{ id: string; callbackUrl: string; model: string }>>
+  /** Checks the delivery's signature; `secret` is the one given at registration. */
+  verify: (delivery: IncomingDelivery, keys: { secret: string; credentials: Credentials }) => boolean
+  /** The upstream's delivery id and the events in it; `ignore` for handshakes such as pings. */
+  parse: (delivery: IncomingDelivery) => { deliveryId: string; events: NormalizedEvent[] } | { ignore: string }
+}
+
+/** How an agent's scope is checked for a connector's steps. */
+export interface ScopeSupport {
+  /** The board or repository a scoped input value belongs to (a card's board, a list's board …). */
+  resolve: (http: Http, kind: ScopedKind, value: string) => Promise<{ kind: 'board' | 'repository'; id: string }>
+  /**
+   * The scoped resources an API Call's input names, read from its method, path and body; null
+   * when the call cannot be attributed to any (it is then denied to a scoped agent).
+   */
+  attributeApiCall: (input: any) => Array<{ kind: ScopedKind; value: string }> | null
 }
 
 export interface ConnectorDefinition {
@@ -153,6 +219,8 @@ export interface ConnectorDefinition {
   lookups?: { cacheTtlMs: number; cacheMaxEntries: number; coalesceWindowMs: number }
   steps: StepDefinition[]
   triggers: TriggerDefinition[]
+  webhooks?: WebhookSupport
+  scope?: ScopeSupport
 }
 
 export function defineConnector(def: ConnectorDefinition): ConnectorDefinition {
