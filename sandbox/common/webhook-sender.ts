@@ -44,6 +44,8 @@ export class WebhookSender {
   #clock: Clock
   #faults: Faults
   #maxKept = 5000
+  #stopped = false
+  #wakers = new Set<() => void>()
 
   constructor(clock: Clock, faults: Faults) {
     this.#clock = clock
@@ -74,7 +76,8 @@ export class WebhookSender {
       return record
     }
     for (let attempt = 0; attempt < opts.attempts; attempt++) {
-      if (attempt > 0) await sleep(opts.retryDelayMs(attempt - 1) * this.retryDelayScale)
+      if (attempt > 0) await this.#wait(opts.retryDelayMs(attempt - 1) * this.retryDelayScale)
+      if (this.#stopped) break
       const started = performance.now()
       try {
         const res = await fetch(opts.url, {
@@ -104,6 +107,29 @@ export class WebhookSender {
     }
     record.outcome = 'failed'
     return record
+  }
+
+  /**
+   * For shutdown: retry waits end at once and no further attempts are made (those deliveries end
+   * as failed), so a closed emulator does not keep the process alive for minutes of retries.
+   */
+  stop(): void {
+    this.#stopped = true
+    for (const wake of this.#wakers) wake()
+    this.#wakers.clear()
+  }
+
+  #wait(ms: number): Promise<void> {
+    if (this.#stopped) return Promise.resolve()
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer)
+        this.#wakers.delete(wake)
+        resolve()
+      }
+      const timer = setTimeout(wake, ms)
+      this.#wakers.add(wake)
+    })
   }
 
   find(id: string): DeliveryRecord | undefined {

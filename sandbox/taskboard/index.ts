@@ -1,0 +1,99 @@
+// The task-board emulator: a local stand-in for the classic task-board REST API v1 (keys and
+// tokens, boards, lists, cards, checklists, labels, actions, notifications, webhooks, the token
+// page and OAuth 1.0a), with a control API under /_sandbox for tests.
+import { createEmulator, type Emulator, listen } from '../common/emulator-app.ts'
+import { registerControl } from './control.ts'
+import { sendError } from './errors.ts'
+import { registerOAuth1 } from './oauth1.ts'
+import { RateLimits } from './rate-limits.ts'
+import { registerApi } from './routes/api.ts'
+import type { Deps } from './routes/helpers.ts'
+import { DEMO, seedDemo } from './seed.ts'
+import { Store } from './store.ts'
+import { registerTokenPage } from './token-page.ts'
+import { registerWebPages } from './web-pages.ts'
+import { WebhookHub } from './webhooks.ts'
+
+export interface TaskboardSandbox {
+  /** API base; every API path starts with /1/. */
+  url: string
+  /** Base of /1/authorize and the OAuth 1.0a pages. */
+  authUrl: string
+  /** Base of page addresses /b/{shortLink}/{slug} and /c/{shortLink}/{slug} (+ .json). */
+  webUrl: string
+  demo: {
+    key: string
+    secret: string
+    token: string
+    memberId: string
+    username: string
+    fullName: string
+    boardId: string
+    listIds: string[]
+  }
+  emulator: Emulator
+  close(): Promise<void>
+}
+
+const DEFAULT_WEBHOOK_TIMEOUT_MS = 30_000
+
+export async function startTaskboardSandbox(
+  opts: { port?: number; host?: string } = {},
+): Promise<TaskboardSandbox> {
+  // The shell needs the reset hook before the store exists; it only runs on a control call.
+  let deps: Deps | undefined
+  const emulator = createEmulator({
+    sendError,
+    reset: () => {
+      if (!deps) return
+      deps.store.reset()
+      deps.limits.reset()
+      deps.hub.timeoutMs = DEFAULT_WEBHOOK_TIMEOUT_MS
+    },
+  })
+  const store = new Store(emulator.clock, seedDemo)
+  const hub = new WebhookHub(store, emulator)
+  hub.timeoutMs = DEFAULT_WEBHOOK_TIMEOUT_MS
+  deps = { store, hub, limits: new RateLimits(emulator.clock), emulator }
+
+  registerApi(emulator.app, deps)
+  registerTokenPage(emulator.app, deps)
+  registerOAuth1(emulator.app, deps)
+  registerWebPages(emulator.app, deps)
+  registerControl(emulator.app, deps)
+
+  const base = await listen(emulator.app, opts.port ?? 0, opts.host)
+  store.webUrl = base
+
+  const demoMember = store.findMember(DEMO.username)!
+  const demoBoard = [...store.boards.values()].find((b) => b.name === 'Demo Board')!
+  const listIds = [...store.lists.values()]
+    .filter((l) => l.idBoard === demoBoard.id)
+    .sort((a, b) => a.pos - b.pos)
+    .map((l) => l.id)
+
+  return {
+    url: base,
+    authUrl: base,
+    webUrl: base,
+    demo: {
+      key: DEMO.key,
+      secret: DEMO.secret,
+      token: DEMO.token,
+      memberId: demoMember.id,
+      username: DEMO.username,
+      fullName: DEMO.fullName,
+      boardId: demoBoard.id,
+      listIds,
+    },
+    emulator,
+    async close() {
+      hub.closed = true
+      // Pending retries would otherwise hold the process open for minutes after a close.
+      emulator.webhooks.stop()
+      await emulator.app.close()
+    },
+  }
+}
+
+export { DEMO } from './seed.ts'
