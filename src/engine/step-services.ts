@@ -1,8 +1,9 @@
 // What the engine lends a step run besides ctx.http: the connection's result cache and batcher,
 // credit metering (the ledger reads each response's charge through the connector's `metering`)
 // and budgets, and the connection's own rate limit. Connectors only declare; this file runs it.
+
+import { type BatchCaller, Batcher } from '../kit/batcher.ts'
 import type { ConnectorDefinition, Credentials, StepContext, StepCredits } from '../kit/define.ts'
-import { Batcher, type BatchCaller } from '../kit/batcher.ts'
 import { notFound } from '../kit/errors.ts'
 import type { Budget } from '../kit/pacer.ts'
 import { ResultCache } from '../kit/result-cache.ts'
@@ -131,7 +132,10 @@ export class StepServices {
             storedConnection: true,
             pacing,
             onUnauthorized: (message) =>
-              this.#connections.markLapsed(connectionId, `${connector.name} refused the credentials: ${message}`),
+              this.#connections.markLapsed(
+                connectionId,
+                `${connector.name} refused the credentials: ${message}`,
+              ),
           }),
         charge,
       }
@@ -185,7 +189,8 @@ export class StepServices {
   /** Forgets a connection's cached results (after a disconnect, say). */
   forget(connectionId: string): void {
     this.#caches.delete(connectionId)
-    for (const key of this.#batchers.keys()) if (key.startsWith(`${connectionId}:`)) this.#batchers.delete(key)
+    for (const key of this.#batchers.keys())
+      if (key.startsWith(`${connectionId}:`)) this.#batchers.delete(key)
   }
 
   #tuningOf(connector: ConnectorDefinition): Required<LookupTuning> | null {

@@ -124,13 +124,20 @@ export class Batcher {
         headers = res.headers
       }
       this.#book(spec, items, results, headers)
-      items.forEach((item, i) => item.resolve(results[i]))
+      items.forEach((item, i) => {
+        item.resolve(results[i])
+      })
     } catch (err) {
       for (const item of items) item.reject(err)
     }
   }
 
-  #book(spec: BatchSpec<unknown, unknown>, items: Waiting[], results: unknown[], headers: Record<string, string>) {
+  #book(
+    spec: BatchSpec<unknown, unknown>,
+    items: Waiting[],
+    results: unknown[],
+    headers: Record<string, string>,
+  ) {
     const m = this.#metering?.read(headers)
     if (!m || m.charged <= 0) return
     const shares = apportion(
@@ -138,7 +145,9 @@ export class Batcher {
       results.map((r) => Math.max(0, spec.creditsOf?.(r) ?? 1)),
     )
     const byCaller = new Map<BatchCaller, number>()
-    items.forEach((item, i) => byCaller.set(item.caller, (byCaller.get(item.caller) ?? 0) + shares[i]))
+    items.forEach((item, i) => {
+      byCaller.set(item.caller, (byCaller.get(item.caller) ?? 0) + shares[i])
+    })
     for (const [caller, credits] of byCaller) if (credits > 0) caller.charge(credits, m.remaining)
   }
 }
@@ -155,7 +164,9 @@ export function apportion(total: number, weights: number[]): number[] {
   const exact = w.map((x) => (total * x) / wSum)
   const shares = exact.map(Math.floor)
   let left = total - shares.reduce((a, b) => a + b, 0)
-  const order = exact.map((x, i) => [x - Math.floor(x), i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1])
+  const order = exact
+    .map((x, i) => [x - Math.floor(x), i] as const)
+    .sort((a, b) => b[0] - a[0] || a[1] - b[1])
   for (const [, i] of order) {
     if (left <= 0) break
     shares[i]++

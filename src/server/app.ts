@@ -14,6 +14,8 @@ import { installAuthentication } from './authenticate.ts'
 import { installErrorHandling } from './error-handler.ts'
 import { catalogRoutes } from './routes/catalog.ts'
 import { connectionRoutes } from './routes/connections.ts'
+import { creditRoutes } from './routes/credits.ts'
+import { rateLimitRoutes } from './routes/rate-limits.ts'
 import { stepRoutes } from './routes/steps.ts'
 
 export const loggerOptions = (level: string): FastifyServerOptions['logger'] => ({
@@ -67,5 +69,7 @@ export async function buildApp(
   await app.register(catalogRoutes(engine))
   await app.register(stepRoutes(engine))
   await app.register(connectionRoutes(engine))
+  await app.register(creditRoutes(engine))
+  await app.register(rateLimitRoutes(engine))
   return app
 }

@@ -17,6 +17,7 @@ export const ErrorBody = z
 export const errorResponses = {
   400: ErrorBody,
   401: ErrorBody,
+  402: ErrorBody,
   403: ErrorBody,
   404: ErrorBody,
   409: ErrorBody,

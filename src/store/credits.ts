@@ -20,7 +20,12 @@ export interface CreditFilter {
 export interface CreditSummary {
   credits: number
   charges: number
-  byConnection: Array<{ connectionId: string; credits: number; charges: number; lastRemaining: number | null }>
+  byConnection: Array<{
+    connectionId: string
+    credits: number
+    charges: number
+    lastRemaining: number | null
+  }>
   byAgent: Array<{ agentId: string | null; credits: number; charges: number }>
 }
 
@@ -91,7 +96,11 @@ export class CreditLedger {
       .orderBy('connection_id')
       .execute()
     const byAgent = await this.#filtered(workspaceId, f)
-      .select((eb) => ['agent_id', eb.fn.sum<number>('credits').as('credits'), eb.fn.countAll<number>().as('charges')])
+      .select((eb) => [
+        'agent_id',
+        eb.fn.sum<number>('credits').as('credits'),
+        eb.fn.countAll<number>().as('charges'),
+      ])
       .groupBy('agent_id')
       .orderBy('agent_id')
       .execute()
@@ -118,7 +127,11 @@ export class CreditLedger {
       credits: num(totals?.credits),
       charges: num(totals?.charges),
       byConnection: connections,
-      byAgent: byAgent.map((r) => ({ agentId: r.agent_id, credits: num(r.credits), charges: num(r.charges) })),
+      byAgent: byAgent.map((r) => ({
+        agentId: r.agent_id,
+        credits: num(r.credits),
+        charges: num(r.charges),
+      })),
     }
   }
 

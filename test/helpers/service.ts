@@ -1,6 +1,7 @@
 // Starts a real Patchbay (on an ephemeral port, over a real database) against real sandbox
 // upstreams, and gives tests a small client for its API.
 import pg from 'pg'
+import { type ContactdataSandbox, startContactdataSandbox } from '../../sandbox/contactdata/index.ts'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { loadConfig } from '../../src/config.ts'
 import { type RunningService, startService } from '../../src/service.ts'
@@ -11,6 +12,8 @@ export interface TestService {
   url: string
   adminKey: string
   taskboard: TaskboardSandbox
+  /** Present when asked for with the `contactdata` option. */
+  contactdata?: ContactdataSandbox
   api<T = any>(
     method: string,
     path: string,
@@ -23,9 +26,17 @@ export interface TestService {
 const sqliteOnly: TestDatabase = { name: 'sqlite', fresh: () => ({ databaseUrl: null, dataDir: tempDir() }) }
 
 export async function startTestService(
-  opts: { db?: TestDatabase; env?: Record<string, string>; taskboard?: TaskboardSandbox } = {},
+  opts: {
+    db?: TestDatabase
+    env?: Record<string, string>
+    taskboard?: TaskboardSandbox
+    /** A contact-data sandbox to use, or true to start one. */
+    contactdata?: ContactdataSandbox | true
+  } = {},
 ): Promise<TestService> {
   const taskboard = opts.taskboard ?? (await startTaskboardSandbox())
+  const contactdata =
+    opts.contactdata === true ? await startContactdataSandbox() : (opts.contactdata ?? undefined)
   const db = (opts.db ?? sqliteOnly).fresh()
   const adminKey = `pb_admin_test_${Math.random().toString(36).slice(2)}`
   const config = {
@@ -37,7 +48,7 @@ export async function startTestService(
     adminKey,
   }
   const service = await startService(config, {
-    baseUrls: { taskboard: taskboard.url },
+    baseUrls: { taskboard: taskboard.url, contactdata: contactdata?.url },
     pgSchema: db.pgSchema,
     logging: false,
   })
@@ -58,10 +69,12 @@ export async function startTestService(
     url: service.url,
     adminKey,
     taskboard,
+    contactdata,
     api,
     close: async () => {
       await service.close()
       if (!opts.taskboard) await taskboard.close()
+      if (opts.contactdata === true) await contactdata?.close()
       if (db.pgSchema && db.databaseUrl) {
         const client = new pg.Client({ connectionString: db.databaseUrl })
         await client.connect()

@@ -7,7 +7,12 @@ export const apiKey: AuthMethod = {
   description:
     "The contact-data account's API key, generated in its account settings under API and integrations. Patchbay checks it with the account endpoint and lists the connection under the account's name.",
   credentials: z.object({
-    apiKey: z.string().trim().min(1).max(512).describe('The API key (treated as a password; never shown again).'),
+    apiKey: z
+      .string()
+      .trim()
+      .min(1)
+      .max(512)
+      .describe('The API key (treated as a password; never shown again).'),
   }),
 }
 
@@ -28,12 +33,15 @@ export function classifyContactdataError(status: number): ClassifiedError | unde
 }
 
 /** `x-credits-charged` and `x-credits-remaining` on every reply. */
-export function readCredits(headers: Record<string, string>): { charged: number; remaining?: number } | undefined {
+export function readCredits(
+  headers: Record<string, string>,
+): { charged: number; remaining?: number } | undefined {
   const charged = Number(headers['x-credits-charged'])
   if (headers['x-credits-charged'] === undefined || !Number.isFinite(charged)) return undefined
   const remaining = Number(headers['x-credits-remaining'])
   return {
     charged,
-    remaining: headers['x-credits-remaining'] !== undefined && Number.isFinite(remaining) ? remaining : undefined,
+    remaining:
+      headers['x-credits-remaining'] !== undefined && Number.isFinite(remaining) ? remaining : undefined,
   }
 }
