@@ -19,6 +19,11 @@ export interface BatchSpec<Q, R> {
   sendMany: (http: Http, queries: Q[]) => Promise<UpstreamResponse<R[]>>
   /** Equal keys are the same lookup (normalize case, URL forms and the like). */
   cacheKey: (query: Q) => string
+  /**
+   * Other lookups a result answers as well (a person found by name is also the one found by each
+   * of their email addresses): its cache keys under those. Only unambiguous identifiers belong here.
+   */
+  resultKeys?: (result: R) => string[]
   /** Whether a result may be served again from the cache (not a per-record error). Default: yes. */
   cacheable?: (result: R) => boolean
   /** The most credits one query can cost; held against the caller's budget before sending. */

@@ -213,7 +213,11 @@ export class UpstreamClient implements Http {
       )
     }
     const named = this.#o.connector.classifyError?.(status, text)
-    if (named) return new PatchbayError(named.status, named.code, `${what}: ${upstreamMessage}`, { hint: named.hint, upstream })
+    if (named)
+      return new PatchbayError(named.status, named.code, `${what}: ${upstreamMessage}`, {
+        hint: named.hint,
+        upstream,
+      })
     if (status >= 500) {
       return new PatchbayError(502, 'UPSTREAM_ERROR', `${what}: ${upstreamMessage}`, {
         hint: 'The upstream failed; try again later.',

@@ -74,7 +74,9 @@ export async function lookupAll<Q, R>(
       }
       mine.forEach((m, j) => {
         const result = results[j]
-        m.settle(result, spec.cacheable?.(result) ?? true)
+        const keep = spec.cacheable?.(result) ?? true
+        m.settle(result, keep)
+        if (keep && ctx.cache) for (const k of spec.resultKeys?.(result) ?? []) ctx.cache.put(k, result)
         // A record asked for twice in one request is paid for once.
         m.indexes.forEach((i, n) => {
           out[i] = Promise.resolve({ result, cached: n > 0 })

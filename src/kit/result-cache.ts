@@ -93,6 +93,11 @@ export class ResultCache {
     }
   }
 
+  /** Keeps a result under a key nobody is fetching (another key the same result answers). */
+  put(key: string, value: unknown): void {
+    if (this.enabled && !this.#pending.has(key)) this.#store(key, value)
+  }
+
   clear(): void {
     this.#entries.clear()
   }

@@ -18,6 +18,16 @@ export const personLookup = defineLookup<PersonQuery, PersonResult>({
   sendOne: (http, q) => http.request({ method: 'POST', path: '/person', body: q }),
   sendMany: (http, qs) => http.request({ method: 'POST', path: '/person/bulk', body: qs }),
   cacheKey: personKey,
+  // A person is also the answer to a lookup by any of their emails or their profile URL.
+  resultKeys: (r) =>
+    r.person
+      ? [
+          ...(r.person.emails ?? []).map((e) => personKey({ email: e.address })),
+          ...(r.person.socialProfiles?.linkedin
+            ? [personKey({ linkedInUrl: r.person.socialProfiles.linkedin })]
+            : []),
+        ]
+      : [],
   cacheable: (r) => !r.error,
   worstCaseCredits: () => 2,
   creditsOf: (r) => (r.matched && r.person ? ((r.person.phones?.length ?? 0) > 0 ? 2 : 1) : 0),
@@ -29,6 +39,8 @@ export const companyLookup = defineLookup<CompanyQuery, CompanyResult>({
   sendOne: (http, q) => http.request({ method: 'POST', path: '/company', body: q }),
   sendMany: (http, qs) => http.request({ method: 'POST', path: '/company/bulk', body: qs }),
   cacheKey: companyKey,
+  // A company found by name is also the answer to a lookup by its domain.
+  resultKeys: (r) => (r.company?.domain ? [companyKey({ domain: r.company.domain })] : []),
   cacheable: (r) => !r.error,
   worstCaseCredits: () => 1,
   creditsOf: (r) => (r.matched && r.company ? 1 : 0),
