@@ -61,4 +61,32 @@ export class ApiKeys {
   async revoke(id: string): Promise<void> {
     await this.#db.updateTable('api_keys').set({ revoked_at: nowIso() }).where('id', '=', id).execute()
   }
+
+  /** An agent's keys, oldest first (revoked ones included, for the record). */
+  async listForAgent(workspaceId: string, agentId: string): Promise<ApiKeyRow[]> {
+    return this.#db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('kind', '=', 'agent')
+      .where('agent_id', '=', agentId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute()
+  }
+
+  /** Revokes every live key of an agent; returns the ids revoked. */
+  async revokeForAgent(workspaceId: string, agentId: string): Promise<string[]> {
+    const live = await this.#db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('workspace_id', '=', workspaceId)
+      .where('agent_id', '=', agentId)
+      .where('revoked_at', 'is', null)
+      .execute()
+    if (live.length === 0) return []
+    const ids = live.map((r) => r.id)
+    await this.#db.updateTable('api_keys').set({ revoked_at: nowIso() }).where('id', 'in', ids).execute()
+    return ids
+  }
 }

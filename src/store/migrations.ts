@@ -11,6 +11,9 @@ export async function migrate(db: Kysely<any>, schema?: string): Promise<void> {
     db,
     provider: new FileMigrationProvider({ fs, path, migrationFolder: folder }),
     migrationTableSchema: schema,
+    // Parts are built side by side, so a lower-numbered migration can land after a higher one
+    // was applied to an existing data directory; each migration stands on its own.
+    allowUnorderedMigrations: true,
   })
   const { error, results } = await migrator.migrateToLatest()
   const failed = results?.find((r) => r.status === 'Error')

@@ -81,6 +81,55 @@ export interface ConnectionRateLimitsTable {
   updated_at: string
 }
 
+/** An agent: its scope, the connections it may use and where its events go (migration 0002). */
+export interface AgentsTable {
+  id: string
+  workspace_id: string
+  name: string
+  /** JSON: { boards: string[], repositories: string[] }. */
+  scope: string
+  /** JSON: string[] of connection ids. */
+  connection_ids: string
+  /** JSON: { type: 'webhook', url } or { type: 'stream' }. */
+  delivery: string
+  /** Vault ciphertext of the Standard Webhooks signing secret (whsec_…). */
+  signing_secret: string
+  created_at: string
+  updated_at: string
+}
+
+/** An agent's tool: an ordered chain of tool steps with templated inputs (migration 0002). */
+export interface ToolsTable {
+  id: string
+  workspace_id: string
+  agent_id: string
+  name: string
+  description: string
+  /** JSON: [{ name?, stepId, connectionId, input }]. */
+  steps: string
+  created_at: string
+  updated_at: string
+}
+
+/** One run of a tool: what each step did (migration 0002). */
+export interface ToolRunsTable {
+  id: string
+  workspace_id: string
+  agent_id: string
+  tool_id: string
+  trigger_id: string | null
+  event_id: string | null
+  status: 'running' | 'succeeded' | 'failed'
+  /** JSON: the tool's input. */
+  input: string
+  /** JSON: one record per step (status, output, error). */
+  steps: string
+  error_code: string | null
+  error_message: string | null
+  created_at: string
+  finished_at: string | null
+}
+
 export interface Database {
   workspaces: WorkspacesTable
   api_keys: ApiKeysTable
@@ -89,4 +138,7 @@ export interface Database {
   credit_ledger: CreditLedgerTable
   credit_budgets: CreditBudgetsTable
   connection_rate_limits: ConnectionRateLimitsTable
+  agents: AgentsTable
+  tools: ToolsTable
+  tool_runs: ToolRunsTable
 }

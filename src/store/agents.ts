@@ -1,0 +1,79 @@
+// Agents as rows. Scope, connection ids and the delivery target are JSON text (one schema for
+// SQLite and PostgreSQL); the signing secret is vault ciphertext, sealed by the engine.
+import type { Kysely } from 'kysely'
+import { newId, nowIso } from './ids.ts'
+import type { AgentsTable, Database } from './schema.ts'
+
+export type AgentRow = AgentsTable
+
+export type NewAgentRow = Omit<AgentRow, 'id' | 'created_at' | 'updated_at'>
+
+export class Agents {
+  #db: Kysely<Database>
+  constructor(db: Kysely<Database>) {
+    this.#db = db
+  }
+
+  async insert(values: NewAgentRow): Promise<AgentRow> {
+    const now = nowIso()
+    const row: AgentRow = { ...values, id: newId('agt'), created_at: now, updated_at: now }
+    await this.#db.insertInto('agents').values(row).execute()
+    return row
+  }
+
+  async get(workspaceId: string, id: string): Promise<AgentRow | undefined> {
+    return this.#db
+      .selectFrom('agents')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst()
+  }
+
+  async list(workspaceId: string): Promise<AgentRow[]> {
+    return this.#db
+      .selectFrom('agents')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute()
+  }
+
+  /** Changes the given columns; false when there is no such agent. */
+  async update(
+    workspaceId: string,
+    id: string,
+    values: Partial<Pick<AgentRow, 'name' | 'scope' | 'connection_ids' | 'delivery' | 'signing_secret'>>,
+  ): Promise<boolean> {
+    const r = await this.#db
+      .updateTable('agents')
+      .set({ ...values, updated_at: nowIso() })
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows) > 0
+  }
+
+  /** Removes the agent with its tools and tool runs; false when there is no such agent. */
+  async delete(workspaceId: string, id: string): Promise<boolean> {
+    return this.#db.transaction().execute(async (tx) => {
+      await tx
+        .deleteFrom('tool_runs')
+        .where('workspace_id', '=', workspaceId)
+        .where('agent_id', '=', id)
+        .execute()
+      await tx
+        .deleteFrom('tools')
+        .where('workspace_id', '=', workspaceId)
+        .where('agent_id', '=', id)
+        .execute()
+      const r = await tx
+        .deleteFrom('agents')
+        .where('workspace_id', '=', workspaceId)
+        .where('id', '=', id)
+        .executeTakeFirst()
+      return Number(r.numDeletedRows) > 0
+    })
+  }
+}

@@ -1,0 +1,73 @@
+// Tool run records: each step's status, output and error. Inputs of the steps are not kept
+// (they may be rendered from anything); the tool's own input is.
+import type { Kysely } from 'kysely'
+import type { Database, ToolRunsTable } from './schema.ts'
+
+export type ToolRunRow = ToolRunsTable
+
+export class ToolRuns {
+  #db: Kysely<Database>
+  constructor(db: Kysely<Database>) {
+    this.#db = db
+  }
+
+  async insert(row: ToolRunRow): Promise<void> {
+    await this.#db.insertInto('tool_runs').values(row).execute()
+  }
+
+  async finish(
+    id: string,
+    values: Pick<ToolRunRow, 'status' | 'steps' | 'error_code' | 'error_message' | 'finished_at'>,
+  ): Promise<void> {
+    await this.#db.updateTable('tool_runs').set(values).where('id', '=', id).execute()
+  }
+
+  async get(workspaceId: string, id: string): Promise<ToolRunRow | undefined> {
+    return this.#db
+      .selectFrom('tool_runs')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst()
+  }
+
+  /** An agent's runs, newest first; `cursor` is the `next` of the previous page. */
+  async list(
+    workspaceId: string,
+    agentId: string,
+    page: { limit: number; cursor?: string; toolId?: string },
+  ): Promise<{ runs: ToolRunRow[]; next: string | null }> {
+    let q = this.#db
+      .selectFrom('tool_runs')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('agent_id', '=', agentId)
+    if (page.toolId) q = q.where('tool_id', '=', page.toolId)
+    const after = page.cursor ? decodeCursor(page.cursor) : null
+    if (after)
+      q = q.where((eb) =>
+        eb.or([
+          eb('created_at', '<', after.createdAt),
+          eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
+        ]),
+      )
+    const rows = await q
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit + 1)
+      .execute()
+    const runs = rows.slice(0, page.limit)
+    const last = runs[runs.length - 1]
+    return { runs, next: rows.length > page.limit && last ? encodeCursor(last) : null }
+  }
+}
+
+function encodeCursor(row: ToolRunRow): string {
+  return Buffer.from(`${row.created_at}|${row.id}`).toString('base64url')
+}
+
+/** null for a cursor this did not make (the list then starts from the newest). */
+export function decodeCursor(cursor: string): { createdAt: string; id: string } | null {
+  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
+  return createdAt && id ? { createdAt, id } : null
+}
