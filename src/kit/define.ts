@@ -173,16 +173,24 @@ export interface WebhookSupport {
   unregister: (http: Http, id: string) => Promise<void>
   /** The upstream's hooks for these credentials, to adopt one that already exists. */
   list: (http: Http) => Promise<Array<{ id: string; callbackUrl: string; model: string }>>
+  /** Why these credentials cannot verify deliveries (e.g. no app secret), or undefined when they can. */
+  cannotVerify?: (credentials: Credentials) => string | undefined
   /** Checks the delivery's signature; `secret` is the one given at registration. */
   verify: (delivery: IncomingDelivery, keys: { secret: string; credentials: Credentials }) => boolean
   /** The upstream's delivery id and the events in it; `ignore` for handshakes such as pings. */
-  parse: (delivery: IncomingDelivery) => { deliveryId: string; events: NormalizedEvent[] } | { ignore: string }
+  parse: (
+    delivery: IncomingDelivery,
+  ) => { deliveryId: string; events: NormalizedEvent[] } | { ignore: string }
 }
 
 /** How an agent's scope is checked for a connector's steps. */
 export interface ScopeSupport {
   /** The board or repository a scoped input value belongs to (a card's board, a list's board …). */
-  resolve: (http: Http, kind: ScopedKind, value: string) => Promise<{ kind: 'board' | 'repository'; id: string }>
+  resolve: (
+    http: Http,
+    kind: ScopedKind,
+    value: string,
+  ) => Promise<{ kind: 'board' | 'repository'; id: string }>
   /**
    * The scoped resources an API Call's input names, read from its method, path and body; null
    * when the call cannot be attributed to any (it is then denied to a scoped agent).

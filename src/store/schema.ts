@@ -1,5 +1,7 @@
 // The tables, as Kysely sees them. Times are ISO-8601 text and booleans integers, so one set of
 // queries and migrations serves SQLite and PostgreSQL alike.
+import type { Generated } from 'kysely'
+
 export interface WorkspacesTable {
   id: string
   name: string
@@ -81,6 +83,100 @@ export interface ConnectionRateLimitsTable {
   updated_at: string
 }
 
+export interface SubscriptionsTable {
+  /** Also the hook id in the callback address /hooks/:connector/:id. */
+  id: string
+  workspace_id: string
+  connector: string
+  connection_id: string
+  /** The upstream model watched: a board id, a repository `owner/repo`, the account. */
+  model: string
+  upstream_hook_id: string | null
+  /** Vault ciphertext of the secret given to the upstream at registration. */
+  secret: string
+  status: 'active' | 'error'
+  last_error: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface TriggersTable {
+  id: string
+  workspace_id: string
+  agent_id: string
+  /** Catalog id: `taskboard.card_moved`. */
+  trigger_key: string
+  connection_id: string
+  config: string
+  /** JSON: {"type":"agent"} or {"type":"tool","toolId"}. */
+  target: string
+  subscription_id: string | null
+  poll_interval_ms: number | null
+  poll_cursor: string | null
+  last_poll_at: string | null
+  next_poll_at: string | null
+  last_poll_error: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface InboxTable {
+  seq: Generated<number>
+  subscription_id: string
+  delivery_id: string
+  headers: string
+  body: string
+  status: 'pending' | 'done' | 'failed'
+  error: string | null
+  received_at: string
+}
+
+export interface EventsTable {
+  seq: Generated<number>
+  id: string
+  workspace_id: string
+  connector: string
+  subscription_id: string
+  connection_id: string
+  model: string
+  upstream_id: string
+  type: string
+  refs: string
+  data: string
+  occurred_at: string
+  received_at: string
+  /** How many triggers it matched. */
+  matched: number
+}
+
+export interface DeliveriesTable {
+  seq: Generated<number>
+  id: string
+  workspace_id: string
+  agent_id: string
+  event_id: string
+  trigger_id: string
+  /** JSON: {"type":"webhook","url"} | {"type":"stream"} | {"type":"tool","toolId"}. */
+  target: string
+  status: 'pending' | 'delivered' | 'failed' | 'dead'
+  attempts: number
+  next_attempt_at: string | null
+  last_status: number | null
+  last_error: string | null
+  tool_run_id: string | null
+  created_at: string
+  delivered_at: string | null
+}
+
+export interface DeliveryAttemptsTable {
+  delivery_id: string
+  attempt: number
+  at: string
+  status: number | null
+  error: string | null
+  duration_ms: number
+}
+
 /** An agent: its scope, the connections it may use and where its events go (migration 0002). */
 export interface AgentsTable {
   id: string
@@ -141,4 +237,10 @@ export interface Database {
   agents: AgentsTable
   tools: ToolsTable
   tool_runs: ToolRunsTable
+  subscriptions: SubscriptionsTable
+  triggers: TriggersTable
+  inbox: InboxTable
+  events: EventsTable
+  deliveries: DeliveriesTable
+  delivery_attempts: DeliveryAttemptsTable
 }

@@ -9,6 +9,11 @@ export const apiKeyToken: AuthMethod = {
   credentials: z.object({
     key: z.string().min(1).describe("The extension's API key."),
     token: z.string().min(1).describe('The token approved for that key.'),
+    secret: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("The API key's secret, shown beside the key. Needed for instant triggers: it verifies webhook deliveries."),
   }),
 }
 
@@ -16,4 +21,6 @@ export const apiKeyToken: AuthMethod = {
 // leak through logged URLs.
 export function authorizeTaskboard(req: OutgoingRequest, credentials: Record<string, string>): void {
   req.headers.authorization = `OAuth oauth_consumer_key="${credentials.key}", oauth_token="${credentials.token}"`
+  // The one path that names the token itself (listing the token's webhooks).
+  if (req.path.includes('{token}')) req.path = req.path.replace('{token}', encodeURIComponent(credentials.token))
 }

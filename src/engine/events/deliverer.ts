@@ -1,0 +1,264 @@
+// Deliveries on their way to agents. Push deliveries are signed (Standard Webhooks) POSTs,
+// retried on a schedule and dead-lettered after the last attempt; pull deliveries go to the
+// agent's event stream; tool deliveries start the agent's tool with the event.
+import type { FastifyBaseLogger } from 'fastify'
+import type { Kysely } from 'kysely'
+import { type Dispatcher, request } from 'undici'
+import { notFound } from '../../kit/errors.ts'
+import { type DeliveryRow, deliveries } from '../../store/event-log.ts'
+import { nowIso } from '../../store/ids.ts'
+import type { Database, DeliveryAttemptsTable } from '../../store/schema.ts'
+import type { JobQueue } from '../job-queue.ts'
+import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
+import { signDelivery } from './standard-webhooks.ts'
+import type { StreamHub } from './stream-hub.ts'
+
+/** Like the well-known webhook services': 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const DEFAULT_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]
+
+export interface DelivererOptions {
+  db: Kysely<Database>
+  jobs: JobQueue
+  hub: StreamHub
+  dispatcher: Dispatcher
+  log: FastifyBaseLogger
+  retryScheduleMs?: number[]
+  timeoutMs?: number
+  scanIntervalMs?: number
+}
+
+type Joined = DeliveryRow & {
+  e_type: string
+  e_upstream_id: string
+  e_occurred_at: string
+  e_refs: string
+  e_data: string
+  e_connector: string
+  t_key: string | null
+}
+
+export class Deliverer {
+  agents: AgentDirectory | null = null
+  tools: ToolRunner | null = null
+  readonly retryScheduleMs: number[]
+  #o: DelivererOptions
+  #inFlight = new Set<string>()
+  #scanner: NodeJS.Timeout | null = null
+  #urls = new Map<string, { url: string | null; secret: string; at: number }>()
+
+  constructor(opts: DelivererOptions) {
+    this.#o = opts
+    this.retryScheduleMs = opts.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS
+    opts.jobs.work<string>('deliver', { batchSize: 64, concurrency: 8 }, (ids) => this.#sendBatch(ids))
+    opts.jobs.work<string>('tool-run', { batchSize: 1, concurrency: 4 }, ([id]) => this.#runTool(id))
+  }
+
+  get maxAttempts(): number {
+    return this.retryScheduleMs.length + 1
+  }
+
+  /** Hands freshly created deliveries on. */
+  async dispatchNew(ids: string[]): Promise<void> {
+    const rows = await this.#joined(ids)
+    for (const row of rows) {
+      const target = JSON.parse(row.target)
+      if (target.type === 'stream') this.#o.hub.publish(row.agent_id, { seq: row.seq, body: this.body(row) })
+      else this.#enqueue(row.id, target.type)
+    }
+  }
+
+  /** On start and then periodically: pending deliveries whose next attempt is due. */
+  async scanDue(): Promise<number> {
+    const due = await deliveries.due(this.#o.db, nowIso(), 1000)
+    let n = 0
+    for (const row of due) {
+      if (this.#inFlight.has(row.id)) continue
+      this.#enqueue(row.id, JSON.parse(row.target).type)
+      n++
+    }
+    return n
+  }
+
+  start(): void {
+    const every = this.#o.scanIntervalMs ?? 1000
+    this.#scanner = setInterval(() => {
+      this.scanDue().catch((err) => this.#o.log.error({ err }, 'delivery scan failed'))
+    }, every)
+    this.#scanner.unref?.()
+  }
+
+  stop(): void {
+    if (this.#scanner) clearInterval(this.#scanner)
+  }
+
+  /** Sends a delivery again, with the same id (receivers deduplicate by webhook-id). */
+  async replay(workspaceId: string, id: string): Promise<DeliveryRow> {
+    const row = await deliveries.get(this.#o.db, workspaceId, id)
+    if (!row) throw notFound('DELIVERY_NOT_FOUND', `There is no delivery "${id}".`, { hint: 'List deliveries with GET /v1/deliveries.' })
+    const target = JSON.parse(row.target)
+    if (target.type === 'stream') {
+      const [joined] = await this.#joined([id])
+      this.#o.hub.publish(row.agent_id, { seq: row.seq, body: this.body(joined) })
+      return row
+    }
+    await deliveries.update(this.#o.db, id, { status: 'pending', next_attempt_at: nowIso(), last_error: null })
+    this.#enqueue(id, target.type)
+    return { ...row, status: 'pending' }
+  }
+
+  /** The JSON an agent receives, the same pushed, streamed or replayed. */
+  body(row: Joined): string {
+    return JSON.stringify({
+      id: row.id,
+      type: row.t_key ?? 'event',
+      timestamp: row.created_at,
+      data: {
+        agentId: row.agent_id,
+        triggerId: row.trigger_id,
+        trigger: row.t_key,
+        event: {
+          id: row.event_id,
+          connector: row.e_connector,
+          type: row.e_type,
+          upstreamId: row.e_upstream_id,
+          occurredAt: row.e_occurred_at,
+          refs: JSON.parse(row.e_refs),
+          data: JSON.parse(row.e_data),
+        },
+      },
+    })
+  }
+
+  async joined(ids: string[]): Promise<Joined[]> {
+    return this.#joined(ids)
+  }
+
+  #enqueue(id: string, type: string): void {
+    if (this.#inFlight.has(id)) return
+    this.#inFlight.add(id)
+    this.#o.jobs.send(type === 'tool' ? 'tool-run' : 'deliver', id)
+  }
+
+  async #joined(ids: string[]): Promise<Joined[]> {
+    if (ids.length === 0) return []
+    return (await this.#o.db
+      .selectFrom('deliveries as d')
+      .innerJoin('events as e', 'e.id', 'd.event_id')
+      .leftJoin('triggers as t', 't.id', 'd.trigger_id')
+      .selectAll('d')
+      .select([
+        'e.type as e_type',
+        'e.upstream_id as e_upstream_id',
+        'e.occurred_at as e_occurred_at',
+        'e.refs as e_refs',
+        'e.data as e_data',
+        'e.connector as e_connector',
+        't.trigger_key as t_key',
+      ])
+      .where('d.id', 'in', ids)
+      .execute()) as Joined[]
+  }
+
+  async #target(row: DeliveryRow): Promise<{ url: string | null; secret: string }> {
+    const cached = this.#urls.get(row.agent_id)
+    if (cached && Date.now() - cached.at < 5_000) return cached
+    const agent = await this.agents!.get(row.workspace_id, row.agent_id)
+    const entry = {
+      url: agent.delivery.type === 'webhook' ? agent.delivery.url : null,
+      secret: await this.agents!.signingSecret(row.agent_id),
+      at: Date.now(),
+    }
+    this.#urls.set(row.agent_id, entry)
+    return entry
+  }
+
+  async #sendBatch(ids: string[]): Promise<void> {
+    try {
+      const rows = (await this.#joined(ids)).filter((r) => r.status === 'pending')
+      const outcomes = await Promise.all(rows.map((r) => this.#sendOne(r)))
+      const attempts: DeliveryAttemptsTable[] = []
+      await this.#o.db.transaction().execute(async (trx) => {
+        for (const o of outcomes) {
+          attempts.push(o.attempt)
+          await deliveries.update(trx, o.id, o.update)
+        }
+        await deliveries.addAttempts(trx, attempts)
+      })
+    } finally {
+      for (const id of ids) this.#inFlight.delete(id)
+    }
+  }
+
+  async #sendOne(row: Joined) {
+    const attemptNo = row.attempts + 1
+    const started = performance.now()
+    let status: number | null = null
+    let error: string | null = null
+    try {
+      const { url, secret } = await this.#target(row)
+      if (!url) throw new Error('the agent has no webhook URL (its delivery target changed)')
+      const body = this.body(row)
+      const headers = signDelivery(secret, row.id, Math.floor(Date.now() / 1000), body)
+      const res = await request(url, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'Patchbay-Webhooks/1' },
+        body,
+        dispatcher: this.#o.dispatcher,
+        headersTimeout: this.#o.timeoutMs ?? 10_000,
+        bodyTimeout: this.#o.timeoutMs ?? 10_000,
+      })
+      status = res.statusCode
+      await res.body.dump()
+      if (status < 200 || status >= 300) error = `the agent endpoint answered ${status}`
+    } catch (err) {
+      error = (err as Error).message
+    }
+    const durationMs = Math.round(performance.now() - started)
+    const at = nowIso()
+    const attempt: DeliveryAttemptsTable = { delivery_id: row.id, attempt: attemptNo, at, status, error, duration_ms: durationMs }
+    if (!error)
+      return { id: row.id, attempt, update: { status: 'delivered' as const, attempts: attemptNo, last_status: status, last_error: null, delivered_at: at, next_attempt_at: null } }
+    const delay = this.retryScheduleMs[attemptNo - 1]
+    if (delay === undefined)
+      return { id: row.id, attempt, update: { status: 'dead' as const, attempts: attemptNo, last_status: status, last_error: error, next_attempt_at: null } }
+    return {
+      id: row.id,
+      attempt,
+      update: { status: 'pending' as const, attempts: attemptNo, last_status: status, last_error: error, next_attempt_at: new Date(Date.now() + delay).toISOString() },
+    }
+  }
+
+  async #runTool(id: string): Promise<void> {
+    try {
+      const [row] = await this.#joined([id])
+      if (!row || row.status !== 'pending') return
+      const target = JSON.parse(row.target)
+      const event = JSON.parse(this.body(row)).data.event
+      const started = performance.now()
+      const run = await this.tools!.run(row.workspace_id, row.agent_id, target.toolId, {
+        input: event.data,
+        event,
+        triggerId: row.trigger_id,
+        eventId: row.event_id,
+      })
+      const ok = run.status === 'succeeded'
+      const at = nowIso()
+      await this.#o.db.transaction().execute(async (trx) => {
+        // A tool run is not retried automatically: its steps may have acted upstream. Replay runs it again.
+        await deliveries.update(trx, id, {
+          status: ok ? 'delivered' : 'failed',
+          attempts: row.attempts + 1,
+          tool_run_id: run.id,
+          last_error: ok ? null : `${run.errorCode ?? 'FAILED'}: ${run.errorMessage ?? 'the tool run failed'}`,
+          delivered_at: ok ? at : null,
+          next_attempt_at: null,
+        })
+        await deliveries.addAttempts(trx, [
+          { delivery_id: id, attempt: row.attempts + 1, at, status: null, error: ok ? null : (run.errorMessage ?? 'failed'), duration_ms: Math.round(performance.now() - started) },
+        ])
+      })
+    } finally {
+      this.#inFlight.delete(id)
+    }
+  }
+}

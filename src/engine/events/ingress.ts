@@ -1,0 +1,127 @@
+// Upstream webhook deliveries come in here. A delivery is verified (a missing or wrong
+// signature is refused and stored nowhere), then committed to the inbox before the upstream
+// gets its 200. Concurrent deliveries are committed together (group commit): one write for many
+// requests, each answered once its row is on disk.
+import type { FastifyBaseLogger } from 'fastify'
+import type { Kysely } from 'kysely'
+import { PatchbayError } from '../../kit/errors.ts'
+import { inbox } from '../../store/event-log.ts'
+import { nowIso } from '../../store/ids.ts'
+import type { Database, InboxTable } from '../../store/schema.ts'
+import type { SubscriptionRow } from '../../store/subscriptions.ts'
+import type { ConnectionService } from '../connection-service.ts'
+import type { JobQueue } from '../job-queue.ts'
+import type { Registry } from '../registry.ts'
+import type { TriggerService } from '../triggers/trigger-service.ts'
+
+/** Only these headers of a delivery are kept (the rest may carry proxies' noise). */
+const KEPT_HEADERS = /^(x-taskboard-|x-codehost-|x-hub-signature|content-type|user-agent)/
+
+export interface IngressResult {
+  status: 'accepted' | 'ignored'
+  reason?: string
+}
+
+export class Ingress {
+  #db: Kysely<Database>
+  #registry: Registry
+  #triggers: TriggerService
+  #connections: ConnectionService
+  #jobs: JobQueue
+  #log: FastifyBaseLogger
+  #subs = new Map<string, { sub: SubscriptionRow; secret: string; at: number }>()
+  #pending: Array<{ row: Omit<InboxTable, 'seq'>; resolve: () => void; reject: (e: unknown) => void }> = []
+  #flushing = false
+
+  constructor(deps: {
+    db: Kysely<Database>
+    registry: Registry
+    triggers: TriggerService
+    connections: ConnectionService
+    jobs: JobQueue
+    log: FastifyBaseLogger
+  }) {
+    this.#db = deps.db
+    this.#registry = deps.registry
+    this.#triggers = deps.triggers
+    this.#connections = deps.connections
+    this.#jobs = deps.jobs
+    this.#log = deps.log
+  }
+
+  async receive(connectorId: string, hookId: string, headers: Record<string, string>, rawBody: string): Promise<IngressResult> {
+    const known = await this.#subscription(connectorId, hookId)
+    const connector = this.#registry.connector(connectorId)!
+    const { credentials } = await this.#connections.load(known.sub.workspace_id, known.sub.connection_id)
+    const delivery = { headers, rawBody, callbackUrl: this.#triggers.callbackUrl(connectorId, hookId) }
+    if (!connector.webhooks!.verify(delivery, { secret: known.secret, credentials })) {
+      this.#log.warn({ connector: connectorId, hook: hookId }, 'refused a webhook delivery with a missing or wrong signature')
+      throw new PatchbayError(401, 'SIGNATURE_INVALID', 'The delivery signature is missing or does not match.', {
+        hint: 'Deliveries must be signed by the upstream with the secret of this webhook.',
+      })
+    }
+    let parsed: ReturnType<NonNullable<typeof connector.webhooks>['parse']>
+    try {
+      parsed = connector.webhooks!.parse(delivery)
+    } catch {
+      throw new PatchbayError(400, 'MALFORMED_DELIVERY', 'The delivery body could not be read.', { hint: 'Send the upstream\'s JSON delivery body unchanged.' })
+    }
+    if ('ignore' in parsed) return { status: 'ignored', reason: parsed.ignore }
+    const kept: Record<string, string> = {}
+    for (const [k, v] of Object.entries(headers)) if (KEPT_HEADERS.test(k)) kept[k] = v
+    await this.#commit({
+      subscription_id: hookId,
+      delivery_id: parsed.deliveryId,
+      headers: JSON.stringify(kept),
+      body: rawBody,
+      status: 'pending',
+      error: null,
+      received_at: nowIso(),
+    })
+    this.#jobs.send('inbox', {}, { singletonKey: 'inbox' })
+    return { status: 'accepted' }
+  }
+
+  /** The webhook a callback address names; unknown ones answer 410 so the upstream drops them. */
+  async #subscription(connectorId: string, hookId: string) {
+    const cached = this.#subs.get(hookId)
+    if (cached && Date.now() - cached.at < 30_000) return cached
+    const sub = await this.#triggers.subscription(hookId)
+    if (!sub || sub.connector !== connectorId) {
+      this.#subs.delete(hookId)
+      throw new PatchbayError(410, 'UNKNOWN_HOOK', `No webhook ${hookId} is registered for ${connectorId}.`, {
+        hint: 'The webhook was removed; the upstream should stop sending to this address.',
+      })
+    }
+    const entry = { sub, secret: this.#triggers.subscriptionSecret(sub), at: Date.now() }
+    this.#subs.set(hookId, entry)
+    return entry
+  }
+
+  forget(hookId: string): void {
+    this.#subs.delete(hookId)
+  }
+
+  #commit(row: Omit<InboxTable, 'seq'>): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ row, resolve, reject })
+      if (!this.#flushing) {
+        this.#flushing = true
+        setImmediate(() => this.#flush())
+      }
+    })
+  }
+
+  async #flush(): Promise<void> {
+    while (this.#pending.length > 0) {
+      const batch = this.#pending.splice(0, 500)
+      try {
+        await inbox.insertMany(this.#db, batch.map((b) => b.row))
+        for (const b of batch) b.resolve()
+      } catch (err) {
+        for (const b of batch) b.reject(err)
+      }
+    }
+    this.#flushing = false
+  }
+}

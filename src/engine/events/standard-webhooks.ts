@@ -1,0 +1,19 @@
+// Signing of outgoing deliveries per the Standard Webhooks scheme: `webhook-id`,
+// `webhook-timestamp` and `webhook-signature: v1,<base64 HMAC-SHA256(key, id.timestamp.body)>`.
+// Signed with node:crypto here, on the hot path; receivers (and our SDK and tests) verify with
+// the scheme's own `standardwebhooks` library, so a mistake on one side would show.
+import { createHmac, randomBytes } from 'node:crypto'
+
+export function generateSigningSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`
+}
+
+export function signDelivery(secret: string, id: string, timestampSeconds: number, body: string): Record<string, string> {
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64')
+  const signature = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestampSeconds),
+    'webhook-signature': `v1,${signature}`,
+  }
+}

@@ -1,0 +1,120 @@
+// Background work of the engine, by name: processing the inbox, sending deliveries, polling
+// triggers. The durable truth lives in the tables (inbox, deliveries, triggers), so a job only
+// says "look at this now" and a lost job is re-created by the recovery scan on start. That is
+// also what lets pg-boss serve the same interface when several instances share PostgreSQL:
+// each job name maps to a pg-boss queue, `send` to boss.send and `work` to boss.work.
+
+export interface JobOptions {
+  /** Run no earlier than this many milliseconds from now. */
+  delayMs?: number
+  /** A job with the same key that is already waiting makes this one a no-op. */
+  singletonKey?: string
+}
+
+export type JobHandler<T> = (jobs: T[]) => Promise<void>
+
+export interface JobQueue {
+  /** Handles jobs of `name`, up to `batchSize` at once and `concurrency` batches in flight. */
+  work<T>(name: string, opts: { batchSize: number; concurrency: number }, handler: JobHandler<T>): void
+  send<T>(name: string, data: T, opts?: JobOptions): void
+  stop(): Promise<void>
+}
+
+interface Lane<T> {
+  handler: JobHandler<T>
+  batchSize: number
+  concurrency: number
+  waiting: T[]
+  keys: Set<string>
+  keyOf: Map<T, string>
+  active: number
+  scheduled: boolean
+}
+
+/** The single-process queue: in memory, drained on the next tick, in batches. */
+export class InProcessJobQueue implements JobQueue {
+  #lanes = new Map<string, Lane<any>>()
+  #timers = new Set<NodeJS.Timeout>()
+  #idle: Array<() => void> = []
+  #stopped = false
+  onError: (name: string, err: unknown) => void = () => {}
+
+  work<T>(name: string, opts: { batchSize: number; concurrency: number }, handler: JobHandler<T>): void {
+    this.#lanes.set(name, { handler, ...opts, waiting: [], keys: new Set(), keyOf: new Map(), active: 0, scheduled: false })
+  }
+
+  send<T>(name: string, data: T, opts: JobOptions = {}): void {
+    if (this.#stopped) return
+    const lane = this.#lanes.get(name)
+    if (!lane) throw new Error(`No worker for job ${name}`)
+    if (opts.delayMs && opts.delayMs > 0) {
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer)
+        this.send(name, data, { singletonKey: opts.singletonKey })
+      }, opts.delayMs)
+      timer.unref?.()
+      this.#timers.add(timer)
+      return
+    }
+    if (opts.singletonKey) {
+      if (lane.keys.has(opts.singletonKey)) return
+      lane.keys.add(opts.singletonKey)
+      lane.keyOf.set(data, opts.singletonKey)
+    }
+    lane.waiting.push(data)
+    this.#schedule(lane, name)
+  }
+
+  #schedule(lane: Lane<any>, name: string): void {
+    if (lane.scheduled) return
+    lane.scheduled = true
+    setImmediate(() => {
+      lane.scheduled = false
+      this.#drain(lane, name)
+    })
+  }
+
+  #drain(lane: Lane<any>, name: string): void {
+    while (lane.waiting.length > 0 && lane.active < lane.concurrency && !this.#stopped) {
+      const batch = lane.waiting.splice(0, lane.batchSize)
+      for (const item of batch) {
+        const key = lane.keyOf.get(item)
+        if (key !== undefined) {
+          lane.keys.delete(key)
+          lane.keyOf.delete(item)
+        }
+      }
+      lane.active++
+      lane
+        .handler(batch)
+        .catch((err) => this.onError(name, err))
+        .finally(() => {
+          lane.active--
+          if (lane.waiting.length > 0) this.#schedule(lane, name)
+          else this.#checkIdle()
+        })
+    }
+  }
+
+  /** Resolves when no job is waiting or running (tests and graceful stops). */
+  idle(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#idle.push(resolve)
+      this.#checkIdle()
+    })
+  }
+
+  #checkIdle(): void {
+    for (const lane of this.#lanes.values()) if (lane.active > 0 || lane.waiting.length > 0) return
+    const waiters = this.#idle.splice(0)
+    for (const w of waiters) w()
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true
+    for (const t of this.#timers) clearTimeout(t)
+    this.#timers.clear()
+    const busy = () => [...this.#lanes.values()].some((l) => l.active > 0)
+    for (let i = 0; i < 200 && busy(); i++) await new Promise((r) => setTimeout(r, 10))
+  }
+}

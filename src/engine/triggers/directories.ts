@@ -1,0 +1,27 @@
+// What the trigger and event code needs to know about agents and tools, as narrow interfaces:
+// the agents module provides them, and nothing here depends on how agents are stored.
+
+export type DeliveryTarget = { type: 'webhook'; url: string } | { type: 'stream' }
+
+export interface AgentInfo {
+  id: string
+  name: string
+  scope: { boards: string[]; repositories: string[] }
+  connectionIds: string[]
+  delivery: DeliveryTarget
+}
+
+export interface AgentDirectory {
+  get(workspaceId: string, agentId: string): Promise<AgentInfo>
+  signingSecret(agentId: string): Promise<string>
+}
+
+export interface ToolRunner {
+  exists(workspaceId: string, agentId: string, toolId: string): Promise<boolean>
+  run(
+    workspaceId: string,
+    agentId: string,
+    toolId: string,
+    opts: { input: unknown; event?: unknown; triggerId?: string; eventId?: string },
+  ): Promise<{ id: string; status: string; errorCode?: string | null; errorMessage?: string | null }>
+}

@@ -1,0 +1,379 @@
+// Triggers: an agent's subscription to an upstream event kind. Creating an instant trigger makes
+// sure the upstream webhook for its (connection, model) exists — one per pair, shared by every
+// trigger on it, its upstream id always stored, an existing one adopted — and deleting the last
+// trigger on it removes it. Polled triggers get a schedule. The pipeline asks here which
+// triggers listen on a subscription.
+import { randomBytes } from 'node:crypto'
+import type { FastifyBaseLogger } from 'fastify'
+import type { ConnectorDefinition, TriggerDefinition } from '../../kit/define.ts'
+import { badRequest, notFound, PatchbayError, validationError } from '../../kit/errors.ts'
+import type { Http } from '../../kit/http.ts'
+import { nowIso } from '../../store/ids.ts'
+import type { SubscriptionRow, Subscriptions } from '../../store/subscriptions.ts'
+import type { TriggerRow, Triggers } from '../../store/triggers.ts'
+import type { Vault } from '../../store/vault.ts'
+import type { ConnectionService } from '../connection-service.ts'
+import type { Registry } from '../registry.ts'
+import type { UpstreamClients } from '../upstream-clients.ts'
+import type { AgentDirectory, ToolRunner } from './directories.ts'
+
+export type TriggerTarget = { type: 'agent' } | { type: 'tool'; toolId: string }
+
+export interface NewTrigger {
+  trigger: string
+  connectionId: string
+  config: Record<string, unknown>
+  target?: TriggerTarget
+  pollIntervalMs?: number
+}
+
+export interface ListeningTrigger {
+  row: TriggerRow
+  def: TriggerDefinition
+  config: any
+  target: TriggerTarget
+}
+
+export const MIN_POLL_INTERVAL_MS = 10_000
+export const DEFAULT_POLL_INTERVAL_MS = 60_000
+
+export class TriggerService {
+  agents: AgentDirectory | null = null
+  tools: ToolRunner | null = null
+  /** The address upstreams call back; set once the server listens. */
+  publicUrl = ''
+  /** Called when a polled trigger is created, so the poller schedules it. */
+  onPolledTrigger: (row: TriggerRow) => void = () => {}
+  #subs: Subscriptions
+  #triggers: Triggers
+  #registry: Registry
+  #connections: ConnectionService
+  #clients: UpstreamClients
+  #vault: Vault
+  #log: FastifyBaseLogger
+  #listening = new Map<string, ListeningTrigger[]>()
+  #locks = new Map<string, Promise<unknown>>()
+  /** Lowest poll interval allowed, per trigger (tests shorten it). */
+  minPollIntervalMs = MIN_POLL_INTERVAL_MS
+
+  constructor(deps: {
+    subscriptions: Subscriptions
+    triggers: Triggers
+    registry: Registry
+    connections: ConnectionService
+    clients: UpstreamClients
+    vault: Vault
+    log: FastifyBaseLogger
+  }) {
+    this.#subs = deps.subscriptions
+    this.#triggers = deps.triggers
+    this.#registry = deps.registry
+    this.#connections = deps.connections
+    this.#clients = deps.clients
+    this.#vault = deps.vault
+    this.#log = deps.log
+  }
+
+  callbackUrl(connector: string, subscriptionId: string): string {
+    return `${this.publicUrl}/hooks/${connector}/${subscriptionId}`
+  }
+
+  async create(workspaceId: string, agentId: string, req: NewTrigger) {
+    const registered = this.#registry.triggers.get(req.trigger)
+    if (!registered)
+      throw notFound('TRIGGER_NOT_FOUND', `There is no trigger "${req.trigger}".`, {
+        hint: 'Trigger ids are listed in GET /v1/catalog (e.g. taskboard.card_moved).',
+      })
+    const { connector, trigger } = registered
+    const agent = await this.#requireAgents().get(workspaceId, agentId)
+    const parsed = trigger.config.safeParse(req.config ?? {})
+    if (!parsed.success) throw validationError(parsed.error.issues, 'config')
+    const config = parsed.data as Record<string, unknown>
+
+    const loaded = await this.#connections.load(workspaceId, req.connectionId)
+    if (loaded.row.connector !== connector.id)
+      throw badRequest(
+        'CONNECTION_CONNECTOR_MISMATCH',
+        `Connection ${loaded.row.id} is a ${loaded.row.connector} connection; ${req.trigger} needs a ${connector.id} connection.`,
+      )
+    if (!agent.connectionIds.includes(loaded.row.id))
+      throw new PatchbayError(403, 'CONNECTION_NOT_ALLOWED', `Agent ${agentId} may not use connection ${loaded.row.id}.`, {
+        hint: "Add the connection to the agent's connectionIds first.",
+      })
+    if (loaded.row.status === 'lapsed')
+      throw new PatchbayError(409, 'CONNECTION_LAPSED', `Connection ${loaded.row.id} has lapsed; a trigger on it would never fire.`, {
+        hint: 'Reconnect it first (POST /v1/connections/{id}/reconnect).',
+      })
+    this.#checkScope(agent.scope, trigger, config)
+
+    const target: TriggerTarget = req.target ?? { type: 'agent' }
+    if (target.type === 'tool' && !(await this.#requireTools().exists(workspaceId, agentId, target.toolId)))
+      throw notFound('TOOL_NOT_FOUND', `Agent ${agentId} has no tool "${target.toolId}".`, {
+        hint: 'Create the tool first (POST /v1/agents/{id}/tools), or target the agent.',
+      })
+
+    let subscriptionId: string | null = null
+    let pollIntervalMs: number | null = null
+    if (trigger.instant) {
+      if (!connector.webhooks || !trigger.watch) throw new Error(`${req.trigger} is instant but has no webhook support`)
+      const missing = connector.webhooks.cannotVerify?.(loaded.credentials)
+      if (missing) throw badRequest('CONNECTION_CANNOT_VERIFY_WEBHOOKS', missing)
+      const sub = await this.#ensureSubscription(workspaceId, connector, loaded.row.id, trigger.watch(config).model)
+      subscriptionId = sub.id
+    } else {
+      pollIntervalMs = req.pollIntervalMs ?? trigger.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS
+      if (pollIntervalMs < this.minPollIntervalMs)
+        throw badRequest('POLL_INTERVAL_TOO_SHORT', `pollIntervalMs must be at least ${this.minPollIntervalMs} ms to stay within the upstream's rate budget.`)
+    }
+    const row = await this.#triggers.insert({
+      workspace_id: workspaceId,
+      agent_id: agentId,
+      trigger_key: req.trigger,
+      connection_id: loaded.row.id,
+      config: JSON.stringify(config),
+      target: JSON.stringify(target),
+      subscription_id: subscriptionId,
+      poll_interval_ms: pollIntervalMs,
+      next_poll_at: pollIntervalMs ? nowIso() : null,
+    })
+    if (subscriptionId) this.#listening.delete(subscriptionId)
+    if (pollIntervalMs) this.onPolledTrigger(row)
+    return this.view(row)
+  }
+
+  async list(workspaceId: string, agentId?: string) {
+    const rows = await this.#triggers.list(workspaceId, { agentId })
+    return Promise.all(rows.map((r) => this.view(r)))
+  }
+
+  async get(workspaceId: string, id: string) {
+    return this.view(await this.requireRow(workspaceId, id))
+  }
+
+  async requireRow(workspaceId: string, id: string): Promise<TriggerRow> {
+    const row = await this.#triggers.get(workspaceId, id)
+    if (!row) throw notFound('TRIGGER_NOT_FOUND', `There is no trigger "${id}" in this workspace.`, { hint: 'List them with GET /v1/agents/{id}/triggers.' })
+    return row
+  }
+
+  /** Deletes the trigger; an upstream cleanup that fails is reported, never blocking. */
+  async delete(workspaceId: string, id: string): Promise<{ deleted: true; cleanup: { ok: boolean; error?: string } }> {
+    const row = await this.requireRow(workspaceId, id)
+    await this.#triggers.delete(row.id)
+    let cleanup: { ok: boolean; error?: string } = { ok: true }
+    if (row.subscription_id) {
+      this.#listening.delete(row.subscription_id)
+      cleanup = await this.#release(row.subscription_id)
+    }
+    return { deleted: true, cleanup }
+  }
+
+  /** Removes every trigger of an agent (the agent is being deleted). */
+  async deleteForAgent(workspaceId: string, agentId: string) {
+    for (const row of await this.#triggers.list(workspaceId, { agentId })) await this.delete(workspaceId, row.id)
+  }
+
+  /** Disconnecting: the connection's triggers and upstream webhooks go with it. */
+  async removeForConnection(connectionId: string): Promise<{ triggers: number; cleanupErrors: string[] }> {
+    const rows = await this.#triggers.forConnection(connectionId)
+    const errors: string[] = []
+    for (const row of rows) {
+      const r = await this.delete(row.workspace_id, row.id)
+      if (!r.cleanup.ok && r.cleanup.error) errors.push(r.cleanup.error)
+    }
+    return { triggers: rows.length, cleanupErrors: errors }
+  }
+
+  /** After a reconnect: the connection's webhooks are registered again with the new credentials. */
+  async reregisterForConnection(connectionId: string): Promise<void> {
+    for (const sub of await this.#subs.forConnection(connectionId)) await this.#reconcileOne(sub)
+  }
+
+  /** On start: every stored webhook exists upstream, and none is left without triggers. */
+  async reconcile(): Promise<{ checked: number; reregistered: number; removed: number; errors: number }> {
+    const stats = { checked: 0, reregistered: 0, removed: 0, errors: 0 }
+    for (const sub of await this.#subs.all()) {
+      stats.checked++
+      const r = await this.#reconcileOne(sub)
+      if (r === 'reregistered') stats.reregistered++
+      if (r === 'removed') stats.removed++
+      if (r === 'error') stats.errors++
+    }
+    return stats
+  }
+
+  /** The triggers listening on a subscription (cached for the pipeline). */
+  async listeningOn(subscriptionId: string): Promise<ListeningTrigger[]> {
+    let list = this.#listening.get(subscriptionId)
+    if (!list) {
+      const rows = await this.#triggers.forSubscription(subscriptionId)
+      list = rows.flatMap((row) => {
+        const reg = this.#registry.triggers.get(row.trigger_key)
+        if (!reg) return []
+        return [{ row, def: reg.trigger, config: JSON.parse(row.config), target: JSON.parse(row.target) as TriggerTarget }]
+      })
+      this.#listening.set(subscriptionId, list)
+    }
+    return list
+  }
+
+  async subscription(id: string) {
+    return this.#subs.get(id)
+  }
+
+  subscriptionSecret(sub: SubscriptionRow): string {
+    return this.#vault.open<string>(sub.secret)
+  }
+
+  async view(row: TriggerRow) {
+    const reg = this.#registry.triggers.get(row.trigger_key)
+    const sub = row.subscription_id ? await this.#subs.get(row.subscription_id) : undefined
+    return {
+      id: row.id,
+      agentId: row.agent_id,
+      trigger: row.trigger_key,
+      name: reg?.trigger.name ?? row.trigger_key,
+      instant: reg?.trigger.instant ?? false,
+      connectionId: row.connection_id,
+      config: JSON.parse(row.config),
+      target: JSON.parse(row.target),
+      webhook: sub
+        ? { id: sub.id, model: sub.model, upstreamHookId: sub.upstream_hook_id, status: sub.status, lastError: sub.last_error }
+        : null,
+      poll: row.poll_interval_ms
+        ? { intervalMs: row.poll_interval_ms, lastPollAt: row.last_poll_at, nextPollAt: row.next_poll_at, lastError: row.last_poll_error }
+        : null,
+      createdAt: row.created_at,
+    }
+  }
+
+  #checkScope(scope: { boards: string[]; repositories: string[] }, trigger: TriggerDefinition, config: Record<string, unknown>) {
+    for (const f of trigger.scoped ?? []) {
+      const value = f.value ? f.value(config) : f.field ? (config[f.field] as string | undefined) : undefined
+      if (!value) continue
+      const allowed = f.kind === 'repository' ? scope.repositories : f.kind === 'board' ? scope.boards : null
+      if (allowed && !allowed.includes(value))
+        throw new PatchbayError(403, 'SCOPE_DENIED', `The ${f.kind} ${value} is outside the agent's scope.`, {
+          hint: `Add it to the agent's scope (PATCH /v1/agents/{id}) or watch a ${f.kind} the agent may touch.`,
+        })
+    }
+  }
+
+  async #http(connectionId: string, workspaceId: string): Promise<{ http: Http; connector: ConnectorDefinition }> {
+    const loaded = await this.#connections.load(workspaceId, connectionId)
+    const connector = this.#registry.connector(loaded.row.connector)!
+    const http = this.#clients.create({
+      connector,
+      credentials: loaded.credentials,
+      paced: true,
+      storedConnection: true,
+      onUnauthorized: (m) => this.#connections.markLapsed(connectionId, `${connector.name} refused the credentials: ${m}`),
+    })
+    return { http, connector }
+  }
+
+  /** One webhook per (connection, model); concurrent creators wait for each other. */
+  async #ensureSubscription(workspaceId: string, connector: ConnectorDefinition, connectionId: string, model: string) {
+    const key = `${connectionId}|${model}`
+    const previous = this.#locks.get(key) ?? Promise.resolve()
+    const run = previous.catch(() => {}).then(async () => {
+      const existing = await this.#subs.find(connectionId, model)
+      if (existing) {
+        if (existing.status !== 'active' || !existing.upstream_hook_id) await this.#reconcileOne(existing, true)
+        return existing
+      }
+      const secret = randomBytes(32).toString('hex')
+      const sub = await this.#subs.insert({ workspace_id: workspaceId, connector: connector.id, connection_id: connectionId, model, secret: this.#vault.seal(secret) })
+      try {
+        const id = await this.#registerUpstream(sub, secret)
+        await this.#subs.update(sub.id, { upstream_hook_id: id, status: 'active', last_error: null })
+        return { ...sub, upstream_hook_id: id }
+      } catch (err) {
+        await this.#subs.delete(sub.id)
+        const e = err as PatchbayError
+        throw new PatchbayError(502, 'WEBHOOK_REGISTRATION_FAILED', `${connector.name} refused to create the webhook for ${model}: ${e.message}`, {
+          hint: 'Check that Patchbay is reachable from the upstream at PATCHBAY_PUBLIC_URL and that the connection can see the model.',
+          upstream: e.upstream,
+        })
+      }
+    })
+    this.#locks.set(key, run)
+    try {
+      return await run
+    } finally {
+      if (this.#locks.get(key) === run) this.#locks.delete(key)
+    }
+  }
+
+  /** Registers the webhook upstream, adopting one that already exists for the same callback. */
+  async #registerUpstream(sub: SubscriptionRow, secret: string): Promise<string> {
+    const { http, connector } = await this.#http(sub.connection_id, sub.workspace_id)
+    const hooks = connector.webhooks!
+    const callbackUrl = this.callbackUrl(connector.id, sub.id)
+    try {
+      return (await hooks.register(http, { callbackUrl, model: sub.model, secret, description: `Patchbay ${sub.id}` })).id
+    } catch (err) {
+      if (err instanceof PatchbayError && err.code === 'UPSTREAM_REJECTED') {
+        const existing = (await hooks.list(http)).find((h) => h.callbackUrl === callbackUrl && h.model === sub.model)
+        if (existing) return existing.id
+      }
+      throw err
+    }
+  }
+
+  async #reconcileOne(sub: SubscriptionRow, force = false): Promise<'ok' | 'reregistered' | 'removed' | 'error'> {
+    try {
+      if (!force && (await this.#triggers.countForSubscription(sub.id)) === 0) {
+        await this.#release(sub.id)
+        return 'removed'
+      }
+      const { http, connector } = await this.#http(sub.connection_id, sub.workspace_id)
+      const upstream = await connector.webhooks!.list(http)
+      const callbackUrl = this.callbackUrl(connector.id, sub.id)
+      const found = upstream.find((h) => h.id === sub.upstream_hook_id) ?? upstream.find((h) => h.callbackUrl === callbackUrl && h.model === sub.model)
+      if (found && found.callbackUrl === callbackUrl) {
+        if (found.id !== sub.upstream_hook_id || sub.status !== 'active') await this.#subs.update(sub.id, { upstream_hook_id: found.id, status: 'active', last_error: null })
+        return 'ok'
+      }
+      const id = await this.#registerUpstream(sub, this.subscriptionSecret(sub))
+      await this.#subs.update(sub.id, { upstream_hook_id: id, status: 'active', last_error: null })
+      return 'reregistered'
+    } catch (err) {
+      const message = (err as Error).message
+      this.#log.warn({ subscription: sub.id, err: message }, 'webhook reconcile failed')
+      await this.#subs.update(sub.id, { status: 'error', last_error: message })
+      return 'error'
+    }
+  }
+
+  /** Removes the webhook when no trigger listens on it any more. */
+  async #release(subscriptionId: string): Promise<{ ok: boolean; error?: string }> {
+    if ((await this.#triggers.countForSubscription(subscriptionId)) > 0) return { ok: true }
+    const sub = await this.#subs.get(subscriptionId)
+    if (!sub) return { ok: true }
+    let result: { ok: boolean; error?: string } = { ok: true }
+    if (sub.upstream_hook_id) {
+      try {
+        const { http, connector } = await this.#http(sub.connection_id, sub.workspace_id)
+        await connector.webhooks!.unregister(http, sub.upstream_hook_id)
+      } catch (err) {
+        const message = `The upstream webhook ${sub.upstream_hook_id} could not be removed: ${(err as Error).message}. Remove it upstream by hand if it remains.`
+        this.#log.warn({ subscription: sub.id }, message)
+        result = { ok: false, error: message }
+      }
+    }
+    await this.#subs.delete(sub.id)
+    this.#listening.delete(sub.id)
+    return result
+  }
+
+  #requireAgents(): AgentDirectory {
+    if (!this.agents) throw new Error('TriggerService used before agents were wired')
+    return this.agents
+  }
+
+  #requireTools(): ToolRunner {
+    if (!this.tools) throw new Error('TriggerService used before tools were wired')
+    return this.tools
+  }
+}

@@ -1,0 +1,145 @@
+// The event pipeline's durable tables: inbox → events → deliveries (+ their attempts). Each
+// method takes the database or a transaction, so the pipeline can do a batch in one commit.
+import type { Kysely } from 'kysely'
+import type { Database, DeliveriesTable, DeliveryAttemptsTable, EventsTable, InboxTable } from './schema.ts'
+
+type Db = Kysely<Database>
+export type InboxRow = InboxTable & { seq: number }
+export type EventRow = Omit<EventsTable, 'seq'> & { seq: number }
+export type DeliveryRow = Omit<DeliveriesTable, 'seq'> & { seq: number }
+export type NewEvent = Omit<EventsTable, 'seq'>
+export type NewDelivery = Omit<DeliveriesTable, 'seq'>
+
+export const inbox = {
+  /** Stores raw deliveries; a delivery id already stored for the subscription is ignored. */
+  async insertMany(db: Db, rows: Array<Omit<InboxTable, 'seq'>>) {
+    if (rows.length === 0) return
+    await db
+      .insertInto('inbox')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['subscription_id', 'delivery_id']).doNothing())
+      .execute()
+  },
+  async pending(db: Db, limit: number): Promise<InboxRow[]> {
+    return (await db
+      .selectFrom('inbox')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .orderBy('seq')
+      .limit(limit)
+      .execute()) as InboxRow[]
+  },
+  async mark(db: Db, seqs: number[], status: InboxTable['status'], error: string | null = null) {
+    if (seqs.length === 0) return
+    await db.updateTable('inbox').set({ status, error }).where('seq', 'in', seqs).execute()
+  },
+}
+
+export const events = {
+  /** Inserts events not stored yet; returns the stored event for each upstream id. */
+  async upsertMany(db: Db, rows: NewEvent[]): Promise<Map<string, EventRow>> {
+    const out = new Map<string, EventRow>()
+    if (rows.length === 0) return out
+    await db
+      .insertInto('events')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['workspace_id', 'connector', 'upstream_id']).doNothing())
+      .execute()
+    const byWorkspace = new Map<string, string[]>()
+    for (const r of rows) byWorkspace.set(r.workspace_id, [...(byWorkspace.get(r.workspace_id) ?? []), r.upstream_id])
+    for (const [ws, ids] of byWorkspace) {
+      const stored = await db
+        .selectFrom('events')
+        .selectAll()
+        .where('workspace_id', '=', ws)
+        .where('upstream_id', 'in', ids)
+        .execute()
+      for (const e of stored) out.set(`${e.connector}:${e.upstream_id}`, e as EventRow)
+    }
+    return out
+  },
+  async setMatched(db: Db, ids: string[], matched: number) {
+    if (ids.length) await db.updateTable('events').set({ matched }).where('id', 'in', ids).execute()
+  },
+  async get(db: Db, workspaceId: string, id: string) {
+    return (await db
+      .selectFrom('events')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst()) as EventRow | undefined
+  },
+  async list(
+    db: Db,
+    workspaceId: string,
+    f: { connector?: string; type?: string; subscriptionId?: string; connectionId?: string; beforeSeq?: number; limit: number },
+  ) {
+    let q = db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId)
+    if (f.connector) q = q.where('connector', '=', f.connector)
+    if (f.type) q = q.where('type', '=', f.type)
+    if (f.subscriptionId) q = q.where('subscription_id', '=', f.subscriptionId)
+    if (f.connectionId) q = q.where('connection_id', '=', f.connectionId)
+    if (f.beforeSeq) q = q.where('seq', '<', f.beforeSeq)
+    return (await q.orderBy('seq', 'desc').limit(f.limit).execute()) as EventRow[]
+  },
+}
+
+export const deliveries = {
+  async insertMany(db: Db, rows: NewDelivery[]) {
+    if (rows.length === 0) return
+    await db
+      .insertInto('deliveries')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['event_id', 'trigger_id']).doNothing())
+      .execute()
+  },
+  async byIds(db: Db, ids: string[]): Promise<DeliveryRow[]> {
+    if (ids.length === 0) return []
+    return (await db.selectFrom('deliveries').selectAll().where('id', 'in', ids).execute()) as DeliveryRow[]
+  },
+  async get(db: Db, workspaceId: string, id: string) {
+    return (await db
+      .selectFrom('deliveries')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst()) as DeliveryRow | undefined
+  },
+  /** Pending deliveries whose next attempt is due. */
+  async due(db: Db, nowIso: string, limit: number): Promise<DeliveryRow[]> {
+    return (await db
+      .selectFrom('deliveries')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', nowIso)
+      .orderBy('next_attempt_at')
+      .limit(limit)
+      .execute()) as DeliveryRow[]
+  },
+  async update(db: Db, id: string, values: Partial<Omit<DeliveriesTable, 'seq' | 'id'>>) {
+    await db.updateTable('deliveries').set(values).where('id', '=', id).execute()
+  },
+  async list(
+    db: Db,
+    workspaceId: string,
+    f: { agentId?: string; status?: string; eventId?: string; triggerId?: string; beforeSeq?: number; afterSeq?: number; limit: number; ascending?: boolean },
+  ) {
+    let q = db.selectFrom('deliveries').selectAll().where('workspace_id', '=', workspaceId)
+    if (f.agentId) q = q.where('agent_id', '=', f.agentId)
+    if (f.status) q = q.where('status', '=', f.status as DeliveriesTable['status'])
+    if (f.eventId) q = q.where('event_id', '=', f.eventId)
+    if (f.triggerId) q = q.where('trigger_id', '=', f.triggerId)
+    if (f.beforeSeq) q = q.where('seq', '<', f.beforeSeq)
+    if (f.afterSeq !== undefined) q = q.where('seq', '>', f.afterSeq)
+    return (await q
+      .orderBy('seq', f.ascending ? 'asc' : 'desc')
+      .limit(f.limit)
+      .execute()) as DeliveryRow[]
+  },
+  async addAttempts(db: Db, rows: DeliveryAttemptsTable[]) {
+    if (rows.length) await db.insertInto('delivery_attempts').values(rows).execute()
+  },
+  async attempts(db: Db, deliveryId: string) {
+    return db.selectFrom('delivery_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('attempt').execute()
+  },
+}
