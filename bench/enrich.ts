@@ -131,9 +131,12 @@ async function measure(name: Name) {
 // Warm each instance (JIT, pools) on a throwaway account.
 for (const name of Object.keys(scenarios) as Name[]) await measure(name)
 
-const rows = {} as Record<Name, Array<Awaited<ReturnType<typeof measure>>>>
-for (let r = 0; r < ROUNDS; r++)
-  for (const name of Object.keys(scenarios) as Name[]) (rows[name] ??= []).push(await measure(name))
+const names = Object.keys(scenarios) as Name[]
+const rows = Object.fromEntries(names.map((n) => [n, []])) as unknown as Record<
+  Name,
+  Array<Awaited<ReturnType<typeof measure>>>
+>
+for (let r = 0; r < ROUNDS; r++) for (const name of names) rows[name].push(await measure(name))
 
 const summary = {} as Record<Name, Record<string, number>>
 for (const name of Object.keys(scenarios) as Name[]) {
