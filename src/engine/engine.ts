@@ -14,6 +14,7 @@ import { StepRuns } from '../store/step-runs.ts'
 import type { Vault } from '../store/vault.ts'
 import { ConnectionService } from './connection-service.ts'
 import { CreditService } from './credits.ts'
+import { type EventOptions, EventSystem } from './event-system.ts'
 import { Registry } from './registry.ts'
 import { StepRunner } from './step-runner.ts'
 import { type LookupTuning, StepServices } from './step-services.ts'
@@ -32,6 +33,7 @@ export interface EngineOptions {
   registry?: Registry
   /** Per-connector overrides of the result cache and coalescing defaults. */
   lookups?: Record<string, LookupTuning>
+  events?: EventOptions
 }
 
 export class Engine {
@@ -45,6 +47,7 @@ export class Engine {
   readonly log: FastifyBaseLogger
   readonly credits: CreditService
   readonly stepServices: StepServices
+  readonly events: EventSystem
   #dispatcher: Dispatcher
 
   constructor(opts: EngineOptions) {
@@ -89,9 +92,20 @@ export class Engine {
       runs: this.stepRuns,
       log: opts.log,
     })
+    this.events = new EventSystem({
+      db: opts.store.db,
+      registry: this.registry,
+      connections: this.connections,
+      clients: this.clients,
+      vault: opts.vault,
+      log: opts.log,
+      dispatcher: this.#dispatcher,
+      options: opts.events,
+    })
   }
 
   async close(): Promise<void> {
+    await this.events.stop()
     await this.#dispatcher.close()
     await this.store.close()
   }

@@ -1,0 +1,131 @@
+// The event side of the engine in one place: triggers and their upstream webhooks, the ingress,
+// the inbox pipeline, deliveries, the agents' streams and the pollers, over one job queue.
+import type { FastifyBaseLogger } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { Dispatcher } from 'undici'
+import type { Database } from '../store/schema.ts'
+import { Subscriptions } from '../store/subscriptions.ts'
+import { Triggers } from '../store/triggers.ts'
+import type { Vault } from '../store/vault.ts'
+import type { ConnectionService } from './connection-service.ts'
+import { Deliverer } from './events/deliverer.ts'
+import { Ingress } from './events/ingress.ts'
+import { Pipeline } from './events/pipeline.ts'
+import { StreamHub } from './events/stream-hub.ts'
+import { InProcessJobQueue } from './job-queue.ts'
+import type { Registry } from './registry.ts'
+import { diagnoseTrigger } from './triggers/diagnose.ts'
+import type { AgentDirectory, ToolRunner } from './triggers/directories.ts'
+import { Poller } from './triggers/poller.ts'
+import { TriggerService } from './triggers/trigger-service.ts'
+import type { UpstreamClients } from './upstream-clients.ts'
+
+export interface EventOptions {
+  /** Waits between push attempts; the last one dead-letters. */
+  retryScheduleMs?: number[]
+  deliveryTimeoutMs?: number
+  /** How often due retries are looked for. */
+  scanIntervalMs?: number
+  minPollIntervalMs?: number
+}
+
+export class EventSystem {
+  readonly jobs = new InProcessJobQueue()
+  readonly hub = new StreamHub()
+  readonly triggers: TriggerService
+  readonly deliverer: Deliverer
+  readonly pipeline: Pipeline
+  readonly ingress: Ingress
+  readonly poller: Poller
+  #deps: {
+    db: Kysely<Database>
+    registry: Registry
+    connections: ConnectionService
+    clients: UpstreamClients
+  }
+  #log: FastifyBaseLogger
+
+  constructor(deps: {
+    db: Kysely<Database>
+    registry: Registry
+    connections: ConnectionService
+    clients: UpstreamClients
+    vault: Vault
+    log: FastifyBaseLogger
+    dispatcher: Dispatcher
+    options?: EventOptions
+  }) {
+    const { db, registry, connections, clients, log } = deps
+    this.#deps = deps
+    this.#log = log
+    this.jobs.onError = (name, err) => log.error({ err, job: name }, 'background job failed')
+    const triggerRows = new Triggers(db)
+    this.triggers = new TriggerService({
+      subscriptions: new Subscriptions(db),
+      triggers: triggerRows,
+      registry,
+      connections,
+      clients,
+      vault: deps.vault,
+      log,
+    })
+    if (deps.options?.minPollIntervalMs !== undefined)
+      this.triggers.minPollIntervalMs = deps.options.minPollIntervalMs
+    this.deliverer = new Deliverer({
+      db,
+      jobs: this.jobs,
+      hub: this.hub,
+      dispatcher: deps.dispatcher,
+      log,
+      retryScheduleMs: deps.options?.retryScheduleMs,
+      timeoutMs: deps.options?.deliveryTimeoutMs,
+      scanIntervalMs: deps.options?.scanIntervalMs,
+    })
+    this.pipeline = new Pipeline({ db, registry, triggers: this.triggers, deliverer: this.deliverer, log })
+    this.jobs.work('inbox', { batchSize: 1, concurrency: 1 }, () => this.pipeline.drain())
+    this.ingress = new Ingress({ db, registry, triggers: this.triggers, connections, jobs: this.jobs, log })
+    this.poller = new Poller({
+      db,
+      triggers: triggerRows,
+      registry,
+      connections,
+      clients,
+      deliverer: this.deliverer,
+      jobs: this.jobs,
+      log,
+    })
+    this.triggers.onPolledTrigger = (row) => this.poller.schedule(row)
+  }
+
+  wire(agents: AgentDirectory, tools: ToolRunner): void {
+    this.triggers.agents = agents
+    this.triggers.tools = tools
+    this.deliverer.agents = agents
+    this.deliverer.tools = tools
+    this.pipeline.agents = agents
+    this.poller.agents = agents
+  }
+
+  /** Once the server listens: recover what a crash left, then keep webhooks in step upstream. */
+  async start(publicUrl: string): Promise<void> {
+    this.triggers.publicUrl = publicUrl.replace(/\/$/, '')
+    this.jobs.send('inbox', {}, { singletonKey: 'inbox' })
+    await this.deliverer.scanDue()
+    this.deliverer.start()
+    await this.poller.start()
+    this.triggers
+      .reconcile()
+      .then((r) => this.#log.info(r, 'webhooks reconciled'))
+      .catch((err) => this.#log.error({ err }, 'webhook reconcile failed'))
+  }
+
+  async stop(): Promise<void> {
+    this.deliverer.stop()
+    await this.jobs.stop()
+  }
+
+  async diagnose(workspaceId: string, triggerId: string) {
+    const row = await this.triggers.requireRow(workspaceId, triggerId)
+    return diagnoseTrigger({ ...this.#deps, triggers: this.triggers }, row)
+  }
+}

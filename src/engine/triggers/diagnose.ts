@@ -1,0 +1,229 @@
+// "Why doesn't my trigger fire?" — the four causes the spec names, checked against the
+// connection, the upstream webhook and the events that did arrive, each with what to do.
+import type { Kysely } from 'kysely'
+import type { NormalizedEvent } from '../../kit/define.ts'
+import { events } from '../../store/event-log.ts'
+import type { Database } from '../../store/schema.ts'
+import type { TriggerRow } from '../../store/triggers.ts'
+import type { ConnectionService } from '../connection-service.ts'
+import type { Registry } from '../registry.ts'
+import type { UpstreamClients } from '../upstream-clients.ts'
+import type { TriggerService } from './trigger-service.ts'
+
+export interface DiagnosisCheck {
+  cause: 'connection_lapsed' | 'wrong_board' | 'event_type_mismatch' | 'polling_interval'
+  status: 'ok' | 'problem' | 'info'
+  message: string
+  fix?: string
+}
+
+const RECENT = 200
+
+export async function diagnoseTrigger(
+  deps: {
+    db: Kysely<Database>
+    registry: Registry
+    connections: ConnectionService
+    clients: UpstreamClients
+    triggers: TriggerService
+  },
+  row: TriggerRow,
+): Promise<{ triggerId: string; healthy: boolean; checks: DiagnosisCheck[] }> {
+  const checks: DiagnosisCheck[] = []
+  const reg = deps.registry.triggers.get(row.trigger_key)!
+  const config = JSON.parse(row.config)
+  const loaded = await deps.connections.load(row.workspace_id, row.connection_id).catch(() => null)
+
+  if (!loaded) {
+    checks.push({
+      cause: 'connection_lapsed',
+      status: 'problem',
+      message: `The trigger's connection ${row.connection_id} no longer exists.`,
+      fix: 'Delete the trigger and create it again on a current connection.',
+    })
+  } else if (loaded.row.status === 'lapsed') {
+    checks.push({
+      cause: 'connection_lapsed',
+      status: 'problem',
+      message: `The connection ${loaded.row.account_name} has lapsed: ${loaded.row.status_reason ?? 'the upstream refused its credentials'}.`,
+      fix: `Reconnect it: POST /v1/connections/${loaded.row.id}/reconnect (its webhooks are registered again).`,
+    })
+  } else {
+    checks.push({
+      cause: 'connection_lapsed',
+      status: 'ok',
+      message: `The connection ${loaded.row.account_name} is active.`,
+    })
+  }
+
+  if (reg.trigger.instant) {
+    const wanted = reg.trigger.watch!(config).model
+    const sub = row.subscription_id ? await deps.triggers.subscription(row.subscription_id) : undefined
+    const boardProblem = await checkWatchedModel(deps, sub, wanted, loaded)
+    checks.push(boardProblem)
+
+    if (sub) {
+      const recent = await events.list(deps.db, row.workspace_id, {
+        connectionId: row.connection_id,
+        limit: RECENT,
+      })
+      const elsewhere = recent.filter((e) => e.model !== wanted)
+      if (elsewhere.length > 0 && !recent.some((e) => e.subscription_id === sub.id)) {
+        const models = [...new Set(elsewhere.map((e) => e.model))].slice(0, 3).join(', ')
+        checks.push({
+          cause: 'wrong_board',
+          status: 'problem',
+          message: `Events arrive on this connection for ${models}, but none for ${wanted}, the one this trigger watches.`,
+          fix: 'If the changes you expect happen elsewhere, configure the trigger for that board (or repository).',
+        })
+      }
+      const onModel = recent.filter((e) => e.subscription_id === sub.id)
+      const mismatched = onModel.filter((e) => !reg.trigger.match!(toEvent(e), config))
+      if (mismatched.length > 0) {
+        const others = new Map<string, number>()
+        for (const e of mismatched)
+          for (const t of reg.connector.triggers)
+            if (t.key !== reg.trigger.key && t.instant && t.match && safeMatch(t.match, toEvent(e), config))
+              others.set(t.name, (others.get(t.name) ?? 0) + 1)
+        if (others.size > 0) {
+          const best = [...others.entries()].sort((a, b) => b[1] - a[1])
+          const example = mismatched[0]
+          checks.push({
+            cause: 'event_type_mismatch',
+            status: onModel.length === mismatched.length ? 'problem' : 'info',
+            message: `${mismatched.length} of the last ${onModel.length} events on ${wanted} did not fire ${reg.trigger.name} (e.g. ${example.type} at ${example.occurred_at}); they would fire ${best.map(([n, c]) => `${n} (${c})`).join(', ')}.`,
+            fix: `If those are the changes you want, use ${best[0][0]} instead of ${reg.trigger.name}.`,
+          })
+        } else {
+          checks.push({
+            cause: 'event_type_mismatch',
+            status: 'ok',
+            message: `Recent events on ${wanted} match the trigger or no trigger of this connector.`,
+          })
+        }
+      } else {
+        checks.push({
+          cause: 'event_type_mismatch',
+          status: onModel.length ? 'ok' : 'info',
+          message: onModel.length
+            ? `The last ${onModel.length} events on ${wanted} all fired the trigger.`
+            : `No events have arrived for ${wanted} yet.`,
+        })
+      }
+    }
+  } else {
+    const next = row.next_poll_at ? Date.parse(row.next_poll_at) : null
+    const waiting = next !== null && next > Date.now()
+    checks.push({
+      cause: 'polling_interval',
+      status: row.last_poll_error ? 'problem' : 'info',
+      message: row.last_poll_error
+        ? `The last poll (${row.last_poll_at}) failed: ${row.last_poll_error}.`
+        : `Polled every ${row.poll_interval_ms} ms; last poll ${row.last_poll_at ?? 'not yet'}, next poll ${row.next_poll_at ?? 'now'}${waiting ? ' — the interval has not elapsed yet' : ''}.`,
+      fix: row.last_poll_error
+        ? 'Fix the cause above; the next poll retries by itself.'
+        : waiting
+          ? 'Wait for the next poll, or shorten pollIntervalMs.'
+          : undefined,
+    })
+  }
+  return { triggerId: row.id, healthy: !checks.some((c) => c.status === 'problem'), checks }
+}
+
+async function checkWatchedModel(
+  deps: { registry: Registry; clients: UpstreamClients; triggers: TriggerService },
+  sub: Awaited<ReturnType<TriggerService['subscription']>>,
+  wanted: string,
+  loaded: Awaited<ReturnType<ConnectionService['load']>> | null,
+): Promise<DiagnosisCheck> {
+  if (!sub)
+    return {
+      cause: 'wrong_board',
+      status: 'problem',
+      message: 'The trigger has no upstream webhook.',
+      fix: 'Delete the trigger and create it again.',
+    }
+  if (sub.status !== 'active')
+    return {
+      cause: 'wrong_board',
+      status: 'problem',
+      message: `The upstream webhook is in error: ${sub.last_error}.`,
+      fix: 'Reconnect the connection, or restart Patchbay to register it again.',
+    }
+  if (sub.model !== wanted)
+    return {
+      cause: 'wrong_board',
+      status: 'problem',
+      message: `The webhook watches ${sub.model}, but the trigger is configured for ${wanted}.`,
+      fix: 'Delete the trigger and create it again.',
+    }
+  if (!loaded || loaded.row.status === 'lapsed')
+    return {
+      cause: 'wrong_board',
+      status: 'info',
+      message: `The webhook is meant to watch ${wanted}; it cannot be checked upstream while the connection is not active.`,
+    }
+  const connector = deps.registry.connector(sub.connector)!
+  try {
+    const http = deps.clients.create({
+      connector,
+      credentials: loaded.credentials,
+      paced: true,
+      storedConnection: false,
+    })
+    const upstream = (await connector.webhooks!.list(http)).find((h) => h.id === sub.upstream_hook_id)
+    if (!upstream)
+      return {
+        cause: 'wrong_board',
+        status: 'problem',
+        message: `The upstream webhook ${sub.upstream_hook_id} no longer exists upstream.`,
+        fix: 'Restart Patchbay or reconnect the connection: webhooks are reconciled and registered again.',
+      }
+    if (upstream.model !== wanted)
+      return {
+        cause: 'wrong_board',
+        status: 'problem',
+        message: `Upstream, the webhook watches ${upstream.model}, not the configured ${wanted}.`,
+        fix: 'Delete the trigger and create it again for the right board.',
+      }
+    return {
+      cause: 'wrong_board',
+      status: 'ok',
+      message: `The upstream webhook watches ${wanted}, the configured one.`,
+    }
+  } catch (err) {
+    return {
+      cause: 'wrong_board',
+      status: 'info',
+      message: `The upstream webhook could not be checked: ${(err as Error).message}`,
+    }
+  }
+}
+
+function toEvent(e: {
+  upstream_id: string
+  type: string
+  occurred_at: string
+  refs: string
+  data: string
+}): NormalizedEvent {
+  return {
+    id: e.upstream_id,
+    type: e.type,
+    occurredAt: e.occurred_at,
+    refs: JSON.parse(e.refs),
+    data: JSON.parse(e.data),
+  }
+}
+
+function safeMatch(
+  match: (e: NormalizedEvent, c: any) => boolean,
+  e: NormalizedEvent,
+  config: unknown,
+): boolean {
+  try {
+    return match(e, config)
+  } catch {
+    return false
+  }
+}
