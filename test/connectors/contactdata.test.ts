@@ -58,14 +58,23 @@ const requests = async (apiKey: string, endpoint?: string) => {
 const run = (connectionId: string, step: string, input: unknown, key?: string) =>
   t.api('POST', `/v1/steps/contactdata.${step}/run`, { connectionId, input }, key)
 
-async function agentKey(agentId: string): Promise<string> {
+/**
+ * An agent allowed to use the given connections, and a key of it. Made through the engine's agent
+ * service when the service has one (agents are checked on every step), else as a bare agent key.
+ */
+async function agent(name: string, connectionIds: string[]): Promise<{ id: string; key: string }> {
+  const agents = (t.service.engine as any).agents
+  let id = `agt_${name}_${Math.random().toString(36).slice(2, 8)}`
+  if (agents?.create)
+    id = (await agents.create(t.service.workspaceId, { name, connectionIds, delivery: { type: 'stream' } }))
+      .agent.id
   const { key } = await t.service.engine.apiKeys.create({
     workspaceId: t.service.workspaceId,
     kind: 'agent',
-    name: agentId,
-    agentId,
+    name,
+    agentId: id,
   })
-  return key
+  return { id, key }
 }
 
 describe('catalog and connection', () => {
@@ -466,8 +475,8 @@ describe('credits', () => {
   test('the ledger: per connection and per agent, a summary and paginated entries; an agent key sees only its own', async () => {
     const { connectionId } = await account()
     const other = await account()
-    const keyA = await agentKey('agt_ledger_a')
-    const keyB = await agentKey('agt_ledger_b')
+    const { id: idA, key: keyA } = await agent('ledger-a', [connectionId, other.connectionId])
+    const { id: idB, key: keyB } = await agent('ledger-b', [connectionId])
     await run(connectionId, 'find_contact', { email: emailOf(100) }, keyA) // 1
     await run(connectionId, 'find_contact', { email: emailOf(102) }, keyA) // 2
     await run(connectionId, 'find_contact', { email: emailOf(101) }, keyB) // 1
@@ -480,13 +489,13 @@ describe('credits', () => {
     assert.equal(all.body.summary.charges, 4)
     assert.deepEqual(
       Object.fromEntries(all.body.summary.byAgent.map((a: any) => [a.agentId ?? 'admin', a.credits])),
-      { admin: 2, agt_ledger_a: 3, agt_ledger_b: 1 },
+      { admin: 2, [idA]: 3, [idB]: 1 },
     )
     assert.ok(
       all.body.entries.every((e: any) => e.connectionId === connectionId && e.connector === 'contactdata'),
     )
 
-    const a = await t.api('GET', '/v1/credits?agentId=agt_ledger_a')
+    const a = await t.api('GET', `/v1/credits?agentId=${idA}`)
     assert.equal(a.body.summary.credits, 4, 'across both connections')
     assert.equal(a.body.summary.byConnection.length, 2)
 
@@ -506,15 +515,15 @@ describe('credits', () => {
     const own = await t.api('GET', '/v1/credits', undefined, keyB)
     assert.equal(own.status, 200)
     assert.equal(own.body.summary.credits, 1)
-    assert.ok(own.body.entries.every((e: any) => e.agentId === 'agt_ledger_b'))
-    const peek = await t.api('GET', '/v1/credits?agentId=agt_ledger_a', undefined, keyB)
+    assert.ok(own.body.entries.every((e: any) => e.agentId === idB))
+    const peek = await t.api('GET', `/v1/credits?agentId=${idA}`, undefined, keyB)
     assert.equal(peek.status, 403)
   })
 
   test('budgets refuse a lookup whose worst case does not fit, before it is sent; cached lookups stay free', async () => {
     const { apiKey, connectionId } = await account()
-    const key = await agentKey('agt_budget')
-    const set = await t.api('PUT', '/v1/credits/budgets/agt_budget', { limit: 3 })
+    const { id, key } = await agent('budget', [connectionId])
+    const set = await t.api('PUT', `/v1/credits/budgets/${id}`, { limit: 3 })
     assert.equal(set.status, 200)
     assert.deepEqual(
       {
@@ -525,7 +534,7 @@ describe('credits', () => {
       },
       { limit: 3, period: 'total', spent: 0, remaining: 3 },
     )
-    const agentPut = await t.api('PUT', '/v1/credits/budgets/agt_budget', { limit: 1000 }, key)
+    const agentPut = await t.api('PUT', `/v1/credits/budgets/${id}`, { limit: 1000 }, key)
     assert.equal(agentPut.status, 403, 'an agent cannot raise its own budget')
 
     const first = await run(connectionId, 'find_contact', { email: emailOf(202) }, key) // worst 2, costs 1
@@ -538,7 +547,7 @@ describe('credits', () => {
     assert.equal(refused.status, 403)
     assert.equal(refused.body.error.code, 'CREDIT_BUDGET_EXCEEDED')
     assert.match(refused.body.error.message, /Nothing was sent/)
-    assert.match(refused.body.error.hint, /PUT \/v1\/credits\/budgets\/agt_budget/)
+    assert.match(refused.body.error.hint, new RegExp(`PUT /v1/credits/budgets/${id}`))
     assert.deepEqual(
       { spent: refused.body.error.details.spent, requested: refused.body.error.details.requested },
       { spent: 2, requested: 2 },
@@ -565,21 +574,21 @@ describe('credits', () => {
     const search = await run(connectionId, 'search_contacts', { company: DOMAIN, perPage: 1 }, key)
     assert.equal(search.status, 200, 'search is free')
 
-    const got = await t.api('GET', '/v1/credits/budgets/agt_budget', undefined, key)
+    const got = await t.api('GET', `/v1/credits/budgets/${id}`, undefined, key)
     assert.equal(got.body.spent, 2)
     assert.equal(got.body.remaining, 1)
     const list = await t.api('GET', '/v1/credits/budgets')
-    assert.ok(list.body.budgets.some((b: any) => b.agentId === 'agt_budget'))
+    assert.ok(list.body.budgets.some((b: any) => b.agentId === id))
 
     // The admin's own lookups are not limited by an agent's budget.
     const admin = await run(connectionId, 'find_contact', { email: emailOf(205) })
     assert.equal(admin.status, 200)
 
-    assert.equal((await t.api('DELETE', '/v1/credits/budgets/agt_budget')).status, 204)
-    assert.equal((await t.api('GET', '/v1/credits/budgets/agt_budget')).body.error.code, 'BUDGET_NOT_FOUND')
+    assert.equal((await t.api('DELETE', `/v1/credits/budgets/${id}`)).status, 204)
+    assert.equal((await t.api('GET', `/v1/credits/budgets/${id}`)).body.error.code, 'BUDGET_NOT_FOUND')
     const lifted = await run(connectionId, 'find_contact', { email: emailOf(206) }, key)
     assert.equal(lifted.status, 200)
-    const bad = await t.api('PUT', '/v1/credits/budgets/agt_budget', { limit: -1 })
+    const bad = await t.api('PUT', `/v1/credits/budgets/${id}`, { limit: -1 })
     assert.equal(bad.body.error.code, 'VALIDATION_FAILED')
   })
 
