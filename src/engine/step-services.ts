@@ -144,13 +144,6 @@ export class StepServices {
     return services
   }
 
-  /** Upstream requests the connection's batcher has sent (for tests and benchmarks). */
-  batchedRequests(connectionId: string): number {
-    let n = 0
-    for (const [key, b] of this.#batchers) if (key.startsWith(`${connectionId}:`)) n += b.stats.requests
-    return n
-  }
-
   async rateLimit(workspaceId: string, connectionId: string): Promise<RateLimitView> {
     const view = await this.#connections.get(workspaceId, connectionId)
     const own = await this.#rateLimit(connectionId)
@@ -184,13 +177,6 @@ export class StepServices {
       throw notFound('RATE_LIMIT_NOT_SET', `Connection ${connectionId} has no rate limit of its own.`, {
         hint: 'It is paced by the connector default; GET /v1/connections/{id}/rate-limit shows it.',
       })
-  }
-
-  /** Forgets a connection's cached results (after a disconnect, say). */
-  forget(connectionId: string): void {
-    this.#caches.delete(connectionId)
-    for (const key of this.#batchers.keys())
-      if (key.startsWith(`${connectionId}:`)) this.#batchers.delete(key)
   }
 
   #tuningOf(connector: ConnectorDefinition): Required<LookupTuning> | null {
