@@ -5,19 +5,26 @@ import type { Dispatcher } from 'undici'
 import { createDispatcher } from '../kit/http.ts'
 import { type Budget, createPacer, type Pacer } from '../kit/pacer.ts'
 import { defaultRetryPolicy, type RetryPolicy } from '../kit/retry-policy.ts'
+import { Agents } from '../store/agents.ts'
 import { ApiKeys } from '../store/api-keys.ts'
 import { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
 import { Connections } from '../store/connections.ts'
 import { CreditBudgets, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
 import { StepRuns } from '../store/step-runs.ts'
+import { ToolRuns } from '../store/tool-runs.ts'
+import { Tools } from '../store/tools.ts'
 import type { Vault } from '../store/vault.ts'
+import { AgentService } from './agent-service.ts'
 import { ConnectionService } from './connection-service.ts'
 import { CreditService } from './credits.ts'
 import { type EventOptions, EventSystem } from './event-system.ts'
+import { KeyRevocations } from './key-revocations.ts'
 import { Registry } from './registry.ts'
+import { ScopeGuard, type ScopeGuardOptions } from './scope-guard.ts'
 import { StepRunner } from './step-runner.ts'
 import { type LookupTuning, StepServices } from './step-services.ts'
+import { ToolService } from './tool-service.ts'
 import { UpstreamClients } from './upstream-clients.ts'
 
 export interface EngineOptions {
@@ -33,6 +40,8 @@ export interface EngineOptions {
   registry?: Registry
   /** Per-connector overrides of the result cache and coalescing defaults. */
   lookups?: Record<string, LookupTuning>
+  /** The scope guard's cache of resolved places (card → board …). */
+  scope?: ScopeGuardOptions
   events?: EventOptions
 }
 
@@ -47,6 +56,14 @@ export class Engine {
   readonly log: FastifyBaseLogger
   readonly credits: CreditService
   readonly stepServices: StepServices
+  /** Agents: scope, connections, delivery target, signing secret and agent keys. */
+  readonly agents: AgentService
+  /** The agent scope check every agent's step passes (installed as steps.scopeGuard). */
+  readonly scope: ScopeGuard
+  /** Agents' tools and their runs. */
+  readonly tools: ToolService
+  /** Revoked API keys, for whoever caches keys (the server's authentication). */
+  readonly keyRevocations = new KeyRevocations()
   readonly events: EventSystem
   #dispatcher: Dispatcher
 
@@ -90,6 +107,29 @@ export class Engine {
       connections: this.connections,
       clients: this.clients,
       runs: this.stepRuns,
+      log: opts.log,
+    })
+    this.agents = new AgentService({
+      repo: new Agents(opts.store.db),
+      keys: this.apiKeys,
+      vault: opts.vault,
+      connections: this.connections,
+      revocations: this.keyRevocations,
+    })
+    this.scope = new ScopeGuard({
+      agents: this.agents,
+      clients: this.clients,
+      registry: this.registry,
+      options: opts.scope,
+    })
+    this.steps.scopeGuard = this.scope.checkStep
+    this.tools = new ToolService({
+      tools: new Tools(opts.store.db),
+      runs: new ToolRuns(opts.store.db),
+      agents: this.agents,
+      connections: this.connections,
+      registry: this.registry,
+      steps: this.steps,
       log: opts.log,
     })
     this.events = new EventSystem({

@@ -17,8 +17,17 @@ export interface StepRunResult {
   meta: { runId: string; durationMs: number; attempts: number }
 }
 
-/** Checks an agent's scope before anything is sent upstream (agents and scope come later). */
-export type ScopeGuard = (caller: Caller, step: RegisteredStep, input: unknown) => Promise<void>
+/**
+ * Checks an agent's scope before anything is sent upstream (engine/scope-guard.ts). `target` is
+ * what the step is about to run with: its connection (null for credentials given in the input)
+ * and the credentials, for read-only lookups that place a resource on its board.
+ */
+export type ScopeGuard = (
+  caller: Caller,
+  step: RegisteredStep,
+  input: unknown,
+  target: { connectionId: string | null; credentials: Credentials },
+) => Promise<void>
 
 export class StepRunner {
   scopeGuard: ScopeGuard | null = null
@@ -97,11 +106,19 @@ export class StepRunner {
       }
     }
 
-    if (this.scopeGuard) await this.scopeGuard(caller, registered, input)
+    if (this.scopeGuard)
+      await this.scopeGuard(caller, registered, input, { connectionId: connection.id, credentials })
 
     const connectionId = connection.id
     const runId = newId('run')
-    const lent = await this.#services?.prepare({ caller, stepId, runId, connector, connectionId, credentials })
+    const lent = await this.#services?.prepare({
+      caller,
+      stepId,
+      runId,
+      connector,
+      connectionId,
+      credentials,
+    })
     const http = this.#clients.create({
       pacing: lent?.pacing,
       onResponse: lent?.onResponse,

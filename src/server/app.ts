@@ -12,11 +12,14 @@ import {
 import type { Engine } from '../engine/engine.ts'
 import { installAuthentication } from './authenticate.ts'
 import { installErrorHandling } from './error-handler.ts'
+import { agentKeyRoutes } from './routes/agent-keys.ts'
+import { agentRoutes } from './routes/agents.ts'
 import { catalogRoutes } from './routes/catalog.ts'
 import { connectionRoutes } from './routes/connections.ts'
 import { creditRoutes } from './routes/credits.ts'
 import { rateLimitRoutes } from './routes/rate-limits.ts'
 import { stepRoutes } from './routes/steps.ts'
+import { toolRoutes } from './routes/tools.ts'
 
 export const loggerOptions = (level: string): FastifyServerOptions['logger'] => ({
   level,
@@ -69,6 +72,9 @@ export async function buildApp(
   await app.register(catalogRoutes(engine))
   await app.register(stepRoutes(engine))
   await app.register(connectionRoutes(engine))
+  await app.register(agentRoutes(engine))
+  await app.register(agentKeyRoutes(engine))
+  await app.register(toolRoutes(engine))
   await app.register(creditRoutes(engine))
   await app.register(rateLimitRoutes(engine))
   return app

@@ -18,6 +18,11 @@ const unauthorized = (message: string) =>
 export function installAuthentication(app: FastifyInstance, engine: Engine): void {
   app.decorateRequest('caller', null as unknown as Caller)
   const cache = new Map<string, { caller: Caller; at: number }>()
+  // A revoked key is dropped from the cache at once, so it is refused from the next request on.
+  engine.keyRevocations.subscribe((keyIds) => {
+    const revoked = new Set(keyIds)
+    for (const [key, hit] of cache) if (revoked.has(hit.caller.keyId)) cache.delete(key)
+  })
   app.addHook('onRequest', async (req: FastifyRequest) => {
     if (!req.url.startsWith('/v1/') && req.url !== '/v1') return
     const header = req.headers.authorization
@@ -25,8 +30,8 @@ export function installAuthentication(app: FastifyInstance, engine: Engine): voi
     const match = /^Bearer\s+(\S+)$/i.exec(header)
     if (!match) throw unauthorized('The Authorization header must be "Bearer <key>".')
     const key = match[1]
-    // A short-lived cache keeps the hash lookup off the hot path; revocation takes effect
-    // within a few seconds.
+    // A short-lived cache keeps the hash lookup off the hot path; revocation through this
+    // process clears it at once, other instances see it within a few seconds.
     const hit = cache.get(key)
     if (hit && Date.now() - hit.at < 5_000) {
       req.caller = hit.caller

@@ -30,6 +30,11 @@ export class Agents {
       .executeTakeFirst()
   }
 
+  /** By id alone, for the delivery code, which knows the agent but not its workspace. */
+  async getById(id: string): Promise<AgentRow | undefined> {
+    return this.#db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst()
+  }
+
   async list(workspaceId: string): Promise<AgentRow[]> {
     return this.#db
       .selectFrom('agents')

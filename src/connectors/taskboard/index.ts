@@ -1,5 +1,6 @@
 import { defineConnector } from '../../kit/define.ts'
 import { apiKeyToken, authorizeTaskboard } from './auth.ts'
+import { taskboardScope } from './scope.ts'
 import { taskboardApiCall } from './steps/api-call.ts'
 import { createCard, getCard } from './steps/cards.ts'
 
@@ -19,4 +20,5 @@ export const taskboard = defineConnector({
   errorMessage: (_status, text) => text.trim().slice(0, 200) || undefined,
   steps: [getCard, createCard, taskboardApiCall],
   triggers: [],
+  scope: taskboardScope,
 })

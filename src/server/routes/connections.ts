@@ -45,7 +45,11 @@ export const connectionRoutes =
         },
       },
       async (req) => ({
-        connections: await engine.connections.list(req.caller.workspaceId, req.query.connector),
+        // An agent key sees only the connections its agent may use.
+        connections: await engine.agents.visibleConnections(
+          req.caller,
+          await engine.connections.list(req.caller.workspaceId, req.query.connector),
+        ),
       }),
     )
     app.get(
@@ -58,7 +62,10 @@ export const connectionRoutes =
           response: { 200: ConnectionView, ...errorResponses },
         },
       },
-      async (req) => engine.connections.get(req.caller.workspaceId, req.params.id),
+      async (req) => {
+        await engine.agents.assertConnectionVisible(req.caller, req.params.id)
+        return engine.connections.get(req.caller.workspaceId, req.params.id)
+      },
     )
     app.post(
       '/v1/connections/:id/reconnect',

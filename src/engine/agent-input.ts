@@ -1,0 +1,107 @@
+// What an agent is made of, as the API accepts it: its scope, the connections it may use and its
+// delivery target. The routes and the engine validate with these same schemas, so a message
+// names the field whichever way the agent was made.
+import { z } from 'zod'
+
+const BOARD_ID = /^[0-9a-f]{24}$/
+// Code-host owners: letters, digits and single hyphens (at most 39); repositories: letters,
+// digits, '.', '_' and '-' (at most 100), never '.' or '..'.
+const REPOSITORY = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/(?!\.\.?$)[A-Za-z0-9._-]{1,100}$/
+
+const unique = (values: string[]) => [...new Set(values)]
+
+export const AgentScopeInput = z
+  .object({
+    boards: z
+      .array(
+        z
+          .string()
+          .regex(BOARD_ID, 'must be a task-board board identifier: 24 lowercase hexadecimal characters')
+          .describe('A task-board board id.'),
+      )
+      .max(1000)
+      .default([])
+      .transform(unique)
+      .describe('Task-board boards the agent may touch (24-hex ids). Empty: none.'),
+    repositories: z
+      .array(
+        z
+          .string()
+          .regex(REPOSITORY, 'must be a code-host repository written owner/repo')
+          .describe('A code-host repository, owner/repo.'),
+      )
+      .max(1000)
+      .default([])
+      .transform(unique)
+      .describe('Code-host repositories the agent may touch, as owner/repo. Empty: none.'),
+  })
+  .strict()
+  .describe(
+    'What the agent may touch. An empty list means none: an agent touches only what it is configured for.',
+  )
+
+const webhookUrl = z
+  .string()
+  .max(2048)
+  .superRefine((s, ctx) => {
+    let url: URL
+    try {
+      url = new URL(s)
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be an absolute http:// or https:// URL' })
+      return
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      ctx.addIssue({ code: 'custom', message: `must be an http:// or https:// URL, not ${url.protocol}` })
+    else if (url.username || url.password)
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must not carry credentials; deliveries are signed, verify the signature instead',
+      })
+    else if (url.hash) ctx.addIssue({ code: 'custom', message: 'must not have a #fragment' })
+  })
+  .describe('Where events are POSTed, signed with the Standard Webhooks scheme.')
+
+export const DeliveryTargetInput = z
+  .discriminatedUnion('type', [
+    z
+      .object({ type: z.literal('webhook').describe('Push: each event is POSTed, signed.'), url: webhookUrl })
+      .strict(),
+    z.object({ type: z.literal('stream').describe('Pull: the agent reads its event stream.') }).strict(),
+  ])
+  .describe(
+    'Where the agent receives its events: {"type":"webhook","url"} (push) or {"type":"stream"} (pull).',
+  )
+
+// No default here: in a PATCH an absent list must stay absent, not become an empty one.
+export const ConnectionIdsInput = z
+  .array(z.string().min(1).max(200))
+  .max(200)
+  .transform(unique)
+  .describe('Connections the agent may use (ids from GET /v1/connections). Empty: none.')
+
+const name = z.string().trim().min(1, 'must not be empty').max(200).describe('Shown in lists and logs.')
+
+export const NewAgentInput = z
+  .object({
+    name,
+    scope: AgentScopeInput.default({ boards: [], repositories: [] }),
+    connectionIds: ConnectionIdsInput.default([]),
+    delivery: DeliveryTargetInput,
+  })
+  .strict()
+
+export const AgentChangesInput = z
+  .object({
+    name: name.optional(),
+    scope: AgentScopeInput.optional().describe('Replaces the whole scope.'),
+    connectionIds: ConnectionIdsInput.optional().describe('Replaces the list of connections.'),
+    delivery: DeliveryTargetInput.optional(),
+  })
+  .strict()
+  .refine((v) => Object.values(v).some((x) => x !== undefined), 'name at least one field to change')
+
+export type AgentScope = z.output<typeof AgentScopeInput>
+export type DeliveryTarget = z.output<typeof DeliveryTargetInput>
+export type NewAgent = z.input<typeof NewAgentInput>
+export type AgentChanges = z.input<typeof AgentChangesInput>

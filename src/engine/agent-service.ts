@@ -1,0 +1,279 @@
+// Agents: the automated actors. Each has a scope (boards and repositories it may touch), the
+// connections it may use, a delivery target for its events, a Standard Webhooks signing secret
+// sealed in the vault (shown once), and agent keys that act as it and nothing more.
+import { randomBytes } from 'node:crypto'
+import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
+import type { AgentRow, Agents } from '../store/agents.ts'
+import type { ApiKeyRow, ApiKeys } from '../store/api-keys.ts'
+import type { Vault } from '../store/vault.ts'
+import {
+  type AgentChanges,
+  AgentChangesInput,
+  type AgentScope,
+  type DeliveryTarget,
+  type NewAgent,
+  NewAgentInput,
+} from './agent-input.ts'
+import type { Caller } from './caller.ts'
+import type { ConnectionService, ConnectionView } from './connection-service.ts'
+import type { KeyRevocations } from './key-revocations.ts'
+
+export type { AgentScope, DeliveryTarget } from './agent-input.ts'
+
+export interface AgentView {
+  id: string
+  name: string
+  scope: AgentScope
+  connectionIds: string[]
+  delivery: DeliveryTarget
+  createdAt: string
+  updatedAt: string
+}
+
+export interface AgentKeyView {
+  id: string
+  agentId: string
+  name: string
+  /** The first characters of the key, to tell keys apart. */
+  keyPrefix: string
+  createdAt: string
+  lastUsedAt: string | null
+  revokedAt: string | null
+}
+
+export type AgentDeletedListener = (workspaceId: string, agentId: string) => Promise<void> | void
+
+// Agents are read on every step an agent key runs; a short cache keeps that off the database.
+// Changes made through this process drop the entry at once; other instances see them within this.
+const CACHE_MS = 5_000
+
+export function agentView(row: AgentRow): AgentView {
+  return {
+    id: row.id,
+    name: row.name,
+    scope: JSON.parse(row.scope),
+    connectionIds: JSON.parse(row.connection_ids),
+    delivery: JSON.parse(row.delivery),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+function keyView(row: ApiKeyRow): AgentKeyView {
+  return {
+    id: row.id,
+    agentId: row.agent_id ?? '',
+    name: row.name,
+    keyPrefix: row.key_prefix,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  }
+}
+
+/** A Standard Webhooks secret: `whsec_` and the base64 of 24 random bytes. */
+export function generateSigningSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`
+}
+
+export const agentNotFound = (id: string) =>
+  notFound('AGENT_NOT_FOUND', `There is no agent "${id}" in this workspace.`, {
+    hint: 'List agents with GET /v1/agents.',
+  })
+
+export class AgentService {
+  #repo: Agents
+  #keys: ApiKeys
+  #vault: Vault
+  #connections: ConnectionService
+  #revocations: KeyRevocations
+  #cache = new Map<string, { view: AgentView; workspaceId: string; at: number }>()
+  #deletedListeners = new Set<AgentDeletedListener>()
+
+  constructor(deps: {
+    repo: Agents
+    keys: ApiKeys
+    vault: Vault
+    connections: ConnectionService
+    revocations: KeyRevocations
+  }) {
+    this.#repo = deps.repo
+    this.#keys = deps.keys
+    this.#vault = deps.vault
+    this.#connections = deps.connections
+    this.#revocations = deps.revocations
+  }
+
+  /** Creates an agent; its signing secret is returned this once (only the sealed form is kept). */
+  async create(workspaceId: string, input: NewAgent): Promise<{ agent: AgentView; signingSecret: string }> {
+    const parsed = NewAgentInput.safeParse(input)
+    if (!parsed.success) throw validationError(parsed.error.issues, '')
+    const a = parsed.data
+    await this.#checkConnections(workspaceId, a.connectionIds)
+    const signingSecret = generateSigningSecret()
+    const row = await this.#repo.insert({
+      workspace_id: workspaceId,
+      name: a.name,
+      scope: JSON.stringify(a.scope),
+      connection_ids: JSON.stringify(a.connectionIds),
+      delivery: JSON.stringify(a.delivery),
+      signing_secret: this.#vault.seal(signingSecret),
+    })
+    return { agent: agentView(row), signingSecret }
+  }
+
+  async list(workspaceId: string): Promise<AgentView[]> {
+    return (await this.#repo.list(workspaceId)).map(agentView)
+  }
+
+  /** The agent, or AGENT_NOT_FOUND (404). */
+  async get(workspaceId: string, agentId: string): Promise<AgentView> {
+    const hit = this.#cache.get(agentId)
+    if (hit && hit.workspaceId === workspaceId && Date.now() - hit.at < CACHE_MS) return hit.view
+    const row = await this.#repo.get(workspaceId, agentId)
+    if (!row) {
+      this.#cache.delete(agentId)
+      throw agentNotFound(agentId)
+    }
+    const view = agentView(row)
+    if (this.#cache.size > 10_000) this.#cache.clear()
+    this.#cache.set(agentId, { view, workspaceId, at: Date.now() })
+    return view
+  }
+
+  /** The agent an agent key acts as; refuses a caller that is not an agent. */
+  async forCaller(caller: Caller): Promise<AgentView> {
+    if (caller.kind !== 'agent' || !caller.agentId)
+      throw new PatchbayError(
+        403,
+        'AGENT_KEY_REQUIRED',
+        'This action is for an agent; the key is not an agent key.',
+        {
+          hint: 'Use a key made with POST /v1/agents/{id}/keys.',
+        },
+      )
+    try {
+      return await this.get(caller.workspaceId, caller.agentId)
+    } catch (err) {
+      // The key outlived its agent (keys are revoked on delete, so only a race gets here).
+      if (err instanceof PatchbayError && err.code === 'AGENT_NOT_FOUND')
+        throw new PatchbayError(401, 'UNAUTHORIZED', 'The agent of this key no longer exists.', {
+          hint: 'Use a key of an existing agent.',
+        })
+      throw err
+    }
+  }
+
+  async update(workspaceId: string, agentId: string, changes: AgentChanges): Promise<AgentView> {
+    const parsed = AgentChangesInput.safeParse(changes)
+    if (!parsed.success) throw validationError(parsed.error.issues, '')
+    const c = parsed.data
+    if (!(await this.#repo.get(workspaceId, agentId))) throw agentNotFound(agentId)
+    // Only a changed list is checked: a connection removed since must not block renaming.
+    if (c.connectionIds) await this.#checkConnections(workspaceId, c.connectionIds)
+    await this.#repo.update(workspaceId, agentId, {
+      name: c.name,
+      scope: c.scope && JSON.stringify(c.scope),
+      connection_ids: c.connectionIds && JSON.stringify(c.connectionIds),
+      delivery: c.delivery && JSON.stringify(c.delivery),
+    })
+    this.#cache.delete(agentId)
+    return this.get(workspaceId, agentId)
+  }
+
+  /** Removes the agent, its tools and tool runs, and revokes its keys at once. */
+  async delete(workspaceId: string, agentId: string): Promise<void> {
+    const revoked = await this.#keys.revokeForAgent(workspaceId, agentId)
+    this.#revocations.publish(revoked)
+    const deleted = await this.#repo.delete(workspaceId, agentId)
+    this.#cache.delete(agentId)
+    if (!deleted) throw agentNotFound(agentId)
+    for (const l of this.#deletedListeners) await l(workspaceId, agentId)
+  }
+
+  /** Lets other parts (triggers, deliveries) let go of an agent when it is deleted. */
+  onDeleted(listener: AgentDeletedListener): () => void {
+    this.#deletedListeners.add(listener)
+    return () => this.#deletedListeners.delete(listener)
+  }
+
+  /** The agent's Standard Webhooks signing secret in clear, for signing its deliveries. */
+  async signingSecret(agentId: string): Promise<string> {
+    const row = await this.#repo.getById(agentId)
+    if (!row) throw agentNotFound(agentId)
+    return this.#vault.open<string>(row.signing_secret)
+  }
+
+  /** A new signing secret replaces the old one at once; returned this once. */
+  async rotateSigningSecret(workspaceId: string, agentId: string): Promise<string> {
+    const signingSecret = generateSigningSecret()
+    const ok = await this.#repo.update(workspaceId, agentId, {
+      signing_secret: this.#vault.seal(signingSecret),
+    })
+    if (!ok) throw agentNotFound(agentId)
+    return signingSecret
+  }
+
+  /** A key that acts as the agent only; the key is returned this once (only its hash is kept). */
+  async createKey(
+    workspaceId: string,
+    agentId: string,
+    opts: { name?: string } = {},
+  ): Promise<AgentKeyView & { key: string }> {
+    const agent = await this.get(workspaceId, agentId)
+    const { row, key } = await this.#keys.create({
+      workspaceId,
+      kind: 'agent',
+      agentId,
+      name: opts.name?.trim() || `${agent.name} key`,
+    })
+    return { ...keyView(row), key }
+  }
+
+  async listKeys(workspaceId: string, agentId: string): Promise<AgentKeyView[]> {
+    await this.get(workspaceId, agentId)
+    return (await this.#keys.listForAgent(workspaceId, agentId)).map(keyView)
+  }
+
+  /** Revokes one of the agent's keys; it is refused from the next request on. */
+  async revokeKey(workspaceId: string, agentId: string, keyId: string): Promise<void> {
+    await this.get(workspaceId, agentId)
+    const key = (await this.#keys.listForAgent(workspaceId, agentId)).find((k) => k.id === keyId)
+    if (!key)
+      throw notFound('KEY_NOT_FOUND', `Agent ${agentId} has no key "${keyId}".`, {
+        hint: `List its keys with GET /v1/agents/${agentId}/keys.`,
+      })
+    if (!key.revoked_at) await this.#keys.revoke(keyId)
+    this.#revocations.publish([keyId])
+  }
+
+  /** The connections a caller may see: all for a workspace key, its own for an agent key. */
+  async visibleConnections(caller: Caller, all: ConnectionView[]): Promise<ConnectionView[]> {
+    if (caller.kind !== 'agent') return all
+    const own = new Set((await this.forCaller(caller)).connectionIds)
+    return all.filter((c) => own.has(c.id))
+  }
+
+  /** Refuses (as not found) a connection an agent key may not use. */
+  async assertConnectionVisible(caller: Caller, connectionId: string): Promise<void> {
+    if (caller.kind !== 'agent') return
+    if (!(await this.forCaller(caller)).connectionIds.includes(connectionId))
+      throw notFound('CONNECTION_NOT_FOUND', `There is no connection "${connectionId}" this agent may use.`, {
+        hint: 'List the connections of this agent with GET /v1/connections.',
+      })
+  }
+
+  async #checkConnections(workspaceId: string, ids: string[]): Promise<void> {
+    if (ids.length === 0) return
+    const known = new Set((await this.#connections.list(workspaceId)).map((c) => c.id))
+    const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !known.has(id))
+    if (missing.length > 0)
+      throw badRequest(
+        'UNKNOWN_CONNECTION',
+        `connectionIds names connections that do not exist in this workspace: ${missing
+          .map(({ id, i }) => `connectionIds.${i} "${id}"`)
+          .join(', ')}.`,
+        { hint: 'List connections with GET /v1/connections, or connect the account first.' },
+      )
+  }
+}

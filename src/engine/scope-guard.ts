@@ -1,0 +1,302 @@
+// An agent touches only what it is configured for. Before a step an agent runs sends anything
+// upstream, this checks that the connection is one the agent may use and that every resource the
+// input names lies on a board or repository in the agent's scope. A card, list, checklist or
+// label is placed on its board through a read-only lookup the connector declares (its `scope`),
+// remembered for a while so repeated checks stay off the upstream; an API Call is attributed to
+// the resources its method, path and body name, and one that names none is refused. Workspace
+// (admin) keys are not scoped.
+import type {
+  ConnectorDefinition,
+  Credentials,
+  ScopedField,
+  ScopedKind,
+  StepDefinition,
+} from '../kit/define.ts'
+import { PatchbayError } from '../kit/errors.ts'
+import type { Http } from '../kit/http.ts'
+import { ResultCache } from '../kit/result-cache.ts'
+import type { AgentService } from './agent-service.ts'
+import type { Caller } from './caller.ts'
+import type { RegisteredStep, Registry } from './registry.ts'
+import type { UpstreamClients } from './upstream-clients.ts'
+
+export interface ScopeRef {
+  kind: ScopedKind
+  value: string
+}
+
+/** Where a scoped resource lies: the unit an agent's scope is written in. */
+export interface ScopePlace {
+  kind: 'board' | 'repository'
+  id: string
+}
+
+/** The part of an agent the guard reads. */
+export interface ScopedAgent {
+  id: string
+  name?: string
+  scope: { boards: string[]; repositories: string[] }
+  connectionIds: string[]
+}
+
+/** What the step runner knows of the credentials a step is about to use. */
+export interface StepTarget {
+  connectionId: string | null
+  credentials: Credentials
+}
+
+export interface ScopeGuardOptions {
+  /** How long a resolved place is trusted. A card moved to another board is seen after this. */
+  cacheTtlMs?: number
+  cacheMaxEntries?: number
+}
+
+const DEFAULT_TTL_MS = 60_000
+const DEFAULT_MAX_ENTRIES = 10_000
+
+export class ScopeGuard {
+  #agents: AgentService
+  #clients: UpstreamClients
+  #registry: Registry
+  // A resource's place is a fact of the upstream, not of who asks, so one cache serves every
+  // connection: an answer only ever lets an agent reach what its own scope already names.
+  #places: ResultCache
+  /** Resolution lookups sent upstream (cache misses), for tests and diagnosis. */
+  readonly stats = { lookups: 0, cacheHits: 0 }
+
+  constructor(deps: {
+    agents: AgentService
+    clients: UpstreamClients
+    registry: Registry
+    options?: ScopeGuardOptions
+  }) {
+    this.#agents = deps.agents
+    this.#clients = deps.clients
+    this.#registry = deps.registry
+    this.#places = new ResultCache({
+      ttlMs: deps.options?.cacheTtlMs ?? DEFAULT_TTL_MS,
+      maxEntries: deps.options?.cacheMaxEntries ?? DEFAULT_MAX_ENTRIES,
+    })
+  }
+
+  /** The step runner's hook: refuses an agent's step before anything but lookups is sent. */
+  checkStep = async (caller: Caller, registered: RegisteredStep, input: unknown, target: StepTarget) => {
+    if (caller.kind !== 'agent') return
+    const agent = await this.#agents.forCaller(caller)
+    const { connector, step } = registered
+    if (target.connectionId !== null && !agent.connectionIds.includes(target.connectionId))
+      throw new PatchbayError(
+        403,
+        'CONNECTION_NOT_ALLOWED',
+        `Agent ${label(agent)} may not use connection ${target.connectionId}; it may use ${list(agent.connectionIds)}.`,
+        { hint: `Use one of the agent's connections, or add this one to it (PATCH /v1/agents/${agent.id}).` },
+      )
+    const refs = this.#refsOfStep(agent, connector, step, registered.id, input)
+    if (refs.length === 0) return
+    await this.checkResources(agent, connector.id, refs, this.#lookupClient(connector, target))
+  }
+
+  /**
+   * Refuses (403 SCOPE_DENIED) unless every resource lies in the agent's scope. `http` is used
+   * only for read-only lookups of resources the cache does not place yet.
+   */
+  async checkResources(agent: ScopedAgent, connectorId: string, refs: ScopeRef[], http: Http): Promise<void> {
+    const connector = this.#connector(connectorId)
+    const unique = [...new Map(refs.map((r) => [`${r.kind}:${r.value}`, r])).values()]
+    const verdicts = await Promise.all(unique.map((ref) => this.#verdict(agent, connector, ref, http)))
+    const denied = verdicts.find((v) => v !== null)
+    if (denied) throw denied
+  }
+
+  /** Refuses a trigger whose configuration names a board or repository outside the agent's scope. */
+  async checkTriggerConfig(
+    agent: ScopedAgent,
+    triggerId: string,
+    config: unknown,
+    http: Http,
+  ): Promise<void> {
+    const registered = this.#registry.triggers.get(triggerId)
+    if (!registered) throw new Error(`checkTriggerConfig: unknown trigger ${triggerId}`)
+    const refs = refsOfFields(registered.trigger.scoped ?? [], config)
+    if (refs.length > 0) await this.checkResources(agent, registered.connector.id, refs, http)
+  }
+
+  /** Whether a place (an event's board, say) is in the agent's scope; no lookups. */
+  allows(agent: ScopedAgent, place: ScopePlace): boolean {
+    return place.kind === 'board'
+      ? agent.scope.boards.includes(place.id)
+      : agent.scope.repositories.some((r) => sameRepository(r, place.id))
+  }
+
+  /** Forgets every resolved place (after a bulk move upstream, say). */
+  forget(): void {
+    this.#places.clear()
+  }
+
+  #refsOfStep(
+    agent: ScopedAgent,
+    connector: ConnectorDefinition,
+    step: StepDefinition,
+    stepId: string,
+    input: unknown,
+  ): ScopeRef[] {
+    if (!step.passThrough) return refsOfFields(step.scoped ?? [], input)
+    const scoped =
+      connector.steps.some((s) => s.scoped?.length) || connector.triggers.some((t) => t.scoped?.length)
+    if (!connector.scope) {
+      // A connector with nothing scoped (contact-data) has nothing to refuse; one that has scoped
+      // resources but no way to attribute a call is closed to agents rather than open.
+      if (!scoped) return []
+      throw denied(agent, `${stepId} cannot be checked against the agent's scope`, {
+        hint: `Use the ${connector.name} ready-made steps, or a workspace key.`,
+      })
+    }
+    const refs = connector.scope.attributeApiCall(input)
+    if (!refs || refs.length === 0) {
+      const i = input as { method?: string; endpoint?: string }
+      throw denied(
+        agent,
+        `${i.method ?? ''} ${i.endpoint ?? ''} names no ${connector.name} resource the agent's scope can allow (it is not about one board or repository)`.trim(),
+        {
+          hint: "An agent's API Calls must address a resource in its scope, such as /1/boards/{id}/… or /1/cards/{id}.",
+        },
+      )
+    }
+    return refs
+  }
+
+  async #verdict(
+    agent: ScopedAgent,
+    connector: ConnectorDefinition,
+    ref: ScopeRef,
+    http: Http,
+  ): Promise<PatchbayError | null> {
+    // Boards and repositories in the scope need no lookup; nor does any repository (owner/repo
+    // is its own place) or owner (its repositories are in the scope or not).
+    if (ref.kind === 'board' && agent.scope.boards.includes(ref.value)) return null
+    if (ref.kind === 'repository')
+      return this.allows(agent, { kind: 'repository', id: ref.value }) ? null : outside(agent, ref, null)
+    if (ref.kind === 'owner') {
+      const owner = ref.value.toLowerCase()
+      return agent.scope.repositories.some((r) => r.toLowerCase().startsWith(`${owner}/`))
+        ? null
+        : outside(agent, ref, null)
+    }
+    if (!connector.scope)
+      return denied(agent, `the ${ref.kind} ${ref.value} cannot be placed on a board or repository`, {
+        hint: `${connector.name} declares no scope lookups; use a workspace key.`,
+      })
+    let place: ScopePlace
+    try {
+      place = await this.#place(connector, ref, http)
+    } catch (err) {
+      // A resource the upstream will not place (missing, unreadable) cannot be shown to be in
+      // scope. Transient failures (rate limits, outages) are passed on to be retried.
+      if (
+        err instanceof PatchbayError &&
+        err.status >= 400 &&
+        err.status < 500 &&
+        err.code !== 'RATE_LIMITED'
+      )
+        return denied(agent, `the ${ref.kind} ${ref.value} could not be placed on a board (${err.message})`, {
+          hint: "Check the identifier; only resources on boards in the agent's scope can be used.",
+          upstream: err.upstream,
+        })
+      throw err
+    }
+    return this.allows(agent, place) ? null : outside(agent, ref, place)
+  }
+
+  async #place(connector: ConnectorDefinition, ref: ScopeRef, http: Http): Promise<ScopePlace> {
+    const key = `${connector.id}:${ref.kind}:${ref.value}`
+    const claim = this.#places.claim<ScopePlace>(key)
+    if (!claim.owner) {
+      this.stats.cacheHits++
+      return claim.lookup.state === 'hit' ? claim.lookup.value : claim.lookup.promise
+    }
+    try {
+      this.stats.lookups++
+      const place = await connector.scope!.resolve(http, ref.kind, ref.value)
+      claim.settle(place, true)
+      return place
+    } catch (err) {
+      claim.fail(err)
+      throw err
+    }
+  }
+
+  #lookupClient(connector: ConnectorDefinition, target: StepTarget): Http {
+    // Lookups are paced like ready-made steps (they spend the same token's budget). They are not
+    // a stored connection's requests: a refusal here denies the step instead of lapsing the
+    // connection, since a 401 can mean "not your board" as well as "bad credentials".
+    return this.#clients.create({
+      connector,
+      credentials: target.credentials,
+      paced: true,
+      storedConnection: false,
+    })
+  }
+
+  #connector(id: string): ConnectorDefinition {
+    const c = this.#registry.connector(id)
+    if (!c) throw new Error(`scope check for unknown connector ${id}`)
+    return c
+  }
+}
+
+/** The scoped values an input names, per the step's or trigger's field declarations. */
+export function refsOfFields(fields: ScopedField[], input: unknown): ScopeRef[] {
+  const refs: ScopeRef[] = []
+  for (const f of fields) {
+    const v = f.value ? f.value(input) : f.field ? readPath(input, f.field) : undefined
+    for (const value of Array.isArray(v) ? v : [v])
+      if (typeof value === 'string' && value !== '') refs.push({ kind: f.kind, value })
+  }
+  return refs
+}
+
+function readPath(obj: unknown, path: string): unknown {
+  let cur = obj
+  for (const k of path.split('.')) {
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, k)) return undefined
+    cur = (cur as Record<string, unknown>)[k]
+  }
+  return cur
+}
+
+const sameRepository = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
+
+const label = (agent: ScopedAgent) => (agent.name ? `"${agent.name}" (${agent.id})` : agent.id)
+
+const list = (xs: string[]) => (xs.length ? xs.join(', ') : 'none')
+
+function denied(
+  agent: ScopedAgent,
+  why: string,
+  opts: { hint: string; upstream?: PatchbayError['upstream'] },
+) {
+  return new PatchbayError(403, 'SCOPE_DENIED', `Agent ${label(agent)} may not do this: ${why}.`, {
+    hint: opts.hint,
+    upstream: opts.upstream,
+  })
+}
+
+function outside(agent: ScopedAgent, ref: ScopeRef, place: ScopePlace | null): PatchbayError {
+  const where =
+    place && !(place.kind === ref.kind && place.id === ref.value)
+      ? `, which is on ${place.kind} ${place.id}`
+      : ''
+  const inScope =
+    ref.kind === 'repository' || ref.kind === 'owner' || place?.kind === 'repository'
+      ? `repositories: ${list(agent.scope.repositories)}`
+      : `boards: ${list(agent.scope.boards)}`
+  return new PatchbayError(
+    403,
+    'SCOPE_DENIED',
+    `Agent ${label(agent)} may not touch ${ref.kind} ${ref.value}${where}: it is outside the agent's scope (${inScope}).`,
+    {
+      hint: `Use a resource in the agent's scope, or add the ${place?.kind ?? ref.kind} to it (PATCH /v1/agents/${agent.id}).`,
+      details: { resource: ref, place },
+    },
+  )
+}

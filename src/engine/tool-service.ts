@@ -1,0 +1,411 @@
+// Tools: an agent's ordered chains of tool steps. Saving one checks every step id, connection
+// and template; running one renders each step's input from the tool's input, the trigger event
+// and earlier outputs, runs the steps in order AS THE AGENT (so its scope applies), stops at the
+// first failure, and records what each step did.
+import type { FastifyBaseLogger } from 'fastify'
+import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
+import { newId, nowIso } from '../store/ids.ts'
+import type { ToolRunRow, ToolRuns } from '../store/tool-runs.ts'
+import type { ToolRow, Tools } from '../store/tools.ts'
+import type { AgentService, AgentView } from './agent-service.ts'
+import type { Caller } from './caller.ts'
+import type { ConnectionService } from './connection-service.ts'
+import type { Registry } from './registry.ts'
+import type { StepRunner } from './step-runner.ts'
+import { checkStepTemplates, renderTemplates, TemplateError, TemplateValueMissing } from './templates.ts'
+import {
+  type NewTool,
+  NewToolInput,
+  type ToolChanges,
+  ToolChangesInput,
+  type ToolStep,
+} from './tool-input.ts'
+
+export type { ToolStep } from './tool-input.ts'
+
+export interface ToolView {
+  id: string
+  agentId: string
+  name: string
+  description: string
+  steps: ToolStep[]
+  createdAt: string
+  updatedAt: string
+}
+
+export interface ToolStepRecord {
+  index: number
+  name: string | null
+  stepId: string
+  connectionId: string
+  status: 'succeeded' | 'failed' | 'skipped'
+  /** The step's output (a large one is replaced by a note of its size). */
+  output?: unknown
+  error: { code: string; message: string } | null
+  /** The step run's record (GET /v1/runs), when the step reached the step runner. */
+  runId: string | null
+  durationMs: number | null
+}
+
+export interface ToolRunView {
+  id: string
+  agentId: string
+  toolId: string
+  triggerId: string | null
+  eventId: string | null
+  status: 'running' | 'succeeded' | 'failed'
+  input: unknown
+  steps: ToolStepRecord[]
+  /** The failing step's error, when the run failed. */
+  errorCode: string | null
+  errorMessage: string | null
+  createdAt: string
+  finishedAt: string | null
+}
+
+export interface ToolRunRequest {
+  /** The tool's input: an object, read by {{input.…}}. */
+  input?: unknown
+  /** The trigger event that started the run, read by {{event.…}}. */
+  event?: unknown
+  triggerId?: string | null
+  eventId?: string | null
+  /** The API key that asked for the run (recorded on its step runs); trigger runs have none. */
+  keyId?: string
+}
+
+/** Outputs larger than this are not kept in the run record (later steps still see them whole). */
+const MAX_RECORDED_OUTPUT = 64 * 1024
+
+export function toolView(row: ToolRow): ToolView {
+  return {
+    id: row.id,
+    agentId: row.agent_id,
+    name: row.name,
+    description: row.description,
+    steps: JSON.parse(row.steps),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+export function toolRunView(row: ToolRunRow): ToolRunView {
+  return {
+    id: row.id,
+    agentId: row.agent_id,
+    toolId: row.tool_id,
+    triggerId: row.trigger_id,
+    eventId: row.event_id,
+    status: row.status,
+    input: JSON.parse(row.input),
+    steps: JSON.parse(row.steps),
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    createdAt: row.created_at,
+    finishedAt: row.finished_at,
+  }
+}
+
+const toolNotFound = (agentId: string, toolId: string) =>
+  notFound('TOOL_NOT_FOUND', `Agent ${agentId} has no tool "${toolId}".`, {
+    hint: `List its tools with GET /v1/agents/${agentId}/tools.`,
+  })
+
+export class ToolService {
+  #tools: Tools
+  #runs: ToolRuns
+  #agents: AgentService
+  #connections: ConnectionService
+  #registry: Registry
+  #steps: StepRunner
+  #log: FastifyBaseLogger
+
+  constructor(deps: {
+    tools: Tools
+    runs: ToolRuns
+    agents: AgentService
+    connections: ConnectionService
+    registry: Registry
+    steps: StepRunner
+    log: FastifyBaseLogger
+  }) {
+    this.#tools = deps.tools
+    this.#runs = deps.runs
+    this.#agents = deps.agents
+    this.#connections = deps.connections
+    this.#registry = deps.registry
+    this.#steps = deps.steps
+    this.#log = deps.log
+  }
+
+  async create(workspaceId: string, agentId: string, input: NewTool): Promise<ToolView> {
+    const parsed = NewToolInput.safeParse(input)
+    if (!parsed.success) throw validationError(parsed.error.issues, '')
+    const agent = await this.#agents.get(workspaceId, agentId)
+    await this.#checkSteps(workspaceId, agent, parsed.data.steps)
+    const row = await this.#tools.insert({
+      workspace_id: workspaceId,
+      agent_id: agentId,
+      name: parsed.data.name,
+      description: parsed.data.description,
+      steps: JSON.stringify(parsed.data.steps),
+    })
+    return toolView(row)
+  }
+
+  async list(workspaceId: string, agentId: string): Promise<ToolView[]> {
+    await this.#agents.get(workspaceId, agentId)
+    return (await this.#tools.list(workspaceId, agentId)).map(toolView)
+  }
+
+  async get(workspaceId: string, agentId: string, toolId: string): Promise<ToolView> {
+    await this.#agents.get(workspaceId, agentId)
+    const row = await this.#tools.get(workspaceId, agentId, toolId)
+    if (!row) throw toolNotFound(agentId, toolId)
+    return toolView(row)
+  }
+
+  /** For the trigger code: whether a trigger may target this tool. */
+  async exists(workspaceId: string, agentId: string, toolId: string): Promise<boolean> {
+    return (await this.#tools.get(workspaceId, agentId, toolId)) !== undefined
+  }
+
+  async update(
+    workspaceId: string,
+    agentId: string,
+    toolId: string,
+    changes: ToolChanges,
+  ): Promise<ToolView> {
+    const parsed = ToolChangesInput.safeParse(changes)
+    if (!parsed.success) throw validationError(parsed.error.issues, '')
+    const c = parsed.data
+    const agent = await this.#agents.get(workspaceId, agentId)
+    if (!(await this.#tools.get(workspaceId, agentId, toolId))) throw toolNotFound(agentId, toolId)
+    if (c.steps) await this.#checkSteps(workspaceId, agent, c.steps)
+    await this.#tools.update(workspaceId, agentId, toolId, {
+      name: c.name,
+      description: c.description,
+      steps: c.steps && JSON.stringify(c.steps),
+    })
+    return this.get(workspaceId, agentId, toolId)
+  }
+
+  async delete(workspaceId: string, agentId: string, toolId: string): Promise<void> {
+    await this.#agents.get(workspaceId, agentId)
+    if (!(await this.#tools.delete(workspaceId, agentId, toolId))) throw toolNotFound(agentId, toolId)
+  }
+
+  /**
+   * Runs a tool as its agent and records the run. A step that fails ends the run (the rest are
+   * skipped); the run is then `failed` with that step's error. Resolves with the run either way.
+   */
+  async run(
+    workspaceId: string,
+    agentId: string,
+    toolId: string,
+    req: ToolRunRequest = {},
+  ): Promise<ToolRunView> {
+    const input = req.input ?? {}
+    if (input === null || typeof input !== 'object' || Array.isArray(input))
+      throw badRequest(
+        'VALIDATION_FAILED',
+        "Invalid input: input must be an object (the tool's input, read by {{input.…}}).",
+        {
+          hint: 'Send {"input": {…}}.',
+        },
+      )
+    const tool = await this.get(workspaceId, agentId, toolId)
+    const caller: Caller = { workspaceId, keyId: req.keyId ?? `agent:${agentId}`, kind: 'agent', agentId }
+
+    const row: ToolRunRow = {
+      id: newId('trun'),
+      workspace_id: workspaceId,
+      agent_id: agentId,
+      tool_id: toolId,
+      trigger_id: req.triggerId ?? null,
+      event_id: req.eventId ?? null,
+      status: 'running',
+      input: JSON.stringify(input),
+      steps: '[]',
+      error_code: null,
+      error_message: null,
+      created_at: nowIso(),
+      finished_at: null,
+    }
+    await this.#runs.insert(row)
+
+    const records: ToolStepRecord[] = []
+    const done: Array<{ name?: string; output: unknown }> = []
+    let failure: { code: string; message: string } | null = null
+    for (const [index, step] of tool.steps.entries()) {
+      const base = { index, name: step.name ?? null, stepId: step.stepId, connectionId: step.connectionId }
+      if (failure) {
+        records.push({ ...base, status: 'skipped', error: null, runId: null, durationMs: null })
+        continue
+      }
+      const started = performance.now()
+      try {
+        const rendered = renderTemplates(
+          step.input,
+          { input, event: req.event ?? null, steps: done },
+          `steps.${index}.input`,
+        )
+        this.#refuseInlineCredentials(step.stepId, rendered, index)
+        const result = await this.#steps.run(caller, step.stepId, {
+          connectionId: step.connectionId,
+          input: rendered,
+        })
+        done.push({ name: step.name, output: result.output })
+        records.push({
+          ...base,
+          status: 'succeeded',
+          output: recordable(result.output),
+          error: null,
+          runId: result.meta.runId,
+          durationMs: result.meta.durationMs,
+        })
+      } catch (err) {
+        failure = this.#stepError(err, index, step)
+        records.push({
+          ...base,
+          status: 'failed',
+          error: failure,
+          runId: null,
+          durationMs: Math.round(performance.now() - started),
+        })
+      }
+    }
+
+    const finished = {
+      status: failure ? ('failed' as const) : ('succeeded' as const),
+      steps: JSON.stringify(records),
+      error_code: failure?.code ?? null,
+      error_message: failure?.message ?? null,
+      finished_at: nowIso(),
+    }
+    await this.#runs.finish(row.id, finished)
+    return toolRunView({ ...row, ...finished })
+  }
+
+  async listRuns(
+    workspaceId: string,
+    agentId: string,
+    page: { limit: number; cursor?: string; toolId?: string },
+  ): Promise<{ runs: ToolRunView[]; next: string | null }> {
+    await this.#agents.get(workspaceId, agentId)
+    const r = await this.#runs.list(workspaceId, agentId, page)
+    return { runs: r.runs.map(toolRunView), next: r.next }
+  }
+
+  /** One run; for an agent key only the agent's own. */
+  async getRun(caller: Caller, runId: string): Promise<ToolRunView> {
+    const row = await this.#runs.get(caller.workspaceId, runId)
+    if (!row || (caller.kind === 'agent' && row.agent_id !== caller.agentId))
+      throw notFound('TOOL_RUN_NOT_FOUND', `There is no tool run "${runId}" in this workspace.`, {
+        hint: 'List runs with GET /v1/agents/{id}/tool-runs.',
+      })
+    return toolRunView(row)
+  }
+
+  /** Checks a chain of steps before it is saved: step ids, connections, names and templates. */
+  async #checkSteps(workspaceId: string, agent: AgentView, steps: ToolStep[]): Promise<void> {
+    const connections = new Map((await this.#connections.list(workspaceId)).map((c) => [c.id, c]))
+    const names: Array<string | undefined> = []
+    for (const [i, step] of steps.entries()) {
+      const at = `steps.${i}`
+      const registered = this.#registry.steps.get(step.stepId)
+      if (!registered)
+        throw badRequest('UNKNOWN_STEP', `${at}.stepId: there is no tool step "${step.stepId}".`, {
+          hint: 'Find step ids with GET /v1/steps?q=<connector or step name>.',
+        })
+      if (step.name !== undefined && names.includes(step.name))
+        throw badRequest('DUPLICATE_STEP_NAME', `${at}.name: another step is already named "${step.name}".`, {
+          hint: 'Give each step a name of its own, so {{steps.<name>.output}} names one step.',
+        })
+      if (!agent.connectionIds.includes(step.connectionId))
+        throw badRequest(
+          'CONNECTION_NOT_ALLOWED',
+          `${at}.connectionId: agent ${agent.id} may not use connection ${step.connectionId}; it may use ${
+            agent.connectionIds.join(', ') || 'none'
+          }.`,
+          {
+            hint: `Use one of the agent's connections, or add this one to it (PATCH /v1/agents/${agent.id}).`,
+          },
+        )
+      const connection = connections.get(step.connectionId)
+      if (!connection)
+        throw badRequest(
+          'UNKNOWN_CONNECTION',
+          `${at}.connectionId: there is no connection "${step.connectionId}".`,
+          {
+            hint: 'List connections with GET /v1/connections.',
+          },
+        )
+      if (connection.connector !== registered.connector.id)
+        throw badRequest(
+          'CONNECTION_CONNECTOR_MISMATCH',
+          `${at}.connectionId: ${step.connectionId} is a ${connection.connector} connection; ${step.stepId} needs a ${registered.connector.id} connection.`,
+          {
+            hint: `List ${registered.connector.name} connections with GET /v1/connections?connector=${registered.connector.id}.`,
+          },
+        )
+      try {
+        checkStepTemplates(step.input, `${at}.input`, i, names)
+      } catch (err) {
+        if (!(err instanceof TemplateError)) throw err
+        throw badRequest(
+          'INVALID_TEMPLATE',
+          `Step ${i}${step.name ? ` ("${step.name}")` : ''}, ${err.field}: ${err.message}.`,
+          {
+            hint: 'Templates are {{input.…}}, {{event.…}}, {{steps.<index or name>.output.…}} of an earlier step.',
+            details: { step: i, field: err.field },
+          },
+        )
+      }
+      this.#refuseInlineCredentials(step.stepId, step.input, i, true)
+      names.push(step.name)
+    }
+  }
+
+  /**
+   * A tool's steps run with the agent's connections. Credentials written into a step's input
+   * (an API Call's key and token) would sit unsealed in the tool, so they are refused.
+   */
+  #refuseInlineCredentials(stepId: string, input: unknown, index: number, saving = false): void {
+    const { step } = this.#registry.steps.get(stepId) ?? {}
+    if (!step?.inlineCredentials) return
+    let creds: unknown
+    try {
+      const parsed = step.input.safeParse(input)
+      creds = step.inlineCredentials(parsed.success ? parsed.data : (input as any))
+    } catch {
+      creds = undefined // an input it cannot read carries no credentials it could use
+    }
+    if (creds)
+      throw badRequest(
+        'INLINE_CREDENTIALS_NOT_ALLOWED',
+        `steps.${index}.input carries credentials${saving ? '' : ' (after its templates were filled in)'}; a tool's steps use the agent's connections.`,
+        { hint: 'Remove the credentials from the step input (e.g. auth) and give the step a connectionId.' },
+      )
+  }
+
+  #stepError(err: unknown, index: number, step: ToolStep): { code: string; message: string } {
+    const which = `Step ${index}${step.name ? ` ("${step.name}")` : ''} (${step.stepId})`
+    if (err instanceof TemplateValueMissing)
+      return {
+        code: 'TEMPLATE_VALUE_MISSING',
+        message: `${which}, ${err.field}: {{${err.expression}}} has no value in this run, so the text around it cannot be filled in.`,
+      }
+    if (err instanceof TemplateError)
+      return { code: 'INVALID_TEMPLATE', message: `${which}, ${err.field}: ${err.message}.` }
+    if (err instanceof PatchbayError) return { code: err.code, message: `${which}: ${err.message}` }
+    // Anything else may carry anything; it goes to the log, not to the record.
+    this.#log.error({ err, stepId: step.stepId }, 'tool step failed unexpectedly')
+    return { code: 'INTERNAL', message: `${which}: an unexpected error occurred; it has been logged.` }
+  }
+}
+
+function recordable(output: unknown): unknown {
+  const json = JSON.stringify(output) ?? 'null'
+  return json.length > MAX_RECORDED_OUTPUT ? { truncated: true, bytes: Buffer.byteLength(json) } : output
+}

@@ -1,0 +1,101 @@
+// Response bodies of the agent, agent key and tool routes; the OpenAPI document is generated from these.
+import type { FastifyRequest } from 'fastify'
+import { z } from 'zod'
+import { PatchbayError } from '../kit/errors.ts'
+
+// Responses are serialized through their schemas, which cannot run the request schemas'
+// transforms backwards; so these are plain shapes of what the engine returns.
+const AgentScope = z.object({
+  boards: z.array(z.string()).describe('Task-board boards the agent may touch.'),
+  repositories: z.array(z.string()).describe('Code-host repositories (owner/repo) the agent may touch.'),
+})
+
+const DeliveryTarget = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('webhook'), url: z.string() }),
+  z.object({ type: z.literal('stream') }),
+])
+
+const ToolStep = z.object({
+  name: z.string().optional(),
+  stepId: z.string(),
+  connectionId: z.string(),
+  input: z.record(z.string(), z.unknown()),
+})
+
+export const AgentView = z.object({
+  id: z.string(),
+  name: z.string(),
+  scope: AgentScope,
+  connectionIds: z.array(z.string()).describe('Connections the agent may use.'),
+  delivery: DeliveryTarget,
+  createdAt: z.string(),
+  updatedAt: z.string(),
+})
+
+export const SigningSecret = z
+  .string()
+  .describe(
+    'The Standard Webhooks secret (whsec_…) deliveries to the agent are signed with. Shown once: keep it.',
+  )
+
+export const AgentKeyView = z.object({
+  id: z.string(),
+  agentId: z.string(),
+  name: z.string(),
+  keyPrefix: z.string().describe('The first characters of the key, to tell keys apart.'),
+  createdAt: z.string(),
+  lastUsedAt: z.string().nullable(),
+  revokedAt: z.string().nullable(),
+})
+
+export const ToolView = z.object({
+  id: z.string(),
+  agentId: z.string(),
+  name: z.string(),
+  description: z.string(),
+  steps: z.array(ToolStep),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+})
+
+export const ToolRunView = z.object({
+  id: z.string(),
+  agentId: z.string(),
+  toolId: z.string(),
+  triggerId: z
+    .string()
+    .nullable()
+    .describe('The trigger that started the run; null when run through the API.'),
+  eventId: z.string().nullable(),
+  status: z.enum(['running', 'succeeded', 'failed']),
+  input: z.unknown().describe("The tool's input."),
+  steps: z.array(
+    z.object({
+      index: z.number(),
+      name: z.string().nullable(),
+      stepId: z.string(),
+      connectionId: z.string(),
+      status: z.enum(['succeeded', 'failed', 'skipped']).describe('Steps after a failed one are skipped.'),
+      output: z.unknown().optional(),
+      error: z.object({ code: z.string(), message: z.string() }).nullable(),
+      runId: z.string().nullable().describe('The step run record (GET /v1/runs).'),
+      durationMs: z.number().nullable(),
+    }),
+  ),
+  errorCode: z.string().nullable().describe("The failing step's error code."),
+  errorMessage: z.string().nullable(),
+  createdAt: z.string(),
+  finishedAt: z.string().nullable(),
+})
+
+/** Workspace keys may act on any agent; an agent key only on its own agent. */
+export function requireAdminOrSelf(req: FastifyRequest, agentId: string): void {
+  const c = req.caller
+  if (c.kind === 'admin' || c.agentId === agentId) return
+  throw new PatchbayError(
+    403,
+    'ADMIN_KEY_REQUIRED',
+    `This agent key acts only as its own agent (${c.agentId}); the request is about agent ${agentId}.`,
+    { hint: 'Use the agent’s own id, or a workspace (admin) key.' },
+  )
+}
