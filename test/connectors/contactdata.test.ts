@@ -58,23 +58,20 @@ const requests = async (apiKey: string, endpoint?: string) => {
 const run = (connectionId: string, step: string, input: unknown, key?: string) =>
   t.api('POST', `/v1/steps/contactdata.${step}/run`, { connectionId, input }, key)
 
-/**
- * An agent allowed to use the given connections, and a key of it. Made through the engine's agent
- * service when the service has one (agents are checked on every step), else as a bare agent key.
- */
+/** An agent allowed to use the given connections, and a key of it. */
 async function agent(name: string, connectionIds: string[]): Promise<{ id: string; key: string }> {
-  const agents = (t.service.engine as any).agents
-  let id = `agt_${name}_${Math.random().toString(36).slice(2, 8)}`
-  if (agents?.create)
-    id = (await agents.create(t.service.workspaceId, { name, connectionIds, delivery: { type: 'stream' } }))
-      .agent.id
+  const { agent: made } = await t.service.engine.agents.create(t.service.workspaceId, {
+    name,
+    connectionIds,
+    delivery: { type: 'stream' },
+  })
   const { key } = await t.service.engine.apiKeys.create({
     workspaceId: t.service.workspaceId,
     kind: 'agent',
     name,
-    agentId: id,
+    agentId: made.id,
   })
-  return { id, key }
+  return { id: made.id, key }
 }
 
 describe('catalog and connection', () => {
@@ -590,6 +587,9 @@ describe('credits', () => {
     assert.equal(lifted.status, 200)
     const bad = await t.api('PUT', `/v1/credits/budgets/${id}`, { limit: -1 })
     assert.equal(bad.body.error.code, 'VALIDATION_FAILED')
+    const nobody = await t.api('PUT', '/v1/credits/budgets/agt_nobody', { limit: 5 })
+    assert.equal(nobody.status, 404)
+    assert.equal(nobody.body.error.code, 'AGENT_NOT_FOUND')
   })
 
   test('out of credits: the upstream 402 is INSUFFICIENT_CREDITS with a hint; bulk records that cannot be paid say so', async () => {

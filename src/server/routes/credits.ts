@@ -184,6 +184,8 @@ export const creditRoutes =
       },
       async (req) => {
         requireAdmin(req)
+        // A budget for an agent that does not exist would limit nobody: refuse it (AGENT_NOT_FOUND).
+        await engine.agents.get(req.caller.workspaceId, req.params.agentId)
         return engine.credits.putBudget(req.caller.workspaceId, req.params.agentId, req.body)
       },
     )

@@ -29,7 +29,10 @@ export const rateLimitRoutes =
           response: { 200: View, ...errorResponses },
         },
       },
-      async (req) => engine.stepServices.rateLimit(req.caller.workspaceId, req.params.id),
+      async (req) => {
+        await engine.agents.assertConnectionVisible(req.caller, req.params.id)
+        return engine.stepServices.rateLimit(req.caller.workspaceId, req.params.id)
+      },
     )
     app.put(
       '/v1/connections/:id/rate-limit',
