@@ -4,8 +4,8 @@
 // first failure, and records what each step did.
 import type { FastifyBaseLogger } from 'fastify'
 import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
-import { newId, nowIso } from '../store/ids.ts'
-import type { ToolRunRow, ToolRuns } from '../store/tool-runs.ts'
+import { nowIso } from '../store/ids.ts'
+import { newToolRunId, type ToolRunRow, type ToolRuns } from '../store/tool-runs.ts'
 import type { ToolRow, Tools } from '../store/tools.ts'
 import type { AgentService, AgentView } from './agent-service.ts'
 import type { Caller } from './caller.ts'
@@ -218,7 +218,7 @@ export class ToolService {
     const caller: Caller = { workspaceId, keyId: req.keyId ?? `agent:${agentId}`, kind: 'agent', agentId }
 
     const row: ToolRunRow = {
-      id: newId('trun'),
+      id: newToolRunId(),
       workspace_id: workspaceId,
       agent_id: agentId,
       tool_id: toolId,
