@@ -20,6 +20,12 @@ export interface Config {
   logLevel: string
   /** Result cache and coalescing of lookups per connector (contact-data), overriding its defaults. */
   lookups: Record<string, { cacheTtlMs?: number; cacheMaxEntries?: number; coalesceWindowMs?: number }>
+  /** Push deliveries: waits between attempts (the last one dead-letters), timeout, retry scan. */
+  deliveryRetryScheduleMs: number[] | undefined
+  deliveryTimeoutMs: number
+  deliveryScanMs: number
+  /** The shortest poll interval a polled trigger may ask for. */
+  minPollIntervalMs: number
 }
 
 /**
@@ -86,6 +92,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     upstreamRetries: int('PATCHBAY_UPSTREAM_RETRIES', 3),
     pacing: parsePacing(env),
     logLevel: env.LOG_LEVEL || 'info',
-    lookups: parseLookups(env, (name) => (env[name] === undefined || env[name] === '' ? undefined : int(name, 0))),
+    deliveryRetryScheduleMs: parseSchedule(env.PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS),
+    deliveryTimeoutMs: int('PATCHBAY_DELIVERY_TIMEOUT_MS', 10_000),
+    deliveryScanMs: int('PATCHBAY_DELIVERY_SCAN_MS', 1_000),
+    minPollIntervalMs: int('PATCHBAY_MIN_POLL_INTERVAL_MS', 10_000),
+    lookups: parseLookups(env, (name) =>
+      env[name] === undefined || env[name] === '' ? undefined : int(name, 0),
+    ),
   }
+}
+
+/** `PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS=5000,300000,…`: the waits between push attempts. */
+function parseSchedule(v: string | undefined): number[] | undefined {
+  if (!v) return undefined
+  const parts = v.split(',').map((p) => Number(p.trim()))
+  if (parts.some((n) => !Number.isInteger(n) || n < 0))
+    throw new Error(`PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS must be comma-separated milliseconds, got "${v}"`)
+  return parts
 }

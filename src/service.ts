@@ -44,6 +44,12 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     timeoutMs: config.upstreamTimeoutMs,
     retry: { retries: config.upstreamRetries },
     lookups: config.lookups,
+    events: {
+      retryScheduleMs: config.deliveryRetryScheduleMs,
+      deliveryTimeoutMs: config.deliveryTimeoutMs,
+      scanIntervalMs: config.deliveryScanMs,
+      minPollIntervalMs: config.minPollIntervalMs,
+    },
     pacing: config.pacing,
   })
   const boot = await bootstrapWorkspace(engine.apiKeys, config.adminKey)
@@ -52,6 +58,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const addr = app.server.address()
   const port = typeof addr === 'object' && addr ? addr.port : config.port
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
+  await engine.events.start(config.publicUrl ?? `http://${host}:${port}`)
   return {
     app,
     engine,

@@ -142,6 +142,9 @@ export class Engine {
       dispatcher: this.#dispatcher,
       options: opts.events,
     })
+    this.events.wire(this.agents, this.tools)
+    // An agent's triggers (and, with the last of them, their upstream webhooks) go with it.
+    this.agents.onDeleted((workspaceId, agentId) => this.events.triggers.deleteForAgent(workspaceId, agentId))
   }
 
   async close(): Promise<void> {

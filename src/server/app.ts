@@ -17,9 +17,12 @@ import { agentRoutes } from './routes/agents.ts'
 import { catalogRoutes } from './routes/catalog.ts'
 import { connectionRoutes } from './routes/connections.ts'
 import { creditRoutes } from './routes/credits.ts'
+import { eventRoutes } from './routes/events.ts'
+import { hookRoutes } from './routes/hooks.ts'
 import { rateLimitRoutes } from './routes/rate-limits.ts'
 import { stepRoutes } from './routes/steps.ts'
 import { toolRoutes } from './routes/tools.ts'
+import { triggerRoutes } from './routes/triggers.ts'
 
 export const loggerOptions = (level: string): FastifyServerOptions['logger'] => ({
   level,
@@ -75,6 +78,9 @@ export async function buildApp(
   await app.register(agentRoutes(engine))
   await app.register(agentKeyRoutes(engine))
   await app.register(toolRoutes(engine))
+  await app.register(triggerRoutes(engine))
+  await app.register(eventRoutes(engine))
+  await app.register(hookRoutes(engine))
   await app.register(creditRoutes(engine))
   await app.register(rateLimitRoutes(engine))
   return app

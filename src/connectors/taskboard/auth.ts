@@ -13,7 +13,9 @@ export const apiKeyToken: AuthMethod = {
       .string()
       .min(1)
       .optional()
-      .describe("The API key's secret, shown beside the key. Needed for instant triggers: it verifies webhook deliveries."),
+      .describe(
+        "The API key's secret, shown beside the key. Needed for instant triggers: it verifies webhook deliveries.",
+      ),
   }),
 }
 
@@ -22,5 +24,6 @@ export const apiKeyToken: AuthMethod = {
 export function authorizeTaskboard(req: OutgoingRequest, credentials: Record<string, string>): void {
   req.headers.authorization = `OAuth oauth_consumer_key="${credentials.key}", oauth_token="${credentials.token}"`
   // The one path that names the token itself (listing the token's webhooks).
-  if (req.path.includes('{token}')) req.path = req.path.replace('{token}', encodeURIComponent(credentials.token))
+  if (req.path.includes('{token}'))
+    req.path = req.path.replace('{token}', encodeURIComponent(credentials.token))
 }

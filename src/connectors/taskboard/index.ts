@@ -3,6 +3,8 @@ import { apiKeyToken, authorizeTaskboard } from './auth.ts'
 import { taskboardScope } from './scope.ts'
 import { taskboardApiCall } from './steps/api-call.ts'
 import { createCard, getCard } from './steps/cards.ts'
+import { cardArchived, cardDueDateReminder, cardMoved, cardUpdated, newCard } from './triggers.ts'
+import { taskboardWebhooks } from './webhooks.ts'
 
 export const taskboard = defineConnector({
   id: 'taskboard',
@@ -19,6 +21,7 @@ export const taskboard = defineConnector({
   },
   errorMessage: (_status, text) => text.trim().slice(0, 200) || undefined,
   steps: [getCard, createCard, taskboardApiCall],
-  triggers: [],
+  triggers: [newCard, cardUpdated, cardMoved, cardArchived, cardDueDateReminder],
+  webhooks: taskboardWebhooks,
   scope: taskboardScope,
 })

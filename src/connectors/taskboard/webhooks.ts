@@ -19,7 +19,13 @@ export function normalizeAction(action: any): NormalizedEvent {
     data: {
       type: action.type,
       date: action.date,
-      memberCreator: action.memberCreator ? { id: action.memberCreator.id, username: action.memberCreator.username, fullName: action.memberCreator.fullName } : undefined,
+      memberCreator: action.memberCreator
+        ? {
+            id: action.memberCreator.id,
+            username: action.memberCreator.username,
+            fullName: action.memberCreator.fullName,
+          }
+        : undefined,
       ...d,
     },
   }
@@ -44,7 +50,9 @@ export const taskboardWebhooks: WebhookSupport = {
     }
   },
   list: async (http) => {
-    const hooks = await http.get<Array<{ id: string; callbackURL: string; idModel: string }>>('/1/tokens/{token}/webhooks')
+    const hooks = await http.get<Array<{ id: string; callbackURL: string; idModel: string }>>(
+      '/1/tokens/{token}/webhooks',
+    )
     return hooks.map((h) => ({ id: h.id, callbackUrl: h.callbackURL, model: h.idModel }))
   },
   cannotVerify: (credentials) =>
@@ -54,7 +62,9 @@ export const taskboardWebhooks: WebhookSupport = {
   verify: (delivery, { credentials }) => {
     const given = delivery.headers['x-taskboard-webhook']
     if (!given || !credentials.secret) return false
-    const expected = createHmac('sha1', credentials.secret).update(delivery.rawBody + delivery.callbackUrl).digest()
+    const expected = createHmac('sha1', credentials.secret)
+      .update(delivery.rawBody + delivery.callbackUrl)
+      .digest()
     const got = Buffer.from(given, 'base64')
     return got.length === expected.length && timingSafeEqual(got, expected)
   },

@@ -80,7 +80,10 @@ export const connectionRoutes =
       },
       async (req) => {
         requireAdmin(req)
-        return engine.connections.reconnect(req.caller.workspaceId, req.params.id, req.body)
+        const view = await engine.connections.reconnect(req.caller.workspaceId, req.params.id, req.body)
+        // The connection's webhooks are registered again with the fresh credentials.
+        await engine.events.triggers.reregisterForConnection(view.id)
+        return view
       },
     )
     app.delete(
@@ -88,13 +91,17 @@ export const connectionRoutes =
       {
         schema: {
           tags: ['connections'],
-          summary: 'Disconnect: removes the connection and its credentials',
+          summary:
+            'Disconnect: removes the connection, its credentials, its triggers and their upstream webhooks',
           params,
           response: { 204: z.null(), ...errorResponses },
         },
       },
       async (req, reply) => {
         requireAdmin(req)
+        await engine.connections.get(req.caller.workspaceId, req.params.id)
+        // Its triggers and upstream webhooks go first, while the credentials can still remove them.
+        await engine.events.triggers.removeForConnection(req.params.id)
         await engine.connections.delete(req.caller.workspaceId, req.params.id)
         return reply.code(204).send(null)
       },

@@ -1,0 +1,268 @@
+// Events (stored once), deliveries (an event on its way to an agent), replay, and each agent's
+// Server-Sent Events stream that resumes from Last-Event-ID.
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import type { Engine } from '../../engine/engine.ts'
+import { notFound, PatchbayError } from '../../kit/errors.ts'
+import { type DeliveryRow, deliveries, type EventRow, events } from '../../store/event-log.ts'
+import { requireAdmin } from '../authenticate.ts'
+import { errorResponses } from '../schemas.ts'
+
+const eventView = (e: EventRow) => ({
+  id: e.id,
+  seq: Number(e.seq),
+  connector: e.connector,
+  type: e.type,
+  upstreamId: e.upstream_id,
+  connectionId: e.connection_id,
+  model: e.model,
+  refs: JSON.parse(e.refs),
+  data: JSON.parse(e.data),
+  matchedTriggers: e.matched,
+  occurredAt: e.occurred_at,
+  receivedAt: e.received_at,
+})
+
+const deliveryView = (d: DeliveryRow) => ({
+  id: d.id,
+  seq: Number(d.seq),
+  agentId: d.agent_id,
+  eventId: d.event_id,
+  triggerId: d.trigger_id,
+  target: JSON.parse(d.target),
+  status: d.status,
+  attempts: d.attempts,
+  nextAttemptAt: d.next_attempt_at,
+  lastStatus: d.last_status,
+  lastError: d.last_error,
+  toolRunId: d.tool_run_id,
+  createdAt: d.created_at,
+  deliveredAt: d.delivered_at,
+})
+
+const page = {
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  before: z.coerce
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('The seq of the last item of the previous page.'),
+}
+
+export const eventRoutes =
+  (engine: Engine): FastifyPluginAsyncZod =>
+  async (app) => {
+    const db = engine.store.db
+    const ownAgent = (caller: { kind: string; agentId: string | null }, agentId: string) => {
+      if (caller.kind === 'agent' && caller.agentId !== agentId)
+        throw new PatchbayError(403, 'FORBIDDEN', 'An agent key can only read its own agent.', {
+          hint: "Use the workspace key, or this agent's own id.",
+        })
+    }
+
+    app.get(
+      '/v1/events',
+      {
+        schema: {
+          tags: ['events'],
+          summary: 'Events received from upstreams, newest first',
+          querystring: z.object({
+            connector: z.string().optional(),
+            type: z.string().optional(),
+            connectionId: z.string().optional(),
+            ...page,
+          }),
+          response: {
+            200: z.object({ events: z.array(z.any()), next: z.number().nullable() }),
+            ...errorResponses,
+          },
+        },
+      },
+      async (req) => {
+        requireAdmin(req)
+        const q = req.query
+        const rows = await events.list(db, req.caller.workspaceId, {
+          connector: q.connector,
+          type: q.type,
+          connectionId: q.connectionId,
+          beforeSeq: q.before,
+          limit: q.limit,
+        })
+        return {
+          events: rows.map(eventView),
+          next: rows.length === q.limit ? Number(rows[rows.length - 1].seq) : null,
+        }
+      },
+    )
+    app.get(
+      '/v1/events/:id',
+      {
+        schema: {
+          tags: ['events'],
+          summary: 'One event with its deliveries',
+          params: z.object({ id: z.string() }),
+          response: { 200: z.any(), ...errorResponses },
+        },
+      },
+      async (req) => {
+        requireAdmin(req)
+        const e = await events.get(db, req.caller.workspaceId, req.params.id)
+        if (!e)
+          throw notFound('EVENT_NOT_FOUND', `There is no event "${req.params.id}".`, {
+            hint: 'List events with GET /v1/events.',
+          })
+        const ds = await deliveries.list(db, req.caller.workspaceId, { eventId: e.id, limit: 500 })
+        return { ...eventView(e), deliveries: ds.map(deliveryView) }
+      },
+    )
+    app.get(
+      '/v1/deliveries',
+      {
+        schema: {
+          tags: ['events'],
+          summary: 'Deliveries, newest first (an agent key sees its own)',
+          querystring: z.object({
+            agentId: z.string().optional(),
+            status: z.enum(['pending', 'delivered', 'failed', 'dead']).optional(),
+            eventId: z.string().optional(),
+            triggerId: z.string().optional(),
+            ...page,
+          }),
+          response: {
+            200: z.object({ deliveries: z.array(z.any()), next: z.number().nullable() }),
+            ...errorResponses,
+          },
+        },
+      },
+      async (req) => {
+        const q = req.query
+        const agentId = req.caller.kind === 'agent' ? req.caller.agentId! : q.agentId
+        const rows = await deliveries.list(db, req.caller.workspaceId, {
+          agentId,
+          status: q.status,
+          eventId: q.eventId,
+          triggerId: q.triggerId,
+          beforeSeq: q.before,
+          limit: q.limit,
+        })
+        return {
+          deliveries: rows.map(deliveryView),
+          next: rows.length === q.limit ? Number(rows[rows.length - 1].seq) : null,
+        }
+      },
+    )
+    app.get(
+      '/v1/deliveries/:id',
+      {
+        schema: {
+          tags: ['events'],
+          summary: 'One delivery with its attempts and the payload the agent receives',
+          params: z.object({ id: z.string() }),
+          response: { 200: z.any(), ...errorResponses },
+        },
+      },
+      async (req) => {
+        const d = await deliveries.get(db, req.caller.workspaceId, req.params.id)
+        if (!d)
+          throw notFound('DELIVERY_NOT_FOUND', `There is no delivery "${req.params.id}".`, {
+            hint: 'List deliveries with GET /v1/deliveries.',
+          })
+        ownAgent(req.caller, d.agent_id)
+        const [joined] = await engine.events.deliverer.joined([d.id])
+        return {
+          ...deliveryView(d),
+          attempts: await deliveries.attempts(db, d.id),
+          payload: JSON.parse(engine.events.deliverer.body(joined)),
+        }
+      },
+    )
+    app.post(
+      '/v1/deliveries/:id/replay',
+      {
+        schema: {
+          tags: ['events'],
+          summary: 'Send a delivery again (same id, so receivers can deduplicate)',
+          params: z.object({ id: z.string() }),
+          response: { 202: z.any(), ...errorResponses },
+        },
+      },
+      async (req, reply) => {
+        requireAdmin(req)
+        const row = await engine.events.deliverer.replay(req.caller.workspaceId, req.params.id)
+        return reply.code(202).send(deliveryView(row))
+      },
+    )
+
+    app.get(
+      '/v1/agents/:agentId/stream',
+      {
+        schema: {
+          tags: ['events'],
+          summary: "The agent's event stream (Server-Sent Events); resumes after Last-Event-ID",
+          params: z.object({ agentId: z.string() }),
+          querystring: z.object({
+            lastEventId: z.coerce
+              .number()
+              .int()
+              .min(0)
+              .optional()
+              .describe('Same as the Last-Event-ID header.'),
+          }),
+        },
+      },
+      async (req, reply) => {
+        ownAgent(req.caller, req.params.agentId)
+        const agentId = req.params.agentId
+        const agent = await engine.agents.get(req.caller.workspaceId, agentId)
+        const header = req.headers['last-event-id']
+        let last =
+          Number(typeof header === 'string' && header !== '' ? header : (req.query.lastEventId ?? 0)) || 0
+
+        reply.hijack()
+        const res = reply.raw
+        res.writeHead(200, {
+          'content-type': 'text/event-stream',
+          'cache-control': 'no-cache',
+          connection: 'keep-alive',
+          'x-accel-buffering': 'no',
+        })
+        res.write(`: stream of agent ${agent.id}\nretry: 2000\n\n`)
+        const send = (seq: number, body: string) => {
+          if (seq <= last) return
+          last = seq
+          res.write(`id: ${seq}\nevent: delivery\ndata: ${body}\n\n`)
+        }
+        // Listen first, then catch up from the store, then let the buffered live ones through.
+        const buffered: Array<{ seq: number; body: string }> = []
+        let live = false
+        const unsubscribe = engine.events.hub.subscribe(agentId, (m) =>
+          live ? send(m.seq, m.body) : buffered.push(m),
+        )
+        const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000)
+        req.raw.on('close', () => {
+          unsubscribe()
+          clearInterval(heartbeat)
+        })
+        for (;;) {
+          const rows = await deliveries.list(db, req.caller.workspaceId, {
+            agentId,
+            afterSeq: last,
+            limit: 500,
+            ascending: true,
+          })
+          const streamRows = rows.filter((r) => JSON.parse(r.target).type === 'stream')
+          const joined = await engine.events.deliverer.joined(streamRows.map((r) => r.id))
+          const bySeq = new Map(joined.map((j) => [Number(j.seq), j]))
+          for (const r of streamRows) {
+            const j = bySeq.get(Number(r.seq))
+            if (j) send(Number(r.seq), engine.events.deliverer.body(j))
+          }
+          if (rows.length < 500) break
+          last = Math.max(last, Number(rows[rows.length - 1].seq))
+        }
+        live = true
+        for (const m of buffered.sort((a, b) => a.seq - b.seq)) send(m.seq, m.body)
+      },
+    )
+  }

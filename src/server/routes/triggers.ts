@@ -1,0 +1,180 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import type { Engine } from '../../engine/engine.ts'
+import { requireAdmin } from '../authenticate.ts'
+import { errorResponses } from '../schemas.ts'
+
+const TriggerView = z.object({
+  id: z.string(),
+  agentId: z.string(),
+  trigger: z.string().describe('Catalog id, e.g. taskboard.card_moved.'),
+  name: z.string(),
+  instant: z.boolean(),
+  connectionId: z.string(),
+  config: z.record(z.string(), z.unknown()),
+  target: z.unknown(),
+  webhook: z
+    .object({
+      id: z.string(),
+      model: z.string(),
+      upstreamHookId: z.string().nullable(),
+      status: z.string(),
+      lastError: z.string().nullable(),
+    })
+    .nullable()
+    .describe('The upstream webhook the trigger listens through (instant triggers).'),
+  poll: z
+    .object({
+      intervalMs: z.number(),
+      lastPollAt: z.string().nullable(),
+      nextPollAt: z.string().nullable(),
+      lastError: z.string().nullable(),
+    })
+    .nullable()
+    .describe('The schedule (polled triggers).'),
+  createdAt: z.string(),
+})
+
+export const triggerRoutes =
+  (engine: Engine): FastifyPluginAsyncZod =>
+  async (app) => {
+    const t = engine.events.triggers
+    app.post(
+      '/v1/agents/:agentId/triggers',
+      {
+        schema: {
+          tags: ['triggers'],
+          summary:
+            'Subscribe an agent to an upstream event kind; an instant trigger registers the upstream webhook itself',
+          params: z.object({ agentId: z.string() }),
+          body: z.object({
+            trigger: z.string().describe('A trigger id from the catalog, e.g. taskboard.card_moved.'),
+            connectionId: z.string().describe("One of the agent's connections."),
+            config: z
+              .record(z.string(), z.unknown())
+              .default({})
+              .describe("The trigger's configuration (board, repository, filters) per its configSchema."),
+            target: z
+              .discriminatedUnion('type', [
+                z.object({ type: z.literal('agent') }),
+                z.object({ type: z.literal('tool'), toolId: z.string() }),
+              ])
+              .optional()
+              .describe(
+                'Where events go: the agent (its webhook or stream, the default) or one of its tools.',
+              ),
+            pollIntervalMs: z
+              .number()
+              .int()
+              .positive()
+              .optional()
+              .describe('Polled triggers: how often to poll (default 60000).'),
+          }),
+          response: { 201: TriggerView, ...errorResponses },
+        },
+      },
+      async (req, reply) => {
+        requireAdmin(req)
+        return reply.code(201).send(await t.create(req.caller.workspaceId, req.params.agentId, req.body))
+      },
+    )
+    app.get(
+      '/v1/agents/:agentId/triggers',
+      {
+        schema: {
+          tags: ['triggers'],
+          summary: "An agent's triggers",
+          params: z.object({ agentId: z.string() }),
+          response: { 200: z.object({ triggers: z.array(TriggerView) }), ...errorResponses },
+        },
+      },
+      async (req) => {
+        if (req.caller.kind === 'agent' && req.caller.agentId !== req.params.agentId) requireAdmin(req)
+        return { triggers: await t.list(req.caller.workspaceId, req.params.agentId) }
+      },
+    )
+    app.get(
+      '/v1/triggers/:id',
+      {
+        schema: {
+          tags: ['triggers'],
+          summary: 'One trigger with its webhook or poll state',
+          params: z.object({ id: z.string() }),
+          response: { 200: TriggerView, ...errorResponses },
+        },
+      },
+      async (req) => {
+        const view = await t.get(req.caller.workspaceId, req.params.id)
+        if (req.caller.kind === 'agent' && req.caller.agentId !== view.agentId) requireAdmin(req)
+        return view
+      },
+    )
+    app.delete(
+      '/v1/triggers/:id',
+      {
+        schema: {
+          tags: ['triggers'],
+          summary:
+            'Delete a trigger; the upstream webhook goes when its last trigger does (a refused cleanup is reported, never blocking)',
+          params: z.object({ id: z.string() }),
+          response: {
+            200: z.object({
+              deleted: z.literal(true),
+              cleanup: z.object({ ok: z.boolean(), error: z.string().optional() }),
+            }),
+            ...errorResponses,
+          },
+        },
+      },
+      async (req) => {
+        requireAdmin(req)
+        return t.delete(req.caller.workspaceId, req.params.id)
+      },
+    )
+    app.get(
+      '/v1/triggers/:id/diagnose',
+      {
+        schema: {
+          tags: ['triggers'],
+          summary:
+            'Why a trigger does not fire: the connection, the board, the event type, the polling interval — and what to do',
+          params: z.object({ id: z.string() }),
+          response: {
+            200: z.object({
+              triggerId: z.string(),
+              healthy: z.boolean(),
+              checks: z.array(
+                z.object({
+                  cause: z.string(),
+                  status: z.enum(['ok', 'problem', 'info']),
+                  message: z.string(),
+                  fix: z.string().optional(),
+                }),
+              ),
+            }),
+            ...errorResponses,
+          },
+        },
+      },
+      async (req) => {
+        requireAdmin(req)
+        return engine.events.diagnose(req.caller.workspaceId, req.params.id)
+      },
+    )
+    app.post(
+      '/v1/triggers/:id/poll',
+      {
+        schema: {
+          tags: ['triggers'],
+          summary: 'Poll a polled trigger now',
+          params: z.object({ id: z.string() }),
+          response: { 200: z.object({ events: z.number() }), ...errorResponses },
+        },
+      },
+      async (req) => {
+        requireAdmin(req)
+        await t.requireRow(req.caller.workspaceId, req.params.id)
+        return (await engine.events.poller.poll(req.params.id)) ?? { events: 0 }
+      },
+    )
+  }
