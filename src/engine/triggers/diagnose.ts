@@ -80,13 +80,20 @@ export async function diagnoseTrigger(
       const onModel = recent.filter((e) => e.subscription_id === sub.id)
       const mismatched = onModel.filter((e) => !reg.trigger.match!(toEvent(e), config))
       if (mismatched.length > 0) {
-        const others = new Map<string, number>()
-        for (const e of mismatched)
+        // Each other trigger that would have fired; the one the latest change would have fired comes
+        // first, since that is usually the change the user just made and expected to see.
+        const others = new Map<string, { count: number; newest: number }>()
+        mismatched.forEach((e, index) => {
           for (const t of reg.connector.triggers)
-            if (t.key !== reg.trigger.key && t.instant && t.match && safeMatch(t.match, toEvent(e), config))
-              others.set(t.name, (others.get(t.name) ?? 0) + 1)
+            if (t.key !== reg.trigger.key && t.instant && t.match && safeMatch(t.match, toEvent(e), config)) {
+              const o = others.get(t.name) ?? { count: 0, newest: index }
+              others.set(t.name, { count: o.count + 1, newest: o.newest })
+            }
+        })
         if (others.size > 0) {
-          const best = [...others.entries()].sort((a, b) => b[1] - a[1])
+          const best = [...others.entries()]
+            .sort((a, b) => a[1].newest - b[1].newest || b[1].count - a[1].count)
+            .map(([name, o]) => [name, o.count] as const)
           const example = mismatched[0]
           checks.push({
             cause: 'event_type_mismatch',
