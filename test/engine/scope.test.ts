@@ -4,6 +4,11 @@
 // resources their path and body name, and workspace keys are not scoped.
 import assert from 'node:assert/strict'
 import { after, afterEach, before, test } from 'node:test'
+import { z } from 'zod'
+import { taskboard } from '../../src/connectors/taskboard/index.ts'
+import { Registry } from '../../src/engine/registry.ts'
+import { ScopeGuard } from '../../src/engine/scope-guard.ts'
+import { defineTrigger } from '../../src/kit/define.ts'
 import { countRequests, type RequestCounter } from '../helpers/request-counter.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import { control } from '../helpers/taskboard.ts'
@@ -271,4 +276,43 @@ test('the engine API for triggers: checkResources places what it is given and re
   )
   assert.equal(engine.scope.allows(agent, { kind: 'board', id: B.board }), true)
   assert.equal(engine.scope.allows(agent, { kind: 'board', id: C.board }), false)
+})
+
+test("the engine API for triggers: checkTriggerConfig reads the trigger's scoped config fields", async () => {
+  const engine = t.service.engine
+  // A trigger configured by a list (placed on its board by a lookup) and an optional board.
+  const onList = defineTrigger({
+    key: 'test_on_list',
+    name: 'On a list',
+    description: 'For this test.',
+    instant: true,
+    config: z.object({ idList: z.string(), idBoard: z.string().optional() }),
+    scoped: [
+      { kind: 'list', field: 'idList' },
+      { kind: 'board', field: 'idBoard' },
+    ],
+  })
+  const guard = new ScopeGuard({
+    agents: engine.agents,
+    clients: engine.clients,
+    registry: new Registry([{ ...taskboard, triggers: [onList] }]),
+  })
+  const agent = await engine.agents.get(t.service.workspaceId, agentId)
+  const http = engine.clients.create({
+    connector: taskboard,
+    credentials: { key: t.taskboard.demo.key, token: t.taskboard.demo.token },
+    paced: false,
+    storedConnection: false,
+  })
+  await guard.checkTriggerConfig(agent, 'taskboard.test_on_list', { idList: B.list }, http)
+  await guard.checkTriggerConfig(agent, 'taskboard.test_on_list', { idList: A.list, idBoard: A.board }, http)
+  await assert.rejects(
+    guard.checkTriggerConfig(agent, 'taskboard.test_on_list', { idList: C.list }, http),
+    (err: any) =>
+      err.code === 'SCOPE_DENIED' && err.message.includes(`list ${C.list}`) && err.message.includes(C.board),
+  )
+  await assert.rejects(
+    guard.checkTriggerConfig(agent, 'taskboard.test_on_list', { idList: A.list, idBoard: C.board }, http),
+    (err: any) => err.code === 'SCOPE_DENIED' && err.message.includes(`board ${C.board}`),
+  )
 })
