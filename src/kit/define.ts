@@ -212,6 +212,11 @@ export interface ConnectorDefinition {
   authorize: (req: OutgoingRequest, credentials: Credentials) => void
   /** The account behind the credentials, from an identity call. */
   identify: (http: Http) => Promise<{ accountName: string; accountId: string }>
+  /**
+   * Whether a 401 means the credentials themselves were refused (the connection lapses), as
+   * opposed to a permission the account lacks. Absent: every 401 is a credentials failure.
+   */
+  credentialsRefused?: (text: string) => boolean
   /** The upstream's own error message from an error response, for the error body. */
   errorMessage?: (status: number, text: string) => string | undefined
   /** Reads how long to wait from a refusal (429/403 rate-limit answers). */

@@ -189,6 +189,12 @@ export class UpstreamClient implements Http {
         upstream,
       })
     }
+    if (status === 401 && this.#o.connector.credentialsRefused?.(text) === false) {
+      return new PatchbayError(403, 'UPSTREAM_FORBIDDEN', `${what}: ${upstreamMessage}`, {
+        hint: 'The account lacks the permission for this action or resource.',
+        upstream,
+      })
+    }
     if (status === 401) {
       if (this.#o.storedConnection) {
         await this.#o.onUnauthorized?.(upstreamMessage)

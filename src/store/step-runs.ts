@@ -15,8 +15,9 @@ export class StepRuns {
     await this.#db.insertInto('step_runs').values(row).execute()
   }
 
-  async list(workspaceId: string, opts: { limit: number; before?: string }) {
+  async list(workspaceId: string, opts: { limit: number; before?: string; callerKeyId?: string }) {
     let q = this.#db.selectFrom('step_runs').selectAll().where('workspace_id', '=', workspaceId)
+    if (opts.callerKeyId) q = q.where('caller_key_id', '=', opts.callerKeyId)
     if (opts.before) q = q.where('created_at', '<', opts.before)
     return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(opts.limit).execute()
   }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import { control, mintDemoToken } from '../helpers/taskboard.ts'
+import { control, mintDemoToken, mintTaskboardToken } from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
 let t: TestService
@@ -142,4 +142,40 @@ test('a 401 marks the connection lapsed; reconnecting in place (same id) makes i
   assert.equal(fixed.body.id, id)
   assert.equal(fixed.body.status, 'active')
   assert.equal((await getDemoCard(id)).status, 200)
+})
+
+test('a 401 for a permission the account lacks is UPSTREAM_FORBIDDEN and leaves the connection active', async () => {
+  const other = await mintTaskboardToken(sandbox, { username: `private${Date.now()}` })
+  const auth = {
+    authorization: `OAuth oauth_consumer_key="${other.key}", oauth_token="${other.token}"`,
+    'content-type': 'application/json',
+  }
+  const board = await (
+    await fetch(`${sandbox.url}/1/boards`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'Private' }),
+    })
+  ).json()
+  const list = await (
+    await fetch(`${sandbox.url}/1/lists`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'L', idBoard: board.id }),
+    })
+  ).json()
+  const card = await (
+    await fetch(`${sandbox.url}/1/cards`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'theirs', idList: list.id }),
+    })
+  ).json()
+  const res = await t.api('POST', '/v1/steps/taskboard.get_card/run', {
+    connectionId,
+    input: { idCard: card.id },
+  })
+  assert.equal(res.status, 403)
+  assert.equal(res.body.error.code, 'UPSTREAM_FORBIDDEN')
+  assert.equal((await t.api('GET', `/v1/connections/${connectionId}`)).body.status, 'active')
 })

@@ -19,6 +19,8 @@ export const taskboard = defineConnector({
     const me = await http.get<{ id: string; username: string; fullName?: string }>('/1/members/me')
     return { accountName: me.username, accountId: me.id }
   },
+  // "unauthorized permission requested" is a board or scope the token may not touch, not a dead token.
+  credentialsRefused: (text) => !/unauthorized permission requested/i.test(text),
   errorMessage: (_status, text) => text.trim().slice(0, 200) || undefined,
   steps: [getCard, createCard, taskboardApiCall],
   triggers: [newCard, cardUpdated, cardMoved, cardArchived, cardDueDateReminder],

@@ -58,7 +58,8 @@ export const stepRoutes =
       {
         schema: {
           tags: ['steps'],
-          summary: 'Recent step runs, newest first (no inputs or outputs are kept)',
+          summary:
+            'Recent step runs, newest first (no inputs or outputs are kept); an agent key sees its own',
           querystring: z.object({
             limit: z.coerce.number().int().min(1).max(200).default(50),
             before: z.string().optional().describe('createdAt of the last run of the previous page.'),
@@ -70,7 +71,11 @@ export const stepRoutes =
         },
       },
       async (req) => {
-        const rows = await engine.stepRuns.list(req.caller.workspaceId, req.query)
+        // An agent key sees the runs it made; a workspace key sees them all.
+        const rows = await engine.stepRuns.list(req.caller.workspaceId, {
+          ...req.query,
+          callerKeyId: req.caller.kind === 'agent' ? req.caller.keyId : undefined,
+        })
         return {
           runs: rows.map((r) => ({
             id: r.id,
