@@ -84,6 +84,7 @@ export class EventSystem {
     this.pipeline = new Pipeline({ db, registry, triggers: this.triggers, deliverer: this.deliverer, log })
     this.jobs.work('inbox', { batchSize: 1, concurrency: 1 }, () => this.pipeline.drain())
     this.ingress = new Ingress({ db, registry, triggers: this.triggers, connections, jobs: this.jobs, log })
+    this.ingress.pipeline = this.pipeline
     this.poller = new Poller({
       db,
       triggers: triggerRows,

@@ -13,9 +13,16 @@ export interface JobOptions {
 
 export type JobHandler<T> = (jobs: T[]) => Promise<void>
 
+export interface WorkOptions {
+  batchSize: number
+  concurrency: number
+  /** Wait this long after the first job arrives, so that more can share its batch. */
+  lingerMs?: number
+}
+
 export interface JobQueue {
   /** Handles jobs of `name`, up to `batchSize` at once and `concurrency` batches in flight. */
-  work<T>(name: string, opts: { batchSize: number; concurrency: number }, handler: JobHandler<T>): void
+  work<T>(name: string, opts: WorkOptions, handler: JobHandler<T>): void
   send<T>(name: string, data: T, opts?: JobOptions): void
   stop(): Promise<void>
 }
@@ -24,6 +31,7 @@ interface Lane<T> {
   handler: JobHandler<T>
   batchSize: number
   concurrency: number
+  lingerMs: number
   waiting: T[]
   keys: Set<string>
   keyOf: Map<T, string>
@@ -39,8 +47,17 @@ export class InProcessJobQueue implements JobQueue {
   #stopped = false
   onError: (name: string, err: unknown) => void = () => {}
 
-  work<T>(name: string, opts: { batchSize: number; concurrency: number }, handler: JobHandler<T>): void {
-    this.#lanes.set(name, { handler, ...opts, waiting: [], keys: new Set(), keyOf: new Map(), active: 0, scheduled: false })
+  work<T>(name: string, opts: WorkOptions, handler: JobHandler<T>): void {
+    this.#lanes.set(name, {
+      handler,
+      ...opts,
+      lingerMs: opts.lingerMs ?? 0,
+      waiting: [],
+      keys: new Set(),
+      keyOf: new Map(),
+      active: 0,
+      scheduled: false,
+    })
   }
 
   send<T>(name: string, data: T, opts: JobOptions = {}): void {
@@ -68,10 +85,12 @@ export class InProcessJobQueue implements JobQueue {
   #schedule(lane: Lane<any>, name: string): void {
     if (lane.scheduled) return
     lane.scheduled = true
-    setImmediate(() => {
+    const run = () => {
       lane.scheduled = false
       this.#drain(lane, name)
-    })
+    }
+    if (lane.lingerMs > 0 && lane.waiting.length < lane.batchSize) setTimeout(run, lane.lingerMs)
+    else setImmediate(run)
   }
 
   #drain(lane: Lane<any>, name: string): void {

@@ -36,25 +36,28 @@ export const inbox = {
 }
 
 export const events = {
-  /** Inserts events not stored yet; returns the stored event for each upstream id. */
+  /** Inserts events not stored yet; returns the stored event for each `connector:upstream id`. */
   async upsertMany(db: Db, rows: NewEvent[]): Promise<Map<string, EventRow>> {
     const out = new Map<string, EventRow>()
     if (rows.length === 0) return out
-    await db
+    const inserted = (await db
       .insertInto('events')
       .values(rows)
       .onConflict((oc) => oc.columns(['workspace_id', 'connector', 'upstream_id']).doNothing())
-      .execute()
-    const byWorkspace = new Map<string, string[]>()
-    for (const r of rows) byWorkspace.set(r.workspace_id, [...(byWorkspace.get(r.workspace_id) ?? []), r.upstream_id])
-    for (const [ws, ids] of byWorkspace) {
+      .returningAll()
+      .execute()) as EventRow[]
+    for (const e of inserted) out.set(`${e.connector}:${e.upstream_id}`, e)
+    // Events stored before (a redelivery, or the same change seen through another webhook).
+    const missing = rows.filter((r) => !out.has(`${r.connector}:${r.upstream_id}`))
+    for (const r of missing) {
       const stored = await db
         .selectFrom('events')
         .selectAll()
-        .where('workspace_id', '=', ws)
-        .where('upstream_id', 'in', ids)
-        .execute()
-      for (const e of stored) out.set(`${e.connector}:${e.upstream_id}`, e as EventRow)
+        .where('workspace_id', '=', r.workspace_id)
+        .where('connector', '=', r.connector)
+        .where('upstream_id', '=', r.upstream_id)
+        .executeTakeFirst()
+      if (stored) out.set(`${stored.connector}:${stored.upstream_id}`, stored as EventRow)
     }
     return out
   },
@@ -72,7 +75,14 @@ export const events = {
   async list(
     db: Db,
     workspaceId: string,
-    f: { connector?: string; type?: string; subscriptionId?: string; connectionId?: string; beforeSeq?: number; limit: number },
+    f: {
+      connector?: string
+      type?: string
+      subscriptionId?: string
+      connectionId?: string
+      beforeSeq?: number
+      limit: number
+    },
   ) {
     let q = db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId)
     if (f.connector) q = q.where('connector', '=', f.connector)
@@ -85,13 +95,16 @@ export const events = {
 }
 
 export const deliveries = {
-  async insertMany(db: Db, rows: NewDelivery[]) {
-    if (rows.length === 0) return
-    await db
+  /** Inserts deliveries; a repeat (same event and trigger) is ignored. Returns the new ones' ids. */
+  async insertMany(db: Db, rows: NewDelivery[]): Promise<string[]> {
+    if (rows.length === 0) return []
+    const inserted = await db
       .insertInto('deliveries')
       .values(rows)
       .onConflict((oc) => oc.columns(['event_id', 'trigger_id']).doNothing())
+      .returning('id')
       .execute()
+    return inserted.map((r) => r.id)
   },
   async byIds(db: Db, ids: string[]): Promise<DeliveryRow[]> {
     if (ids.length === 0) return []
@@ -122,7 +135,16 @@ export const deliveries = {
   async list(
     db: Db,
     workspaceId: string,
-    f: { agentId?: string; status?: string; eventId?: string; triggerId?: string; beforeSeq?: number; afterSeq?: number; limit: number; ascending?: boolean },
+    f: {
+      agentId?: string
+      status?: string
+      eventId?: string
+      triggerId?: string
+      beforeSeq?: number
+      afterSeq?: number
+      limit: number
+      ascending?: boolean
+    },
   ) {
     let q = db.selectFrom('deliveries').selectAll().where('workspace_id', '=', workspaceId)
     if (f.agentId) q = q.where('agent_id', '=', f.agentId)
@@ -140,6 +162,11 @@ export const deliveries = {
     if (rows.length) await db.insertInto('delivery_attempts').values(rows).execute()
   },
   async attempts(db: Db, deliveryId: string) {
-    return db.selectFrom('delivery_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('attempt').execute()
+    return db
+      .selectFrom('delivery_attempts')
+      .selectAll()
+      .where('delivery_id', '=', deliveryId)
+      .orderBy('attempt')
+      .execute()
   },
 }

@@ -25,7 +25,9 @@ export class Subscriptions {
     return this.#db.selectFrom('subscriptions').selectAll().where('id', '=', id).executeTakeFirst()
   }
 
-  async insert(values: Pick<SubscriptionRow, 'workspace_id' | 'connector' | 'connection_id' | 'model' | 'secret'>) {
+  async insert(
+    values: Pick<SubscriptionRow, 'workspace_id' | 'connector' | 'connection_id' | 'model' | 'secret'>,
+  ) {
     const now = nowIso()
     const row: SubscriptionRow = {
       ...values,
@@ -40,7 +42,10 @@ export class Subscriptions {
     return row
   }
 
-  async update(id: string, values: Partial<Pick<SubscriptionRow, 'upstream_hook_id' | 'status' | 'last_error'>>) {
+  async update(
+    id: string,
+    values: Partial<Pick<SubscriptionRow, 'upstream_hook_id' | 'status' | 'last_error'>>,
+  ) {
     await this.#db
       .updateTable('subscriptions')
       .set({ ...values, updated_at: nowIso() })
@@ -57,6 +62,10 @@ export class Subscriptions {
   }
 
   async forConnection(connectionId: string) {
-    return this.#db.selectFrom('subscriptions').selectAll().where('connection_id', '=', connectionId).execute()
+    return this.#db
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('connection_id', '=', connectionId)
+      .execute()
   }
 }

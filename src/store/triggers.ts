@@ -13,7 +13,15 @@ export class Triggers {
   async insert(
     values: Pick<
       TriggerRow,
-      'workspace_id' | 'agent_id' | 'trigger_key' | 'connection_id' | 'config' | 'target' | 'subscription_id' | 'poll_interval_ms' | 'next_poll_at'
+      | 'workspace_id'
+      | 'agent_id'
+      | 'trigger_key'
+      | 'connection_id'
+      | 'config'
+      | 'target'
+      | 'subscription_id'
+      | 'poll_interval_ms'
+      | 'next_poll_at'
     >,
   ) {
     const now = nowIso()
@@ -31,7 +39,12 @@ export class Triggers {
   }
 
   async get(workspaceId: string, id: string) {
-    return this.#db.selectFrom('triggers').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst()
+    return this.#db
+      .selectFrom('triggers')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst()
   }
 
   async list(workspaceId: string, filter: { agentId?: string } = {}) {
@@ -61,7 +74,10 @@ export class Triggers {
     return this.#db.selectFrom('triggers').selectAll().where('connection_id', '=', connectionId).execute()
   }
 
-  async updatePoll(id: string, values: Pick<TriggerRow, 'poll_cursor' | 'last_poll_at' | 'next_poll_at' | 'last_poll_error'>) {
+  async updatePoll(
+    id: string,
+    values: Pick<TriggerRow, 'poll_cursor' | 'last_poll_at' | 'next_poll_at' | 'last_poll_error'>,
+  ) {
     await this.#db.updateTable('triggers').set(values).where('id', '=', id).execute()
   }
 

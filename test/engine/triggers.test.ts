@@ -29,6 +29,14 @@ const tb = (method: string, path: string, body?: unknown) =>
     return text ? JSON.parse(text) : null
   })
 
+/** Creates a card and waits for its New Card delivery, so later changes are counted alone. */
+async function newCard(name: string) {
+  const card = await tb('POST', '/1/cards', { idList: sandbox.demo.listIds[0], name })
+  await receiver.until((r) => r.some((x) => x.body.data.event.data.card?.id === card.id))
+  await deliveredSince(0)
+  return card
+}
+
 /** Waits until the pipeline has nothing left to do, then returns the triggers delivered since `from`. */
 async function deliveredSince(from: number): Promise<string[]> {
   await eventually(
@@ -106,8 +114,7 @@ test('New Card fires for a new card, and only New Card', async () => {
 })
 
 test('a title edit fires Card Updated, not Card Moved or Card Archived', async () => {
-  const card = await tb('POST', '/1/cards', { idList: sandbox.demo.listIds[0], name: 'to rename' })
-  await deliveredSince(0)
+  const card = await newCard('to rename')
   const from = receiver.received.length
   await tb('PUT', `/1/cards/${card.id}`, { name: 'renamed' })
   await receiver.until((r) => r.length > from)
@@ -115,8 +122,7 @@ test('a title edit fires Card Updated, not Card Moved or Card Archived', async (
 })
 
 test('a move fires Card Moved and Card Updated (a move is an update), not the others', async () => {
-  const card = await tb('POST', '/1/cards', { idList: sandbox.demo.listIds[0], name: 'to move' })
-  await deliveredSince(0)
+  const card = await newCard('to move')
   const from = receiver.received.length
   await tb('PUT', `/1/cards/${card.id}`, { idList: sandbox.demo.listIds[1] })
   await receiver.until((r) => r.length >= from + 2)
@@ -126,8 +132,7 @@ test('a move fires Card Moved and Card Updated (a move is an update), not the ot
 })
 
 test('archiving fires Card Archived and Card Updated, not Card Moved', async () => {
-  const card = await tb('POST', '/1/cards', { idList: sandbox.demo.listIds[0], name: 'to archive' })
-  await deliveredSince(0)
+  const card = await newCard('to archive')
   const from = receiver.received.length
   await tb('PUT', `/1/cards/${card.id}`, { closed: true })
   await receiver.until((r) => r.length >= from + 2)

@@ -14,7 +14,9 @@ import { signDelivery } from './standard-webhooks.ts'
 import type { StreamHub } from './stream-hub.ts'
 
 /** Like the well-known webhook services': 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
-export const DEFAULT_RETRY_SCHEDULE_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]
+export const DEFAULT_RETRY_SCHEDULE_MS = [
+  5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
+]
 
 export interface DelivererOptions {
   db: Kysely<Database>
@@ -45,11 +47,15 @@ export class Deliverer {
   #inFlight = new Set<string>()
   #scanner: NodeJS.Timeout | null = null
   #urls = new Map<string, { url: string | null; secret: string; at: number }>()
+  /** Rows just created and read by dispatchNew, so the send does not read them again. */
+  #fresh = new Map<string, Joined>()
 
   constructor(opts: DelivererOptions) {
     this.#o = opts
     this.retryScheduleMs = opts.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS
-    opts.jobs.work<string>('deliver', { batchSize: 64, concurrency: 8 }, (ids) => this.#sendBatch(ids))
+    opts.jobs.work<string>('deliver', { batchSize: 128, concurrency: 8, lingerMs: 2 }, (ids) =>
+      this.#sendBatch(ids),
+    )
     opts.jobs.work<string>('tool-run', { batchSize: 1, concurrency: 4 }, ([id]) => this.#runTool(id))
   }
 
@@ -63,7 +69,10 @@ export class Deliverer {
     for (const row of rows) {
       const target = JSON.parse(row.target)
       if (target.type === 'stream') this.#o.hub.publish(row.agent_id, { seq: row.seq, body: this.body(row) })
-      else this.#enqueue(row.id, target.type)
+      else {
+        if (this.#fresh.size < 50_000) this.#fresh.set(row.id, row)
+        this.#enqueue(row.id, target.type)
+      }
     }
   }
 
@@ -94,14 +103,21 @@ export class Deliverer {
   /** Sends a delivery again, with the same id (receivers deduplicate by webhook-id). */
   async replay(workspaceId: string, id: string): Promise<DeliveryRow> {
     const row = await deliveries.get(this.#o.db, workspaceId, id)
-    if (!row) throw notFound('DELIVERY_NOT_FOUND', `There is no delivery "${id}".`, { hint: 'List deliveries with GET /v1/deliveries.' })
+    if (!row)
+      throw notFound('DELIVERY_NOT_FOUND', `There is no delivery "${id}".`, {
+        hint: 'List deliveries with GET /v1/deliveries.',
+      })
     const target = JSON.parse(row.target)
     if (target.type === 'stream') {
       const [joined] = await this.#joined([id])
       this.#o.hub.publish(row.agent_id, { seq: row.seq, body: this.body(joined) })
       return row
     }
-    await deliveries.update(this.#o.db, id, { status: 'pending', next_attempt_at: nowIso(), last_error: null })
+    await deliveries.update(this.#o.db, id, {
+      status: 'pending',
+      next_attempt_at: nowIso(),
+      last_error: null,
+    })
     this.#enqueue(id, target.type)
     return { ...row, status: 'pending' }
   }
@@ -174,15 +190,46 @@ export class Deliverer {
 
   async #sendBatch(ids: string[]): Promise<void> {
     try {
-      const rows = (await this.#joined(ids)).filter((r) => r.status === 'pending')
+      const known: Joined[] = []
+      const unknown: string[] = []
+      for (const id of ids) {
+        const row = this.#fresh.get(id)
+        if (row) {
+          known.push(row)
+          this.#fresh.delete(id)
+        } else unknown.push(id)
+      }
+      const rows = [...known, ...(await this.#joined(unknown))].filter((r) => r.status === 'pending')
       const outcomes = await Promise.all(rows.map((r) => this.#sendOne(r)))
-      const attempts: DeliveryAttemptsTable[] = []
       await this.#o.db.transaction().execute(async (trx) => {
+        // Successes of a batch share one statement; failures each carry their own schedule.
+        const delivered = new Map<string, string[]>()
         for (const o of outcomes) {
-          attempts.push(o.attempt)
-          await deliveries.update(trx, o.id, o.update)
+          if (o.update.status === 'delivered') {
+            const key = `${o.update.last_status}|${o.update.attempts}`
+            delivered.set(key, [...(delivered.get(key) ?? []), o.id])
+          } else await deliveries.update(trx, o.id, o.update)
         }
-        await deliveries.addAttempts(trx, attempts)
+        const at = nowIso()
+        for (const [key, group] of delivered) {
+          const [status, attempts] = key.split('|').map(Number)
+          await trx
+            .updateTable('deliveries')
+            .set({
+              status: 'delivered',
+              attempts,
+              last_status: status,
+              last_error: null,
+              delivered_at: at,
+              next_attempt_at: null,
+            })
+            .where('id', 'in', group)
+            .execute()
+        }
+        await deliveries.addAttempts(
+          trx,
+          outcomes.map((o) => o.attempt),
+        )
       })
     } finally {
       for (const id of ids) this.#inFlight.delete(id)
@@ -215,16 +262,50 @@ export class Deliverer {
     }
     const durationMs = Math.round(performance.now() - started)
     const at = nowIso()
-    const attempt: DeliveryAttemptsTable = { delivery_id: row.id, attempt: attemptNo, at, status, error, duration_ms: durationMs }
+    const attempt: DeliveryAttemptsTable = {
+      delivery_id: row.id,
+      attempt: attemptNo,
+      at,
+      status,
+      error,
+      duration_ms: durationMs,
+    }
     if (!error)
-      return { id: row.id, attempt, update: { status: 'delivered' as const, attempts: attemptNo, last_status: status, last_error: null, delivered_at: at, next_attempt_at: null } }
+      return {
+        id: row.id,
+        attempt,
+        update: {
+          status: 'delivered' as const,
+          attempts: attemptNo,
+          last_status: status,
+          last_error: null,
+          delivered_at: at,
+          next_attempt_at: null,
+        },
+      }
     const delay = this.retryScheduleMs[attemptNo - 1]
     if (delay === undefined)
-      return { id: row.id, attempt, update: { status: 'dead' as const, attempts: attemptNo, last_status: status, last_error: error, next_attempt_at: null } }
+      return {
+        id: row.id,
+        attempt,
+        update: {
+          status: 'dead' as const,
+          attempts: attemptNo,
+          last_status: status,
+          last_error: error,
+          next_attempt_at: null,
+        },
+      }
     return {
       id: row.id,
       attempt,
-      update: { status: 'pending' as const, attempts: attemptNo, last_status: status, last_error: error, next_attempt_at: new Date(Date.now() + delay).toISOString() },
+      update: {
+        status: 'pending' as const,
+        attempts: attemptNo,
+        last_status: status,
+        last_error: error,
+        next_attempt_at: new Date(Date.now() + delay).toISOString(),
+      },
     }
   }
 
@@ -249,12 +330,21 @@ export class Deliverer {
           status: ok ? 'delivered' : 'failed',
           attempts: row.attempts + 1,
           tool_run_id: run.id,
-          last_error: ok ? null : `${run.errorCode ?? 'FAILED'}: ${run.errorMessage ?? 'the tool run failed'}`,
+          last_error: ok
+            ? null
+            : `${run.errorCode ?? 'FAILED'}: ${run.errorMessage ?? 'the tool run failed'}`,
           delivered_at: ok ? at : null,
           next_attempt_at: null,
         })
         await deliveries.addAttempts(trx, [
-          { delivery_id: id, attempt: row.attempts + 1, at, status: null, error: ok ? null : (run.errorMessage ?? 'failed'), duration_ms: Math.round(performance.now() - started) },
+          {
+            delivery_id: id,
+            attempt: row.attempts + 1,
+            at,
+            status: null,
+            error: ok ? null : (run.errorMessage ?? 'failed'),
+            duration_ms: Math.round(performance.now() - started),
+          },
         ])
       })
     } finally {

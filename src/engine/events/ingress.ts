@@ -4,6 +4,7 @@
 // requests, each answered once its row is on disk.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
+import type { NormalizedEvent } from '../../kit/define.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { inbox } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
@@ -13,9 +14,13 @@ import type { ConnectionService } from '../connection-service.ts'
 import type { JobQueue } from '../job-queue.ts'
 import type { Registry } from '../registry.ts'
 import type { TriggerService } from '../triggers/trigger-service.ts'
+import type { Pipeline } from './pipeline.ts'
 
 /** Only these headers of a delivery are kept (the rest may carry proxies' noise). */
 const KEPT_HEADERS = /^(x-taskboard-|x-codehost-|x-hub-signature|content-type|user-agent)/
+
+/** How long a delivery waits for others to share its commit. */
+const LINGER_MS = 2
 
 export interface IngressResult {
   status: 'accepted' | 'ignored'
@@ -30,7 +35,14 @@ export class Ingress {
   #jobs: JobQueue
   #log: FastifyBaseLogger
   #subs = new Map<string, { sub: SubscriptionRow; secret: string; at: number }>()
-  #pending: Array<{ row: Omit<InboxTable, 'seq'>; resolve: () => void; reject: (e: unknown) => void }> = []
+  #pending: Array<{
+    row: Omit<InboxTable, 'seq'>
+    sub: SubscriptionRow
+    events: NormalizedEvent[]
+    resolve: () => void
+    reject: (e: unknown) => void
+  }> = []
+  pipeline: Pipeline | null = null
   #flushing = false
 
   constructor(deps: {
@@ -49,27 +61,42 @@ export class Ingress {
     this.#log = deps.log
   }
 
-  async receive(connectorId: string, hookId: string, headers: Record<string, string>, rawBody: string): Promise<IngressResult> {
+  async receive(
+    connectorId: string,
+    hookId: string,
+    headers: Record<string, string>,
+    rawBody: string,
+  ): Promise<IngressResult> {
     const known = await this.#subscription(connectorId, hookId)
     const connector = this.#registry.connector(connectorId)!
     const { credentials } = await this.#connections.load(known.sub.workspace_id, known.sub.connection_id)
     const delivery = { headers, rawBody, callbackUrl: this.#triggers.callbackUrl(connectorId, hookId) }
     if (!connector.webhooks!.verify(delivery, { secret: known.secret, credentials })) {
-      this.#log.warn({ connector: connectorId, hook: hookId }, 'refused a webhook delivery with a missing or wrong signature')
-      throw new PatchbayError(401, 'SIGNATURE_INVALID', 'The delivery signature is missing or does not match.', {
-        hint: 'Deliveries must be signed by the upstream with the secret of this webhook.',
-      })
+      this.#log.warn(
+        { connector: connectorId, hook: hookId },
+        'refused a webhook delivery with a missing or wrong signature',
+      )
+      throw new PatchbayError(
+        401,
+        'SIGNATURE_INVALID',
+        'The delivery signature is missing or does not match.',
+        {
+          hint: 'Deliveries must be signed by the upstream with the secret of this webhook.',
+        },
+      )
     }
     let parsed: ReturnType<NonNullable<typeof connector.webhooks>['parse']>
     try {
       parsed = connector.webhooks!.parse(delivery)
     } catch {
-      throw new PatchbayError(400, 'MALFORMED_DELIVERY', 'The delivery body could not be read.', { hint: 'Send the upstream\'s JSON delivery body unchanged.' })
+      throw new PatchbayError(400, 'MALFORMED_DELIVERY', 'The delivery body could not be read.', {
+        hint: "Send the upstream's JSON delivery body unchanged.",
+      })
     }
     if ('ignore' in parsed) return { status: 'ignored', reason: parsed.ignore }
     const kept: Record<string, string> = {}
     for (const [k, v] of Object.entries(headers)) if (KEPT_HEADERS.test(k)) kept[k] = v
-    await this.#commit({
+    await this.#commit(known.sub, parsed.events, {
       subscription_id: hookId,
       delivery_id: parsed.deliveryId,
       headers: JSON.stringify(kept),
@@ -78,7 +105,6 @@ export class Ingress {
       error: null,
       received_at: nowIso(),
     })
-    this.#jobs.send('inbox', {}, { singletonKey: 'inbox' })
     return { status: 'accepted' }
   }
 
@@ -102,12 +128,13 @@ export class Ingress {
     this.#subs.delete(hookId)
   }
 
-  #commit(row: Omit<InboxTable, 'seq'>): Promise<void> {
+  #commit(sub: SubscriptionRow, events: NormalizedEvent[], row: Omit<InboxTable, 'seq'>): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#pending.push({ row, resolve, reject })
+      this.#pending.push({ row, sub, events, resolve, reject })
       if (!this.#flushing) {
         this.#flushing = true
-        setImmediate(() => this.#flush())
+        // A few milliseconds of lingering gathers concurrent deliveries into one commit.
+        setTimeout(() => this.#flush(), LINGER_MS)
       }
     })
   }
@@ -116,10 +143,24 @@ export class Ingress {
     while (this.#pending.length > 0) {
       const batch = this.#pending.splice(0, 500)
       try {
-        await inbox.insertMany(this.#db, batch.map((b) => b.row))
+        // The raw rows, their events and their deliveries in one commit.
+        await this.pipeline!.ingest(
+          batch.map((b) => ({ inbox: b.row, sub: b.sub, events: b.events, receivedAt: b.row.received_at })),
+        )
         for (const b of batch) b.resolve()
       } catch (err) {
-        for (const b of batch) b.reject(err)
+        this.#log.error({ err }, 'processing webhook deliveries failed; keeping them in the inbox')
+        try {
+          // Keep them durable all the same; the inbox worker processes them later.
+          await inbox.insertMany(
+            this.#db,
+            batch.map((b) => b.row),
+          )
+          for (const b of batch) b.resolve()
+          this.#jobs.send('inbox', {}, { singletonKey: 'inbox', delayMs: 1000 })
+        } catch (e) {
+          for (const b of batch) b.reject(e)
+        }
       }
     }
     this.#flushing = false

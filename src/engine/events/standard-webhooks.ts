@@ -8,7 +8,12 @@ export function generateSigningSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`
 }
 
-export function signDelivery(secret: string, id: string, timestampSeconds: number, body: string): Record<string, string> {
+export function signDelivery(
+  secret: string,
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Record<string, string> {
   const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64')
   const signature = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')
   return {

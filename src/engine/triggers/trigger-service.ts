@@ -97,13 +97,23 @@ export class TriggerService {
         `Connection ${loaded.row.id} is a ${loaded.row.connector} connection; ${req.trigger} needs a ${connector.id} connection.`,
       )
     if (!agent.connectionIds.includes(loaded.row.id))
-      throw new PatchbayError(403, 'CONNECTION_NOT_ALLOWED', `Agent ${agentId} may not use connection ${loaded.row.id}.`, {
-        hint: "Add the connection to the agent's connectionIds first.",
-      })
+      throw new PatchbayError(
+        403,
+        'CONNECTION_NOT_ALLOWED',
+        `Agent ${agentId} may not use connection ${loaded.row.id}.`,
+        {
+          hint: "Add the connection to the agent's connectionIds first.",
+        },
+      )
     if (loaded.row.status === 'lapsed')
-      throw new PatchbayError(409, 'CONNECTION_LAPSED', `Connection ${loaded.row.id} has lapsed; a trigger on it would never fire.`, {
-        hint: 'Reconnect it first (POST /v1/connections/{id}/reconnect).',
-      })
+      throw new PatchbayError(
+        409,
+        'CONNECTION_LAPSED',
+        `Connection ${loaded.row.id} has lapsed; a trigger on it would never fire.`,
+        {
+          hint: 'Reconnect it first (POST /v1/connections/{id}/reconnect).',
+        },
+      )
     this.#checkScope(agent.scope, trigger, config)
 
     const target: TriggerTarget = req.target ?? { type: 'agent' }
@@ -115,15 +125,24 @@ export class TriggerService {
     let subscriptionId: string | null = null
     let pollIntervalMs: number | null = null
     if (trigger.instant) {
-      if (!connector.webhooks || !trigger.watch) throw new Error(`${req.trigger} is instant but has no webhook support`)
+      if (!connector.webhooks || !trigger.watch)
+        throw new Error(`${req.trigger} is instant but has no webhook support`)
       const missing = connector.webhooks.cannotVerify?.(loaded.credentials)
       if (missing) throw badRequest('CONNECTION_CANNOT_VERIFY_WEBHOOKS', missing)
-      const sub = await this.#ensureSubscription(workspaceId, connector, loaded.row.id, trigger.watch(config).model)
+      const sub = await this.#ensureSubscription(
+        workspaceId,
+        connector,
+        loaded.row.id,
+        trigger.watch(config).model,
+      )
       subscriptionId = sub.id
     } else {
       pollIntervalMs = req.pollIntervalMs ?? trigger.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS
       if (pollIntervalMs < this.minPollIntervalMs)
-        throw badRequest('POLL_INTERVAL_TOO_SHORT', `pollIntervalMs must be at least ${this.minPollIntervalMs} ms to stay within the upstream's rate budget.`)
+        throw badRequest(
+          'POLL_INTERVAL_TOO_SHORT',
+          `pollIntervalMs must be at least ${this.minPollIntervalMs} ms to stay within the upstream's rate budget.`,
+        )
     }
     const row = await this.#triggers.insert({
       workspace_id: workspaceId,
@@ -152,12 +171,18 @@ export class TriggerService {
 
   async requireRow(workspaceId: string, id: string): Promise<TriggerRow> {
     const row = await this.#triggers.get(workspaceId, id)
-    if (!row) throw notFound('TRIGGER_NOT_FOUND', `There is no trigger "${id}" in this workspace.`, { hint: 'List them with GET /v1/agents/{id}/triggers.' })
+    if (!row)
+      throw notFound('TRIGGER_NOT_FOUND', `There is no trigger "${id}" in this workspace.`, {
+        hint: 'List them with GET /v1/agents/{id}/triggers.',
+      })
     return row
   }
 
   /** Deletes the trigger; an upstream cleanup that fails is reported, never blocking. */
-  async delete(workspaceId: string, id: string): Promise<{ deleted: true; cleanup: { ok: boolean; error?: string } }> {
+  async delete(
+    workspaceId: string,
+    id: string,
+  ): Promise<{ deleted: true; cleanup: { ok: boolean; error?: string } }> {
     const row = await this.requireRow(workspaceId, id)
     await this.#triggers.delete(row.id)
     let cleanup: { ok: boolean; error?: string } = { ok: true }
@@ -170,7 +195,8 @@ export class TriggerService {
 
   /** Removes every trigger of an agent (the agent is being deleted). */
   async deleteForAgent(workspaceId: string, agentId: string) {
-    for (const row of await this.#triggers.list(workspaceId, { agentId })) await this.delete(workspaceId, row.id)
+    for (const row of await this.#triggers.list(workspaceId, { agentId }))
+      await this.delete(workspaceId, row.id)
   }
 
   /** Disconnecting: the connection's triggers and upstream webhooks go with it. */
@@ -210,7 +236,14 @@ export class TriggerService {
       list = rows.flatMap((row) => {
         const reg = this.#registry.triggers.get(row.trigger_key)
         if (!reg) return []
-        return [{ row, def: reg.trigger, config: JSON.parse(row.config), target: JSON.parse(row.target) as TriggerTarget }]
+        return [
+          {
+            row,
+            def: reg.trigger,
+            config: JSON.parse(row.config),
+            target: JSON.parse(row.target) as TriggerTarget,
+          },
+        ]
       })
       this.#listening.set(subscriptionId, list)
     }
@@ -238,16 +271,31 @@ export class TriggerService {
       config: JSON.parse(row.config),
       target: JSON.parse(row.target),
       webhook: sub
-        ? { id: sub.id, model: sub.model, upstreamHookId: sub.upstream_hook_id, status: sub.status, lastError: sub.last_error }
+        ? {
+            id: sub.id,
+            model: sub.model,
+            upstreamHookId: sub.upstream_hook_id,
+            status: sub.status,
+            lastError: sub.last_error,
+          }
         : null,
       poll: row.poll_interval_ms
-        ? { intervalMs: row.poll_interval_ms, lastPollAt: row.last_poll_at, nextPollAt: row.next_poll_at, lastError: row.last_poll_error }
+        ? {
+            intervalMs: row.poll_interval_ms,
+            lastPollAt: row.last_poll_at,
+            nextPollAt: row.next_poll_at,
+            lastError: row.last_poll_error,
+          }
         : null,
       createdAt: row.created_at,
     }
   }
 
-  #checkScope(scope: { boards: string[]; repositories: string[] }, trigger: TriggerDefinition, config: Record<string, unknown>) {
+  #checkScope(
+    scope: { boards: string[]; repositories: string[] },
+    trigger: TriggerDefinition,
+    config: Record<string, unknown>,
+  ) {
     for (const f of trigger.scoped ?? []) {
       const value = f.value ? f.value(config) : f.field ? (config[f.field] as string | undefined) : undefined
       if (!value) continue
@@ -259,7 +307,10 @@ export class TriggerService {
     }
   }
 
-  async #http(connectionId: string, workspaceId: string): Promise<{ http: Http; connector: ConnectorDefinition }> {
+  async #http(
+    connectionId: string,
+    workspaceId: string,
+  ): Promise<{ http: Http; connector: ConnectorDefinition }> {
     const loaded = await this.#connections.load(workspaceId, connectionId)
     const connector = this.#registry.connector(loaded.row.connector)!
     const http = this.#clients.create({
@@ -267,36 +318,56 @@ export class TriggerService {
       credentials: loaded.credentials,
       paced: true,
       storedConnection: true,
-      onUnauthorized: (m) => this.#connections.markLapsed(connectionId, `${connector.name} refused the credentials: ${m}`),
+      onUnauthorized: (m) =>
+        this.#connections.markLapsed(connectionId, `${connector.name} refused the credentials: ${m}`),
     })
     return { http, connector }
   }
 
   /** One webhook per (connection, model); concurrent creators wait for each other. */
-  async #ensureSubscription(workspaceId: string, connector: ConnectorDefinition, connectionId: string, model: string) {
+  async #ensureSubscription(
+    workspaceId: string,
+    connector: ConnectorDefinition,
+    connectionId: string,
+    model: string,
+  ) {
     const key = `${connectionId}|${model}`
     const previous = this.#locks.get(key) ?? Promise.resolve()
-    const run = previous.catch(() => {}).then(async () => {
-      const existing = await this.#subs.find(connectionId, model)
-      if (existing) {
-        if (existing.status !== 'active' || !existing.upstream_hook_id) await this.#reconcileOne(existing, true)
-        return existing
-      }
-      const secret = randomBytes(32).toString('hex')
-      const sub = await this.#subs.insert({ workspace_id: workspaceId, connector: connector.id, connection_id: connectionId, model, secret: this.#vault.seal(secret) })
-      try {
-        const id = await this.#registerUpstream(sub, secret)
-        await this.#subs.update(sub.id, { upstream_hook_id: id, status: 'active', last_error: null })
-        return { ...sub, upstream_hook_id: id }
-      } catch (err) {
-        await this.#subs.delete(sub.id)
-        const e = err as PatchbayError
-        throw new PatchbayError(502, 'WEBHOOK_REGISTRATION_FAILED', `${connector.name} refused to create the webhook for ${model}: ${e.message}`, {
-          hint: 'Check that Patchbay is reachable from the upstream at PATCHBAY_PUBLIC_URL and that the connection can see the model.',
-          upstream: e.upstream,
+    const run = previous
+      .catch(() => {})
+      .then(async () => {
+        const existing = await this.#subs.find(connectionId, model)
+        if (existing) {
+          if (existing.status !== 'active' || !existing.upstream_hook_id)
+            await this.#reconcileOne(existing, true)
+          return existing
+        }
+        const secret = randomBytes(32).toString('hex')
+        const sub = await this.#subs.insert({
+          workspace_id: workspaceId,
+          connector: connector.id,
+          connection_id: connectionId,
+          model,
+          secret: this.#vault.seal(secret),
         })
-      }
-    })
+        try {
+          const id = await this.#registerUpstream(sub, secret)
+          await this.#subs.update(sub.id, { upstream_hook_id: id, status: 'active', last_error: null })
+          return { ...sub, upstream_hook_id: id }
+        } catch (err) {
+          await this.#subs.delete(sub.id)
+          const e = err as PatchbayError
+          throw new PatchbayError(
+            502,
+            'WEBHOOK_REGISTRATION_FAILED',
+            `${connector.name} refused to create the webhook for ${model}: ${e.message}`,
+            {
+              hint: 'Check that Patchbay is reachable from the upstream at PATCHBAY_PUBLIC_URL and that the connection can see the model.',
+              upstream: e.upstream,
+            },
+          )
+        }
+      })
     this.#locks.set(key, run)
     try {
       return await run
@@ -311,17 +382,29 @@ export class TriggerService {
     const hooks = connector.webhooks!
     const callbackUrl = this.callbackUrl(connector.id, sub.id)
     try {
-      return (await hooks.register(http, { callbackUrl, model: sub.model, secret, description: `Patchbay ${sub.id}` })).id
+      return (
+        await hooks.register(http, {
+          callbackUrl,
+          model: sub.model,
+          secret,
+          description: `Patchbay ${sub.id}`,
+        })
+      ).id
     } catch (err) {
       if (err instanceof PatchbayError && err.code === 'UPSTREAM_REJECTED') {
-        const existing = (await hooks.list(http)).find((h) => h.callbackUrl === callbackUrl && h.model === sub.model)
+        const existing = (await hooks.list(http)).find(
+          (h) => h.callbackUrl === callbackUrl && h.model === sub.model,
+        )
         if (existing) return existing.id
       }
       throw err
     }
   }
 
-  async #reconcileOne(sub: SubscriptionRow, force = false): Promise<'ok' | 'reregistered' | 'removed' | 'error'> {
+  async #reconcileOne(
+    sub: SubscriptionRow,
+    force = false,
+  ): Promise<'ok' | 'reregistered' | 'removed' | 'error'> {
     try {
       if (!force && (await this.#triggers.countForSubscription(sub.id)) === 0) {
         await this.#release(sub.id)
@@ -330,9 +413,12 @@ export class TriggerService {
       const { http, connector } = await this.#http(sub.connection_id, sub.workspace_id)
       const upstream = await connector.webhooks!.list(http)
       const callbackUrl = this.callbackUrl(connector.id, sub.id)
-      const found = upstream.find((h) => h.id === sub.upstream_hook_id) ?? upstream.find((h) => h.callbackUrl === callbackUrl && h.model === sub.model)
+      const found =
+        upstream.find((h) => h.id === sub.upstream_hook_id) ??
+        upstream.find((h) => h.callbackUrl === callbackUrl && h.model === sub.model)
       if (found && found.callbackUrl === callbackUrl) {
-        if (found.id !== sub.upstream_hook_id || sub.status !== 'active') await this.#subs.update(sub.id, { upstream_hook_id: found.id, status: 'active', last_error: null })
+        if (found.id !== sub.upstream_hook_id || sub.status !== 'active')
+          await this.#subs.update(sub.id, { upstream_hook_id: found.id, status: 'active', last_error: null })
         return 'ok'
       }
       const id = await this.#registerUpstream(sub, this.subscriptionSecret(sub))

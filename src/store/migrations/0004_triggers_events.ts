@@ -45,7 +45,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute()
   await db.schema.createIndex('triggers_by_agent').on('triggers').columns(['agent_id']).execute()
-  await db.schema.createIndex('triggers_by_subscription').on('triggers').columns(['subscription_id']).execute()
+  await db.schema
+    .createIndex('triggers_by_subscription')
+    .on('triggers')
+    .columns(['subscription_id'])
+    .execute()
 
   await db.schema
     .createTable('inbox')
@@ -79,7 +83,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('matched', 'integer', (c) => c.notNull())
     .addUniqueConstraint('events_upstream', ['workspace_id', 'connector', 'upstream_id'])
     .execute()
-  await db.schema.createIndex('events_by_subscription').on('events').columns(['subscription_id', 'seq']).execute()
+  await db.schema
+    .createIndex('events_by_subscription')
+    .on('events')
+    .columns(['subscription_id', 'seq'])
+    .execute()
 
   await db.schema
     .createTable('deliveries')
@@ -100,7 +108,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('delivered_at', 'text')
     .addUniqueConstraint('deliveries_event_trigger', ['event_id', 'trigger_id'])
     .execute()
-  await db.schema.createIndex('deliveries_by_status').on('deliveries').columns(['status', 'next_attempt_at']).execute()
+  await db.schema
+    .createIndex('deliveries_by_status')
+    .on('deliveries')
+    .columns(['status', 'next_attempt_at'])
+    .execute()
   await db.schema.createIndex('deliveries_by_agent').on('deliveries').columns(['agent_id', 'seq']).execute()
 
   await db.schema
