@@ -2,11 +2,7 @@
 // `webhook-timestamp` and `webhook-signature: v1,<base64 HMAC-SHA256(key, id.timestamp.body)>`.
 // Signed with node:crypto here, on the hot path; receivers (and our SDK and tests) verify with
 // the scheme's own `standardwebhooks` library, so a mistake on one side would show.
-import { createHmac, randomBytes } from 'node:crypto'
-
-export function generateSigningSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64')}`
-}
+import { createHmac } from 'node:crypto'
 
 export function signDelivery(
   secret: string,
