@@ -51,6 +51,7 @@ export function describeSandboxes(s: Sandboxes): string {
     lines.push(
       `task-board sandbox   ${s.taskboard.url}`,
       `  demo account ${d.username}; API key ${d.key}; token ${d.token}`,
+      `  API secret (verifies webhooks, for instant triggers) ${d.secret}`,
       `  demo board ${d.boardId}; lists ${d.listIds.join(', ')}`,
     )
   }
