@@ -7,7 +7,7 @@ import { startTestService, type TestService } from '../helpers/service.ts'
 let t: TestService
 let connectionId: string
 before(async () => {
-  t = await startTestService()
+  t = await startTestService({ contactdata: true })
   const res = await t.api('POST', '/v1/connections', {
     connector: 'taskboard',
     authMethod: 'api_key_token',
@@ -151,4 +151,18 @@ test('the API Call reaches only the base address: URLs, climbing paths and heade
     query: { token: 'x' },
   })
   assert.equal(creds.body.error.code, 'CREDENTIALS_IN_REQUEST')
+})
+
+test('a connection of another connector is refused before anything is sent', async () => {
+  const cd = await t.api('POST', '/v1/connections', {
+    connector: 'contactdata',
+    authMethod: 'api_key',
+    credentials: { apiKey: t.contactdata!.demo.apiKey },
+  })
+  assert.equal(cd.status, 201, JSON.stringify(cd.body))
+  const res = await run('taskboard.get_card', { idCard: 'a'.repeat(24) }, cd.body.id)
+  assert.equal(res.status, 400)
+  assert.equal(res.body.error.code, 'CONNECTION_CONNECTOR_MISMATCH')
+  assert.match(res.body.error.message, /contactdata connection/)
+  assert.match(res.body.error.hint, /connector=taskboard/)
 })
