@@ -42,6 +42,8 @@ export function parseEndpointPath(endpoint: string): ParsedEndpoint {
     layer = next
   }
   if (/[\r\n]/.test(decodeSafe(rawQuery))) throw refuse('its query contains a line break')
+  // The sandbox upstreams keep their control API beside the emulated one; no agent may reach it.
+  if (/^\/(?:1\/)?_sandbox(?:\/|$)/i.test(layer)) throw refuse("it names the sandbox's control API")
   return { path: rawPath, query: Object.fromEntries(new URLSearchParams(rawQuery)) }
 }
 

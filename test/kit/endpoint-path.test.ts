@@ -25,6 +25,8 @@ const refused: Array<[string, RegExp]> = [
   ['', /empty/],
   ['/1/cards#frag', /fragment/],
   ['/1/%zz', /malformed percent/],
+  ['/_sandbox/reset', /control API/],
+  ['/%5fsandbox/reset', /control API/],
 ]
 
 for (const [endpoint, why] of refused) {
