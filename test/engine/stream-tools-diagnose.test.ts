@@ -268,4 +268,11 @@ test('diagnose: a lapsed connection is named first, with the fix', async () => {
   const lapsed = d.checks.find((c: any) => c.cause === 'connection_lapsed')
   assert.equal(lapsed.status, 'problem')
   assert.match(lapsed.fix, /reconnect/)
+
+  // Deleting it still works; the webhook cleanup the upstream refuses is reported, not fatal.
+  const deleted = await t.api('DELETE', `/v1/triggers/${trig.id}`)
+  assert.equal(deleted.status, 200)
+  assert.equal(deleted.body.cleanup.ok, false)
+  assert.match(deleted.body.cleanup.error, /could not be removed/)
+  assert.equal((await t.api('GET', `/v1/triggers/${trig.id}`)).status, 404)
 })
