@@ -4,4 +4,6 @@ import type { ConnectorDefinition } from '../kit/define.ts'
 import { contactdata } from './contactdata/index.ts'
 import { taskboard } from './taskboard/index.ts'
 
-export const connectors: ConnectorDefinition[] = [taskboard, contactdata]
+// `satisfies` rather than a type annotation: the list keeps each connector's own type, from which
+// the SDK derives its typed step map (sdk/steps.ts).
+export const connectors = [taskboard, contactdata] satisfies ConnectorDefinition[]

@@ -62,9 +62,13 @@ export interface ClassifiedError {
   hint: string
 }
 
-export interface StepDefinition<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+export interface StepDefinition<
+  I extends z.ZodType = z.ZodType,
+  O extends z.ZodType = z.ZodType,
+  K extends string = string,
+> {
   /** Unique within the connector: `create_card`. The full id is `taskboard.create_card`. */
-  key: string
+  key: K
   /** Exactly as the spec writes it. */
   name: string
   /** Written for an LLM: what the step does and where each id comes from. */
@@ -84,9 +88,10 @@ export interface StepDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   run: (ctx: StepContext, input: z.output<I>) => Promise<z.input<O>>
 }
 
-export function defineStep<I extends z.ZodType, O extends z.ZodType>(
-  def: StepDefinition<I, O>,
-): StepDefinition<I, O> {
+// The key's literal type is kept (like the schemas'), so the SDK can type each step by its id.
+export function defineStep<I extends z.ZodType, O extends z.ZodType, const K extends string>(
+  def: StepDefinition<I, O, K>,
+): StepDefinition<I, O, K> {
   return def
 }
 
@@ -198,8 +203,11 @@ export interface ScopeSupport {
   attributeApiCall: (input: any) => Array<{ kind: ScopedKind; value: string }> | null
 }
 
-export interface ConnectorDefinition {
-  id: string
+export interface ConnectorDefinition<
+  Id extends string = string,
+  S extends StepDefinition = StepDefinition,
+> {
+  id: Id
   name: string
   /** Other names users type into the step search (`task-board`, `task board`). */
   aliases: string[]
@@ -230,12 +238,16 @@ export interface ConnectorDefinition {
    * `ctx.cache` / `ctx.batch`; the configuration may override them. 0 turns either off.
    */
   lookups?: { cacheTtlMs: number; cacheMaxEntries: number; coalesceWindowMs: number }
-  steps: StepDefinition[]
+  steps: S[]
   triggers: TriggerDefinition[]
   webhooks?: WebhookSupport
   scope?: ScopeSupport
 }
 
-export function defineConnector(def: ConnectorDefinition): ConnectorDefinition {
+// The id's and the steps' types are kept, so the SDK can derive its typed step map from the
+// connectors list (sdk/steps.ts) without anything being written twice.
+export function defineConnector<const Id extends string, S extends StepDefinition>(
+  def: ConnectorDefinition<Id, S>,
+): ConnectorDefinition<Id, S> {
   return def
 }

@@ -12,12 +12,14 @@ import {
 import type { Engine } from '../engine/engine.ts'
 import { installAuthentication } from './authenticate.ts'
 import { installErrorHandling } from './error-handler.ts'
+import { mcpRoutes } from './mcp/routes.ts'
 import { agentKeyRoutes } from './routes/agent-keys.ts'
 import { agentRoutes } from './routes/agents.ts'
 import { catalogRoutes } from './routes/catalog.ts'
 import { connectionRoutes } from './routes/connections.ts'
 import { creditRoutes } from './routes/credits.ts'
 import { eventRoutes } from './routes/events.ts'
+import { functionToolRoutes } from './routes/function-tools.ts'
 import { hookRoutes } from './routes/hooks.ts'
 import { rateLimitRoutes } from './routes/rate-limits.ts'
 import { stepRoutes } from './routes/steps.ts'
@@ -83,5 +85,7 @@ export async function buildApp(
   await app.register(hookRoutes(engine))
   await app.register(creditRoutes(engine))
   await app.register(rateLimitRoutes(engine))
+  await app.register(functionToolRoutes(engine))
+  await app.register(mcpRoutes(engine))
   return app
 }

@@ -1,0 +1,84 @@
+// The MCP endpoint: Streamable HTTP at /mcp, stateless (a fresh server and transport for each
+// POST, no session ids), so any instance can answer any request. The caller is an agent key
+// (Authorization: Bearer, checked like every /v1 request: a wrong or revoked key is 401 before
+// anything else), or a workspace key naming the agent with ?agent=<id>.
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import { AgentToolbox } from '../../engine/agent-toolbox.ts'
+import type { Caller } from '../../engine/caller.ts'
+import type { Engine } from '../../engine/engine.ts'
+import { PatchbayError } from '../../kit/errors.ts'
+import { buildMcpServer } from './mcp-server.ts'
+
+/** The agent a request acts as: an agent key's own, or the one a workspace key names. */
+export async function agentCaller(
+  engine: Engine,
+  caller: Caller,
+  agentId: string | undefined,
+): Promise<Caller> {
+  if (caller.kind === 'agent') {
+    if (agentId !== undefined && agentId !== caller.agentId)
+      throw new PatchbayError(
+        403,
+        'FORBIDDEN',
+        `This agent key acts only as its own agent (${caller.agentId}), not as ${agentId}.`,
+        { hint: "Leave the agent out, or use that agent's own key." },
+      )
+    return caller
+  }
+  if (!agentId)
+    throw new PatchbayError(403, 'AGENT_REQUIRED', 'MCP acts as one agent; this workspace key names none.', {
+      hint: 'Use an agent key (POST /v1/agents/{id}/keys), or name the agent: /mcp?agent=<id>.',
+    })
+  await engine.agents.get(caller.workspaceId, agentId)
+  return { ...caller, kind: 'agent', agentId }
+}
+
+export const mcpRoutes =
+  (engine: Engine): FastifyPluginAsyncZod =>
+  async (app) => {
+    const toolbox = new AgentToolbox(engine)
+    const querystring = z.object({
+      agent: z.string().min(1).max(200).optional().describe('With a workspace key: the agent to act as.'),
+    })
+    app.post(
+      '/mcp',
+      {
+        schema: {
+          tags: ['mcp'],
+          summary:
+            "MCP (Streamable HTTP, stateless): the agent's tool steps and tools as MCP tools, its recent events as resources",
+          querystring,
+        },
+      },
+      async (req, reply) => {
+        const caller = await agentCaller(engine, req.caller, req.query.agent)
+        const agent = await toolbox.agent(caller)
+        const server = buildMcpServer(engine, toolbox, caller, agent)
+        const transport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: undefined,
+          enableJsonResponse: true,
+        })
+        reply.hijack()
+        reply.raw.on('close', () => {
+          transport.close().catch(() => {})
+          server.close().catch(() => {})
+        })
+        await server.connect(transport)
+        await transport.handleRequest(req.raw, reply.raw, req.body)
+      },
+    )
+    // Stateless: no server-to-client stream and no session to end.
+    const notAllowed = async (_req: unknown, reply: { code: (n: number) => any }) =>
+      reply
+        .code(405)
+        .header('allow', 'POST')
+        .send({
+          jsonrpc: '2.0',
+          error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; POST only.' },
+          id: null,
+        })
+    app.get('/mcp', { schema: { hide: true } }, notAllowed)
+    app.delete('/mcp', { schema: { hide: true } }, notAllowed)
+  }
