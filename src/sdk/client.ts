@@ -1,0 +1,249 @@
+// A typed client for Patchbay's REST API. Step inputs and outputs are typed from the connectors'
+// own schemas (steps.ts); the other views are the engine's own types. Types only are imported
+// from the service, so the client loads nothing of it at run time.
+
+import type { NewAgent } from '../engine/agent-input.ts'
+import type { AgentKeyView, AgentView } from '../engine/agent-service.ts'
+import type { ConnectionView } from '../engine/connection-service.ts'
+import type { EventSystem } from '../engine/event-system.ts'
+import type { StepSummary } from '../engine/registry.ts'
+import type { NewTool } from '../engine/tool-input.ts'
+import type { ToolRunView, ToolView } from '../engine/tool-service.ts'
+import type { NewTrigger, TriggerService } from '../engine/triggers/trigger-service.ts'
+import { PatchbayApiError } from './errors.ts'
+import { followStream, type StreamedDelivery, type StreamOptions } from './events.ts'
+import { type RetryOptions, retryRateLimited } from './retry.ts'
+import type { StepId, StepInput, StepOutput } from './steps.ts'
+import type { DeliveryPayload } from './webhooks.ts'
+
+export interface ClientOptions {
+  /** Patchbay's address (default http://127.0.0.1:8080). */
+  url?: string
+  /** A workspace (admin) key or an agent key. */
+  key: string
+  fetch?: typeof fetch
+}
+
+export interface StepRunMeta {
+  runId: string
+  durationMs: number
+  attempts: number
+}
+
+export interface StepResult<O> {
+  output: O
+  meta: StepRunMeta
+}
+
+export interface RunOptions {
+  /** The connection to run with (GET /v1/connections). */
+  connectionId?: string
+  /** Retry RATE_LIMITED refusals with increasing delays: true for the defaults, or the options. */
+  retry?: boolean | RetryOptions
+  signal?: AbortSignal
+}
+
+export type TriggerView = Awaited<ReturnType<TriggerService['create']>>
+export type TriggerDiagnosis = Awaited<ReturnType<EventSystem['diagnose']>>
+export type FunctionFormat = 'openai' | 'anthropic' | 'mcp'
+
+export interface DeliveryView {
+  id: string
+  seq: number
+  agentId: string
+  eventId: string
+  triggerId: string
+  target: { type: 'webhook' | 'stream' | 'tool' }
+  status: 'pending' | 'delivered' | 'failed' | 'dead'
+  attempts: number
+  lastError: string | null
+  createdAt: string
+  deliveredAt: string | null
+  payload?: DeliveryPayload
+  [k: string]: unknown
+}
+
+export const DEFAULT_URL = 'http://127.0.0.1:8080'
+
+export class PatchbayClient {
+  readonly url: string
+  #key: string
+  #fetch: typeof fetch
+
+  constructor(opts: ClientOptions) {
+    this.url = (opts.url ?? DEFAULT_URL).replace(/\/+$/, '')
+    this.#key = opts.key
+    this.#fetch = opts.fetch ?? fetch
+  }
+
+  /** Any API call; errors are thrown as PatchbayApiError with the API's code, message and hint. */
+  async request<T = unknown>(
+    method: string,
+    path: string,
+    opts: { body?: unknown; query?: Record<string, string | number | undefined>; signal?: AbortSignal } = {},
+  ): Promise<T> {
+    const url = new URL(this.url + path)
+    for (const [k, v] of Object.entries(opts.query ?? {}))
+      if (v !== undefined) url.searchParams.set(k, String(v))
+    const res = await this.#fetch(url, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.#key}`,
+        ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: opts.body !== undefined ? JSON.stringify(opts.body) : undefined,
+      signal: opts.signal,
+    })
+    if (!res.ok) throw await PatchbayApiError.from(res)
+    if (res.status === 204) return undefined as T
+    const text = await res.text()
+    return (text ? JSON.parse(text) : undefined) as T
+  }
+
+  // ---- catalog and steps
+
+  catalog(): Promise<{ connectors: Array<Record<string, unknown>> }> {
+    return this.request('GET', '/v1/catalog')
+  }
+
+  /** The tool step search: connector names ("task-board") and step names. */
+  async searchSteps(q?: string): Promise<StepSummary[]> {
+    return (await this.request<{ steps: StepSummary[] }>('GET', '/v1/steps', { query: { q } })).steps
+  }
+
+  step(stepId: string): Promise<StepSummary> {
+    return this.request('GET', `/v1/steps/${encodeURIComponent(stepId)}`)
+  }
+
+  /** Runs a step; its input and output are typed by the step id. */
+  runStep<Id extends StepId>(
+    stepId: Id,
+    input: StepInput<Id>,
+    opts: RunOptions = {},
+  ): Promise<StepResult<StepOutput<Id>>> {
+    return this.runAnyStep(stepId, input, opts) as Promise<StepResult<StepOutput<Id>>>
+  }
+
+  /** Runs a step named at run time (a CLI argument, a model's choice); the output is untyped. */
+  runAnyStep(stepId: string, input: unknown, opts: RunOptions = {}): Promise<StepResult<unknown>> {
+    const once = () =>
+      this.request<StepResult<unknown>>('POST', `/v1/steps/${encodeURIComponent(stepId)}/run`, {
+        body: { connectionId: opts.connectionId, input },
+        signal: opts.signal,
+      })
+    if (!opts.retry) return once()
+    return retryRateLimited(once, { signal: opts.signal, ...(opts.retry === true ? {} : opts.retry) })
+  }
+
+  // ---- connections
+
+  readonly connections = {
+    list: async (connector?: string): Promise<ConnectionView[]> =>
+      (
+        await this.request<{ connections: ConnectionView[] }>('GET', '/v1/connections', {
+          query: { connector },
+        })
+      ).connections,
+    get: (id: string): Promise<ConnectionView> => this.request('GET', `/v1/connections/${enc(id)}`),
+    create: (body: {
+      connector: string
+      authMethod: string
+      credentials: Record<string, unknown>
+    }): Promise<ConnectionView> => this.request('POST', '/v1/connections', { body }),
+    reconnect: (id: string, body: { authMethod: string; credentials: Record<string, unknown> }) =>
+      this.request<ConnectionView>('POST', `/v1/connections/${enc(id)}/reconnect`, { body }),
+    remove: (id: string): Promise<void> => this.request('DELETE', `/v1/connections/${enc(id)}`),
+  }
+
+  // ---- agents, keys, tools
+
+  readonly agents = {
+    list: async (): Promise<AgentView[]> =>
+      (await this.request<{ agents: AgentView[] }>('GET', '/v1/agents')).agents,
+    get: (id: string): Promise<AgentView> => this.request('GET', `/v1/agents/${enc(id)}`),
+    create: (body: NewAgent): Promise<AgentView & { signingSecret: string }> =>
+      this.request('POST', '/v1/agents', { body }),
+    update: (id: string, changes: Partial<NewAgent>): Promise<AgentView> =>
+      this.request('PATCH', `/v1/agents/${enc(id)}`, { body: changes }),
+    remove: (id: string): Promise<void> => this.request('DELETE', `/v1/agents/${enc(id)}`),
+    rotateSigningSecret: (id: string): Promise<{ signingSecret: string }> =>
+      this.request('POST', `/v1/agents/${enc(id)}/webhook-secret/rotate`),
+    keys: {
+      list: async (agentId: string): Promise<AgentKeyView[]> =>
+        (await this.request<{ keys: AgentKeyView[] }>('GET', `/v1/agents/${enc(agentId)}/keys`)).keys,
+      create: (agentId: string, name?: string): Promise<AgentKeyView & { key: string }> =>
+        this.request('POST', `/v1/agents/${enc(agentId)}/keys`, { body: name ? { name } : {} }),
+      revoke: (agentId: string, keyId: string): Promise<void> =>
+        this.request('DELETE', `/v1/agents/${enc(agentId)}/keys/${enc(keyId)}`),
+    },
+    /** The agent's steps and tools for function calling (OpenAI, Anthropic or MCP tools/list format). */
+    functionTools: (agentId: string, format: FunctionFormat = 'openai'): Promise<unknown[]> =>
+      this.request('GET', `/v1/agents/${enc(agentId)}/tools.json`, { query: { format } }),
+    /** Runs a model's function call ({name, arguments}) as the agent. */
+    functionCall: (
+      agentId: string,
+      name: string,
+      args: Record<string, unknown> | string = {},
+    ): Promise<{ output: unknown; meta: StepRunMeta } | { run: ToolRunView }> =>
+      this.request('POST', `/v1/agents/${enc(agentId)}/function-call`, { body: { name, arguments: args } }),
+  }
+
+  readonly tools = {
+    list: async (agentId: string): Promise<ToolView[]> =>
+      (await this.request<{ tools: ToolView[] }>('GET', `/v1/agents/${enc(agentId)}/tools`)).tools,
+    create: (agentId: string, body: NewTool): Promise<ToolView> =>
+      this.request('POST', `/v1/agents/${enc(agentId)}/tools`, { body }),
+    remove: (agentId: string, toolId: string): Promise<void> =>
+      this.request('DELETE', `/v1/agents/${enc(agentId)}/tools/${enc(toolId)}`),
+    run: (agentId: string, toolId: string, input: Record<string, unknown> = {}): Promise<ToolRunView> =>
+      this.request('POST', `/v1/agents/${enc(agentId)}/tools/${enc(toolId)}/run`, { body: { input } }),
+  }
+
+  // ---- triggers, deliveries, events
+
+  readonly triggers = {
+    list: async (agentId: string): Promise<TriggerView[]> =>
+      (await this.request<{ triggers: TriggerView[] }>('GET', `/v1/agents/${enc(agentId)}/triggers`))
+        .triggers,
+    get: (id: string): Promise<TriggerView> => this.request('GET', `/v1/triggers/${enc(id)}`),
+    create: (
+      agentId: string,
+      body: Omit<NewTrigger, 'agentId'> | Record<string, unknown>,
+    ): Promise<TriggerView> => this.request('POST', `/v1/agents/${enc(agentId)}/triggers`, { body }),
+    remove: (id: string): Promise<{ deleted: true; cleanup: { ok: boolean; error?: string } }> =>
+      this.request('DELETE', `/v1/triggers/${enc(id)}`),
+    diagnose: (id: string): Promise<TriggerDiagnosis> =>
+      this.request('GET', `/v1/triggers/${enc(id)}/diagnose`),
+    poll: (id: string): Promise<{ events: number }> => this.request('POST', `/v1/triggers/${enc(id)}/poll`),
+  }
+
+  readonly deliveries = {
+    list: async (
+      q: { agentId?: string; status?: string; eventId?: string; triggerId?: string; limit?: number } = {},
+    ): Promise<DeliveryView[]> =>
+      (await this.request<{ deliveries: DeliveryView[] }>('GET', '/v1/deliveries', { query: q })).deliveries,
+    get: (id: string): Promise<DeliveryView> => this.request('GET', `/v1/deliveries/${enc(id)}`),
+    replay: (id: string): Promise<DeliveryView> => this.request('POST', `/v1/deliveries/${enc(id)}/replay`),
+  }
+
+  /**
+   * The agent's event stream (its `stream` deliveries) as an async iterator, resuming with
+   * Last-Event-ID after a dropped connection. End it with `opts.signal` or by leaving the loop.
+   */
+  events(agentId: string, opts: StreamOptions = {}): AsyncGenerator<StreamedDelivery> {
+    return followStream(
+      (lastEventId, signal) =>
+        this.#fetch(`${this.url}/v1/agents/${enc(agentId)}/stream`, {
+          headers: {
+            authorization: `Bearer ${this.#key}`,
+            accept: 'text/event-stream',
+            ...(lastEventId !== null ? { 'last-event-id': lastEventId } : {}),
+          },
+          signal,
+        }),
+      opts,
+    )
+  }
+}
+
+const enc = encodeURIComponent
