@@ -18,6 +18,7 @@ import { agentRoutes } from './routes/agents.ts'
 import { catalogRoutes } from './routes/catalog.ts'
 import { connectionRoutes } from './routes/connections.ts'
 import { creditRoutes } from './routes/credits.ts'
+import { dashboardRoutes } from './routes/dashboard.ts'
 import { eventRoutes } from './routes/events.ts'
 import { functionToolRoutes } from './routes/function-tools.ts'
 import { hookRoutes } from './routes/hooks.ts'
@@ -87,5 +88,6 @@ export async function buildApp(
   await app.register(rateLimitRoutes(engine))
   await app.register(functionToolRoutes(engine))
   await app.register(mcpRoutes(engine))
+  await app.register(dashboardRoutes())
   return app
 }

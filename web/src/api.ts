@@ -1,0 +1,111 @@
+// The dashboard's only way to Patchbay: the REST API under /v1 with the workspace key as a Bearer token.
+
+const KEY_STORAGE = 'patchbay.key'
+
+export function storedKey(): string | null {
+  return sessionStorage.getItem(KEY_STORAGE)
+}
+
+export function storeKey(key: string | null): void {
+  if (key) sessionStorage.setItem(KEY_STORAGE, key)
+  else sessionStorage.removeItem(KEY_STORAGE)
+}
+
+/** The API's one error body, `{"error":{"code","message","hint"?,…}}`, as a thrown value. */
+export class ApiError extends Error {
+  readonly status: number
+  readonly code: string
+  readonly hint?: string
+  readonly retryAfterMs?: number
+  readonly details?: unknown
+  readonly upstream?: { status: number; body?: string }
+
+  constructor(
+    status: number,
+    body: {
+      code?: string
+      message?: string
+      hint?: string
+      retryAfterMs?: number
+      details?: unknown
+      upstream?: { status: number; body?: string }
+    },
+  ) {
+    super(body.message ?? `The request failed with status ${status}.`)
+    this.status = status
+    this.code = body.code ?? `HTTP_${status}`
+    this.hint = body.hint
+    this.retryAfterMs = body.retryAfterMs
+    this.details = body.details
+    this.upstream = body.upstream
+  }
+}
+
+let onUnauthorized: (() => void) | null = null
+
+/** Called when the stored key is refused (401), so the app can ask for a key again. */
+export function setUnauthorizedHandler(fn: (() => void) | null): void {
+  onUnauthorized = fn
+}
+
+export type Query = Record<string, string | number | boolean | undefined | null>
+
+export function withQuery(path: string, query?: Query): string {
+  if (!query) return path
+  const params = new URLSearchParams()
+  for (const [k, v] of Object.entries(query))
+    if (v !== undefined && v !== null && v !== '') params.set(k, String(v))
+  const s = params.toString()
+  return s ? `${path}?${s}` : path
+}
+
+export async function api<T = any>(
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { key?: string; query?: Query; signal?: AbortSignal } = {},
+): Promise<T> {
+  const key = opts.key ?? storedKey()
+  const headers: Record<string, string> = { accept: 'application/json' }
+  if (key) headers.authorization = `Bearer ${key}`
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  let res: Response
+  try {
+    res = await fetch(withQuery(path, opts.query), {
+      method,
+      headers,
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+      signal: opts.signal,
+    })
+  } catch (err) {
+    if ((err as Error).name === 'AbortError') throw err
+    throw new ApiError(0, {
+      code: 'NETWORK_ERROR',
+      message: 'Patchbay could not be reached.',
+      hint: 'Check that the service is running, then try again.',
+    })
+  }
+  const text = await res.text()
+  let parsed: any = null
+  if (text) {
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      parsed = null
+    }
+  }
+  if (!res.ok) {
+    if (res.status === 401 && !opts.key) onUnauthorized?.()
+    throw new ApiError(res.status, parsed?.error ?? { message: text || res.statusText })
+  }
+  return parsed as T
+}
+
+export const get = <T = any>(path: string, query?: Query, signal?: AbortSignal) =>
+  api<T>('GET', path, undefined, { query, signal })
+export const post = <T = any>(path: string, body: unknown = {}) => api<T>('POST', path, body)
+export const patch = <T = any>(path: string, body: unknown) => api<T>('PATCH', path, body)
+export const put = <T = any>(path: string, body: unknown) => api<T>('PUT', path, body)
+export const del = <T = any>(path: string) => api<T>('DELETE', path)
+
+export const enc = encodeURIComponent

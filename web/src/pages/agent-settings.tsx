@@ -1,0 +1,244 @@
+// The parts of an agent's settings shared by the "new agent" form and the agent's page: the
+// connections it may use, its scope (picked from what those accounts can see) and its delivery target.
+import { useId, useState } from 'react'
+import { useDirectory } from '../directory.ts'
+import type { Agent, Connection } from '../types.ts'
+import { useWorkspace } from '../workspace.tsx'
+
+export type Delivery = Agent['delivery']
+export type Scope = Agent['scope']
+
+export function ConnectionsPicker({
+  value,
+  onChange,
+}: {
+  value: string[]
+  onChange: (ids: string[]) => void
+}) {
+  const ws = useWorkspace()
+  const toggle = (id: string, on: boolean) => onChange(on ? [...value, id] : value.filter((x) => x !== id))
+  return (
+    <fieldset className="nested">
+      <legend>Connections the agent may use</legend>
+      {ws.connections.length === 0 ? <p className="muted">No connections yet.</p> : null}
+      <ul className="checks">
+        {ws.connections.map((c) => (
+          <li key={c.id}>
+            <label>
+              <input
+                type="checkbox"
+                checked={value.includes(c.id)}
+                onChange={(e) => toggle(c.id, e.target.checked)}
+              />{' '}
+              {ws.connectionLabel(c.id)}
+              {c.status === 'lapsed' ? ' — lapsed' : ''}
+            </label>
+          </li>
+        ))}
+      </ul>
+    </fieldset>
+  )
+}
+
+/**
+ * Boards and repositories the agent may touch, picked from the chosen connections' own lists
+ * (task-board: GET /1/members/me/boards; code-host: the account's repositories), or typed in.
+ */
+export function ScopeEditor({
+  connections,
+  value,
+  onChange,
+}: {
+  connections: Connection[]
+  value: Scope
+  onChange: (s: Scope) => void
+}) {
+  const dir = useDirectory(connections)
+  const boardId = useId()
+  const repoId = useId()
+  const [board, setBoard] = useState('')
+  const [repo, setRepo] = useState('')
+  const boardName = (id: string) => dir.directory.boards.find((b) => b.id === id)?.name
+  const has = {
+    taskboard: connections.some((c) => c.connector === 'taskboard'),
+    codehost: connections.some((c) => c.connector === 'codehost'),
+  }
+  const toggle = (k: keyof Scope, item: string, on: boolean) =>
+    onChange({ ...value, [k]: on ? [...new Set([...value[k], item])] : value[k].filter((x) => x !== item) })
+  const extraBoards = value.boards.filter((b) => !dir.directory.boards.some((x) => x.id === b))
+  const extraRepos = value.repositories.filter(
+    (r) => !dir.directory.repositories.some((x) => x.fullName === r),
+  )
+  return (
+    <fieldset className="nested scope">
+      <legend>Scope: what the agent may touch</legend>
+      <p className="hint">An agent touches only the boards and repositories picked here; empty means none.</p>
+      {dir.loading ? (
+        <p className="muted" role="status">
+          Reading the accounts’ boards and repositories…
+        </p>
+      ) : null}
+      {dir.error ? (
+        <p className="field-error" role="alert">
+          Some lists could not be read: {(dir.error as Error).message}
+        </p>
+      ) : null}
+      <div className="scope-cols">
+        <fieldset className="nested">
+          <legend>Boards</legend>
+          {!has.taskboard && value.boards.length === 0 ? (
+            <p className="muted small">Choose a task-board connection to pick from its boards.</p>
+          ) : null}
+          <ul className="checks">
+            {dir.directory.boards.map((b) => (
+              <li key={b.id}>
+                <label>
+                  <input
+                    type="checkbox"
+                    checked={value.boards.includes(b.id)}
+                    onChange={(e) => toggle('boards', b.id, e.target.checked)}
+                  />{' '}
+                  {b.name} <code className="muted small">{b.id}</code>
+                </label>
+              </li>
+            ))}
+            {extraBoards.map((b) => (
+              <li key={b}>
+                <label>
+                  <input type="checkbox" checked onChange={() => toggle('boards', b, false)} />{' '}
+                  {boardName(b) ?? b}
+                </label>
+              </li>
+            ))}
+          </ul>
+          <div className="row">
+            <label htmlFor={boardId} className="visually-hidden">
+              Board id to add
+            </label>
+            <input
+              id={boardId}
+              placeholder="Board id (24 hex)"
+              value={board}
+              spellCheck={false}
+              onChange={(e) => setBoard(e.target.value.trim())}
+            />
+            <button
+              type="button"
+              disabled={!board}
+              onClick={() => {
+                toggle('boards', board, true)
+                setBoard('')
+              }}
+            >
+              Add board
+            </button>
+          </div>
+        </fieldset>
+        <fieldset className="nested">
+          <legend>Repositories</legend>
+          {!has.codehost && value.repositories.length === 0 ? (
+            <p className="muted small">Choose a code-host connection to pick from its repositories.</p>
+          ) : null}
+          <ul className="checks">
+            {dir.directory.repositories.map((r) => (
+              <li key={r.fullName}>
+                <label>
+                  <input
+                    type="checkbox"
+                    checked={value.repositories.includes(r.fullName)}
+                    onChange={(e) => toggle('repositories', r.fullName, e.target.checked)}
+                  />{' '}
+                  {r.fullName}
+                  {r.private ? <span className="muted small"> (private)</span> : null}
+                </label>
+              </li>
+            ))}
+            {extraRepos.map((r) => (
+              <li key={r}>
+                <label>
+                  <input type="checkbox" checked onChange={() => toggle('repositories', r, false)} /> {r}
+                </label>
+              </li>
+            ))}
+          </ul>
+          <div className="row">
+            <label htmlFor={repoId} className="visually-hidden">
+              Repository to add
+            </label>
+            <input
+              id={repoId}
+              placeholder="owner/repo"
+              value={repo}
+              spellCheck={false}
+              onChange={(e) => setRepo(e.target.value.trim())}
+            />
+            <button
+              type="button"
+              disabled={!repo}
+              onClick={() => {
+                toggle('repositories', repo, true)
+                setRepo('')
+              }}
+            >
+              Add repository
+            </button>
+          </div>
+        </fieldset>
+      </div>
+      <button type="button" className="link" onClick={dir.refresh}>
+        Read the lists again
+      </button>
+    </fieldset>
+  )
+}
+
+export function DeliveryEditor({ value, onChange }: { value: Delivery; onChange: (d: Delivery) => void }) {
+  const urlId = useId()
+  const [url, setUrl] = useState(value.type === 'webhook' ? value.url : '')
+  return (
+    <fieldset className="nested">
+      <legend>Delivery target: where the agent’s events go</legend>
+      <div className="radios">
+        <label>
+          <input
+            type="radio"
+            name={`${urlId}-type`}
+            checked={value.type === 'stream'}
+            onChange={() => onChange({ type: 'stream' })}
+          />{' '}
+          Stream (the agent reads its event stream)
+        </label>
+        <label>
+          <input
+            type="radio"
+            name={`${urlId}-type`}
+            checked={value.type === 'webhook'}
+            onChange={() => onChange({ type: 'webhook', url })}
+          />{' '}
+          Webhook (each event is POSTed, signed)
+        </label>
+      </div>
+      {value.type === 'webhook' ? (
+        <div className="field">
+          <label htmlFor={urlId}>Webhook URL</label>
+          <input
+            id={urlId}
+            type="url"
+            inputMode="url"
+            placeholder="https://agent.example.com/events"
+            value={url}
+            spellCheck={false}
+            onChange={(e) => {
+              setUrl(e.target.value)
+              onChange({ type: 'webhook', url: e.target.value })
+            }}
+          />
+        </div>
+      ) : null}
+    </fieldset>
+  )
+}
+
+export function describeDelivery(d: Delivery): string {
+  return d.type === 'webhook' ? `webhook → ${d.url}` : 'stream'
+}
