@@ -181,7 +181,7 @@ function Keys({ agent }: { agent: Agent }) {
       <ErrorBox error={keys.error ?? revoke.error} title="Keys" />
       {keys.data && keys.data.keys.length > 0 ? (
         <div className="table-wrap">
-          <table>
+          <table className="stack">
             <caption className="visually-hidden">Agent keys</caption>
             <thead>
               <tr>
@@ -198,17 +198,19 @@ function Keys({ agent }: { agent: Agent }) {
             <tbody>
               {keys.data.keys.map((k) => (
                 <tr key={k.id}>
-                  <td>
+                  <td data-label="Key">
                     <code>{k.keyPrefix}…</code>
                   </td>
-                  <td>{k.name || <span className="muted">—</span>}</td>
-                  <td>
+                  <td data-label="Name">{k.name || <span className="muted">—</span>}</td>
+                  <td data-label="Created">
                     <Time iso={k.createdAt} />
                   </td>
-                  <td>
+                  <td data-label="Last used">
                     <Time iso={k.lastUsedAt} />
                   </td>
-                  <td>{k.revokedAt ? <Status value="revoked" /> : <Status value="active" />}</td>
+                  <td data-label="Status">
+                    {k.revokedAt ? <Status value="revoked" /> : <Status value="active" />}
+                  </td>
                   <td>
                     {k.revokedAt ? null : (
                       <button

@@ -71,7 +71,7 @@ export function AgentsPage() {
         <p className="muted">No agents yet.</p>
       ) : (
         <div className="table-wrap">
-          <table>
+          <table className="stack">
             <caption className="visually-hidden">Agents</caption>
             <thead>
               <tr>
@@ -88,13 +88,13 @@ export function AgentsPage() {
                   <th scope="row">
                     <a href={href('agents', a.id)}>{a.name}</a>
                   </th>
-                  <td>{describeDelivery(a.delivery)}</td>
-                  <td>{a.connectionIds.length}</td>
-                  <td>
+                  <td data-label="Delivery">{describeDelivery(a.delivery)}</td>
+                  <td data-label="Connections">{a.connectionIds.length}</td>
+                  <td data-label="Scope">
                     {a.scope.boards.length} board{a.scope.boards.length === 1 ? '' : 's'},{' '}
                     {a.scope.repositories.length} repositor{a.scope.repositories.length === 1 ? 'y' : 'ies'}
                   </td>
-                  <td>
+                  <td data-label="Created">
                     <Time iso={a.createdAt} />
                   </td>
                 </tr>

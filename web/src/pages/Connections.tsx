@@ -129,7 +129,7 @@ function ConnectorCard({
             aria-expanded={open === m.id}
             onClick={() => setOpen(open === m.id ? null : m.id)}
           >
-            Connect with {m.name}
+            {connectLabel(m)}
           </button>
         ))}
       </div>
@@ -148,6 +148,11 @@ function ConnectorCard({
         ))}
     </article>
   )
+}
+
+/** "Connect with API key"; a method named as an action ("Sign in with …") keeps its name. */
+function connectLabel(m: AuthMethod): string {
+  return /^(sign in|connect)\b/i.test(m.name) ? m.name : `Connect with ${m.name}`
 }
 
 function ConnectionItem({
@@ -248,9 +253,7 @@ function ConnectPanel({
   const headingId = useId()
   return (
     <section className="panel" aria-labelledby={headingId}>
-      <h4 id={headingId}>
-        {reconnect ? `Reconnect ${reconnect.accountName}` : `Connect with ${method.name}`}
-      </h4>
+      <h4 id={headingId}>{reconnect ? `Reconnect ${reconnect.accountName}` : connectLabel(method)}</h4>
       {method.description ? <p className="small">{method.description}</p> : null}
       {isOAuth(method) ? (
         <OAuthButtons connector={connector} method={method} reconnect={reconnect} onDone={onDone} />
@@ -375,7 +378,8 @@ function CredentialsForm({
  */
 function TokenRequestHelper({ apiKey }: { apiKey: string }) {
   const [name, setName] = useState('Patchbay')
-  const [expiration, setExpiration] = useState('30days')
+  const [expiration, setExpiration] = useState('never')
+  const [scope, setScope] = useState('read,write')
   const [url, setUrl] = useState<string | null>(null)
   const build = useAction(async () => {
     setUrl(null)
@@ -383,7 +387,7 @@ function TokenRequestHelper({ apiKey }: { apiKey: string }) {
       key: apiKey,
       name,
       expiration,
-      scope: 'read,write',
+      scope,
     })
     setUrl(res.url)
   })
@@ -403,10 +407,17 @@ function TokenRequestHelper({ apiKey }: { apiKey: string }) {
         <div className="field">
           <label htmlFor={`${id}-exp`}>Expiration</label>
           <select id={`${id}-exp`} value={expiration} onChange={(e) => setExpiration(e.target.value)}>
-            <option value="1hour">1 hour</option>
-            <option value="1day">1 day</option>
+            <option value="never">never (does not expire)</option>
             <option value="30days">30 days</option>
-            <option value="never">never</option>
+            <option value="1day">1 day</option>
+            <option value="1hour">1 hour</option>
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-scope`}>Access</label>
+          <select id={`${id}-scope`} value={scope} onChange={(e) => setScope(e.target.value)}>
+            <option value="read,write">read,write (boards, lists, cards)</option>
+            <option value="read,write,account">read,write,account (also notifications)</option>
           </select>
         </div>
       </div>

@@ -147,7 +147,7 @@ function EventList({ route }: { route: Route }) {
         <p className="muted">No events yet{connector || type ? ' for these filters' : ''}.</p>
       ) : (
         <div className="table-wrap">
-          <table className="events">
+          <table className="events stack">
             <caption className="visually-hidden">Events, newest first</caption>
             <thead>
               <tr>
@@ -161,17 +161,17 @@ function EventList({ route }: { route: Route }) {
             <tbody>
               {events.map((e) => (
                 <tr key={e.id} className={fresh.has(e.id) ? 'fresh' : undefined} data-event-id={e.id}>
-                  <td>
+                  <td data-label="Received">
                     <a href={href('events', e.id)}>
                       <Time iso={e.receivedAt} />
                     </a>
                   </td>
-                  <td>{ws.connector(e.connector)?.name ?? e.connector}</td>
-                  <td>
+                  <td data-label="Connector">{ws.connector(e.connector)?.name ?? e.connector}</td>
+                  <td data-label="Type">
                     <code>{e.type}</code>
                   </td>
-                  <td>{summarize(e)}</td>
-                  <td>{e.matchedTriggers}</td>
+                  <td data-label="What">{summarize(e)}</td>
+                  <td data-label="Triggers">{e.matchedTriggers}</td>
                 </tr>
               ))}
             </tbody>
@@ -349,7 +349,7 @@ function DeliveryPage({ id }: { id: string }) {
         </p>
       ) : (
         <div className="table-wrap">
-          <table className="attempts">
+          <table className="attempts stack">
             <caption className="visually-hidden">Delivery attempts</caption>
             <thead>
               <tr>
@@ -363,19 +363,21 @@ function DeliveryPage({ id }: { id: string }) {
             <tbody>
               {x.attempts.map((a) => (
                 <tr key={String(a.attempt)}>
-                  <td>{String(a.attempt)}</td>
-                  <td>
+                  <td data-label="#">{String(a.attempt)}</td>
+                  <td data-label="At">
                     <Time iso={a.at as string} />
                   </td>
-                  <td>
+                  <td data-label="Answer">
                     {a.status ? (
                       <Badge tone={Number(a.status) < 300 ? 'ok' : 'bad'}>{String(a.status)}</Badge>
                     ) : (
                       <span className="muted">—</span>
                     )}
                   </td>
-                  <td>{a.duration_ms !== undefined ? `${String(a.duration_ms)} ms` : '—'}</td>
-                  <td>{a.error ? String(a.error) : ''}</td>
+                  <td data-label="Duration">
+                    {a.duration_ms !== undefined ? `${String(a.duration_ms)} ms` : '—'}
+                  </td>
+                  <td data-label="Error">{a.error ? String(a.error) : '—'}</td>
                 </tr>
               ))}
             </tbody>

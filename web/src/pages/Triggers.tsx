@@ -21,7 +21,7 @@ export function TriggersSection({ agent }: { agent: Agent }) {
           Triggers
         </h2>
         <button type="button" aria-expanded={adding} onClick={() => setAdding((a) => !a)}>
-          Add trigger
+          New trigger
         </button>
       </div>
       <p className="hint">

@@ -227,7 +227,7 @@ export function UsagePage() {
         </p>
         {ws.connections.length === 0 ? <p className="muted">No connections yet.</p> : null}
         <div className="table-wrap">
-          <table>
+          <table className="stack">
             <caption className="visually-hidden">Rate limit per connection</caption>
             <thead>
               <tr>
@@ -265,7 +265,7 @@ function RateLimitRow({ connection }: { connection: Connection }) {
   return (
     <tr>
       <th scope="row">{ws.connectionLabel(connection.id)}</th>
-      <td>
+      <td data-label="Pacing">
         {rl.error ? (
           <span className="warn-text">{(rl.error as Error).message}</span>
         ) : !rl.data ? (
@@ -280,46 +280,64 @@ function RateLimitRow({ connection }: { connection: Connection }) {
           </>
         )}
       </td>
-      <td>{status.data ? <UpstreamStatus s={status.data} /> : <span className="muted">—</span>}</td>
+      <td data-label="Upstream status">
+        {status.loading && !status.data ? (
+          '…'
+        ) : status.data ? (
+          <UpstreamStatus s={status.data} />
+        ) : (
+          <span className="muted">—</span>
+        )}
+      </td>
     </tr>
   )
 }
 
-interface UpstreamLimit {
-  limit?: number
-  remaining?: number
-  used?: number
-  reset?: number | string
-  resetAt?: string
-  [k: string]: unknown
+interface Budget2 {
+  limit: number
+  remaining: number
+  used: number | null
+  resetAt: string
+  observedAt?: string
+}
+
+interface RateLimitStatus {
+  supported: boolean
+  tracked: Record<string, Budget2>
+  upstream: Record<string, Budget2> | null
+  upstreamError?: { code: string; message: string }
 }
 
 /**
- * The upstream's own rate-limit status, where Patchbay offers a route for it
- * (GET /v1/connections/:id/upstream-rate-limit); a connector without one shows nothing.
+ * The upstream's own request budgets (code-host: core, search, graphql), as Patchbay read them
+ * from responses and as the upstream reports them now (GET /v1/connections/:id/rate-limit-status).
  */
-async function upstreamStatus(c: Connection, signal: AbortSignal): Promise<UpstreamLimit | null> {
-  if (c.connector !== 'codehost') return null
+async function upstreamStatus(c: Connection, signal: AbortSignal): Promise<RateLimitStatus | null> {
   try {
-    return await get<UpstreamLimit>(`/v1/connections/${enc(c.id)}/upstream-rate-limit`, undefined, signal)
+    return await get<RateLimitStatus>(`/v1/connections/${enc(c.id)}/rate-limit-status`, undefined, signal)
   } catch {
     return null
   }
 }
 
-function UpstreamStatus({ s }: { s: UpstreamLimit }) {
-  const core = (s.resources as any)?.core ?? s
-  if (typeof core.limit !== 'number') return <code>{JSON.stringify(s)}</code>
-  const reset =
-    typeof core.reset === 'number' ? new Date(core.reset * 1000).toISOString() : (core.resetAt ?? core.reset)
+function UpstreamStatus({ s }: { s: RateLimitStatus }) {
+  if (!s.supported) return <span className="muted">not reported by this upstream</span>
+  const budgets = s.upstream ?? s.tracked
+  const entries = Object.entries(budgets)
   return (
     <>
-      {core.remaining} of {core.limit} left
-      {reset ? (
-        <>
-          {' '}
-          · resets <Time iso={String(reset)} />
-        </>
+      {entries.length === 0 ? <span className="muted">nothing read yet</span> : null}
+      <ul className="plain">
+        {entries.map(([resource, b]) => (
+          <li key={resource}>
+            <strong>{resource}</strong>: {b.remaining} of {b.limit} left · resets <Time iso={b.resetAt} />
+          </li>
+        ))}
+      </ul>
+      {s.upstreamError ? (
+        <p className="warn-text small">
+          {s.upstreamError.code}: {s.upstreamError.message}
+        </p>
       ) : null}
     </>
   )
