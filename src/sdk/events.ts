@@ -93,6 +93,7 @@ export async function* followStream(
         if (ev.retry !== null) wait = ev.retry
         if (ev.event !== 'delivery') continue
         if (ev.id !== null) last = ev.id
+        if (o.signal?.aborted) return
         yield { seq: Number(ev.id), delivery: JSON.parse(ev.data) }
       }
     } catch (err) {

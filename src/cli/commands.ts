@@ -1,0 +1,606 @@
+// The `patchbay` commands. Each talks to a running Patchbay through the SDK (serve and sandbox
+// start one); none knows anything about a particular step or trigger — those come from the API.
+import type { PatchbayClient } from '../sdk/client.ts'
+import type { StreamedDelivery } from '../sdk/events.ts'
+import { dim, green, type Output, table, UsageError, withProgress } from './output.ts'
+
+export type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean; short?: string }
+
+export interface Context {
+  values: Record<string, string | boolean | string[] | undefined>
+  positionals: string[]
+  o: Output
+  /** The API client; refuses when no key was given. */
+  client(): PatchbayClient
+  url: string
+  key: string | undefined
+}
+
+export interface Command {
+  path: string[]
+  args?: string
+  summary: string
+  options?: Record<string, OptionSpec & { help: string; value?: string }>
+  /** Positional arguments after the command words: [least, most]. */
+  positionals?: [number, number]
+  run(ctx: Context): Promise<number | undefined>
+}
+
+const str = (ctx: Context, name: string) => ctx.values[name] as string | undefined
+const list = (ctx: Context, name: string) => (ctx.values[name] as string[] | undefined) ?? []
+const need = (ctx: Context, name: string) => {
+  const v = str(ctx, name)
+  if (!v) throw new UsageError(`--${name} is required.`)
+  return v
+}
+
+/** `--input '{…}'` merged with `--set a.b=value` (strings), into one object. */
+function objectFrom(json: string | undefined, sets: string[], what: string): Record<string, unknown> {
+  let base: Record<string, unknown> = {}
+  if (json !== undefined) {
+    try {
+      base = JSON.parse(json)
+    } catch (err) {
+      throw new UsageError(`${what} is not valid JSON: ${(err as Error).message}`)
+    }
+    if (base === null || typeof base !== 'object' || Array.isArray(base))
+      throw new UsageError(`${what} must be a JSON object.`)
+  }
+  for (const s of sets) {
+    const eq = s.indexOf('=')
+    if (eq <= 0) throw new UsageError(`--set "${s}" must look like field=value.`)
+    const path = s.slice(0, eq).split('.')
+    let cur = base
+    for (const k of path.slice(0, -1)) {
+      if (cur[k] === null || typeof cur[k] !== 'object') cur[k] = {}
+      cur = cur[k] as Record<string, unknown>
+    }
+    cur[path[path.length - 1]] = s.slice(eq + 1)
+  }
+  return base
+}
+
+const print = (ctx: Context, value: unknown, human: () => string) =>
+  ctx.o.out(ctx.o.json ? JSON.stringify(value) : human())
+
+const pretty = (v: unknown) => JSON.stringify(v, null, 2)
+
+export const commands: Command[] = [
+  {
+    path: ['serve'],
+    summary: 'Start Patchbay (as npm start: SQLite in ./data, sandbox upstreams for any not configured)',
+    options: {
+      port: { type: 'string', help: 'HTTP port (PORT, default 8080)', value: 'n' },
+      host: { type: 'string', help: 'Address to listen on (HOST, default 127.0.0.1)', value: 'addr' },
+    },
+    async run(ctx) {
+      if (str(ctx, 'port')) process.env.PORT = str(ctx, 'port')
+      if (str(ctx, 'host')) process.env.HOST = str(ctx, 'host')
+      await import('../main.ts')
+      return await new Promise<number>(() => {}) // runs until Ctrl-C
+    },
+  },
+  {
+    path: ['sandbox'],
+    summary: 'Start the sandbox upstreams on fixed ports (4101–4103)',
+    async run() {
+      await import('../../sandbox/main.ts')
+      return await new Promise<number>(() => {})
+    },
+  },
+
+  // ---- connections
+  {
+    path: ['connections', 'list'],
+    summary: 'List connections',
+    options: {
+      connector: { type: 'string', help: 'Only this connector (taskboard, codehost …)', value: 'id' },
+    },
+    async run(ctx) {
+      const rows = await withProgress(
+        'Listing connections',
+        ctx.client().connections.list(str(ctx, 'connector')),
+      )
+      print(ctx, rows, () =>
+        rows.length
+          ? table(rows, ['id', 'connector', 'accountName', 'status', 'authMethod'])
+          : 'No connections.',
+      )
+      return 0
+    },
+  },
+  {
+    path: ['connections', 'add'],
+    summary: 'Connect an account with credentials (checked upstream, then sealed in the vault)',
+    options: {
+      connector: { type: 'string', help: 'taskboard, codehost, contactdata …', value: 'id' },
+      auth: {
+        type: 'string',
+        help: 'Auth method id from the catalog (e.g. api_key_token, api_key)',
+        value: 'id',
+      },
+      credential: {
+        type: 'string',
+        multiple: true,
+        help: 'A credential field (key=…)',
+        value: 'k=v',
+      },
+      credentials: { type: 'string', help: 'All credentials as a JSON object', value: 'json' },
+    },
+    async run(ctx) {
+      const connector = need(ctx, 'connector')
+      const credentials = objectFrom(
+        str(ctx, 'credentials'),
+        list(ctx, 'credential').map((c) => c),
+        '--credentials',
+      )
+      let authMethod = str(ctx, 'auth')
+      if (!authMethod) {
+        const catalog = await ctx.client().catalog()
+        const entry = catalog.connectors.find((c) => c.id === connector) as
+          | { auth: Array<{ id: string; credentialsSchema: unknown }> }
+          | undefined
+        const usable = entry?.auth.filter((a) => a.credentialsSchema) ?? []
+        if (usable.length !== 1)
+          throw new UsageError(
+            `--auth is required${usable.length ? `: one of ${usable.map((a) => a.id).join(', ')}` : ''}.`,
+          )
+        authMethod = usable[0].id
+      }
+      const made = await withProgress(
+        `Checking the credentials with ${connector}`,
+        ctx.client().connections.create({ connector, authMethod, credentials }),
+      )
+      print(ctx, made, () => `${green('✓')} Connected ${made.accountName} (${made.connector}): ${made.id}`)
+      return 0
+    },
+  },
+  {
+    path: ['connections', 'remove'],
+    args: '<connectionId>',
+    positionals: [1, 1],
+    summary: 'Disconnect: remove the connection, its triggers and their upstream webhooks',
+    async run(ctx) {
+      const [id] = ctx.positionals
+      await withProgress(`Removing ${id}`, ctx.client().connections.remove(id))
+      print(ctx, { removed: id }, () => `${green('✓')} Removed ${id}`)
+      return 0
+    },
+  },
+
+  // ---- steps
+  {
+    path: ['steps', 'search'],
+    args: '[words…]',
+    positionals: [0, 20],
+    summary: 'Find tool steps by connector name ("task-board") or step name',
+    async run(ctx) {
+      const steps = await ctx.client().searchSteps(ctx.positionals.join(' ') || undefined)
+      print(ctx, steps, () =>
+        steps.length
+          ? table(
+              steps.map((s) => ({
+                ...s,
+                hints: [
+                  s.hints.readOnly && 'read-only',
+                  s.hints.destructive && 'destructive',
+                  s.hints.idempotent && 'idempotent',
+                ]
+                  .filter(Boolean)
+                  .join(', '),
+              })),
+              ['id', 'name', 'hints'],
+            )
+          : 'No steps match.',
+      )
+      return 0
+    },
+  },
+  {
+    path: ['steps', 'show'],
+    args: '<stepId>',
+    positionals: [1, 1],
+    summary: "One step's description and input and output JSON Schemas",
+    async run(ctx) {
+      const step = await ctx.client().step(ctx.positionals[0])
+      print(ctx, step, () =>
+        [
+          `${step.id} — ${step.name}`,
+          step.description,
+          '',
+          'Input:',
+          pretty(step.inputSchema),
+          '',
+          'Output:',
+          pretty(step.outputSchema),
+        ].join('\n'),
+      )
+      return 0
+    },
+  },
+  {
+    path: ['steps', 'run'],
+    args: '<stepId>',
+    positionals: [1, 1],
+    summary: 'Run a tool step',
+    options: {
+      connection: { type: 'string', help: 'The connection to run with', value: 'id' },
+      input: { type: 'string', help: "The step's input as a JSON object", value: 'json' },
+      set: {
+        type: 'string',
+        multiple: true,
+        help: 'An input field (name=…, a.b=…), a string',
+        value: 'k=v',
+      },
+      retry: { type: 'boolean', help: 'Retry RATE_LIMITED with increasing delays' },
+    },
+    async run(ctx) {
+      const [stepId] = ctx.positionals
+      const input = objectFrom(str(ctx, 'input'), list(ctx, 'set'), '--input')
+      const retry = ctx.values.retry
+        ? {
+            onRetry: ({ attempt, delayMs }: { attempt: number; delayMs: number }) =>
+              ctx.o.err(dim(`rate limited; retry ${attempt} in ${delayMs} ms`)),
+          }
+        : undefined
+      const connectionId = str(ctx, 'connection') ?? (await onlyConnection(ctx, stepId))
+      const result = await withProgress(
+        `Running ${stepId}`,
+        ctx.client().runAnyStep(stepId, input, { connectionId, retry }),
+      )
+      if (ctx.o.json) ctx.o.out(JSON.stringify(result))
+      else {
+        ctx.o.out(pretty(result.output))
+        ctx.o.err(
+          dim(
+            `${green('✓')} ${stepId} in ${result.meta.durationMs} ms, ${result.meta.attempts} request(s), ${result.meta.runId}`,
+          ),
+        )
+      }
+      return 0
+    },
+  },
+
+  // ---- agents
+  {
+    path: ['agents', 'list'],
+    summary: 'List agents',
+    async run(ctx) {
+      const agents = await ctx.client().agents.list()
+      print(ctx, agents, () =>
+        agents.length
+          ? table(
+              agents.map((a) => ({
+                ...a,
+                boards: a.scope.boards.join(','),
+                repositories: a.scope.repositories.join(','),
+                connections: a.connectionIds.join(','),
+                delivery: a.delivery.type === 'webhook' ? a.delivery.url : a.delivery.type,
+              })),
+              ['id', 'name', 'boards', 'repositories', 'connections', 'delivery'],
+            )
+          : 'No agents.',
+      )
+      return 0
+    },
+  },
+  {
+    path: ['agents', 'show'],
+    args: '<agentId>',
+    positionals: [1, 1],
+    summary: 'One agent',
+    async run(ctx) {
+      const agent = await ctx.client().agents.get(ctx.positionals[0])
+      print(ctx, agent, () => pretty(agent))
+      return 0
+    },
+  },
+  {
+    path: ['agents', 'create'],
+    summary: 'Create an agent (its signing secret is shown this once)',
+    options: {
+      name: { type: 'string', help: 'Its name', value: 'name' },
+      board: { type: 'string', multiple: true, help: 'A board in its scope', value: 'id' },
+      repo: {
+        type: 'string',
+        multiple: true,
+        help: 'A repository in its scope',
+        value: 'owner/repo',
+      },
+      connection: {
+        type: 'string',
+        multiple: true,
+        help: 'A connection it may use',
+        value: 'id',
+      },
+      webhook: { type: 'string', help: 'Push its events to this URL (signed)', value: 'url' },
+      stream: { type: 'boolean', help: 'Its events are pulled from its stream (the default)' },
+    },
+    async run(ctx) {
+      if (ctx.values.webhook && ctx.values.stream)
+        throw new UsageError('Give --webhook or --stream, not both.')
+      const webhook = str(ctx, 'webhook')
+      const made = await ctx.client().agents.create({
+        name: need(ctx, 'name'),
+        scope: { boards: list(ctx, 'board'), repositories: list(ctx, 'repo') },
+        connectionIds: list(ctx, 'connection'),
+        delivery: webhook ? { type: 'webhook', url: webhook } : { type: 'stream' },
+      })
+      print(ctx, made, () =>
+        [
+          `${green('✓')} Agent ${made.name}: ${made.id}`,
+          `Signing secret (shown this once; deliveries are signed with it): ${made.signingSecret}`,
+        ].join('\n'),
+      )
+      return 0
+    },
+  },
+  {
+    path: ['agents', 'delete'],
+    args: '<agentId>',
+    positionals: [1, 1],
+    summary: 'Delete an agent with its tools and triggers; its keys stop working',
+    async run(ctx) {
+      await ctx.client().agents.remove(ctx.positionals[0])
+      print(ctx, { deleted: ctx.positionals[0] }, () => `${green('✓')} Deleted ${ctx.positionals[0]}`)
+      return 0
+    },
+  },
+  {
+    path: ['agents', 'keys', 'list'],
+    args: '<agentId>',
+    positionals: [1, 1],
+    summary: "An agent's keys (never the keys themselves)",
+    async run(ctx) {
+      const keys = await ctx.client().agents.keys.list(ctx.positionals[0])
+      print(ctx, keys, () =>
+        keys.length
+          ? table(keys, ['id', 'name', 'keyPrefix', 'createdAt', 'lastUsedAt', 'revokedAt'])
+          : 'No keys.',
+      )
+      return 0
+    },
+  },
+  {
+    path: ['agents', 'keys', 'create'],
+    args: '<agentId>',
+    positionals: [1, 1],
+    summary: 'Make an agent key (shown this once)',
+    options: { name: { type: 'string', help: 'A label for the key', value: 'name' } },
+    async run(ctx) {
+      const made = await ctx.client().agents.keys.create(ctx.positionals[0], str(ctx, 'name'))
+      print(ctx, made, () => `${green('✓')} Key ${made.id} (shown this once):\n${made.key}`)
+      return 0
+    },
+  },
+  {
+    path: ['agents', 'keys', 'revoke'],
+    args: '<agentId> <keyId>',
+    positionals: [2, 2],
+    summary: 'Revoke an agent key; it is refused from the next request on',
+    async run(ctx) {
+      const [agentId, keyId] = ctx.positionals
+      await ctx.client().agents.keys.revoke(agentId, keyId)
+      print(ctx, { revoked: keyId }, () => `${green('✓')} Revoked ${keyId}`)
+      return 0
+    },
+  },
+  {
+    path: ['agents', 'tools'],
+    args: '<agentId>',
+    positionals: [1, 1],
+    summary: "The agent's steps and tools for function calling (tools.json)",
+    options: { format: { type: 'string', help: 'openai (default), anthropic or mcp', value: 'format' } },
+    async run(ctx) {
+      const format = (str(ctx, 'format') ?? 'openai') as 'openai' | 'anthropic' | 'mcp'
+      if (!['openai', 'anthropic', 'mcp'].includes(format))
+        throw new UsageError(`--format must be openai, anthropic or mcp, not "${format}".`)
+      const tools = await ctx.client().agents.functionTools(ctx.positionals[0], format)
+      ctx.o.out(ctx.o.json ? JSON.stringify(tools) : pretty(tools))
+      return 0
+    },
+  },
+
+  // ---- triggers
+  {
+    path: ['triggers', 'list'],
+    summary: "An agent's triggers",
+    options: { agent: { type: 'string', help: 'The agent', value: 'id' } },
+    async run(ctx) {
+      const triggers = await ctx.client().triggers.list(need(ctx, 'agent'))
+      print(ctx, triggers, () =>
+        triggers.length
+          ? table(
+              triggers.map((x) => ({
+                ...x,
+                state: x.webhook?.status ?? (x.poll ? `every ${x.poll.intervalMs} ms` : ''),
+              })),
+              ['id', 'trigger', 'connectionId', 'config', 'state'],
+            )
+          : 'No triggers.',
+      )
+      return 0
+    },
+  },
+  {
+    path: ['triggers', 'create'],
+    summary: 'Subscribe an agent to an upstream event kind (an instant trigger registers its webhook)',
+    options: {
+      agent: { type: 'string', help: 'The agent', value: 'id' },
+      trigger: { type: 'string', help: 'A trigger id from the catalog (taskboard.new_card …)', value: 'id' },
+      connection: { type: 'string', help: "One of the agent's connections", value: 'id' },
+      config: { type: 'string', help: "The trigger's configuration as JSON", value: 'json' },
+      set: {
+        type: 'string',
+        multiple: true,
+        help: 'A configuration field (idBoard=…), a string',
+        value: 'k=v',
+      },
+      tool: { type: 'string', help: "Run this tool of the agent's with each event", value: 'toolId' },
+      'poll-interval': { type: 'string', help: 'Polled triggers: milliseconds between polls', value: 'ms' },
+    },
+    async run(ctx) {
+      const interval = str(ctx, 'poll-interval')
+      if (interval !== undefined && !/^\d+$/.test(interval))
+        throw new UsageError('--poll-interval must be a whole number of milliseconds.')
+      const tool = str(ctx, 'tool')
+      const agentId = need(ctx, 'agent')
+      const trigger = need(ctx, 'trigger')
+      const made = await withProgress(
+        'Creating the trigger',
+        ctx.client().triggers.create(agentId, {
+          trigger,
+          connectionId: str(ctx, 'connection') ?? (await agentsOnlyConnection(ctx, agentId, trigger)),
+          config: objectFrom(str(ctx, 'config'), list(ctx, 'set'), '--config'),
+          ...(tool ? { target: { type: 'tool', toolId: tool } } : {}),
+          ...(interval ? { pollIntervalMs: Number(interval) } : {}),
+        }),
+      )
+      print(ctx, made, () => `${green('✓')} Trigger ${made.trigger}: ${made.id}`)
+      return 0
+    },
+  },
+  {
+    path: ['triggers', 'delete'],
+    args: '<triggerId>',
+    positionals: [1, 1],
+    summary: 'Delete a trigger (its upstream webhook goes with the last trigger using it)',
+    async run(ctx) {
+      const r = await withProgress('Deleting the trigger', ctx.client().triggers.remove(ctx.positionals[0]))
+      print(ctx, r, () =>
+        r.cleanup.ok
+          ? `${green('✓')} Deleted ${ctx.positionals[0]}`
+          : `${green('✓')} Deleted ${ctx.positionals[0]} (upstream cleanup failed: ${r.cleanup.error})`,
+      )
+      return 0
+    },
+  },
+  {
+    path: ['triggers', 'diagnose'],
+    args: '<triggerId>',
+    positionals: [1, 1],
+    summary: 'Why a trigger does not fire: connection, board, event type, polling interval',
+    async run(ctx) {
+      const d = await withProgress('Diagnosing', ctx.client().triggers.diagnose(ctx.positionals[0]))
+      print(ctx, d, () =>
+        [
+          `${d.triggerId}: ${d.healthy ? green('healthy') : 'has problems'}`,
+          ...d.checks.map(
+            (c) =>
+              `${c.status === 'ok' ? '✓' : c.status === 'problem' ? '✗' : '·'} ${c.cause}: ${c.message}${c.fix ? `\n    fix: ${c.fix}` : ''}`,
+          ),
+        ].join('\n'),
+      )
+      return d.healthy ? 0 : 1
+    },
+  },
+
+  // ---- events
+  {
+    path: ['events', 'tail'],
+    summary: "Follow an agent's event stream (reconnects and resumes; Ctrl-C to stop)",
+    options: {
+      agent: { type: 'string', help: 'The agent', value: 'id' },
+      since: {
+        type: 'string',
+        help: 'Resume after this stream position (an earlier line’s #)',
+        value: 'seq',
+      },
+      count: { type: 'string', help: 'Stop after this many events', value: 'n' },
+    },
+    async run(ctx) {
+      const agentId = need(ctx, 'agent')
+      const count = str(ctx, 'count')
+      if (count !== undefined && !/^[1-9]\d*$/.test(count))
+        throw new UsageError('--count must be a positive number.')
+      const ctrl = new AbortController()
+      const stop = () => ctrl.abort()
+      process.on('SIGINT', stop)
+      process.on('SIGTERM', stop)
+      let n = 0
+      const stream = ctx.client().events(agentId, {
+        lastEventId: str(ctx, 'since'),
+        signal: ctrl.signal,
+        onStatus: (s) =>
+          ctx.o.err(
+            dim(
+              s.state === 'connected'
+                ? `Following the events of ${agentId}${s.lastEventId ? ` after #${s.lastEventId}` : ''} (Ctrl-C to stop)…`
+                : `Connection lost${s.error ? ` (${s.error.message})` : ''}; reconnecting…`,
+            ),
+          ),
+      })
+      for await (const d of stream) {
+        ctx.o.out(ctx.o.json ? JSON.stringify(d) : eventLine(d))
+        if (count && ++n >= Number(count)) break
+      }
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+      return 0
+    },
+  },
+
+  // ---- MCP
+  {
+    path: ['mcp'],
+    summary: 'MCP over stdio for one agent (passes messages to a running Patchbay’s /mcp)',
+    options: { agent: { type: 'string', help: 'The agent to serve', value: 'id' } },
+    async run(ctx) {
+      const agentId = need(ctx, 'agent')
+      const key = ctx.key
+      if (!key)
+        throw new UsageError(
+          'No API key: give --key or set PATCHBAY_KEY (an agent key, or the workspace key).',
+        )
+      // Refuse a wrong key or agent here, with an exit status, rather than on the client's first message.
+      await ctx.client().agents.functionTools(agentId, 'mcp')
+      // Loaded here: the MCP SDK is large, and only this command needs it.
+      const { serveMcpOverStdio } = await import('./mcp-stdio.ts')
+      return serveMcpOverStdio({ url: ctx.url, key, agentId })
+    },
+  },
+]
+
+/**
+ * Without --connection: the caller's only connection of the step's connector (as MCP does);
+ * several are a usage error naming them; none leaves it to the API to say what is needed.
+ */
+async function onlyConnection(ctx: Context, stepId: string): Promise<string | undefined> {
+  const connector = stepId.split('.')[0]
+  const mine = await ctx.client().connections.list(connector)
+  if (mine.length === 1) return mine[0].id
+  if (mine.length > 1)
+    throw new UsageError(
+      `--connection is required: there are ${mine.length} ${connector} connections (${mine.map((c) => `${c.id} ${c.accountName}`).join(', ')}).`,
+    )
+  return undefined
+}
+
+/** Without --connection: the agent's only connection of the trigger's connector. */
+async function agentsOnlyConnection(ctx: Context, agentId: string, triggerId: string): Promise<string> {
+  const connector = triggerId.split('.')[0]
+  const agent = await ctx.client().agents.get(agentId)
+  const mine = (await ctx.client().connections.list(connector)).filter((c) =>
+    agent.connectionIds.includes(c.id),
+  )
+  if (mine.length === 1) return mine[0].id
+  throw new UsageError(
+    mine.length === 0
+      ? `--connection is required: agent ${agentId} has no ${connector} connection.`
+      : `--connection is required: agent ${agentId} has ${mine.length} ${connector} connections (${mine.map((c) => `${c.id} ${c.accountName}`).join(', ')}).`,
+  )
+}
+
+/** One delivery as a line: position, time, trigger, event type, where, and what. */
+function eventLine(d: StreamedDelivery): string {
+  const e = d.delivery.data.event
+  const refs = Object.entries(e.refs ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')
+  const data = e.data as Record<string, any> | null
+  const what = data?.card?.name ?? data?.name ?? data?.title ?? ''
+  const time = e.occurredAt?.slice(11, 19) ?? ''
+  return [`#${d.seq}`, time, d.delivery.type, e.type, refs, what ? JSON.stringify(what) : '']
+    .filter(Boolean)
+    .join('  ')
+}
