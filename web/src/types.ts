@@ -32,6 +32,8 @@ export interface AuthMethod {
   flow?: string
   kind?: string
   type?: string
+  /** The method has an upstream page that issues a token (POST /v1/connectors/:id/token-url). */
+  tokenPage?: boolean
   [k: string]: unknown
 }
 

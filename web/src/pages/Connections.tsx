@@ -361,8 +361,11 @@ function CredentialsForm({
   return (
     <form onSubmit={onSubmit} className="form" aria-label={`${connector.name} ${method.name}`}>
       <SchemaFields schema={schema} value={value} onChange={setValue} ctx={{ secret: secretField }} />
-      {connector.id === 'taskboard' && hasKeyAndToken ? (
-        <TokenRequestHelper apiKey={typeof value.key === 'string' ? value.key : ''} />
+      {(connector.id === 'taskboard' || method.tokenPage) && hasKeyAndToken ? (
+        <TokenRequestHelper
+          connectorId={connector.id}
+          apiKey={typeof value.key === 'string' ? value.key : ''}
+        />
       ) : null}
       <ErrorBox error={submit.error} title={reconnect ? 'Reconnect failed' : 'Connect failed'} />
       <button type="submit" className="primary" disabled={submit.pending}>
@@ -376,14 +379,14 @@ function CredentialsForm({
  * Getting a task-board token for an API key: Patchbay builds the token request address
  * (POST /v1/connectors/taskboard/token-url); the user approves there and pastes the token back.
  */
-function TokenRequestHelper({ apiKey }: { apiKey: string }) {
+function TokenRequestHelper({ connectorId, apiKey }: { connectorId: string; apiKey: string }) {
   const [name, setName] = useState('Patchbay')
   const [expiration, setExpiration] = useState('never')
   const [scope, setScope] = useState('read,write')
   const [url, setUrl] = useState<string | null>(null)
   const build = useAction(async () => {
     setUrl(null)
-    const res = await post<{ url: string }>('/v1/connectors/taskboard/token-url', {
+    const res = await post<{ url: string }>(`/v1/connectors/${connectorId}/token-url`, {
       key: apiKey,
       name,
       expiration,

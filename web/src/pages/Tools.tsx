@@ -382,9 +382,11 @@ function StepEditor({
     const end = el.selectionEnd ?? start
     const next = el.value.slice(0, start) + text + el.value.slice(end)
     onChange({ input: next })
+    // The cursor lands where the path goes on: before the closing braces.
+    const at = start + (text.endsWith('.}}') ? text.length - 2 : text.length)
     requestAnimationFrame(() => {
       el.focus()
-      el.setSelectionRange(start + text.length, start + text.length)
+      el.setSelectionRange(at, at)
     })
   }
   const templates = [
