@@ -26,6 +26,33 @@ export interface Config {
   deliveryScanMs: number
   /** The shortest poll interval a polled trigger may ask for. */
   minPollIntervalMs: number
+  /** Patchbay's OAuth app per connector, for sign-in flows (PATCHBAY_<ID>_CLIENT_ID / _CLIENT_SECRET). */
+  oauthApps: Record<string, { clientId: string; clientSecret: string }>
+  /** Upstream web addresses (authorize pages) where they differ from the API address (PATCHBAY_<ID>_WEB_URL). */
+  webUrls: Record<string, string>
+}
+
+/** `PATCHBAY_CODEHOST_CLIENT_ID` + `PATCHBAY_CODEHOST_CLIENT_SECRET` (both or neither), per connector. */
+function parseOAuthApps(env: NodeJS.ProcessEnv): Config['oauthApps'] {
+  const out: Config['oauthApps'] = {}
+  for (const id of ['taskboard', 'codehost', 'contactdata']) {
+    const p = `PATCHBAY_${id.toUpperCase()}_CLIENT_`
+    const clientId = env[`${p}ID`] || undefined
+    const clientSecret = env[`${p}SECRET`] || undefined
+    if (!clientId && !clientSecret) continue
+    if (!clientId || !clientSecret) throw new Error(`${p}ID and ${p}SECRET must be set together`)
+    out[id] = { clientId, clientSecret }
+  }
+  return out
+}
+
+function parseWebUrls(env: NodeJS.ProcessEnv): Config['webUrls'] {
+  const out: Config['webUrls'] = {}
+  for (const id of ['taskboard', 'codehost']) {
+    const v = env[`PATCHBAY_${id.toUpperCase()}_WEB_URL`]
+    if (v) out[id] = v
+  }
+  return out
 }
 
 /**
@@ -96,6 +123,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deliveryTimeoutMs: int('PATCHBAY_DELIVERY_TIMEOUT_MS', 10_000),
     deliveryScanMs: int('PATCHBAY_DELIVERY_SCAN_MS', 1_000),
     minPollIntervalMs: int('PATCHBAY_MIN_POLL_INTERVAL_MS', 10_000),
+    oauthApps: parseOAuthApps(env),
+    webUrls: parseWebUrls(env),
     lookups: parseLookups(env, (name) =>
       env[name] === undefined || env[name] === '' ? undefined : int(name, 0),
     ),

@@ -15,7 +15,16 @@ const baseUrls = {
   codehost: config.upstreams.codehost ?? sandboxes?.codehost?.url,
   contactdata: config.upstreams.contactdata ?? sandboxes?.contactdata?.url,
 }
-const service = await startService(config, { baseUrls })
+// The code-host sandbox's demo OAuth app, so the sign-in pop-up works offline.
+const oauthApps = sandboxes?.codehost
+  ? {
+      codehost: {
+        clientId: sandboxes.codehost.demo.oauthClientId,
+        clientSecret: sandboxes.codehost.demo.oauthClientSecret,
+      },
+    }
+  : {}
+const service = await startService(config, { baseUrls, oauthApps })
 
 const out: string[] = [`Patchbay is listening on ${service.url}  (API reference: ${service.url}/docs)`]
 if (service.generatedAdminKey) {

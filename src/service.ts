@@ -24,6 +24,8 @@ export interface ServiceOptions {
   pgSchema?: string
   /** false silences the log (tests). */
   logging?: boolean
+  /** OAuth apps to use where the configuration names none (the sandbox's demo app). */
+  oauthApps?: Record<string, { clientId: string; clientSecret: string } | undefined>
 }
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<RunningService> {
@@ -51,6 +53,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       minPollIntervalMs: config.minPollIntervalMs,
     },
     pacing: config.pacing,
+    oauth: { apps: { ...opts.oauthApps, ...config.oauthApps }, webUrls: config.webUrls },
   })
   const boot = await bootstrapWorkspace(engine.apiKeys, config.adminKey)
   const app = await buildApp(engine, { loggerInstance: log })

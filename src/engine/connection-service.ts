@@ -1,7 +1,7 @@
 // Connections: check credentials with the upstream's identity call, keep them sealed in the
 // vault, hand decrypted credentials to the step runner from a small cache, and mark a
 // connection lapsed when the upstream refuses it.
-import type { Credentials } from '../kit/define.ts'
+import type { ConnectorDefinition, Credentials } from '../kit/define.ts'
 import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
 import type { ConnectionRow, Connections } from '../store/connections.ts'
 import type { Vault } from '../store/vault.ts'
@@ -72,14 +72,41 @@ export class ConnectionService {
     return connectionView(row)
   }
 
+  /**
+   * Stores credentials a sign-in flow produced (engine/oauth-flows.ts): there is no credentials
+   * schema to check them against, so they are only identified upstream, sealed and listed.
+   */
+  async createVerified(workspaceId: string, input: NewConnection): Promise<ConnectionView> {
+    const { credentials, identity } = await this.#verify(input, true)
+    const row = await this.#repo.insert({
+      workspace_id: workspaceId,
+      connector: input.connector,
+      auth_method: input.authMethod,
+      account_name: identity.accountName,
+      account_id: identity.accountId,
+      secret: this.#vault.seal(credentials),
+    })
+    return connectionView(row)
+  }
+
+  /** A sign-in flow's reconnect in place (same id, same account). */
+  async reconnectVerified(
+    workspaceId: string,
+    id: string,
+    input: Omit<NewConnection, 'connector'>,
+  ): Promise<ConnectionView> {
+    return this.reconnect(workspaceId, id, input, true)
+  }
+
   /** Puts new credentials on an existing connection, keeping its id (and so its triggers). */
   async reconnect(
     workspaceId: string,
     id: string,
     input: Omit<NewConnection, 'connector'>,
+    fromFlow = false,
   ): Promise<ConnectionView> {
     const row = await this.#requireRow(workspaceId, id)
-    const { credentials, identity } = await this.#verify({ ...input, connector: row.connector })
+    const { credentials, identity } = await this.#verify({ ...input, connector: row.connector }, fromFlow)
     if (identity.accountId !== row.account_id)
       throw badRequest(
         'ACCOUNT_MISMATCH',
@@ -131,13 +158,17 @@ export class ConnectionService {
     return row
   }
 
-  async #verify(input: NewConnection) {
+  async #verify(input: NewConnection, fromFlow = false) {
     const connector = this.#registry.connector(input.connector)
     if (!connector)
       throw badRequest('UNKNOWN_CONNECTOR', `There is no connector "${input.connector}".`, {
         hint: `Use one of: ${this.#registry.connectors.map((c) => c.id).join(', ')}.`,
       })
     const method = connector.auth.find((a) => a.id === input.authMethod)
+    if (fromFlow && method?.oauth) {
+      const credentials = input.credentials as Credentials
+      return { credentials, identity: await this.#identify(connector, credentials) }
+    }
     if (!method?.credentials)
       throw badRequest(
         'UNKNOWN_AUTH_METHOD',
@@ -152,10 +183,13 @@ export class ConnectionService {
     const parsed = method.credentials.safeParse(input.credentials)
     if (!parsed.success) throw validationError(parsed.error.issues, 'credentials')
     const credentials = parsed.data as Credentials
+    return { credentials, identity: await this.#identify(connector, credentials) }
+  }
+
+  async #identify(connector: ConnectorDefinition, credentials: Credentials) {
     const http = this.#clients.create({ connector, credentials, paced: false, storedConnection: false })
     try {
-      const identity = await connector.identify(http)
-      return { credentials, identity }
+      return await connector.identify(http, credentials)
     } catch (err) {
       if (err instanceof PatchbayError && (err.code === 'INVALID_CREDENTIALS' || err.status === 403))
         throw badRequest(

@@ -20,6 +20,8 @@ import { ConnectionService } from './connection-service.ts'
 import { CreditService } from './credits.ts'
 import { type EventOptions, EventSystem } from './event-system.ts'
 import { KeyRevocations } from './key-revocations.ts'
+import { type OAuthApp, OAuthFlows } from './oauth-flows.ts'
+import { RateBudgets } from './rate-budgets.ts'
 import { Registry } from './registry.ts'
 import { ScopeGuard, type ScopeGuardOptions } from './scope-guard.ts'
 import { StepRunner } from './step-runner.ts'
@@ -43,6 +45,8 @@ export interface EngineOptions {
   /** The scope guard's cache of resolved places (card → board …). */
   scope?: ScopeGuardOptions
   events?: EventOptions
+  /** Sign-in flows: each connector's OAuth app and web address (when not its API address). */
+  oauth?: { apps?: Record<string, OAuthApp | undefined>; webUrls?: Record<string, string | undefined> }
 }
 
 export class Engine {
@@ -65,6 +69,10 @@ export class Engine {
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
   readonly keyRevocations = new KeyRevocations()
   readonly events: EventSystem
+  /** Request budgets upstreams report (code-host x-ratelimit-*), per credential. */
+  readonly rateBudgets = new RateBudgets()
+  /** Sign-in through upstreams' web pages (OAuth), for connectors that declare a flow. */
+  readonly oauth: OAuthFlows
   #dispatcher: Dispatcher
 
   constructor(opts: EngineOptions) {
@@ -81,6 +89,7 @@ export class Engine {
       timeoutMs: opts.timeoutMs ?? 15_000,
       retry: { ...defaultRetryPolicy, ...opts.retry },
       pacing: opts.pacing,
+      budgets: this.rateBudgets,
     })
     this.connections = new ConnectionService({
       repo: new Connections(opts.store.db),
@@ -143,6 +152,17 @@ export class Engine {
       options: opts.events,
     })
     this.events.wire(this.agents, this.tools)
+    this.oauth = new OAuthFlows({
+      registry: this.registry,
+      connections: this.connections,
+      clients: this.clients,
+      vault: opts.vault,
+      apps: opts.oauth?.apps,
+      webUrls: opts.oauth?.webUrls,
+      publicUrl: () => this.events.triggers.publicUrl,
+    })
+    // A reconnect through a sign-in registers the connection's webhooks again, as POST …/reconnect does.
+    this.oauth.onReconnected = (id) => this.events.triggers.reregisterForConnection(id)
     // An agent's triggers (and, with the last of them, their upstream webhooks) go with it.
     this.agents.onDeleted((workspaceId, agentId) => this.events.triggers.deleteForAgent(workspaceId, agentId))
   }

@@ -92,8 +92,10 @@ export class ScopeGuard {
         { hint: `Use one of the agent's connections, or add this one to it (PATCH /v1/agents/${agent.id}).` },
       )
     const refs = this.#refsOfStep(agent, connector, step, registered.id, input)
-    if (refs.length === 0) return
-    await this.checkResources(agent, connector.id, refs, this.#lookupClient(connector, target))
+    if (refs.length > 0)
+      await this.checkResources(agent, connector.id, refs, this.#lookupClient(connector, target))
+    // The step learns the scope it runs in, to narrow what reaches across resources (a search).
+    return { boards: [...agent.scope.boards], repositories: [...agent.scope.repositories] }
   }
 
   /**

@@ -2,7 +2,7 @@
 // ones the step takes in its input), run the step's `run` with ctx.http, slim the output through
 // its schema, and record the run off the hot path.
 import type { FastifyBaseLogger } from 'fastify'
-import type { Credentials } from '../kit/define.ts'
+import type { Credentials, StepContext } from '../kit/define.ts'
 import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
 import { newId, nowIso } from '../store/ids.ts'
 import type { StepRuns } from '../store/step-runs.ts'
@@ -27,7 +27,7 @@ export type ScopeGuard = (
   step: RegisteredStep,
   input: unknown,
   target: { connectionId: string | null; credentials: Credentials },
-) => Promise<void>
+) => Promise<StepContext['scope'] | undefined>
 
 export class StepRunner {
   scopeGuard: ScopeGuard | null = null
@@ -106,8 +106,11 @@ export class StepRunner {
       }
     }
 
-    if (this.scopeGuard)
-      await this.scopeGuard(caller, registered, input, { connectionId: connection.id, credentials })
+    // A scoped agent's scope also goes to the step, for steps that reach across resources (searches).
+    const scope = this.scopeGuard
+      ? ((await this.scopeGuard(caller, registered, input, { connectionId: connection.id, credentials })) ??
+        undefined)
+      : undefined
 
     const connectionId = connection.id
     const runId = newId('run')
@@ -138,7 +141,7 @@ export class StepRunner {
     let status: 'succeeded' | 'failed' = 'failed'
     let errorCode: string | null = null
     try {
-      const raw = await step.run({ http, connection, ...lent?.context }, input)
+      const raw = await step.run({ http, connection, scope, ...lent?.context }, input)
       const out = step.output.safeParse(raw)
       if (!out.success)
         throw new PatchbayError(

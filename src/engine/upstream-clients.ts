@@ -7,6 +7,7 @@ import { PatchbayError } from '../kit/errors.ts'
 import { UpstreamClient } from '../kit/http.ts'
 import type { Budget, Pacer } from '../kit/pacer.ts'
 import type { RetryPolicy } from '../kit/retry-policy.ts'
+import type { RateBudgets } from './rate-budgets.ts'
 
 export interface UpstreamClientFactoryOptions {
   baseUrls: Record<string, string | undefined>
@@ -15,6 +16,8 @@ export interface UpstreamClientFactoryOptions {
   timeoutMs: number
   retry: RetryPolicy
   pacing?: Record<string, Budget>
+  /** Request budgets upstreams report (connector.rateBudget), tracked per credential. */
+  budgets?: RateBudgets
 }
 
 export class UpstreamClients {
@@ -47,22 +50,52 @@ export class UpstreamClients {
     pacing?: Budget
     /** Sees every response's headers (credit metering). */
     onResponse?: (status: number, headers: Record<string, string>) => void
+    /** Another address of the upstream than its API base (its web pages, for sign-in flows). */
+    baseUrl?: string
   }): UpstreamClient {
     const { connector, credentials } = opts
     const budget = opts.pacing ?? this.defaultPacing(connector)
     const paceKey = budget ? `${connector.id}:${fingerprint(credentials)}` : ''
+    // Upstreams that report their request budgets: every response is read, and ready-made
+    // requests wait for a spent budget's reset (engine/rate-budgets.ts).
+    const budgets = connector.rateBudget && opts.baseUrl === undefined ? this.#o.budgets : undefined
+    const budgetKey = budgets ? this.budgetKey(connector, credentials) : ''
+    const pacer = opts.paced && budget ? () => this.#o.pacer.wait(paceKey, budget) : undefined
+    const gate =
+      opts.paced && budgets
+        ? (req: { method: string; path: string }) =>
+            budgets.gate(connector, budgetKey, req, this.#o.retry.maxDelayMs)
+        : undefined
+    const pace =
+      pacer && gate
+        ? async (req: { method: string; path: string }) => {
+            await pacer()
+            await gate(req)
+          }
+        : (pacer ?? gate)
+    const onResponse = budgets
+      ? (status: number, headers: Record<string, string>) => {
+          budgets.record(connector, budgetKey, headers)
+          opts.onResponse?.(status, headers)
+        }
+      : opts.onResponse
     return new UpstreamClient({
       connector,
-      baseUrl: this.baseUrl(connector),
+      baseUrl: opts.baseUrl ?? connector.baseUrlFrom?.(credentials) ?? this.baseUrl(connector),
       credentials,
       dispatcher: this.#o.dispatcher,
       timeoutMs: this.#o.timeoutMs,
       retry: this.#o.retry,
-      pace: opts.paced && budget ? () => this.#o.pacer.wait(paceKey, budget) : undefined,
+      pace,
       storedConnection: opts.storedConnection,
       onUnauthorized: opts.onUnauthorized,
-      onResponse: opts.onResponse,
+      onResponse,
     })
+  }
+
+  /** The key a credential's request budgets are tracked under. */
+  budgetKey(connector: ConnectorDefinition, credentials: Credentials): string {
+    return `${connector.id}:${fingerprint(credentials)}`
   }
 
   /** The pacing of a connector's ready-made steps when a connection sets none: configured, or its default. */

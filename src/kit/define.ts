@@ -21,8 +21,8 @@ export interface ScopedField {
   kind: ScopedKind
   /** Dotted path of the input field that names the resource… */
   field?: string
-  /** …or how to read it from the input (a repository from owner and repo: `o/r`). */
-  value?: (input: any) => string | undefined
+  /** …or how to read it from the input (a repository from owner and repo: `o/r`; several as a list). */
+  value?: (input: any) => string | string[] | undefined
 }
 
 export interface StepContext {
@@ -37,6 +37,12 @@ export interface StepContext {
   batch?: <Q, R>(spec: BatchSpec<Q, R>, queries: Q[]) => Promise<R[]>
   /** Credits of a metered upstream, for the caller's budget and the ledger. */
   credits?: StepCredits
+  /**
+   * The calling agent's scope, when the caller is a scoped agent (absent for workspace keys).
+   * The engine has already checked every scoped input field; a step that reaches across
+   * resources (a search) narrows itself to these.
+   */
+  scope?: { boards: string[]; repositories: string[] }
 }
 
 /** A metered upstream's credits as one step run sees them. */
@@ -146,6 +152,41 @@ export interface AuthMethod {
   description: string
   /** What the user supplies for a credentials flow; absent for redirect flows. */
   credentials?: z.ZodObject
+  /** A sign-in through the upstream's web pages (OAuth): the engine runs it (engine/oauth-flows.ts). */
+  oauth?: OAuthFlow
+}
+
+/**
+ * A redirect sign-in (OAuth 2 web flow, OAuth 1.0a). The engine owns the routes
+ * (`POST /v1/connections/oauth/start`, `GET /v1/oauth/callback/:connector`), the sealed state,
+ * the pop-up page and the connection; the connector says where to send the user and how to turn
+ * the upstream's answer into credentials. Errors are PatchbayErrors (OAUTH_DENIED …).
+ */
+export interface OAuthFlow {
+  /** Where to send the user. `pending` is kept (in this process) until the callback. */
+  start: (
+    ctx: OAuthContext,
+    req: { callbackUrl: string; state: string },
+  ) => Promise<{ authorizeUrl: string; pending?: Record<string, string> }>
+  /** The callback's query (code, verifier, error …) → the connection's credentials. */
+  finish: (
+    ctx: OAuthContext,
+    req: {
+      callbackUrl: string
+      state: string
+      query: Record<string, string>
+      pending?: Record<string, string>
+    },
+  ) => Promise<Credentials>
+}
+
+export interface OAuthContext {
+  /** The connector's OAuth app from the configuration (PATCHBAY_<CONNECTOR>_CLIENT_ID/_SECRET). */
+  app: { clientId: string; clientSecret: string }
+  /** The upstream's web address (authorize and token pages); the API address unless configured. */
+  webUrl: string
+  /** Requests to webUrl without any connection's credentials (token exchanges). */
+  web: Http
 }
 
 /** An outgoing request before credentials are applied; `authorize` adds them. */
@@ -154,6 +195,29 @@ export interface OutgoingRequest {
   path: string
   query: URLSearchParams
   headers: Record<string, string>
+}
+
+/** One request budget as an upstream reports it (x-ratelimit-* headers, GET /rate_limit). */
+export interface RateBudgetState {
+  limit: number
+  remaining: number
+  used?: number
+  /** When the window resets, epoch milliseconds. */
+  resetAt: number
+}
+
+/**
+ * Upstreams that report what is left of a request budget on every response. The engine tracks it
+ * per credential, holds ready-made steps back until the reset when it is spent (within a cap,
+ * else RATE_LIMITED with retryAfterMs, nothing sent), and shows it per connection.
+ */
+export interface RateBudgetSupport {
+  /** The budget a response reports, with the resource it belongs to (core, search, graphql). */
+  read: (headers: Record<string, string>) => ({ resource: string } & RateBudgetState) | undefined
+  /** The budget a request spends. */
+  resourceOf: (req: { method: string; path: string }) => string
+  /** The upstream's own view of every budget, read with a request that costs nothing. */
+  status?: (http: Http) => Promise<Record<string, RateBudgetState>>
 }
 
 export interface RateLimitHint {
@@ -176,8 +240,11 @@ export interface WebhookSupport {
     hook: { callbackUrl: string; model: string; secret: string; description: string },
   ) => Promise<{ id: string }>
   unregister: (http: Http, id: string) => Promise<void>
-  /** The upstream's hooks for these credentials, to adopt one that already exists. */
-  list: (http: Http) => Promise<Array<{ id: string; callbackUrl: string; model: string }>>
+  /**
+   * The upstream's hooks for these credentials, to adopt one that already exists. `model` names
+   * the one the caller is after, for upstreams whose hooks live per model (repository hooks).
+   */
+  list: (http: Http, model?: string) => Promise<Array<{ id: string; callbackUrl: string; model: string }>>
   /** Why these credentials cannot verify deliveries (e.g. no app secret), or undefined when they can. */
   cannotVerify?: (credentials: Credentials) => string | undefined
   /** Checks the delivery's signature; `secret` is the one given at registration. */
@@ -219,7 +286,14 @@ export interface ConnectorDefinition<
   /** Adds the credentials to an outgoing request. The only place a connector sees secrets. */
   authorize: (req: OutgoingRequest, credentials: Credentials) => void
   /** The account behind the credentials, from an identity call. */
-  identify: (http: Http) => Promise<{ accountName: string; accountId: string }>
+  identify: (http: Http, credentials: Credentials) => Promise<{ accountName: string; accountId: string }>
+  /**
+   * For connectors whose address is part of the connection (the generic http connector): the
+   * base address from the credentials, used instead of the configured one.
+   */
+  baseUrlFrom?: (credentials: Credentials) => string
+  /** Credential fields that are not secret (an address, a token kind), so errors need not hide them. */
+  publicCredentialFields?: string[]
   /**
    * Whether a 401 means the credentials themselves were refused (the connection lapses), as
    * opposed to a permission the account lacks. Absent: every 401 is a credentials failure.
@@ -242,6 +316,8 @@ export interface ConnectorDefinition<
   triggers: TriggerDefinition[]
   webhooks?: WebhookSupport
   scope?: ScopeSupport
+  /** Request budgets the upstream reports on each response (code-host x-ratelimit-*). */
+  rateBudget?: RateBudgetSupport
 }
 
 // The id's and the steps' types are kept, so the SDK can derive its typed step map from the

@@ -42,7 +42,7 @@ export interface UpstreamClientOptions {
   timeoutMs: number
   retry: RetryPolicy
   /** Waits for a slot in the credential's budget; absent for unpaced (API Call) requests. */
-  pace?: () => Promise<void>
+  pace?: (req: { method: string; path: string }) => Promise<void>
   /** Called on a 401: the engine marks the connection lapsed. */
   onUnauthorized?: (message: string) => Promise<void> | void
   /** Whether the credentials belong to a stored connection (a 401 then means it lapsed). */
@@ -76,7 +76,10 @@ export class UpstreamClient implements Http {
 
   constructor(opts: UpstreamClientOptions) {
     this.#o = opts
-    this.#secrets = secretValues(opts.credentials)
+    const open = new Set(opts.connector.publicCredentialFields ?? [])
+    this.#secrets = secretValues(
+      Object.fromEntries(Object.entries(opts.credentials).filter(([k]) => !open.has(k))),
+    )
     const base = new URL(opts.baseUrl)
     this.#origin = base.origin
     this.#basePath = base.pathname.replace(/\/$/, '')
@@ -112,7 +115,7 @@ export class UpstreamClient implements Http {
     const idempotent = isIdempotent(method, req.idempotent)
 
     for (let retry = 0; ; retry++) {
-      if (this.#o.pace) await this.#o.pace()
+      if (this.#o.pace) await this.#o.pace(outgoing)
       this.stats.attempts++
       let status: number
       let headers: Record<string, string>

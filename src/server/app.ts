@@ -22,6 +22,8 @@ import { dashboardRoutes } from './routes/dashboard.ts'
 import { eventRoutes } from './routes/events.ts'
 import { functionToolRoutes } from './routes/function-tools.ts'
 import { hookRoutes } from './routes/hooks.ts'
+import { oauthRoutes } from './routes/oauth.ts'
+import { rateLimitStatusRoutes } from './routes/rate-limit-status.ts'
 import { rateLimitRoutes } from './routes/rate-limits.ts'
 import { stepRoutes } from './routes/steps.ts'
 import { toolRoutes } from './routes/tools.ts'
@@ -86,6 +88,8 @@ export async function buildApp(
   await app.register(hookRoutes(engine))
   await app.register(creditRoutes(engine))
   await app.register(rateLimitRoutes(engine))
+  await app.register(oauthRoutes(engine))
+  await app.register(rateLimitStatusRoutes(engine))
   await app.register(functionToolRoutes(engine))
   await app.register(mcpRoutes(engine))
   await app.register(dashboardRoutes())

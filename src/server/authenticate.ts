@@ -24,6 +24,8 @@ export function installAuthentication(app: FastifyInstance, engine: Engine): voi
     for (const [key, hit] of cache) if (revoked.has(hit.caller.keyId)) cache.delete(key)
   })
   app.addHook('onRequest', async (req: FastifyRequest) => {
+    // Routes a browser reaches without a key (the OAuth callback) declare config.public.
+    if ((req.routeOptions.config as { public?: boolean } | undefined)?.public) return
     // /v1 and the MCP endpoint (which acts as an agent: engine/agent-toolbox.ts).
     if (!req.url.startsWith('/v1/') && req.url !== '/v1' && !/^\/mcp(\?|$)/.test(req.url)) return
     const header = req.headers.authorization

@@ -1,6 +1,7 @@
 // Starts a real Patchbay (on an ephemeral port, over a real database) against real sandbox
 // upstreams, and gives tests a small client for its API.
 import pg from 'pg'
+import { type CodehostSandbox, startCodehostSandbox } from '../../sandbox/codehost/index.ts'
 import { type ContactdataSandbox, startContactdataSandbox } from '../../sandbox/contactdata/index.ts'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { loadConfig } from '../../src/config.ts'
@@ -14,6 +15,8 @@ export interface TestService {
   taskboard: TaskboardSandbox
   /** Present when asked for with the `contactdata` option. */
   contactdata?: ContactdataSandbox
+  /** Present when asked for with the `codehost` option (its demo OAuth app is Patchbay's). */
+  codehost?: CodehostSandbox
   api<T = any>(
     method: string,
     path: string,
@@ -32,11 +35,14 @@ export async function startTestService(
     taskboard?: TaskboardSandbox
     /** A contact-data sandbox to use, or true to start one. */
     contactdata?: ContactdataSandbox | true
+    /** A code-host sandbox to use, or true to start one. */
+    codehost?: CodehostSandbox | true
   } = {},
 ): Promise<TestService> {
   const taskboard = opts.taskboard ?? (await startTaskboardSandbox())
   const contactdata =
     opts.contactdata === true ? await startContactdataSandbox() : (opts.contactdata ?? undefined)
+  const codehost = opts.codehost === true ? await startCodehostSandbox() : (opts.codehost ?? undefined)
   const db = (opts.db ?? sqliteOnly).fresh()
   const adminKey = `pb_admin_test_${Math.random().toString(36).slice(2)}`
   const config = {
@@ -48,7 +54,10 @@ export async function startTestService(
     adminKey,
   }
   const service = await startService(config, {
-    baseUrls: { taskboard: taskboard.url, contactdata: contactdata?.url },
+    baseUrls: { taskboard: taskboard.url, contactdata: contactdata?.url, codehost: codehost?.url },
+    oauthApps: codehost
+      ? { codehost: { clientId: codehost.demo.oauthClientId, clientSecret: codehost.demo.oauthClientSecret } }
+      : undefined,
     pgSchema: db.pgSchema,
     logging: false,
   })
@@ -70,11 +79,13 @@ export async function startTestService(
     adminKey,
     taskboard,
     contactdata,
+    codehost,
     api,
     close: async () => {
       await service.close()
       if (!opts.taskboard) await taskboard.close()
       if (opts.contactdata === true) await contactdata?.close()
+      if (opts.codehost === true) await codehost?.close()
       if (db.pgSchema && db.databaseUrl) {
         const client = new pg.Client({ connectionString: db.databaseUrl })
         await client.connect()

@@ -178,7 +178,9 @@ async function checkWatchedModel(
       paced: true,
       storedConnection: false,
     })
-    const upstream = (await connector.webhooks!.list(http)).find((h) => h.id === sub.upstream_hook_id)
+    const upstream = (await connector.webhooks!.list(http, sub.model)).find(
+      (h) => h.id === sub.upstream_hook_id,
+    )
     if (!upstream)
       return {
         cause: 'wrong_board',

@@ -297,13 +297,21 @@ export class TriggerService {
     config: Record<string, unknown>,
   ) {
     for (const f of trigger.scoped ?? []) {
-      const value = f.value ? f.value(config) : f.field ? (config[f.field] as string | undefined) : undefined
-      if (!value) continue
-      const allowed = f.kind === 'repository' ? scope.repositories : f.kind === 'board' ? scope.boards : null
-      if (allowed && !allowed.includes(value))
-        throw new PatchbayError(403, 'SCOPE_DENIED', `The ${f.kind} ${value} is outside the agent's scope.`, {
-          hint: `Add it to the agent's scope (PATCH /v1/agents/{id}) or watch a ${f.kind} the agent may touch.`,
-        })
+      const given = f.value ? f.value(config) : f.field ? config[f.field] : undefined
+      for (const value of Array.isArray(given) ? given : [given]) {
+        if (typeof value !== 'string' || !value) continue
+        const allowed =
+          f.kind === 'repository' ? scope.repositories : f.kind === 'board' ? scope.boards : null
+        if (allowed && !allowed.includes(value))
+          throw new PatchbayError(
+            403,
+            'SCOPE_DENIED',
+            `The ${f.kind} ${value} is outside the agent's scope.`,
+            {
+              hint: `Add it to the agent's scope (PATCH /v1/agents/{id}) or watch a ${f.kind} the agent may touch.`,
+            },
+          )
+      }
     }
   }
 
@@ -392,7 +400,7 @@ export class TriggerService {
       ).id
     } catch (err) {
       if (err instanceof PatchbayError && err.code === 'UPSTREAM_REJECTED') {
-        const existing = (await hooks.list(http)).find(
+        const existing = (await hooks.list(http, sub.model)).find(
           (h) => h.callbackUrl === callbackUrl && h.model === sub.model,
         )
         if (existing) return existing.id
@@ -411,7 +419,7 @@ export class TriggerService {
         return 'removed'
       }
       const { http, connector } = await this.#http(sub.connection_id, sub.workspace_id)
-      const upstream = await connector.webhooks!.list(http)
+      const upstream = await connector.webhooks!.list(http, sub.model)
       const callbackUrl = this.callbackUrl(connector.id, sub.id)
       const found =
         upstream.find((h) => h.id === sub.upstream_hook_id) ??

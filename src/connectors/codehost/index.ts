@@ -1,0 +1,80 @@
+import { defineConnector } from '../../kit/define.ts'
+import { authorizeCodehost, codehostSignIn, codehostToken } from './auth.ts'
+import {
+  classifyCodehostError,
+  codehostErrorMessage,
+  codehostRateBudget,
+  codehostRateLimitHint,
+} from './errors.ts'
+import { codehostScope } from './scope.ts'
+import { codehostApiCall } from './steps/api-call.ts'
+import { createBranch } from './steps/branches.ts'
+import { getCommit, listCommits } from './steps/commits.ts'
+import { createOrUpdateFile, getRepositoryContent } from './steps/contents.ts'
+import { createIssue, createIssueComment, getIssueAssignees, updateIssue } from './steps/issues.ts'
+import { updateProjectV2ItemStatus } from './steps/projects.ts'
+import { createPullRequest, getReviewers } from './steps/pulls.ts'
+import { listReleases } from './steps/releases.ts'
+import { createRepository, getRepository, starRepo } from './steps/repositories.ts'
+import { searchIssuesAndPullRequests } from './steps/search.ts'
+import { createSnippet, listSnippetsForUser, updateSnippet } from './steps/snippets.ts'
+import {
+  createWorkflowDispatch,
+  disableWorkflow,
+  enableWorkflow,
+  getWorkflowRun,
+  listWorkflowRuns,
+} from './steps/workflows.ts'
+import { codehostTriggers } from './triggers.ts'
+import { codehostWebhooks } from './webhooks.ts'
+
+export const codehost = defineConnector({
+  id: 'codehost',
+  name: 'Code-Host',
+  aliases: ['code-host', 'code host', 'git'],
+  description:
+    'Repositories, branches, commits, issues, pull requests, workflow runs, snippets, releases, collaborators and project items.',
+  beta: false,
+  auth: [codehostSignIn, codehostToken],
+  authorize: authorizeCodehost,
+  identify: async (http) => {
+    const me = await http.get<{ login: string; id: number }>('/user')
+    return { accountName: me.login, accountId: String(me.id) }
+  },
+  publicCredentialFields: ['tokenKind', 'scope'],
+  errorMessage: codehostErrorMessage,
+  rateLimitHint: codehostRateLimitHint,
+  classifyError: classifyCodehostError,
+  rateBudget: codehostRateBudget,
+  steps: [
+    createRepository,
+    getRepository,
+    getRepositoryContent,
+    starRepo,
+    createBranch,
+    getCommit,
+    listCommits,
+    createOrUpdateFile,
+    createIssue,
+    createIssueComment,
+    updateIssue,
+    getIssueAssignees,
+    searchIssuesAndPullRequests,
+    createPullRequest,
+    getReviewers,
+    updateProjectV2ItemStatus,
+    createWorkflowDispatch,
+    enableWorkflow,
+    disableWorkflow,
+    getWorkflowRun,
+    listWorkflowRuns,
+    createSnippet,
+    updateSnippet,
+    listSnippetsForUser,
+    listReleases,
+    codehostApiCall,
+  ],
+  triggers: codehostTriggers,
+  webhooks: codehostWebhooks,
+  scope: codehostScope,
+})

@@ -1,0 +1,707 @@
+// The code-host triggers, all instant. Repository triggers watch one repository through its
+// webhook (owner/repo); account triggers (New Repository, New Mention, New Snippet, Project Item
+// Status Changed) watch the connection's own account through an account hook. Each fires on the
+// event types named in its match; see webhooks.ts for how deliveries become events.
+import { z } from 'zod'
+import { defineTrigger, type NormalizedEvent } from '../../kit/define.ts'
+import { login, owner, repo, repoName } from './schemas.ts'
+import { ACCOUNT_MODEL } from './webhooks.ts'
+
+const repoConfig = z.object({
+  owner: owner.describe('Owner of the repository to watch (the part before the slash).'),
+  repo: repo.describe('Name of the repository to watch.'),
+})
+type RepoConfig = z.output<typeof repoConfig>
+
+/** The repository triggers' shared parts: config, scope and the webhook they listen through. */
+const onRepository = {
+  instant: true as const,
+  scoped: [{ kind: 'repository' as const, value: (c: RepoConfig) => repoName(c) }],
+  watch: (c: RepoConfig) => ({ model: `${c.owner}/${c.repo}`.toLowerCase() }),
+}
+
+const onAccount = {
+  instant: true as const,
+  watch: () => ({ model: ACCOUNT_MODEL }),
+}
+
+const d = (e: NormalizedEvent) => e.data as Record<string, any>
+const is = (e: NormalizedEvent, ...types: string[]) => types.includes(e.type)
+const same = (a: unknown, b: string | undefined) =>
+  b === undefined || String(a ?? '').toLowerCase() === b.toLowerCase()
+
+const sampleRepo = {
+  id: 1296269,
+  full_name: 'octo-demo/hello-world',
+  name: 'hello-world',
+  owner: 'octo-demo',
+  private: false,
+  default_branch: 'main',
+  html_url: 'https://codehost.example/octo-demo/hello-world',
+}
+const sampleSender = { login: 'reviewer', id: 1002, type: 'User' }
+const sampleIssue = {
+  number: 7,
+  title: 'Found a bug',
+  body: 'Steps to reproduce …',
+  state: 'open',
+  labels: [{ name: 'bug', color: 'd73a4a' }],
+  assignees: [],
+  user: sampleSender,
+  html_url: 'https://codehost.example/octo-demo/hello-world/issues/7',
+}
+const samplePull = {
+  number: 8,
+  title: 'Fix the bug',
+  state: 'open',
+  draft: false,
+  merged: false,
+  head: { ref: 'fix-bug', sha: '7638417db6d59f3c431d3e1f261cc637155684cd' },
+  base: { ref: 'main', sha: '553c2077f0edc3d5dc5d17262f6aa498e69d6f8e' },
+  user: sampleSender,
+  html_url: 'https://codehost.example/octo-demo/hello-world/pull/8',
+}
+function sample(type: string, data: Record<string, unknown>, repository = true): NormalizedEvent {
+  const [event, action] = type.split('.')
+  return {
+    id: '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+    type,
+    occurredAt: '2026-11-21T09:30:00.000Z',
+    refs: { repository: repository ? sampleRepo.full_name : undefined, account: sampleSender.login },
+    data: {
+      event,
+      ...(action ? { action } : {}),
+      ...data,
+      ...(repository ? { repository: sampleRepo } : {}),
+      sender: sampleSender,
+    },
+  }
+}
+
+// ---- Repository ----
+
+export const newRepository = defineTrigger({
+  key: 'new_repository',
+  name: 'New Repository',
+  description:
+    "Fires when a repository is created in the connection's account (watched through an account webhook; no configuration).",
+  ...onAccount,
+  config: z.object({}),
+  match: (e) => is(e, 'repository.created'),
+  sample: sample('repository.created', {}),
+})
+
+export const newFork = defineTrigger({
+  key: 'new_fork',
+  name: 'New Fork',
+  description: 'Fires when the repository is forked; forkee is the new fork.',
+  ...onRepository,
+  config: repoConfig,
+  match: (e) => is(e, 'fork'),
+  sample: sample('fork', {
+    forkee: { ...sampleRepo, full_name: 'reviewer/hello-world', owner: 'reviewer', fork: true },
+  }),
+})
+
+export const newStar = defineTrigger({
+  key: 'new_star',
+  name: 'New Star',
+  description: 'Fires when someone stars the repository (not when a star is removed).',
+  ...onRepository,
+  config: repoConfig,
+  match: (e) => is(e, 'star.created'),
+  sample: sample('star.created', { starred_at: '2026-11-21T09:30:00Z' }),
+})
+
+export const newWatcher = defineTrigger({
+  key: 'new_watcher',
+  name: 'New Watcher',
+  description:
+    'Fires when someone starts watching the repository (the code-host also reports each new star as a watch).',
+  ...onRepository,
+  config: repoConfig,
+  match: (e) => is(e, 'watch.started'),
+  sample: sample('watch.started', {}),
+})
+
+export const newTag = defineTrigger({
+  key: 'new_tag',
+  name: 'New Tag',
+  description:
+    'Fires when a tag is created in the repository (ref is the tag name). Branches do not fire it.',
+  ...onRepository,
+  config: repoConfig,
+  match: (e) => is(e, 'create') && d(e).ref_type === 'tag',
+  sample: sample('create', { ref: 'v1.0.0', ref_type: 'tag', master_branch: 'main' }),
+})
+
+// ---- Issues and pull requests ----
+
+export const newIssue = defineTrigger({
+  key: 'new_issue',
+  name: 'New Issue',
+  description: 'Fires when an issue is opened in the repository (pull requests do not fire it).',
+  ...onRepository,
+  config: repoConfig,
+  match: (e) => is(e, 'issues.opened'),
+  sample: sample('issues.opened', { issue: sampleIssue }),
+})
+
+const ISSUE_CHANGES = ['title', 'body', 'labels', 'assignees', 'state'] as const
+type IssueChange = (typeof ISSUE_CHANGES)[number]
+
+function issueChanges(e: NormalizedEvent): IssueChange[] {
+  switch (e.type) {
+    case 'issues.edited': {
+      const changed = Object.keys(d(e).changes ?? {})
+      return changed.filter((c): c is IssueChange => c === 'title' || c === 'body')
+    }
+    case 'issues.labeled':
+    case 'issues.unlabeled':
+      return ['labels']
+    case 'issues.assigned':
+    case 'issues.unassigned':
+      return ['assignees']
+    case 'issues.closed':
+    case 'issues.reopened':
+      return ['state']
+    default:
+      return []
+  }
+}
+
+export const updatedIssue = defineTrigger({
+  key: 'updated_issue',
+  name: 'Updated Issue',
+  description:
+    'Fires when an issue in the repository changes: its title, body, labels, assignees or status (closed or reopened). Opening an issue and comments do not fire it. Narrow it with changes.',
+  ...onRepository,
+  config: repoConfig.extend({
+    changes: z
+      .array(z.enum(ISSUE_CHANGES))
+      .min(1)
+      .optional()
+      .describe(
+        'Fire only for these kinds of change (default: all of title, body, labels, assignees, state).',
+      ),
+  }),
+  match: (e, c) => {
+    const kinds = issueChanges(e)
+    return kinds.length > 0 && (!c.changes || kinds.some((k) => c.changes!.includes(k)))
+  },
+  sample: sample('issues.edited', { issue: sampleIssue, changes: { title: { from: 'Found a bug?' } } }),
+})
+
+export const newPullRequest = defineTrigger({
+  key: 'new_pull_request',
+  name: 'New Pull Request',
+  description:
+    'Fires when a pull request is opened in the repository, or when a draft is marked ready for review. With includeDrafts false, a pull request opened as a draft fires only once it is ready.',
+  ...onRepository,
+  config: repoConfig.extend({
+    includeDrafts: z
+      .boolean()
+      .default(true)
+      .describe('Also fire when a pull request is opened as a draft (default true).'),
+  }),
+  match: (e, c) =>
+    is(e, 'pull_request.ready_for_review') ||
+    (is(e, 'pull_request.opened') && (c.includeDrafts || !d(e).pull_request?.draft)),
+  sample: sample('pull_request.opened', { number: 8, pull_request: samplePull }),
+})
+
+const PULL_CHANGES = [
+  'edited',
+  'closed',
+  'merged',
+  'reopened',
+  'ready_for_review',
+  'converted_to_draft',
+  'synchronize',
+  'labels',
+  'assignees',
+] as const
+type PullChange = (typeof PULL_CHANGES)[number]
+
+function pullChange(e: NormalizedEvent): PullChange | null {
+  if (!e.type.startsWith('pull_request.')) return null
+  const action = e.type.slice('pull_request.'.length)
+  if (action === 'closed') return d(e).pull_request?.merged ? 'merged' : 'closed'
+  if (action === 'labeled' || action === 'unlabeled') return 'labels'
+  if (action === 'assigned' || action === 'unassigned') return 'assignees'
+  return (PULL_CHANGES as readonly string[]).includes(action) ? (action as PullChange) : null
+}
+
+export const updatedPullRequest = defineTrigger({
+  key: 'updated_pull_request',
+  name: 'Updated Pull Request',
+  description:
+    'Fires when a pull request in the repository is modified or changes state: edited (title, body, base), new commits (synchronize), converted to draft, ready for review, closed, merged, reopened, labels or assignees. Opening and review requests do not fire it. Narrow it with changes.',
+  ...onRepository,
+  config: repoConfig.extend({
+    changes: z
+      .array(z.enum(PULL_CHANGES))
+      .min(1)
+      .optional()
+      .describe('Fire only for these changes (default: all). merged is a close that merged.'),
+  }),
+  match: (e, c) => {
+    const k = pullChange(e)
+    return k !== null && (!c.changes || c.changes.includes(k))
+  },
+  sample: sample('pull_request.converted_to_draft', {
+    number: 8,
+    pull_request: { ...samplePull, draft: true },
+  }),
+})
+
+export const newComment = defineTrigger({
+  key: 'new_comment',
+  name: 'New Comment',
+  description:
+    'Fires when a comment is added to an issue or a pull request in the repository (issue.pull_request is present for pull requests). Narrow it with on.',
+  ...onRepository,
+  config: repoConfig.extend({
+    on: z
+      .enum(['any', 'issue', 'pull_request'])
+      .default('any')
+      .describe('Comments on issues, on pull requests, or on either (default).'),
+  }),
+  match: (e, c) => {
+    if (!is(e, 'issue_comment.created')) return false
+    const onPull = Boolean(d(e).issue?.pull_request)
+    return c.on === 'any' || (c.on === 'pull_request') === onPull
+  },
+  sample: sample('issue_comment.created', {
+    issue: sampleIssue,
+    comment: { id: 42, body: 'I can reproduce this.', user: sampleSender, html_url: '…#issuecomment-42' },
+  }),
+})
+
+export const newLabelOnIssue = defineTrigger({
+  key: 'new_label_on_issue',
+  name: 'New Label on Issue',
+  description:
+    'Fires when a label is added to an issue in the repository (label is the one added). Narrow it to one label name with label.',
+  ...onRepository,
+  config: repoConfig.extend({
+    label: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Fire only for this label name (case-insensitive).'),
+  }),
+  match: (e, c) => is(e, 'issues.labeled') && same(d(e).label?.name, c.label),
+  sample: sample('issues.labeled', { issue: sampleIssue, label: { name: 'bug', color: 'd73a4a' } }),
+})
+
+export const newReviewRequest = defineTrigger({
+  key: 'new_review_request',
+  name: 'New Review Request',
+  description:
+    'Fires when someone is asked to review a pull request in the repository (requested_reviewer). Narrow it to one reviewer with reviewer.',
+  ...onRepository,
+  config: repoConfig.extend({
+    reviewer: login.optional().describe('Fire only when this account is asked to review.'),
+  }),
+  match: (e, c) => is(e, 'pull_request.review_requested') && same(d(e).requested_reviewer?.login, c.reviewer),
+  sample: sample('pull_request.review_requested', {
+    number: 8,
+    pull_request: samplePull,
+    requested_reviewer: { login: 'octo-demo', id: 1001, type: 'User' },
+  }),
+})
+
+const REVIEW_STATES = ['approved', 'changes_requested', 'commented'] as const
+
+export const newPullRequestReview = defineTrigger({
+  key: 'new_pull_request_review',
+  name: 'New Pull Request Review',
+  description:
+    'Fires when a review of a pull request in the repository is submitted: approved, changes requested or commented (review.state). Narrow it with states.',
+  ...onRepository,
+  config: repoConfig.extend({
+    states: z
+      .array(z.enum(REVIEW_STATES))
+      .min(1)
+      .default([...REVIEW_STATES])
+      .describe('The review outcomes to fire for (default all three).'),
+  }),
+  match: (e, c) =>
+    is(e, 'pull_request_review.submitted') &&
+    c.states.includes(String(d(e).review?.state ?? '').toLowerCase() as (typeof REVIEW_STATES)[number]),
+  sample: sample('pull_request_review.submitted', {
+    pull_request: samplePull,
+    review: { id: 80, state: 'approved', body: 'Looks good.', user: sampleSender },
+  }),
+})
+
+// ---- Commits and branches ----
+
+const branchFilter = z
+  .string()
+  .min(1)
+  .max(255)
+  .optional()
+  .describe('Fire only for this branch (e.g. main); default: any branch.')
+
+export const newCommit = defineTrigger({
+  key: 'new_commit',
+  name: 'New Commit',
+  description:
+    'Fires once per commit pushed to the repository, on any branch (or the one named in branch). A push of three commits fires three times.',
+  ...onRepository,
+  config: repoConfig.extend({ branch: branchFilter }),
+  match: (e, c) => is(e, 'commit') && same(d(e).branch, c.branch),
+  sample: {
+    ...sample('commit', {
+      ref: 'refs/heads/main',
+      branch: 'main',
+      commit: {
+        id: '7638417db6d59f3c431d3e1f261cc637155684cd',
+        message: 'Fix the bug',
+        timestamp: '2026-11-21T09:30:00Z',
+        author: { name: 'Reviewer', email: 'reviewer@example.com', username: 'reviewer' },
+        added: [],
+        removed: [],
+        modified: ['README.md'],
+      },
+    }),
+    id: '72d3162e-cc78-11e3-81ab-4c9367dc0958:7638417db6d59f3c431d3e1f261cc637155684cd',
+  },
+})
+
+export const newPush = defineTrigger({
+  key: 'new_push',
+  name: 'New Push',
+  description:
+    'Fires once for every push to the repository (branches and tags; a push may carry several commits, in commits). Deleting a branch does not fire it. Narrow it to one branch with branch.',
+  ...onRepository,
+  config: repoConfig.extend({ branch: branchFilter }),
+  match: (e, c) => {
+    if (!is(e, 'push') || d(e).deleted) return false
+    if (c.branch === undefined) return true
+    const ref = String(d(e).ref ?? '')
+    return ref.startsWith('refs/heads/') && same(ref.slice('refs/heads/'.length), c.branch)
+  },
+  sample: sample('push', {
+    ref: 'refs/heads/main',
+    before: '553c2077f0edc3d5dc5d17262f6aa498e69d6f8e',
+    after: '7638417db6d59f3c431d3e1f261cc637155684cd',
+    created: false,
+    deleted: false,
+    forced: false,
+    commits: [{ id: '7638417db6d59f3c431d3e1f261cc637155684cd', message: 'Fix the bug' }],
+    pusher: { name: 'reviewer', email: 'reviewer@example.com' },
+  }),
+})
+
+export const newBranch = defineTrigger({
+  key: 'new_branch',
+  name: 'New Branch',
+  description:
+    'Fires when a branch is created in the repository (ref is the branch name). Tags do not fire it.',
+  ...onRepository,
+  config: repoConfig,
+  match: (e) => is(e, 'create') && d(e).ref_type === 'branch',
+  sample: sample('create', { ref: 'fix-bug', ref_type: 'branch', master_branch: 'main' }),
+})
+
+// ---- Workflow ----
+
+const CONCLUSIONS = [
+  'success',
+  'failure',
+  'cancelled',
+  'skipped',
+  'timed_out',
+  'neutral',
+  'action_required',
+] as const
+
+const conclusionsFilter = z
+  .array(z.enum(CONCLUSIONS))
+  .min(1)
+  .optional()
+  .describe(
+    'Fire only for these outcomes, e.g. ["failure"] (success = succeeded, failure = failed, cancelled); default: any.',
+  )
+
+export const workflowRunCompleted = defineTrigger({
+  key: 'workflow_run_completed',
+  name: 'Workflow Run Completed',
+  description:
+    'Fires when a workflow run in the repository completes — succeeded (success), failed (failure) or cancelled — with workflow_run.conclusion. Queued and in-progress runs do not fire it. Narrow it with conclusions and workflow.',
+  ...onRepository,
+  config: repoConfig.extend({
+    conclusions: conclusionsFilter,
+    workflow: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .describe('Only this workflow: its name (CI) or file (ci.yml, .codehost/workflows/ci.yml).'),
+  }),
+  match: (e, c) => {
+    if (!is(e, 'workflow_run.completed')) return false
+    const run = d(e).workflow_run ?? {}
+    if (c.conclusions && !c.conclusions.includes(run.conclusion)) return false
+    if (!c.workflow) return true
+    const w = c.workflow.toLowerCase()
+    const path = String(run.path ?? d(e).workflow?.path ?? '').toLowerCase()
+    return String(run.name ?? '').toLowerCase() === w || path === w || path.endsWith(`/${w}`)
+  },
+  sample: sample('workflow_run.completed', {
+    workflow_run: {
+      id: 9000000001,
+      name: 'CI',
+      head_branch: 'main',
+      head_sha: '7638417db6d59f3c431d3e1f261cc637155684cd',
+      event: 'workflow_dispatch',
+      status: 'completed',
+      conclusion: 'failure',
+      run_number: 12,
+      workflow_id: 160000001,
+    },
+    workflow: { id: 160000001, name: 'CI', path: '.codehost/workflows/ci.yml' },
+  }),
+})
+
+export const workflowJobCompleted = defineTrigger({
+  key: 'workflow_job_completed',
+  name: 'Workflow Job Completed',
+  description:
+    'Fires when a job of a workflow run in the repository completes, with workflow_job.conclusion (success, failure, cancelled …). Narrow it with conclusions and job.',
+  ...onRepository,
+  config: repoConfig.extend({
+    conclusions: conclusionsFilter,
+    job: z.string().min(1).max(255).optional().describe('Only the job with this name (e.g. build).'),
+  }),
+  match: (e, c) => {
+    if (!is(e, 'workflow_job.completed')) return false
+    const job = d(e).workflow_job ?? {}
+    return (!c.conclusions || c.conclusions.includes(job.conclusion)) && same(job.name, c.job)
+  },
+  sample: sample('workflow_job.completed', {
+    workflow_job: {
+      id: 9100000001,
+      run_id: 9000000001,
+      name: 'build',
+      status: 'completed',
+      conclusion: 'success',
+    },
+  }),
+})
+
+// ---- Collaboration ----
+
+export const newCollaborator = defineTrigger({
+  key: 'new_collaborator',
+  name: 'New Collaborator',
+  description:
+    'Fires when someone becomes a collaborator on the repository (an invitation accepted, or added directly); member is the account.',
+  ...onRepository,
+  config: repoConfig,
+  match: (e) => is(e, 'member.added'),
+  sample: sample('member.added', {
+    member: { login: 'alice', id: 1003, type: 'User' },
+    changes: { permission: { to: 'write' } },
+  }),
+})
+
+export const newMention = defineTrigger({
+  key: 'new_mention',
+  name: 'New Mention',
+  description:
+    "Fires when the connection's account is @-mentioned in an issue, pull request, comment, review or discussion (subject_type says which; watched through an account webhook, no configuration).",
+  ...onAccount,
+  config: z.object({}),
+  match: (e) => is(e, 'mention.created'),
+  sample: sample('mention.created', {
+    mentioned: { login: 'octo-demo', id: 1001, type: 'User' },
+    subject_type: 'issue_comment',
+    issue: sampleIssue,
+    comment: { id: 43, body: '@octo-demo could you look at this?' },
+  }),
+})
+
+// ---- Projects ----
+
+export const projectItemStatusChanged = defineTrigger({
+  key: 'project_item_status_changed',
+  name: 'Project Item Status Changed',
+  description:
+    "Fires when the Status of an item on one of the account's projects (v2) changes; changes.field_value has from and to (option names) and project_number. Other field edits do not fire it. Narrow it with projectNumber and status (the new status).",
+  ...onAccount,
+  config: z.object({
+    projectNumber: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Only this project (its number in the project address).'),
+    status: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Only when the item moves to this status, e.g. Done (case-insensitive).'),
+  }),
+  match: (e, c) => {
+    if (!is(e, 'projects_v2_item.edited')) return false
+    const fv = d(e).changes?.field_value
+    if (!fv || String(fv.field_name).toLowerCase() !== 'status') return false
+    if (c.projectNumber !== undefined && fv.project_number !== c.projectNumber) return false
+    return same(fv.to?.name, c.status)
+  },
+  sample: sample(
+    'projects_v2_item.edited',
+    {
+      projects_v2_item: { id: 80000001, node_id: 'PVTI_…', content_type: 'Issue', project_node_id: 'PVT_…' },
+      changes: {
+        field_value: {
+          field_name: 'Status',
+          field_type: 'single_select',
+          project_number: 1,
+          from: { id: 'f75ad846', name: 'Todo' },
+          to: { id: '98236657', name: 'Done' },
+        },
+      },
+    },
+    false,
+  ),
+})
+
+export const newCardInColumn = defineTrigger({
+  key: 'new_card_in_column',
+  name: 'New Card in Column',
+  description:
+    "Fires when a card lands in a column of the repository's classic project board: created there, or moved in from another column. Moves within a column do not fire it. Narrow it with columnId.",
+  ...onRepository,
+  config: repoConfig.extend({
+    columnId: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Only this column (its id, from the project board).'),
+  }),
+  match: (e, c) => {
+    const card = d(e).project_card ?? {}
+    const arrived =
+      is(e, 'project_card.created') || (is(e, 'project_card.moved') && d(e).changes?.column_id !== undefined)
+    return arrived && (c.columnId === undefined || card.column_id === c.columnId)
+  },
+  sample: sample('project_card.created', {
+    project_card: { id: 90000002, note: 'Write the changelog', column_id: 30000001, project_id: 20000001 },
+  }),
+})
+
+// ---- Other ----
+
+export const newRelease = defineTrigger({
+  key: 'new_release',
+  name: 'New Release',
+  description:
+    'Fires when a release of the repository is published (drafts fire once they are published). With includePrereleases false, pre-releases do not fire it.',
+  ...onRepository,
+  config: repoConfig.extend({
+    includePrereleases: z.boolean().default(true).describe('Also fire for pre-releases (default true).'),
+  }),
+  match: (e, c) => is(e, 'release.published') && (c.includePrereleases || !d(e).release?.prerelease),
+  sample: sample('release.published', {
+    release: {
+      id: 70000001,
+      tag_name: 'v1.0.0',
+      name: 'v1.0.0',
+      body: 'First release',
+      draft: false,
+      prerelease: false,
+    },
+  }),
+})
+
+export const newSnippet = defineTrigger({
+  key: 'new_snippet',
+  name: 'New Snippet',
+  description:
+    "Fires when the connection's account creates a snippet (gist); watched through an account webhook, no configuration.",
+  ...onAccount,
+  config: z.object({}),
+  match: (e) => is(e, 'gist.created'),
+  sample: sample(
+    'gist.created',
+    {
+      gist: {
+        id: 'aa5a315d61ae9438b18d',
+        description: 'Notes',
+        public: true,
+        files: { 'notes.md': { filename: 'notes.md' } },
+      },
+    },
+    false,
+  ),
+})
+
+export const newDiscussion = defineTrigger({
+  key: 'new_discussion',
+  name: 'New Discussion',
+  description:
+    'Fires when a discussion is started in the repository. Narrow it to one category with category.',
+  ...onRepository,
+  config: repoConfig.extend({
+    category: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Only this category, e.g. Ideas (case-insensitive).'),
+  }),
+  match: (e, c) => is(e, 'discussion.created') && same(d(e).discussion?.category?.name, c.category),
+  sample: sample('discussion.created', {
+    discussion: { number: 3, title: 'How do I …?', body: '…', category: { name: 'Q&A' } },
+  }),
+})
+
+export const newDiscussionComment = defineTrigger({
+  key: 'new_discussion_comment',
+  name: 'New Discussion Comment',
+  description: 'Fires when a comment is added to a discussion in the repository.',
+  ...onRepository,
+  config: repoConfig,
+  match: (e) => is(e, 'discussion_comment.created'),
+  sample: sample('discussion_comment.created', {
+    discussion: { number: 3, title: 'How do I …?' },
+    comment: { id: 8000001, body: 'Like this: …' },
+  }),
+})
+
+export const codehostTriggers = [
+  newRepository,
+  newFork,
+  newStar,
+  newWatcher,
+  newTag,
+  newIssue,
+  updatedIssue,
+  newPullRequest,
+  updatedPullRequest,
+  newComment,
+  newLabelOnIssue,
+  newReviewRequest,
+  newPullRequestReview,
+  newCommit,
+  newPush,
+  newBranch,
+  workflowRunCompleted,
+  workflowJobCompleted,
+  newCollaborator,
+  newMention,
+  projectItemStatusChanged,
+  newCardInColumn,
+  newRelease,
+  newSnippet,
+  newDiscussion,
+  newDiscussionComment,
+]

@@ -1,0 +1,152 @@
+// The code-host's webhooks: a repository hook (all events) per watched repository and an
+// account hook (repository creations, snippets, mentions, project items) for account triggers,
+// each made with Patchbay's secret and verified by X-Hub-Signature-256 (HMAC-SHA256 of the raw
+// body). The ping that follows creation is ignored; X-Codehost-Delivery is the dedupe id (the
+// same on a redelivery). A push also yields one `commit` event per commit, for New Commit.
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { NormalizedEvent, WebhookSupport } from '../../kit/define.ts'
+import { PatchbayError } from '../../kit/errors.ts'
+
+/** The model of account triggers (the connection's own account). */
+export const ACCOUNT_MODEL = 'account'
+
+/** What the account hook listens to; everything else arrives on repository hooks. */
+export const ACCOUNT_EVENTS = ['repository', 'gist', 'mention', 'projects_v2_item']
+
+function hooksPath(model: string): string {
+  if (model === ACCOUNT_MODEL) return '/user/hooks'
+  const [owner, repo] = model.split('/')
+  return `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}/hooks`
+}
+
+/** Hook ids are stored with their model (`octo-demo/hello-world/hooks/42`), so they can be removed. */
+const encodeId = (model: string, id: number | string) => `${model}/hooks/${id}`
+
+function decodeId(id: string): { model: string; hookId: string } {
+  const i = id.lastIndexOf('/hooks/')
+  if (i < 0) return { model: ACCOUNT_MODEL, hookId: id }
+  return { model: id.slice(0, i), hookId: id.slice(i + '/hooks/'.length) }
+}
+
+export const codehostWebhooks: WebhookSupport = {
+  register: async (http, hook) => {
+    const created = await http.post<{ id: number }>(hooksPath(hook.model), {
+      name: 'web',
+      active: true,
+      events: hook.model === ACCOUNT_MODEL ? ACCOUNT_EVENTS : ['*'],
+      config: { url: hook.callbackUrl, content_type: 'json', secret: hook.secret, insecure_ssl: '0' },
+    })
+    return { id: encodeId(hook.model, created.id) }
+  },
+  unregister: async (http, id) => {
+    const { model, hookId } = decodeId(id)
+    try {
+      await http.delete(`${hooksPath(model)}/${encodeURIComponent(hookId)}`)
+    } catch (err) {
+      // Already gone upstream (removed by hand, or with its repository): nothing left to clean.
+      if (!(err instanceof PatchbayError && err.code === 'UPSTREAM_NOT_FOUND')) throw err
+    }
+  },
+  list: async (http, model) => {
+    // Hooks live per repository (and per account): only the model asked about can be listed.
+    if (!model) return []
+    const hooks = await http.get<Array<{ id: number; config?: { url?: string } }>>(hooksPath(model), {
+      per_page: 100,
+    })
+    return (hooks ?? []).map((h) => ({ id: encodeId(model, h.id), callbackUrl: h.config?.url ?? '', model }))
+  },
+  verify: (delivery, { secret }) => {
+    const given = delivery.headers['x-hub-signature-256']
+    if (!given?.startsWith('sha256=') || !secret) return false
+    const expected = createHmac('sha256', secret).update(delivery.rawBody).digest()
+    const got = Buffer.from(given.slice('sha256='.length), 'hex')
+    return got.length === expected.length && timingSafeEqual(got, expected)
+  },
+  parse: (delivery) => {
+    const event = delivery.headers['x-codehost-event']
+    const deliveryId = delivery.headers['x-codehost-delivery']
+    if (!event || !deliveryId)
+      throw new Error('not a code-host delivery (no X-Codehost-Event or X-Codehost-Delivery)')
+    if (event === 'ping') return { ignore: 'ping (sent when a webhook is created)' }
+    const raw = delivery.rawBody.startsWith('payload=')
+      ? decodeURIComponent(delivery.rawBody.slice('payload='.length).replace(/\+/g, ' '))
+      : delivery.rawBody
+    return { deliveryId, events: normalizeDelivery(event, deliveryId, JSON.parse(raw)) }
+  },
+}
+
+/** A delivery as the events triggers match on: `issues.opened`, `push`, `commit` … */
+export function normalizeDelivery(event: string, deliveryId: string, body: any): NormalizedEvent[] {
+  const action = typeof body?.action === 'string' ? body.action : undefined
+  const repository: string | undefined = body?.repository?.full_name
+  const account: string | undefined =
+    body?.mentioned?.login ?? (event === 'gist' ? body?.gist?.owner?.login : undefined) ?? body?.sender?.login
+  const now = new Date().toISOString()
+  const data: Record<string, unknown> = { event, ...(slim(body) as Record<string, unknown>) }
+  const events: NormalizedEvent[] = [
+    {
+      id: deliveryId,
+      type: action ? `${event}.${action}` : event,
+      occurredAt: now,
+      refs: { repository, account },
+      data,
+    },
+  ]
+  if (event === 'push' && !body.deleted && Array.isArray(body.commits)) {
+    const branch = branchOf(body.ref)
+    for (const c of body.commits) {
+      if (!c?.id) continue
+      events.push({
+        id: `${deliveryId}:${c.id}`,
+        type: 'commit',
+        occurredAt: c.timestamp ?? now,
+        refs: { repository, account },
+        data: {
+          event: 'commit',
+          ref: body.ref,
+          branch,
+          commit: slim(c),
+          repository: data.repository,
+          pusher: body.pusher,
+          sender: data.sender,
+        },
+      })
+    }
+  }
+  return events
+}
+
+export const branchOf = (ref: unknown): string | null =>
+  typeof ref === 'string' && ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null
+
+const DROPPED = new Set(['node_id', '_links', 'reactions', 'performed_via_github_app', 'permissions'])
+
+/**
+ * Payloads for agents, small enough for an LLM's context: API addresses (`*_url` but html_url)
+ * and bookkeeping dropped, accounts cut to their login, repositories to what identifies them.
+ */
+export function slim(v: unknown, depth = 0): unknown {
+  if (depth > 8 || v === null || typeof v !== 'object') return v
+  if (Array.isArray(v)) return v.map((x) => slim(x, depth + 1))
+  const o = v as Record<string, any>
+  if (typeof o.full_name === 'string' && o.owner && typeof o.name === 'string')
+    return {
+      id: o.id,
+      full_name: o.full_name,
+      name: o.name,
+      owner: o.owner?.login ?? null,
+      private: Boolean(o.private),
+      default_branch: o.default_branch ?? null,
+      description: o.description ?? null,
+      html_url: o.html_url ?? null,
+      ...(o.fork ? { fork: true } : {}),
+    }
+  if (typeof o.login === 'string' && ('avatar_url' in o || 'type' in o) && !('full_name' in o))
+    return { login: o.login, id: o.id, type: o.type }
+  const out: Record<string, unknown> = {}
+  for (const [k, x] of Object.entries(o)) {
+    if (DROPPED.has(k) || (k.endsWith('_url') && k !== 'html_url') || k === 'url') continue
+    out[k] = slim(x, depth + 1)
+  }
+  return out
+}

@@ -1,0 +1,309 @@
+// Sign-in through the upstream's web pages (OAuth), for every connector that declares a flow
+// (AuthMethod.oauth). Start: a sealed state (AES-GCM through the vault: workspace, connector,
+// mode, return address, the connection being reconnected, expiry) and the upstream's authorize
+// address. Callback: the state is opened (a forged or altered one does not open), checked for
+// its connector, expiry and single use; the connector turns the answer into credentials; the
+// account is identified and the connection stored — or, for a reconnect, refreshed in place.
+import { randomBytes } from 'node:crypto'
+import type { AuthMethod, ConnectorDefinition, OAuthContext } from '../kit/define.ts'
+import { badRequest, PatchbayError } from '../kit/errors.ts'
+import type { Vault } from '../store/vault.ts'
+import type { Caller } from './caller.ts'
+import type { ConnectionService, ConnectionView } from './connection-service.ts'
+import type { Registry } from './registry.ts'
+import type { UpstreamClients } from './upstream-clients.ts'
+
+export type OAuthMode = 'redirect' | 'popup'
+
+export interface OAuthApp {
+  clientId: string
+  clientSecret: string
+}
+
+export interface OAuthStartRequest {
+  connector: string
+  /** popup: the callback page hands the result to its opener and closes; redirect: back to returnTo. */
+  mode?: OAuthMode
+  /** Where the browser goes afterwards (redirect mode); in popup mode, the opener's page (its origin gets the message). */
+  returnTo?: string
+  /** Reconnect this connection in place instead of creating one. */
+  connectionId?: string
+  /** Which of the connector's sign-in methods; the first with a flow by default. */
+  authMethod?: string
+}
+
+export interface OAuthStarted {
+  authorizeUrl: string
+  state: string
+  expiresAt: string
+}
+
+/** What the callback page needs to answer the browser. */
+export interface OAuthOutcome {
+  mode: OAuthMode
+  returnTo: string | null
+  /** The origin the pop-up's message is addressed to. */
+  messageOrigin: string
+  connector: string
+  connection?: ConnectionView
+  reconnected?: boolean
+  error?: PatchbayError
+}
+
+interface SealedState {
+  v: 1
+  ws: string
+  c: string
+  a: string
+  m: OAuthMode
+  r?: string
+  id?: string
+  n: string
+  exp: number
+}
+
+export const OAUTH_STATE_TTL_MS = 10 * 60 * 1000
+
+export class OAuthFlows {
+  #registry: Registry
+  #connections: ConnectionService
+  #clients: UpstreamClients
+  #vault: Vault
+  #apps: Record<string, OAuthApp | undefined>
+  #webUrls: Record<string, string | undefined>
+  #publicUrl: () => string
+  /** Called after a reconnect, so the connection's webhooks are registered again. */
+  onReconnected: (connectionId: string) => Promise<void> = async () => {}
+  /** Nonces of states already used, until they would have expired anyway. */
+  #used = new Map<string, number>()
+  /** What flows keep between start and callback, by the state's nonce. */
+  #pending = new Map<string, { values: Record<string, string>; exp: number }>()
+
+  constructor(deps: {
+    registry: Registry
+    connections: ConnectionService
+    clients: UpstreamClients
+    vault: Vault
+    apps?: Record<string, OAuthApp | undefined>
+    webUrls?: Record<string, string | undefined>
+    publicUrl: () => string
+  }) {
+    this.#registry = deps.registry
+    this.#connections = deps.connections
+    this.#clients = deps.clients
+    this.#vault = deps.vault
+    this.#apps = deps.apps ?? {}
+    this.#webUrls = deps.webUrls ?? {}
+    this.#publicUrl = deps.publicUrl
+  }
+
+  callbackUrl(connector: string): string {
+    return `${this.#publicUrl().replace(/\/$/, '')}/v1/oauth/callback/${connector}`
+  }
+
+  /** Whether the connector can be signed into through its web pages here (a flow and an app). */
+  available(connectorId: string): boolean {
+    const connector = this.#registry.connector(connectorId)
+    return Boolean(connector?.auth.some((a) => a.oauth) && this.#apps[connectorId])
+  }
+
+  async start(caller: Caller, req: OAuthStartRequest): Promise<OAuthStarted> {
+    const connector = this.#registry.connector(req.connector)
+    if (!connector)
+      throw badRequest('UNKNOWN_CONNECTOR', `There is no connector "${req.connector}".`, {
+        hint: `Use one of: ${this.#registry.connectors.map((c) => c.id).join(', ')}.`,
+      })
+    const method = this.#method(connector, req.authMethod)
+    const mode = req.mode ?? 'redirect'
+    const returnTo = req.returnTo === undefined ? undefined : checkReturnTo(req.returnTo)
+    if (req.connectionId) {
+      const existing = await this.#connections.get(caller.workspaceId, req.connectionId)
+      if (existing.connector !== connector.id)
+        throw badRequest(
+          'CONNECTION_CONNECTOR_MISMATCH',
+          `Connection ${existing.id} is a ${existing.connector} connection, not ${connector.id}.`,
+          { hint: `Reconnect it with connector "${existing.connector}".` },
+        )
+    }
+    const ctx = this.#context(connector)
+    const exp = Date.now() + OAUTH_STATE_TTL_MS
+    const sealed: SealedState = {
+      v: 1,
+      ws: caller.workspaceId,
+      c: connector.id,
+      a: method.id,
+      m: mode,
+      r: returnTo,
+      id: req.connectionId,
+      n: randomBytes(16).toString('base64url'),
+      exp,
+    }
+    const state = this.#seal(sealed)
+    const started = await method.oauth!.start(ctx, { callbackUrl: this.callbackUrl(connector.id), state })
+    // What the flow keeps until the callback (an OAuth 1.0a request-token secret) stays in this
+    // process, keyed by the state's nonce: the state itself was already given to the upstream.
+    if (started.pending && Object.keys(started.pending).length > 0) {
+      this.#sweep()
+      this.#pending.set(sealed.n, { values: started.pending, exp })
+    }
+    const authorizeUrl = started.authorizeUrl
+    return { authorizeUrl, state, expiresAt: new Date(exp).toISOString() }
+  }
+
+  /** The callback: never throws; the outcome says what to show the browser. */
+  async complete(connectorId: string, query: Record<string, string>): Promise<OAuthOutcome> {
+    const opened = this.#open(query.state)
+    const base: OAuthOutcome = {
+      mode: opened?.m ?? 'popup',
+      returnTo: opened?.r ?? null,
+      messageOrigin: this.#messageOrigin(opened?.r),
+      connector: connectorId,
+    }
+    try {
+      if (!opened)
+        throw new PatchbayError(
+          400,
+          'OAUTH_STATE_INVALID',
+          'The sign-in could not be matched to one Patchbay started (the state is missing or was altered).',
+          { hint: 'Start the sign-in again from Patchbay.' },
+        )
+      if (opened.c !== connectorId)
+        throw new PatchbayError(
+          400,
+          'OAUTH_STATE_INVALID',
+          'The sign-in was started for another connector.',
+          {
+            hint: 'Start the sign-in again from Patchbay.',
+          },
+        )
+      if (Date.now() > opened.exp)
+        throw new PatchbayError(400, 'OAUTH_STATE_EXPIRED', 'The sign-in took longer than 10 minutes.', {
+          hint: 'Start the sign-in again.',
+        })
+      this.#sweep()
+      if (this.#used.has(opened.n))
+        throw new PatchbayError(400, 'OAUTH_STATE_USED', 'This sign-in has already been completed.', {
+          hint: 'Start a new sign-in to connect again.',
+        })
+      this.#used.set(opened.n, opened.exp)
+      const connector = this.#registry.connector(connectorId)!
+      const method = this.#method(connector, opened.a)
+      const credentials = await method.oauth!.finish(this.#context(connector), {
+        callbackUrl: this.callbackUrl(connector.id),
+        state: query.state,
+        query,
+        pending: this.#pending.get(opened.n)?.values,
+      })
+      this.#pending.delete(opened.n)
+      if (opened.id) {
+        const connection = await this.#connections.reconnectVerified(opened.ws, opened.id, {
+          authMethod: method.id,
+          credentials,
+        })
+        await this.onReconnected(connection.id)
+        return { ...base, connection, reconnected: true }
+      }
+      const connection = await this.#connections.createVerified(opened.ws, {
+        connector: connector.id,
+        authMethod: method.id,
+        credentials,
+      })
+      return { ...base, connection, reconnected: false }
+    } catch (err) {
+      const error =
+        err instanceof PatchbayError
+          ? err
+          : new PatchbayError(500, 'OAUTH_FAILED', 'The sign-in could not be completed.', {
+              hint: 'Try again; if it persists, check the server log.',
+            })
+      return { ...base, error }
+    }
+  }
+
+  #method(connector: ConnectorDefinition, id: string | undefined): AuthMethod {
+    const flows = connector.auth.filter((a) => a.oauth)
+    const method = id ? flows.find((a) => a.id === id) : flows[0]
+    if (!method)
+      throw badRequest(
+        'OAUTH_NOT_SUPPORTED',
+        id
+          ? `The ${connector.name} connector has no sign-in flow "${id}".`
+          : `The ${connector.name} connector has no sign-in through its web pages.`,
+        {
+          hint: flows.length
+            ? `Use one of: ${flows.map((f) => f.id).join(', ')}.`
+            : `Connect it with credentials instead (POST /v1/connections with one of: ${connector.auth.map((a) => a.id).join(', ')}).`,
+        },
+      )
+    return method
+  }
+
+  #context(connector: ConnectorDefinition): OAuthContext {
+    const app = this.#apps[connector.id]
+    if (!app)
+      throw new PatchbayError(
+        503,
+        'OAUTH_NOT_CONFIGURED',
+        `Patchbay has no ${connector.name} OAuth app configured, so it cannot send users to sign in.`,
+        {
+          hint: `Set PATCHBAY_${connector.id.toUpperCase()}_CLIENT_ID and PATCHBAY_${connector.id.toUpperCase()}_CLIENT_SECRET (the app's callback address is ${this.callbackUrl(connector.id)}).`,
+        },
+      )
+    const webUrl = this.#webUrls[connector.id] ?? this.#clients.baseUrl(connector)
+    const web = this.#clients.create({
+      connector,
+      credentials: {},
+      paced: false,
+      storedConnection: false,
+      baseUrl: webUrl,
+    })
+    return { app, webUrl, web }
+  }
+
+  #seal(s: SealedState): string {
+    return this.#vault.seal(s)
+  }
+
+  #open(state: string | undefined): SealedState | null {
+    if (!state || state.length > 8192) return null
+    try {
+      const s = this.#vault.open<SealedState>(state)
+      return s && s.v === 1 && typeof s.ws === 'string' ? s : null
+    } catch {
+      return null
+    }
+  }
+
+  #messageOrigin(returnTo: string | undefined): string {
+    if (returnTo && /^https?:\/\//i.test(returnTo)) return new URL(returnTo).origin
+    return new URL(this.#publicUrl()).origin
+  }
+
+  #sweep() {
+    const now = Date.now()
+    for (const [n, exp] of this.#used) if (exp < now) this.#used.delete(n)
+    for (const [n, p] of this.#pending) if (p.exp < now) this.#pending.delete(n)
+  }
+}
+
+/** A path on Patchbay (`/dashboard/…`) or an http(s) address; nothing else is followed. */
+function checkReturnTo(value: string): string {
+  const refuse = (why: string) =>
+    badRequest('VALIDATION_FAILED', `Invalid body: returnTo: ${why}`, {
+      hint: 'Give a path on Patchbay (/dashboard) or an http(s) address.',
+    })
+  if (/[\r\n\\]/.test(value)) throw refuse('must not contain line breaks or backslashes')
+  if (value.startsWith('/')) {
+    if (value.startsWith('//')) throw refuse('must not start with //')
+    return value
+  }
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw refuse('must be a path starting with / or an http(s) address')
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse('must be an http(s) address')
+  if (url.username || url.password) throw refuse('must not carry credentials')
+  return url.toString()
+}

@@ -1,0 +1,235 @@
+// Sign-in through an upstream's web pages (OAuth) for any connector that declares a flow:
+//   POST /v1/connections/oauth/start  → { authorizeUrl, state } (admin key)
+//   GET  /v1/oauth/callback/:connector → the upstream sends the browser back here (no key: the
+//        sealed state says whose sign-in it is). Redirect mode: 302 to returnTo with connectionId
+//        or error. Pop-up mode: a page that posts {type:'patchbay:oauth', connectionId} (or
+//        {type:'patchbay:oauth', error, code}) to window.opener and closes.
+//   GET  /connect/:connector → a small page that opens the sign-in in a pop-up (for trying it).
+import { randomBytes } from 'node:crypto'
+import type { FastifyReply } from 'fastify'
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import type { Engine } from '../../engine/engine.ts'
+import type { OAuthOutcome } from '../../engine/oauth-flows.ts'
+import { requireAdmin } from '../authenticate.ts'
+import { errorResponses } from '../schemas.ts'
+
+export const oauthRoutes =
+  (engine: Engine): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.post(
+      '/v1/connections/oauth/start',
+      {
+        schema: {
+          tags: ['connections'],
+          summary:
+            "Start a sign-in through the upstream's pages: open authorizeUrl (in a pop-up for mode popup); the callback stores the connection",
+          body: z.object({
+            connector: z.string().describe('A connector with a sign-in flow, e.g. codehost.'),
+            mode: z
+              .enum(['redirect', 'popup'])
+              .default('redirect')
+              .describe(
+                'popup: the callback page posts {type:"patchbay:oauth", connectionId} (or error) to window.opener and closes; redirect: the browser returns to returnTo with ?connectionId= or ?error=.',
+              ),
+            returnTo: z
+              .string()
+              .max(2048)
+              .optional()
+              .describe(
+                'redirect mode: where the browser goes afterwards (a path on Patchbay or an http(s) address). popup mode: the page that opens the pop-up; its origin receives the message (default: Patchbay’s own origin).',
+              ),
+            connectionId: z
+              .string()
+              .optional()
+              .describe('Reconnect this connection in place (same id, same account) instead of adding one.'),
+            authMethod: z
+              .string()
+              .optional()
+              .describe("The connector's sign-in method (default: its first)."),
+          }),
+          response: {
+            200: z.object({
+              authorizeUrl: z
+                .string()
+                .describe('Open this in the browser (pop-up) to sign in and grant access.'),
+              state: z
+                .string()
+                .describe('The sealed state that comes back to the callback (valid 10 minutes).'),
+              expiresAt: z.string(),
+            }),
+            ...errorResponses,
+          },
+        },
+      },
+      async (req) => {
+        requireAdmin(req)
+        return engine.oauth.start(req.caller, req.body)
+      },
+    )
+
+    app.get(
+      '/v1/oauth/callback/:connector',
+      {
+        config: { public: true },
+        schema: {
+          tags: ['connections'],
+          summary:
+            'Where the upstream sends the browser after sign-in (no key: the state identifies the sign-in)',
+          params: z.object({ connector: z.string() }),
+          querystring: z.record(z.string(), z.union([z.string(), z.array(z.string())])),
+        },
+      },
+      async (req, reply) => {
+        const query: Record<string, string> = {}
+        for (const [k, v] of Object.entries(req.query)) query[k] = Array.isArray(v) ? (v[0] ?? '') : v
+        const outcome = await engine.oauth.complete(req.params.connector, query)
+        if (outcome.error)
+          req.log.warn({ connector: outcome.connector, code: outcome.error.code }, 'sign-in failed')
+        reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer')
+        if (outcome.mode === 'redirect' && outcome.returnTo) return redirectBack(reply, outcome)
+        return resultPage(reply, outcome)
+      },
+    )
+
+    app.get(
+      '/connect/:connector',
+      {
+        schema: {
+          hide: true,
+          params: z.object({ connector: z.string() }),
+        },
+      },
+      async (req, reply) => starterPage(reply, req.params.connector),
+    )
+  }
+
+function message(o: OAuthOutcome): Record<string, unknown> {
+  return o.error
+    ? { type: 'patchbay:oauth', connector: o.connector, error: o.error.message, code: o.error.code }
+    : {
+        type: 'patchbay:oauth',
+        connector: o.connector,
+        connectionId: o.connection!.id,
+        accountName: o.connection!.accountName,
+        reconnected: Boolean(o.reconnected),
+      }
+}
+
+function redirectBack(reply: FastifyReply, o: OAuthOutcome) {
+  const base = o.returnTo!.startsWith('/') ? `http://patchbay.invalid${o.returnTo}` : o.returnTo!
+  const url = new URL(base)
+  if (o.error) {
+    url.searchParams.set('error', o.error.code)
+    url.searchParams.set('error_description', o.error.message)
+  } else {
+    url.searchParams.set('connectionId', o.connection!.id)
+    url.searchParams.set('connector', o.connector)
+  }
+  const target = o.returnTo!.startsWith('/') ? `${url.pathname}${url.search}${url.hash}` : url.toString()
+  return reply.redirect(target, 302)
+}
+
+/** JSON that is safe inside a <script> element. */
+const scriptJson = (v: unknown) =>
+  JSON.stringify(v)
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e')
+    .replace(/&/g, '\\u0026')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029')
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+
+function html(reply: FastifyReply, status: number, nonce: string, title: string, body: string) {
+  return reply
+    .code(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header(
+      'content-security-policy',
+      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'`,
+    )
+    .send(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>${esc(title)} · Patchbay</title>
+<style>body{font:16px system-ui,sans-serif;margin:3rem auto;max-width:34rem;padding:0 1rem;color:#222}code{background:#f3f3f3;padding:0 .2em}</style></head>
+<body><main>
+${body}
+</main></body></html>`)
+}
+
+/** The callback's answer: in a pop-up it hands the result to the opener and closes. */
+function resultPage(reply: FastifyReply, o: OAuthOutcome) {
+  const nonce = randomBytes(16).toString('base64')
+  const text = o.error
+    ? `<h1>Not connected</h1><p>${esc(o.error.message)}</p>${o.error.hint ? `<p>${esc(o.error.hint)}</p>` : ''}`
+    : `<h1>Connected</h1><p>${esc(o.connection!.accountName)} is ${o.reconnected ? 'reconnected' : 'connected'} (connection <code>${esc(o.connection!.id)}</code>). You can close this window.</p>`
+  const script =
+    o.mode === 'popup'
+      ? `<script nonce="${nonce}">
+(function () {
+  var message = ${scriptJson(message(o))};
+  var origin = ${scriptJson(o.messageOrigin)};
+  if (window.opener && !window.opener.closed) {
+    window.opener.postMessage(message, origin);
+    window.close();
+  }
+})();
+</script>`
+      : ''
+  return html(
+    reply,
+    o.error ? o.error.status : 200,
+    nonce,
+    o.error ? 'Not connected' : 'Connected',
+    text + script,
+  )
+}
+
+/**
+ * A page for trying a sign-in without the dashboard: it asks for the workspace key, starts the
+ * flow in pop-up mode and opens the pop-up, then shows what the pop-up reported.
+ */
+function starterPage(reply: FastifyReply, connector: string) {
+  const nonce = randomBytes(16).toString('base64')
+  return html(
+    reply,
+    200,
+    nonce,
+    `Connect ${connector}`,
+    `<h1>Connect a ${esc(connector)} account</h1>
+<p>Opens the ${esc(connector)} sign-in in a pop-up; the account appears among the workspace's connections.</p>
+<form id="f"><label>Workspace (admin) key <input id="key" type="password" autocomplete="off" size="40"></label>
+<label>Reconnect connection (optional) <input id="conn" size="24" placeholder="con_…"></label>
+<button id="go" type="submit">Connect</button></form>
+<p id="out" role="status"></p>
+<script nonce="${nonce}">
+(function () {
+  var connector = ${scriptJson(connector)};
+  var out = document.getElementById('out');
+  window.addEventListener('message', function (e) {
+    if (e.origin !== location.origin || !e.data || e.data.type !== 'patchbay:oauth') return;
+    out.textContent = e.data.error
+      ? 'Not connected: ' + e.data.error
+      : 'Connected ' + e.data.accountName + ' as ' + e.data.connectionId;
+  });
+  document.getElementById('f').addEventListener('submit', function (ev) {
+    ev.preventDefault();
+    // Opened now, while the click still counts, so pop-up blockers let it through.
+    var popup = window.open('about:blank', 'patchbay-oauth', 'width=600,height=720');
+    var body = { connector: connector, mode: 'popup', returnTo: location.href };
+    var conn = document.getElementById('conn').value.trim();
+    if (conn) body.connectionId = conn;
+    fetch('/v1/connections/oauth/start', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer ' + document.getElementById('key').value.trim() },
+      body: JSON.stringify(body)
+    }).then(function (r) { return r.json(); }).then(function (j) {
+      if (!j.authorizeUrl) { if (popup) popup.close(); out.textContent = (j.error && j.error.message) || 'Could not start'; return; }
+      if (popup) popup.location.href = j.authorizeUrl; else window.location.href = j.authorizeUrl;
+      out.textContent = 'Waiting for the sign-in in the pop-up…';
+    }).catch(function (err) { if (popup) popup.close(); out.textContent = String(err); });
+  });
+})();
+</script>`,
+  )
+}
