@@ -187,7 +187,8 @@ export class ConnectionService {
   }
 
   async #identify(connector: ConnectorDefinition, credentials: Credentials) {
-    const http = this.#clients.create({ connector, credentials, paced: false, storedConnection: false })
+    // Paced: the identity call spends the same per-token budget as the token's steps and polls.
+    const http = this.#clients.create({ connector, credentials, paced: true, storedConnection: false })
     try {
       return await connector.identify(http, credentials)
     } catch (err) {

@@ -28,6 +28,7 @@ import { StepRunner } from './step-runner.ts'
 import { type LookupTuning, StepServices } from './step-services.ts'
 import { ToolService } from './tool-service.ts'
 import { UpstreamClients } from './upstream-clients.ts'
+import { UpstreamPages } from './upstream-pages.ts'
 
 export interface EngineOptions {
   store: Store
@@ -69,6 +70,8 @@ export class Engine {
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
   readonly keyRevocations = new KeyRevocations()
   readonly events: EventSystem
+  /** Upstreams' web pages: token-page addresses, and page addresses read into identifiers. */
+  readonly pages: UpstreamPages
   /** Request budgets upstreams report (code-host x-ratelimit-*), per credential. */
   readonly rateBudgets = new RateBudgets()
   /** Sign-in through upstreams' web pages (OAuth), for connectors that declare a flow. */
@@ -152,6 +155,13 @@ export class Engine {
       options: opts.events,
     })
     this.events.wire(this.agents, this.tools)
+    this.pages = new UpstreamPages({
+      registry: this.registry,
+      clients: this.clients,
+      webUrls: opts.oauth?.webUrls,
+    })
+    this.steps.pages = this.pages
+    this.events.triggers.pages = this.pages
     this.oauth = new OAuthFlows({
       registry: this.registry,
       connections: this.connections,

@@ -11,6 +11,7 @@ import type { ConnectionService } from './connection-service.ts'
 import type { RegisteredStep, Registry } from './registry.ts'
 import type { StepServices } from './step-services.ts'
 import type { UpstreamClients } from './upstream-clients.ts'
+import type { UpstreamPages } from './upstream-pages.ts'
 
 export interface StepRunResult {
   output: unknown
@@ -31,6 +32,8 @@ export type ScopeGuard = (
 
 export class StepRunner {
   scopeGuard: ScopeGuard | null = null
+  /** Reads page addresses in scoped input fields into identifiers (engine/upstream-pages.ts). */
+  pages: UpstreamPages | null = null
   #registry: Registry
   #connections: ConnectionService
   #clients: UpstreamClients
@@ -67,7 +70,19 @@ export class StepRunner {
         hint: 'Find step ids with GET /v1/steps?q=<connector or step name>.',
       })
     const { connector, step } = registered
-    const parsed = step.input.safeParse(req.input ?? {})
+    let raw: unknown = req.input ?? {}
+    // A board's or card's page address given for its identifier is read into the identifier first.
+    if (this.pages?.holdsPageAddress(connector, step.scoped, raw)) {
+      if (!req.connectionId)
+        throw badRequest('CONNECTION_REQUIRED', `The step ${stepId} needs a connectionId.`, {
+          hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.`,
+        })
+      const loaded = await this.#connections.load(caller.workspaceId, req.connectionId)
+      // A connection that cannot be used is reported below, as for any step.
+      if (loaded.row.connector === connector.id && loaded.row.status === 'active')
+        raw = await this.pages.resolve(connector, step.scoped ?? [], raw, loaded.credentials, 'input')
+    }
+    const parsed = step.input.safeParse(raw)
     if (!parsed.success) throw validationError(parsed.error.issues, 'input')
     const input = parsed.data
 

@@ -131,8 +131,11 @@ export interface TriggerDefinition<C extends z.ZodType = z.ZodType> {
   sample?: unknown
   /** Config fields that name scoped resources (checked against the agent's scope). */
   scoped?: ScopedField[]
-  /** Instant triggers: the upstream model the webhook watches (a board id, a repository, the account). */
-  watch?: (config: z.output<C>) => { model: string }
+  /**
+   * Instant triggers: the upstream model the webhook watches (a board id, a repository, the
+   * account). `account` is the connection's upstream account, for triggers that watch it.
+   */
+  watch?: (config: z.output<C>, account: { id: string }) => { model: string }
   /** Instant triggers: whether an event on the watched model is one this trigger fires for. */
   match?: (event: NormalizedEvent, config: z.output<C>) => boolean
   /** Polled triggers: the new events since the cursor, and the next cursor. Event ids must be stable. */
@@ -152,6 +155,11 @@ export interface AuthMethod {
   description: string
   /** What the user supplies for a credentials flow; absent for redirect flows. */
   credentials?: z.ZodObject
+  /**
+   * Credentials the user fetches from an upstream page (a task-board token): the page's address,
+   * built from the upstream's web address and what the user gives (POST /v1/connectors/:id/token-url).
+   */
+  tokenPage?: { input: z.ZodObject; url: (webUrl: string, input: any) => string }
   /** A sign-in through the upstream's web pages (OAuth): the engine runs it (engine/oauth-flows.ts). */
   oauth?: OAuthFlow
 }
@@ -270,6 +278,19 @@ export interface ScopeSupport {
   attributeApiCall: (input: any) => Array<{ kind: ScopedKind; value: string }> | null
 }
 
+/**
+ * Page addresses users may give instead of an identifier (a board's or card's web address). The
+ * engine reads every scoped field of a step's input or a trigger's config that holds one into the
+ * identifier before validation: it fetches the data behind the page from the upstream's web
+ * address with the connection's credentials, so a step's `run` only ever sees identifiers.
+ */
+export interface PageAddressSupport {
+  /** Where the data behind `url` is read (a path below the web address); undefined when it is not a page of `kind`. */
+  dataPath: (kind: ScopedKind, url: URL) => string | undefined
+  /** The identifier in that data. */
+  idOf: (kind: ScopedKind, data: any) => string | undefined
+}
+
 export interface ConnectorDefinition<
   Id extends string = string,
   S extends StepDefinition = StepDefinition,
@@ -316,6 +337,8 @@ export interface ConnectorDefinition<
   triggers: TriggerDefinition[]
   webhooks?: WebhookSupport
   scope?: ScopeSupport
+  /** Page addresses accepted wherever a board or card identifier is asked for. */
+  pageAddresses?: PageAddressSupport
   /** Request budgets the upstream reports on each response (code-host x-ratelimit-*). */
   rateBudget?: RateBudgetSupport
 }

@@ -26,6 +26,7 @@ import { oauthRoutes } from './routes/oauth.ts'
 import { rateLimitStatusRoutes } from './routes/rate-limit-status.ts'
 import { rateLimitRoutes } from './routes/rate-limits.ts'
 import { stepRoutes } from './routes/steps.ts'
+import { tokenPageRoutes } from './routes/token-pages.ts'
 import { toolRoutes } from './routes/tools.ts'
 import { triggerRoutes } from './routes/triggers.ts'
 
@@ -88,6 +89,7 @@ export async function buildApp(
   await app.register(hookRoutes(engine))
   await app.register(creditRoutes(engine))
   await app.register(rateLimitRoutes(engine))
+  await app.register(tokenPageRoutes(engine))
   await app.register(oauthRoutes(engine))
   await app.register(rateLimitStatusRoutes(engine))
   await app.register(functionToolRoutes(engine))

@@ -57,7 +57,7 @@ export async function diagnoseTrigger(
   }
 
   if (reg.trigger.instant) {
-    const wanted = reg.trigger.watch!(config).model
+    const wanted = reg.trigger.watch!(config, { id: loaded?.row.account_id ?? '' }).model
     const sub = row.subscription_id ? await deps.triggers.subscription(row.subscription_id) : undefined
     const boardProblem = await checkWatchedModel(deps, sub, wanted, loaded)
     checks.push(boardProblem)
@@ -83,9 +83,15 @@ export async function diagnoseTrigger(
         // Each other trigger that would have fired; the one the latest change would have fired comes
         // first, since that is usually the change the user just made and expected to see.
         const others = new Map<string, { count: number; newest: number }>()
+        // Triggers that fire for any event at all (an activity feed with no filter) say nothing
+        // about which one was meant; a made-up event type tells them apart.
+        const probe: NormalizedEvent = { id: '', type: 'patchbay:probe', occurredAt: '', refs: {}, data: {} }
+        const candidates = reg.connector.triggers.filter(
+          (t) => t.key !== reg.trigger.key && t.instant && t.match && !safeMatch(t.match, probe, config),
+        )
         mismatched.forEach((e, index) => {
-          for (const t of reg.connector.triggers)
-            if (t.key !== reg.trigger.key && t.instant && t.match && safeMatch(t.match, toEvent(e), config)) {
+          for (const t of candidates)
+            if (safeMatch(t.match!, toEvent(e), config)) {
               const o = others.get(t.name) ?? { count: 0, newest: index }
               others.set(t.name, { count: o.count + 1, newest: o.newest })
             }

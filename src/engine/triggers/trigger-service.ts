@@ -15,6 +15,7 @@ import type { Vault } from '../../store/vault.ts'
 import type { ConnectionService } from '../connection-service.ts'
 import type { Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream-clients.ts'
+import type { UpstreamPages } from '../upstream-pages.ts'
 import type { AgentDirectory, ToolRunner } from './directories.ts'
 
 export type TriggerTarget = { type: 'agent' } | { type: 'tool'; toolId: string }
@@ -55,6 +56,8 @@ export class TriggerService {
   #locks = new Map<string, Promise<unknown>>()
   /** Lowest poll interval allowed, per trigger (tests shorten it). */
   minPollIntervalMs = MIN_POLL_INTERVAL_MS
+  /** Reads page addresses in scoped config fields into identifiers (engine/upstream-pages.ts). */
+  pages: UpstreamPages | null = null
 
   constructor(deps: {
     subscriptions: Subscriptions
@@ -86,7 +89,14 @@ export class TriggerService {
       })
     const { connector, trigger } = registered
     const agent = await this.#requireAgents().get(workspaceId, agentId)
-    const parsed = trigger.config.safeParse(req.config ?? {})
+    let raw: unknown = req.config ?? {}
+    // A board's or card's page address given for its identifier is read into the identifier first.
+    if (this.pages?.holdsPageAddress(connector, trigger.scoped, raw)) {
+      const conn = await this.#connections.load(workspaceId, req.connectionId)
+      if (conn.row.connector === connector.id && conn.row.status === 'active')
+        raw = await this.pages.resolve(connector, trigger.scoped ?? [], raw, conn.credentials, 'config')
+    }
+    const parsed = trigger.config.safeParse(raw)
     if (!parsed.success) throw validationError(parsed.error.issues, 'config')
     const config = parsed.data as Record<string, unknown>
 
@@ -133,7 +143,7 @@ export class TriggerService {
         workspaceId,
         connector,
         loaded.row.id,
-        trigger.watch(config).model,
+        trigger.watch(config, { id: loaded.row.account_id }).model,
       )
       subscriptionId = sub.id
     } else {
