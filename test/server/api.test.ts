@@ -53,7 +53,7 @@ test('the catalog lists the task-board connector with its auth methods and steps
   assert.equal(tb.beta, false)
   assert.deepEqual(
     tb.auth.map((a: any) => a.id),
-    ['api_key_token'],
+    ['oauth1', 'api_key_token'],
   )
   const names = Object.fromEntries(tb.steps.map((s: any) => [s.id, s.name]))
   assert.equal(names['taskboard.create_card'], 'Create Card')

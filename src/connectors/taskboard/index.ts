@@ -1,9 +1,29 @@
 import { defineConnector } from '../../kit/define.ts'
-import { apiKeyToken, authorizeTaskboard } from './auth.ts'
+import { apiKeyToken, authorizeTaskboard, oauth1 } from './auth.ts'
+import { taskboardPageAddresses } from './page-addresses.ts'
 import { taskboardScope } from './scope.ts'
 import { taskboardApiCall } from './steps/api-call.ts'
-import { createCard, getCard } from './steps/cards.ts'
-import { cardArchived, cardDueDateReminder, cardMoved, cardUpdated, newCard } from './triggers.ts'
+import { createList, getBoards } from './steps/boards.ts'
+import { archiveCard, createCard, getCard, getListCards, updateCard } from './steps/cards.ts'
+import { addChecklist, createChecklistItem } from './steps/checklists.ts'
+import { addCommentLegacy, addCommentToCard } from './steps/comments.ts'
+import {
+  cardArchived,
+  cardDueDateReminder,
+  cardMoved,
+  cardUpdated,
+  customWebhookEvents,
+  newAttachment,
+  newBoard,
+  newBoardActivity,
+  newCard,
+  newChecklist,
+  newComment,
+  newLabelAddedToCard,
+  newLabelCreated,
+  newMemberOnCard,
+  newNotification,
+} from './triggers.ts'
 import { taskboardWebhooks } from './webhooks.ts'
 
 export const taskboard = defineConnector({
@@ -12,7 +32,8 @@ export const taskboard = defineConnector({
   aliases: ['task-board'],
   description: 'Boards, lists, cards, checklists, labels, comments and attachments.',
   beta: false,
-  auth: [apiKeyToken],
+  auth: [oauth1, apiKeyToken],
+  // 100 requests per 10 s per token, shared by every ready-made step and trigger poll on the token.
   pacing: { points: 100, durationMs: 10_000 },
   authorize: authorizeTaskboard,
   identify: async (http) => {
@@ -22,8 +43,39 @@ export const taskboard = defineConnector({
   // "unauthorized permission requested" is a board or scope the token may not touch, not a dead token.
   credentialsRefused: (text) => !/unauthorized permission requested/i.test(text),
   errorMessage: (_status, text) => text.trim().slice(0, 200) || undefined,
-  steps: [getCard, createCard, taskboardApiCall],
-  triggers: [newCard, cardUpdated, cardMoved, cardArchived, cardDueDateReminder],
+  // The spec's list, in its order.
+  steps: [
+    createCard,
+    updateCard,
+    getCard,
+    archiveCard,
+    getBoards,
+    getListCards,
+    createList,
+    addCommentToCard,
+    addCommentLegacy,
+    addChecklist,
+    createChecklistItem,
+    taskboardApiCall,
+  ],
+  triggers: [
+    newCard,
+    cardUpdated,
+    cardMoved,
+    cardArchived,
+    cardDueDateReminder,
+    newComment,
+    newMemberOnCard,
+    newLabelCreated,
+    newLabelAddedToCard,
+    newChecklist,
+    newBoard,
+    newBoardActivity,
+    newNotification,
+    newAttachment,
+    customWebhookEvents,
+  ],
   webhooks: taskboardWebhooks,
   scope: taskboardScope,
+  pageAddresses: taskboardPageAddresses,
 })
