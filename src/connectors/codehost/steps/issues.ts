@@ -85,8 +85,8 @@ export const updateIssue = defineStep({
     .object({
       ...repository,
       issueNumber: issueNumber(),
-      title: z.string().min(1).max(256).optional(),
-      body: z.string().max(65_536).optional(),
+      title: z.string().min(1).max(256).optional().describe('New title.'),
+      body: z.string().max(65_536).optional().describe('New body (Markdown); replaces the current one.'),
       state: z.enum(['open', 'closed']).optional().describe('open or closed.'),
       stateReason: z
         .enum(['completed', 'not_planned', 'reopened'])

@@ -30,7 +30,7 @@ export const searchIssuesAndPullRequests = defineStep({
       .enum(['comments', 'created', 'updated', 'reactions', 'interactions'])
       .optional()
       .describe('Sort by this instead of best match.'),
-    order: z.enum(['asc', 'desc']).default('desc'),
+    order: z.enum(['asc', 'desc']).default('desc').describe('With sort: descending (default) or ascending.'),
     ...paging,
   }),
   output: z.object({

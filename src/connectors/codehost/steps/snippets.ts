@@ -49,7 +49,7 @@ export const updateSnippet = defineStep({
   input: z
     .object({
       snippetId,
-      description: z.string().max(1000).optional(),
+      description: z.string().max(1000).optional().describe('New description.'),
       files: z
         .record(filename, z.string().min(1).max(1_000_000).nullable())
         .optional()
