@@ -24,6 +24,11 @@ const oauthApps = sandboxes?.codehost
       },
     }
   : {}
+// The task-board sandbox's demo app (its API key and secret) signs users in offline too.
+if (sandboxes?.taskboard)
+  Object.assign(oauthApps, {
+    taskboard: { clientId: sandboxes.taskboard.demo.key, clientSecret: sandboxes.taskboard.demo.secret },
+  })
 const service = await startService(config, { baseUrls, oauthApps })
 
 const out: string[] = [`Patchbay is listening on ${service.url}  (API reference: ${service.url}/docs)`]

@@ -55,9 +55,18 @@ export async function startTestService(
   }
   const service = await startService(config, {
     baseUrls: { taskboard: taskboard.url, contactdata: contactdata?.url, codehost: codehost?.url },
-    oauthApps: codehost
-      ? { codehost: { clientId: codehost.demo.oauthClientId, clientSecret: codehost.demo.oauthClientSecret } }
-      : undefined,
+    oauthApps: {
+      // The task-board sandbox's demo app (its API key and secret) is Patchbay's task-board OAuth app.
+      taskboard: { clientId: taskboard.demo.key, clientSecret: taskboard.demo.secret },
+      ...(codehost
+        ? {
+            codehost: {
+              clientId: codehost.demo.oauthClientId,
+              clientSecret: codehost.demo.oauthClientSecret,
+            },
+          }
+        : {}),
+    },
     pgSchema: db.pgSchema,
     logging: false,
   })
