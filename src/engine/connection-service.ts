@@ -174,10 +174,12 @@ export class ConnectionService {
         'UNKNOWN_AUTH_METHOD',
         `The ${connector.name} connector has no credentials flow "${input.authMethod}".`,
         {
-          hint: `Use one of: ${connector.auth
-            .filter((a) => a.credentials)
-            .map((a) => a.id)
-            .join(', ')}.`,
+          hint: method?.oauth
+            ? `"${method.id}" is a sign-in through ${connector.name}'s pages: start it with POST /v1/connections/oauth/start {"connector":"${connector.id}"}.`
+            : `Use one of: ${connector.auth
+                .filter((a) => a.credentials)
+                .map((a) => a.id)
+                .join(', ')}.`,
         },
       )
     const parsed = method.credentials.safeParse(input.credentials)

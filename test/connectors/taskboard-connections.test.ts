@@ -243,6 +243,14 @@ test('OAuth start refuses what it cannot do: agent keys, unknown connectors, a c
   assert.equal(asAgent.body.error.code, 'ADMIN_KEY_REQUIRED')
   const unknown = await t.api('POST', '/v1/connections/oauth/start', { connector: 'fax' })
   assert.equal(unknown.body.error.code, 'UNKNOWN_CONNECTOR')
+  // OAuth is not a credentials flow: POST /v1/connections points to the sign-in.
+  const direct = await t.api('POST', '/v1/connections', {
+    connector: 'taskboard',
+    authMethod: 'oauth1',
+    credentials: {},
+  })
+  assert.equal(direct.body.error.code, 'UNKNOWN_AUTH_METHOD')
+  assert.match(direct.body.error.hint, /\/v1\/connections\/oauth\/start/)
   const missing = await t.api('POST', '/v1/connections/oauth/start', {
     connector: 'taskboard',
     connectionId: 'con_nope',
