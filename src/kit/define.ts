@@ -119,6 +119,11 @@ export interface PollContext {
   /** What the previous poll left; null on the first poll. */
   cursor: unknown
   now: Date
+  /**
+   * The scope of the agent the trigger belongs to. A poll that reads beyond one board (the
+   * account's notifications) keeps only what lies in it.
+   */
+  scope?: { boards: string[]; repositories: string[] }
 }
 
 export interface TriggerDefinition<C extends z.ZodType = z.ZodType> {
@@ -291,10 +296,7 @@ export interface PageAddressSupport {
   idOf: (kind: ScopedKind, data: any) => string | undefined
 }
 
-export interface ConnectorDefinition<
-  Id extends string = string,
-  S extends StepDefinition = StepDefinition,
-> {
+export interface ConnectorDefinition<Id extends string = string, S extends StepDefinition = StepDefinition> {
   id: Id
   name: string
   /** Other names users type into the step search (`task-board`, `task board`). */

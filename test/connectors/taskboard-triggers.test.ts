@@ -360,4 +360,18 @@ test("New Notification polls the account's notifications: new ones fire once, fi
   const event = (await t.api('GET', `/v1/events/${ds[0].eventId}`)).body
   assert.equal(event.type, 'addedToCard')
   assert.equal(event.refs.card, teammateCard.id)
+
+  // Being added to a board outside the agent's scope is news to the account, not to the agent.
+  const elsewhere = (
+    await control(sandbox, 'POST', '/act', { as: 'teammate', type: 'createBoard', name: 'Elsewhere' })
+  ).result
+  await control(sandbox, 'POST', '/act', {
+    as: 'teammate',
+    type: 'addMemberToBoard',
+    id: elsewhere.id,
+    idMember: sandbox.demo.memberId,
+  })
+  const notes = await tb('GET', '/1/members/me/notifications?limit=1')
+  assert.equal(notes[0].type, 'addedToBoard', 'the account was notified')
+  assert.equal(await poll(all.id), 0)
 })

@@ -420,7 +420,7 @@ export const newNotification = defineTrigger({
   key: 'new_notification',
   name: 'New Notification',
   description:
-    "Fires when the connected account receives a notification (polled, not instant): a comment or change on a card it is on, a mention, being added to a card or board. It reads the account's notifications, not a board, so it takes no board. Notifications that arrived before the trigger was made do not fire it.",
+    "Fires when the connected account receives a notification (polled, not instant): a comment or change on a card it is on, a mention, being added to a card or board. It reads the account's notifications, not a board, so it takes no board; notifications about boards outside the agent's scope are left out. Notifications that arrived before the trigger was made do not fire it.",
   instant: false,
   config: z.object({
     types: z
@@ -434,7 +434,7 @@ export const newNotification = defineTrigger({
       .describe('true: only notifications still unread when the poll sees them.'),
   }),
   pollIntervalMs: 60_000,
-  poll: async ({ http, cursor }, config) => {
+  poll: async ({ http, cursor, scope }, config) => {
     const since = (cursor as { since: string | null } | null)?.since
     if (cursor === null) {
       // The first poll marks where the trigger starts; older notifications are not news.
@@ -456,6 +456,8 @@ export const newNotification = defineTrigger({
     }
     const events: NormalizedEvent[] = fresh
       .filter((n) => (!config.types || config.types.includes(n.type)) && (!config.unreadOnly || n.unread))
+      // The account hears about every board it is on; the agent only about the boards in its scope.
+      .filter((n) => !scope || !n.data?.board?.id || scope.boards.includes(n.data.board.id))
       .reverse()
       .map((n) => ({
         id: n.id,

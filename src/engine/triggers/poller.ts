@@ -80,12 +80,13 @@ export class Poller {
             `${connector.name} refused the credentials: ${m}`,
           ),
       })
+      // The agent's scope goes to the poll, for polls that read beyond one board.
+      const agent = await this.agents?.get(row.workspace_id, row.agent_id)
       const result = await reg.trigger.poll(
-        { http, cursor: row.poll_cursor ? JSON.parse(row.poll_cursor) : null, now },
+        { http, cursor: row.poll_cursor ? JSON.parse(row.poll_cursor) : null, now, scope: agent?.scope },
         JSON.parse(row.config),
       )
       const target = JSON.parse(row.target)
-      const agent = target.type === 'agent' ? await this.agents?.get(row.workspace_id, row.agent_id) : null
       const kind = target.type === 'tool' ? 'tool' : (agent?.delivery.type ?? 'webhook')
       const at = nowIso()
       const created: NewDelivery[] = []
