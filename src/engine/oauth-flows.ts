@@ -74,6 +74,8 @@ export class OAuthFlows {
   #publicUrl: () => string
   /** Called after a reconnect, so the connection's webhooks are registered again. */
   onReconnected: (connectionId: string) => Promise<void> = async () => {}
+  /** How long a started sign-in may take (tests shorten it). */
+  stateTtlMs = OAUTH_STATE_TTL_MS
   /** Nonces of states already used, until they would have expired anyway. */
   #used = new Map<string, number>()
   /** What flows keep between start and callback, by the state's nonce. */
@@ -126,7 +128,7 @@ export class OAuthFlows {
         )
     }
     const ctx = this.#context(connector)
-    const exp = Date.now() + OAUTH_STATE_TTL_MS
+    const exp = Date.now() + this.stateTtlMs
     const sealed: SealedState = {
       v: 1,
       ws: caller.workspaceId,

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
+import { OAUTH_STATE_TTL_MS } from '../../src/engine/oauth-flows.ts'
 import { eventually } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import { control } from '../helpers/taskboard.ts'
@@ -180,6 +181,30 @@ test('a used, forged or altered state is refused with a clear code, and nothing 
   assert.equal(page2.status, 400)
   assert.match(await page2.text(), /OAUTH_STATE_INVALID/)
   assert.equal(await countConnections(), before + 1, 'only the completed sign-in made a connection')
+})
+
+test('a sign-in that outlives its state is refused as expired, and nothing is stored', async () => {
+  const before = await countConnections()
+  const oauth = t.service.engine.oauth
+  oauth.stateTtlMs = 1
+  try {
+    const start = await t.api('POST', '/v1/connections/oauth/start', {
+      connector: 'taskboard',
+      mode: 'redirect',
+      returnTo: `${t.url}/after`,
+    })
+    await eventually(
+      async () => Date.now(),
+      (now) => now > Date.parse(start.body.expiresAt),
+    )
+    const approved = await approve(start.body.authorizeUrl, demoLogin)
+    const back = await fetch(approved.headers.get('location')!, { redirect: 'manual' })
+    assert.equal(back.status, 302)
+    assert.equal(new URL(back.headers.get('location')!).searchParams.get('error'), 'OAUTH_STATE_EXPIRED')
+  } finally {
+    oauth.stateTtlMs = OAUTH_STATE_TTL_MS
+  }
+  assert.equal(await countConnections(), before)
 })
 
 test('a request token that belongs to another sign-in is refused', async () => {
