@@ -124,6 +124,14 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tool steps' }).click()
     await page.getByRole('searchbox', { name: 'Search tool steps' }).fill('task')
     const results = page.getByRole('list', { name: 'Tool steps found' })
+    // Only the task-board's steps remain, the API Call step among them.
+    await results
+      .getByText(/Code-Host|Contact-Data/)
+      .first()
+      .waitFor({ state: 'detached' })
+    const names = await results.getByRole('listitem').allInnerTexts()
+    assert.ok(names.length >= 12 && names.every((n) => n.includes('Task-Board')), names.join(' | '))
+    assert.ok(names.some((n) => n.includes('Task-Board API Call')))
     await results.getByRole('link', { name: /Create Card/ }).click()
     await page.getByRole('heading', { level: 1, name: 'Create Card' }).waitFor()
 
@@ -244,7 +252,7 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     assert.equal(comments[0]?.data?.text, 'Made by a tool')
   })
 
-  it('creates an agent key that is shown once, and revokes it', async () => {
+  it('creates an agent key that is shown once (and not taken for signing in), and revokes it', async () => {
     const keys = page.getByRole('region', { name: 'Keys' })
     await keys.getByLabel('Key name').fill('laptop')
     await keys.getByRole('button', { name: 'Create key' }).click()
@@ -253,6 +261,16 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     assert.match(key, /^pb_/)
     const me = await fetch(`${svc.url}/v1/connections`, { headers: { authorization: `Bearer ${key}` } })
     assert.equal(me.status, 200)
+    // An agent key acts as its agent only; the dashboard asks for a workspace key.
+    const other = await browser.newPage()
+    try {
+      await other.goto(svc.url)
+      await other.getByLabel('Workspace key').fill(key)
+      await other.getByRole('button', { name: 'Sign in' }).click()
+      await other.getByRole('alert').filter({ hasText: 'This is an agent key' }).waitFor()
+    } finally {
+      await other.close()
+    }
     await keys.getByRole('button', { name: /^Revoke key/ }).click()
     await keys.getByText('revoked').waitFor()
     const after = await fetch(`${svc.url}/v1/connections`, { headers: { authorization: `Bearer ${key}` } })

@@ -73,6 +73,11 @@ try {
   await nav('Tool steps')
   await page.getByRole('searchbox', { name: 'Search tool steps' }).fill('task')
   await page.getByRole('list', { name: 'Tool steps found' }).getByRole('link').first().waitFor()
+  await page
+    .getByRole('list', { name: 'Tool steps found' })
+    .getByText('Code-Host')
+    .first()
+    .waitFor({ state: 'detached' })
   await shot('steps-search')
   await page
     .getByRole('list', { name: 'Tool steps found' })

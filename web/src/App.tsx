@@ -64,8 +64,18 @@ function SignIn({ onSignedIn, expired }: { onSignedIn: (key: string) => void; ex
     setPending(true)
     setError(null)
     try {
-      // Any /v1 call checks the key.
-      await api('GET', '/v1/connections', undefined, { key })
+      // Listing agents needs a workspace key: an unknown key answers 401, an agent key 403.
+      try {
+        await api('GET', '/v1/agents', undefined, { key })
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 'ADMIN_KEY_REQUIRED')
+          throw new ApiError(403, {
+            code: 'ADMIN_KEY_REQUIRED',
+            message: 'This is an agent key; the dashboard needs a workspace (admin) key.',
+            hint: 'Use the workspace key printed on the first start (or PATCHBAY_ADMIN_KEY).',
+          })
+        throw err
+      }
       onSignedIn(key)
     } catch (err) {
       setError(err)
