@@ -212,6 +212,21 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     assert.equal(first.id, second.id, 'a replay keeps the delivery id')
     assert.ok(first.verified && second.verified, 'both deliveries are signed with the agent secret')
     assert.equal(first.body.data.trigger, 'taskboard.card_moved')
+
+    // The deliveries view lists it across events, filtered by status.
+    await page.getByRole('link', { name: 'Events', exact: true }).first().click()
+    await page
+      .getByRole('navigation', { name: 'Events and deliveries' })
+      .getByRole('link', { name: 'Deliveries' })
+      .click()
+    await page.getByLabel('Status').selectOption('delivered')
+    await page
+      .getByRole('table', { name: 'Deliveries, newest first' })
+      .getByRole('row')
+      .filter({ hasText: 'Card mover' })
+      .waitFor()
+    await page.getByLabel('Status').selectOption('dead')
+    await page.getByText('No deliveries for these filters.').waitFor()
     assert.deepEqual(errors, [])
   })
   it('builds a tool in the chain editor from templates and runs it as the agent', async () => {

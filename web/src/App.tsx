@@ -150,7 +150,7 @@ function Signed({ onSignOut }: { onSignOut: () => void }) {
         >
           Menu
         </button>
-        <nav id="main-nav" aria-label="Main" className={navOpen ? 'open' : undefined}>
+        <nav id="main-nav" aria-label="Main" className={navOpen ? 'main-nav open' : 'main-nav'}>
           <ul>
             {sections.map((s) => (
               <li key={s.id}>

@@ -21,6 +21,7 @@ const POLL_MS = 1500
 
 export function EventsPage({ route }: { route: Route }) {
   if (route.parts[1] === 'delivery' && route.parts[2]) return <DeliveryPage id={route.parts[2]} />
+  if (route.parts[1] === 'deliveries') return <DeliveryList />
   if (route.parts[1]) return <EventPage id={route.parts[1]} />
   return <EventList route={route} />
 }
@@ -52,16 +53,30 @@ function EventList({ route }: { route: Route }) {
   const [fresh, setFresh] = useState<Set<string>>(new Set())
   const [announce, setAnnounce] = useState('')
   const [seenTypes, setSeenTypes] = useState<string[]>([])
+  const [older, setOlder] = useState<PatchbayEvent[]>([])
+  /** Where the next older page starts: after the live page, or after the older pages loaded. */
+  const [liveNext, setLiveNext] = useState<number | null>(null)
+  const [olderNext, setOlderNext] = useState<number | null>(null)
+  const next = older.length ? olderNext : liveNext
   const known = useRef<Set<string> | null>(null)
   const inFlight = useRef(false)
+  /** Bumped when the filters change, so an answer for the old filters is dropped. */
+  const generation = useRef(0)
   const ids = { connector: useId(), type: useId(), types: useId() }
 
   const load = async () => {
     if (inFlight.current) return
     inFlight.current = true
+    const gen = generation.current
     try {
-      const res = await get<{ events: PatchbayEvent[] }>('/v1/events', { connector, type, limit: 50 })
+      const res = await get<{ events: PatchbayEvent[]; next: number | null }>('/v1/events', {
+        connector,
+        type,
+        limit: PAGE,
+      })
+      if (gen !== generation.current) return
       setError(null)
+      setLiveNext(res.next)
       const prev = known.current
       const added = prev ? res.events.filter((e) => !prev.has(e.id)) : []
       known.current = new Set(res.events.map((e) => e.id))
@@ -80,12 +95,31 @@ function EventList({ route }: { route: Route }) {
   // A new filter starts a new list.
   // biome-ignore lint/correctness/useExhaustiveDependencies: load reads the filters
   useEffect(() => {
+    generation.current++
+    inFlight.current = false
     known.current = null
     setEvents(null)
+    setOlder([])
+    setLiveNext(null)
+    setOlderNext(null)
     setFresh(new Set())
     void load()
   }, [connector, type])
   useInterval(() => void load(), live ? POLL_MS : null)
+  const loadOlder = useAction(async () => {
+    if (next === null) return
+    const gen = generation.current
+    const res = await get<{ events: PatchbayEvent[]; next: number | null }>('/v1/events', {
+      connector,
+      type,
+      limit: PAGE,
+      before: next,
+    })
+    if (gen !== generation.current) return
+    setOlder((o) => [...o, ...res.events])
+    setOlderNext(res.next)
+  })
+  const shown = events ? [...events, ...older.filter((o) => !events.some((e) => e.id === o.id))] : null
 
   return (
     <section aria-labelledby="events-title">
@@ -104,6 +138,7 @@ function EventList({ route }: { route: Route }) {
         Upstream happenings, stored once and delivered to every matching trigger. New events appear here as
         they arrive.
       </p>
+      <EventsTabs current="events" />
       <form className="filters row wrap end" aria-label="Filter events" onSubmit={(e) => e.preventDefault()}>
         <div className="field">
           <label htmlFor={ids.connector}>Connector</label>
@@ -139,11 +174,11 @@ function EventList({ route }: { route: Route }) {
         {announce}
       </p>
       <ErrorBox error={error} title="Events" />
-      {events === null ? (
+      {shown === null ? (
         error ? null : (
           <Loading what="Loading events" />
         )
-      ) : events.length === 0 ? (
+      ) : shown.length === 0 ? (
         <p className="muted">No events yet{connector || type ? ' for these filters' : ''}.</p>
       ) : (
         <div className="table-wrap">
@@ -159,7 +194,7 @@ function EventList({ route }: { route: Route }) {
               </tr>
             </thead>
             <tbody>
-              {events.map((e) => (
+              {shown.map((e) => (
                 <tr key={e.id} className={fresh.has(e.id) ? 'fresh' : undefined} data-event-id={e.id}>
                   <td data-label="Received">
                     <a href={href('events', e.id)}>
@@ -172,6 +207,136 @@ function EventList({ route }: { route: Route }) {
                   </td>
                   <td data-label="What">{summarize(e)}</td>
                   <td data-label="Triggers">{e.matchedTriggers}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ErrorBox error={loadOlder.error} title="Older events" />
+      {next !== null && shown?.length ? (
+        <button type="button" className="more" disabled={loadOlder.pending} onClick={() => loadOlder.run()}>
+          {loadOlder.pending ? 'Loading…' : 'Load older events'}
+        </button>
+      ) : null}
+    </section>
+  )
+}
+
+const PAGE = 50
+
+/** Events and deliveries are two views of the same traffic. */
+function EventsTabs({ current }: { current: 'events' | 'deliveries' }) {
+  return (
+    <nav aria-label="Events and deliveries" className="subnav">
+      <a href={href('events')} aria-current={current === 'events' ? 'page' : undefined}>
+        Events
+      </a>
+      <a href={href('events', 'deliveries')} aria-current={current === 'deliveries' ? 'page' : undefined}>
+        Deliveries
+      </a>
+    </nav>
+  )
+}
+
+/** Deliveries across events: failed and dead-lettered ones are found here. */
+function DeliveryList() {
+  const agents = useAgents()
+  const [status, setStatus] = useState('')
+  const [agentId, setAgentId] = useState('')
+  const list = useLoad(
+    (signal) =>
+      get<{ deliveries: Delivery[]; next: number | null }>(
+        '/v1/deliveries',
+        { status, agentId, limit: PAGE },
+        signal,
+      ),
+    [status, agentId],
+  )
+  useInterval(() => void list.reload(), POLL_MS)
+  const agentName = (aid: string) => agents.data?.agents.find((a) => a.id === aid)?.name ?? aid
+  const ids = { status: useId(), agent: useId() }
+  return (
+    <section aria-labelledby="deliveries-title">
+      <h1 id="deliveries-title" tabIndex={-1}>
+        Deliveries
+      </h1>
+      <p className="lede">
+        Each event on its way to each agent whose trigger matched: pushed to a webhook, read from a stream, or
+        run as a tool. Failed ones are retried, then dead-lettered; any can be replayed.
+      </p>
+      <EventsTabs current="deliveries" />
+      <form
+        className="filters row wrap end"
+        aria-label="Filter deliveries"
+        onSubmit={(e) => e.preventDefault()}
+      >
+        <div className="field">
+          <label htmlFor={ids.status}>Status</label>
+          <select id={ids.status} value={status} onChange={(e) => setStatus(e.target.value)}>
+            <option value="">Any status</option>
+            <option value="pending">pending</option>
+            <option value="delivered">delivered</option>
+            <option value="failed">failed</option>
+            <option value="dead">dead (dead-lettered)</option>
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={ids.agent}>Agent</label>
+          <select id={ids.agent} value={agentId} onChange={(e) => setAgentId(e.target.value)}>
+            <option value="">All agents</option>
+            {agents.data?.agents.map((a) => (
+              <option key={a.id} value={a.id}>
+                {a.name}
+              </option>
+            ))}
+          </select>
+        </div>
+      </form>
+      <ErrorBox error={list.error} title="Deliveries" />
+      {!list.data ? (
+        list.error ? null : (
+          <Loading what="Loading deliveries" />
+        )
+      ) : list.data.deliveries.length === 0 ? (
+        <p className="muted">No deliveries{status || agentId ? ' for these filters' : ''}.</p>
+      ) : (
+        <div className="table-wrap">
+          <table className="stack">
+            <caption className="visually-hidden">Deliveries, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Created</th>
+                <th scope="col">Agent</th>
+                <th scope="col">Target</th>
+                <th scope="col">Status</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">Event</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.deliveries.map((d) => (
+                <tr key={d.id}>
+                  <td data-label="Created">
+                    <a href={href('events', 'delivery', d.id)}>
+                      <Time iso={d.createdAt} />
+                    </a>
+                  </td>
+                  <td data-label="Agent">{agentName(d.agentId)}</td>
+                  <td data-label="Target">{target(d)}</td>
+                  <td data-label="Status">
+                    <Status value={d.status} />
+                    {d.lastError ? <div className="warn-text small">{d.lastError}</div> : null}
+                  </td>
+                  <td data-label="Attempts">
+                    {typeof d.attempts === 'number' ? d.attempts : d.attempts.length}
+                    {d.lastStatus ? <span className="muted small"> · last {d.lastStatus}</span> : null}
+                  </td>
+                  <td data-label="Event">
+                    <a href={href('events', d.eventId)}>
+                      <code>{d.eventId}</code>
+                    </a>
+                  </td>
                 </tr>
               ))}
             </tbody>
