@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import type { Config } from './config.ts'
 import { Engine } from './engine/engine.ts'
+import { createRedisPacer } from './kit/redis-pacer.ts'
 import { buildApp, loggerOptions } from './server/app.ts'
 import { bootstrapWorkspace } from './server/bootstrap.ts'
 import { openStore } from './store/database.ts'
@@ -38,7 +39,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   // One logger for the server and the engine, so both are redacted alike.
   const log =
     opts.logging === false ? pino({ level: 'silent' }) : pino(loggerOptions(config.logLevel) as object)
+  // With Redis, every instance sharing a token shares its pacing budget.
+  const redisPacer = config.redisUrl ? createRedisPacer(config.redisUrl) : null
   const engine = new Engine({
+    pacer: redisPacer ?? undefined,
     store,
     vault,
     baseUrls: opts.baseUrls,
@@ -71,6 +75,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     close: async () => {
       await app.close()
       await engine.close()
+      await redisPacer?.close()
     },
   }
 }
