@@ -20,11 +20,9 @@ export interface SandboxPorts {
 }
 
 /** Starts the named emulators (all three by default); a port of 0 picks a free one. */
-export async function startSandboxes(opts: {
-  host?: string
-  ports?: SandboxPorts
-  only?: Array<keyof SandboxPorts>
-} = {}): Promise<Sandboxes> {
+export async function startSandboxes(
+  opts: { host?: string; ports?: SandboxPorts; only?: Array<keyof SandboxPorts> } = {},
+): Promise<Sandboxes> {
   const want = new Set(opts.only ?? ['taskboard', 'codehost', 'contactdata'])
   const host = opts.host ?? '127.0.0.1'
   const ports = opts.ports ?? {}
@@ -64,7 +62,10 @@ export function describeSandboxes(s: Sandboxes): string {
   }
   if (s.contactdata) {
     const d = s.contactdata.demo
-    lines.push(`contact-data sandbox ${s.contactdata.url}`, `  demo account ${d.accountName}; API key ${d.apiKey}`)
+    lines.push(
+      `contact-data sandbox ${s.contactdata.url}`,
+      `  demo account ${d.accountName}; API key ${d.apiKey}`,
+    )
   }
   return lines.join('\n')
 }

@@ -11,7 +11,9 @@ const sandboxes = await startSandboxes({
   },
 })
 console.log(describeSandboxes(sandboxes))
-console.log('Control API: POST <address>/_sandbox/reset, /_sandbox/clock, /_sandbox/faults … (see sandbox/*/README.md)')
+console.log(
+  'Control API: POST <address>/_sandbox/reset, /_sandbox/clock, /_sandbox/faults … (see sandbox/*/README.md)',
+)
 
 const stop = async () => {
   await sandboxes.close()

@@ -59,7 +59,7 @@ function parseWebUrls(env: NodeJS.ProcessEnv): Config['webUrls'] {
  * `PATCHBAY_CONTACTDATA_CACHE_TTL_MS`, `PATCHBAY_CONTACTDATA_CACHE_MAX_ENTRIES` and
  * `PATCHBAY_CONTACTDATA_COALESCE_MS` (0 turns the cache or coalescing off).
  */
-function parseLookups(env: NodeJS.ProcessEnv, int: (name: string) => number | undefined): Config['lookups'] {
+function parseLookups(int: (name: string) => number | undefined): Config['lookups'] {
   const out: Config['lookups'] = {}
   for (const id of ['contactdata']) {
     const p = `PATCHBAY_${id.toUpperCase()}_`
@@ -125,9 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     minPollIntervalMs: int('PATCHBAY_MIN_POLL_INTERVAL_MS', 10_000),
     oauthApps: parseOAuthApps(env),
     webUrls: parseWebUrls(env),
-    lookups: parseLookups(env, (name) =>
-      env[name] === undefined || env[name] === '' ? undefined : int(name, 0),
-    ),
+    lookups: parseLookups((name) => (env[name] === undefined || env[name] === '' ? undefined : int(name, 0))),
   }
 }
 

@@ -86,7 +86,12 @@ export function createEmulator(opts: EmulatorOptions): Emulator {
   })
   app.get('/_sandbox/clock', async () => clock.toJSON())
   app.post('/_sandbox/clock', async (req) => {
-    const body = (req.body ?? {}) as { freeze?: boolean; atMs?: number; advanceMs?: number; unfreeze?: boolean }
+    const body = (req.body ?? {}) as {
+      freeze?: boolean
+      atMs?: number
+      advanceMs?: number
+      unfreeze?: boolean
+    }
     if (body.freeze) clock.freeze(body.atMs)
     if (body.advanceMs) clock.advance(body.advanceMs)
     if (body.unfreeze) clock.unfreeze()

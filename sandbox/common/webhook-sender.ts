@@ -65,7 +65,8 @@ export class WebhookSender {
       outcome: 'pending',
     }
     this.deliveries.push(record)
-    if (this.deliveries.length > this.#maxKept) this.deliveries.splice(0, this.deliveries.length - this.#maxKept)
+    if (this.deliveries.length > this.#maxKept)
+      this.deliveries.splice(0, this.deliveries.length - this.#maxKept)
     const done = this.#run(record, opts)
     return { record, done }
   }
@@ -87,7 +88,11 @@ export class WebhookSender {
           signal: AbortSignal.timeout(opts.timeoutMs),
         })
         await res.arrayBuffer().catch(() => undefined)
-        record.attempts.push({ at: this.#clock.iso(), status: res.status, durationMs: performance.now() - started })
+        record.attempts.push({
+          at: this.#clock.iso(),
+          status: res.status,
+          durationMs: performance.now() - started,
+        })
         if (res.status === 410) {
           record.outcome = 'gone'
           return record

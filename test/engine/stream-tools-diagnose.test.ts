@@ -70,8 +70,7 @@ async function readStream(agentId: string, count: number, lastEventId?: string) 
   try {
     for await (const chunk of res.body as any) {
       buffer += decoder.decode(chunk, { stream: true })
-      let i: number
-      while ((i = buffer.indexOf('\n\n')) >= 0) {
+      for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
         const frame = buffer.slice(0, i)
         buffer = buffer.slice(i + 2)
         const id = /^id: (.*)$/m.exec(frame)?.[1]

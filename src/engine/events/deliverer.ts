@@ -312,7 +312,7 @@ export class Deliverer {
   async #runTool(id: string): Promise<void> {
     try {
       const [row] = await this.#joined([id])
-      if (!row || row.status !== 'pending') return
+      if (row?.status !== 'pending') return
       const target = JSON.parse(row.target)
       const event = JSON.parse(this.body(row)).data.event
       const started = performance.now()

@@ -58,7 +58,7 @@ export class Poller {
       .selectAll()
       .where('id', '=', triggerId)
       .executeTakeFirst()
-    if (!row || !row.poll_interval_ms) return null
+    if (!row?.poll_interval_ms) return null
     const reg = this.#o.registry.triggers.get(row.trigger_key)
     const now = new Date()
     const next = new Date(now.getTime() + row.poll_interval_ms).toISOString()
