@@ -310,9 +310,15 @@ export class TriggerService {
       const given = f.value ? f.value(config) : f.field ? config[f.field] : undefined
       for (const value of Array.isArray(given) ? given : [given]) {
         if (typeof value !== 'string' || !value) continue
+        // Repository names are case-insensitive upstream (and in the step scope checks).
         const allowed =
-          f.kind === 'repository' ? scope.repositories : f.kind === 'board' ? scope.boards : null
-        if (allowed && !allowed.includes(value))
+          f.kind === 'repository'
+            ? scope.repositories.map((r) => r.toLowerCase())
+            : f.kind === 'board'
+              ? scope.boards
+              : null
+        const wanted = f.kind === 'repository' ? value.toLowerCase() : value
+        if (allowed && !allowed.includes(wanted))
           throw new PatchbayError(
             403,
             'SCOPE_DENIED',
