@@ -154,6 +154,31 @@ test('a tool started by a trigger on board A creates a card on board B', async (
   assert.equal(runs[0].steps[1].output.id, mirrored.id)
 })
 
+test('a trigger whose tool was deleted fails its delivery with the reason, once', async () => {
+  const agentId = await makeAgent({ type: 'stream' })
+  const tool = await t.api('POST', `/v1/agents/${agentId}/tools`, {
+    name: 'soon gone',
+    steps: [{ stepId: 'taskboard.get_card', connectionId, input: { idCard: '{{event.data.card.id}}' } }],
+  })
+  const trig = await t.api('POST', `/v1/agents/${agentId}/triggers`, {
+    trigger: 'taskboard.new_card',
+    connectionId,
+    config: { idBoard: sandbox.demo.boardId },
+    target: { type: 'tool', toolId: tool.body.id },
+  })
+  assert.equal(trig.status, 201, JSON.stringify(trig.body))
+  assert.equal((await t.api('DELETE', `/v1/agents/${agentId}/tools/${tool.body.id}`)).status, 204)
+  await tb('POST', '/1/cards', { idList: sandbox.demo.listIds[0], name: 'no tool to run' })
+  const [failed] = await eventually(
+    async () => (await t.api('GET', `/v1/deliveries?triggerId=${trig.body.id}`)).body.deliveries,
+    (d: any[]) => d.length === 1 && d[0].status !== 'pending',
+  )
+  assert.equal(failed.status, 'failed')
+  assert.match(failed.lastError, /TOOL_NOT_FOUND|not found/i)
+  const detail = await t.api('GET', `/v1/deliveries/${failed.id}`)
+  assert.equal(detail.body.attempts.length, 1, 'not picked up again and again')
+})
+
 test('diagnose: a Card Moved trigger that sees only title edits names the event type mismatch', async () => {
   const agentId = await makeAgent({ type: 'stream' })
   const trig = (

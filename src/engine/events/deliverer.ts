@@ -316,12 +316,19 @@ export class Deliverer {
       const target = JSON.parse(row.target)
       const event = JSON.parse(this.body(row)).data.event
       const started = performance.now()
+      // A run that cannot start (the tool was deleted, its input is refused) fails the delivery
+      // with the reason, instead of leaving it pending to be picked up again and again.
       const run = await this.tools!.run(row.workspace_id, row.agent_id, target.toolId, {
         input: event.data,
         event,
         triggerId: row.trigger_id,
         eventId: row.event_id,
-      })
+      }).catch((err: Error & { code?: string }) => ({
+        id: null as string | null,
+        status: 'failed',
+        errorCode: err.code ?? 'INTERNAL',
+        errorMessage: err.message,
+      }))
       const ok = run.status === 'succeeded'
       const at = nowIso()
       await this.#o.db.transaction().execute(async (trx) => {
