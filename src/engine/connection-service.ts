@@ -46,6 +46,8 @@ export function connectionView(row: ConnectionRow): ConnectionView {
 }
 
 export class ConnectionService {
+  /** Runs after a reconnect put new credentials in place (the engine re-registers webhooks). */
+  onReplaced: (connectionId: string, previous: Credentials) => Promise<void> = async () => {}
   #repo: Connections
   #vault: Vault
   #registry: Registry
@@ -113,6 +115,7 @@ export class ConnectionService {
         `The credentials belong to ${identity.accountName}, but connection ${id} is for ${row.account_name}.`,
         { hint: 'Reconnect with the same account, or create a new connection for the other account.' },
       )
+    const previous = this.#vault.open<Credentials>(row.secret)
     await this.#repo.replaceSecret(id, {
       secret: this.#vault.seal(credentials),
       account_name: identity.accountName,
@@ -120,6 +123,7 @@ export class ConnectionService {
       auth_method: input.authMethod,
     })
     this.#cache.delete(id)
+    await this.onReplaced(id, previous)
     return connectionView((await this.#repo.get(workspaceId, id))!)
   }
 

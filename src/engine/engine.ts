@@ -172,7 +172,8 @@ export class Engine {
       publicUrl: () => this.events.triggers.publicUrl,
     })
     // A reconnect through a sign-in registers the connection's webhooks again, as POST …/reconnect does.
-    this.oauth.onReconnected = (id) => this.events.triggers.reregisterForConnection(id)
+    // Every reconnect (credentials or sign-in) registers the connection's webhooks again.
+    this.connections.onReplaced = (id, previous) => this.events.triggers.reregisterForConnection(id, previous)
     // An agent's triggers (and, with the last of them, their upstream webhooks) go with it.
     this.agents.onDeleted((workspaceId, agentId) => this.events.triggers.deleteForAgent(workspaceId, agentId))
   }

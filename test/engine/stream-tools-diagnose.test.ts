@@ -300,3 +300,37 @@ test('diagnose: a lapsed connection is named first, with the fix', async () => {
   assert.match(deleted.body.cleanup.error, /could not be removed/)
   assert.equal((await t.api('GET', `/v1/triggers/${trig.id}`)).status, 404)
 })
+
+test('reconnecting with a new token moves the webhook to it: the old token keeps none', async () => {
+  const oldToken = await mintDemoToken(sandbox)
+  const conn = (
+    await t.api('POST', '/v1/connections', {
+      connector: 'taskboard',
+      authMethod: 'api_key_token',
+      credentials: { key: sandbox.demo.key, token: oldToken, secret: sandbox.demo.secret },
+    })
+  ).body.id
+  const agentId = await makeAgent({ type: 'stream' }, [sandbox.demo.boardId], [conn])
+  const trig = await t.api('POST', `/v1/agents/${agentId}/triggers`, {
+    trigger: 'taskboard.new_card',
+    connectionId: conn,
+    config: { idBoard: sandbox.demo.boardId },
+  })
+  assert.equal(trig.status, 201, JSON.stringify(trig.body))
+  const hooksOf = async (token: string) =>
+    (await fetch(`${sandbox.url}/1/tokens/${token}/webhooks`, {
+      headers: { authorization: `OAuth oauth_consumer_key="${sandbox.demo.key}", oauth_token="${token}"` },
+    }).then((r) => r.json())) as any[]
+  assert.equal((await hooksOf(oldToken)).length, 1)
+
+  const newToken = await mintDemoToken(sandbox)
+  const fixed = await t.api('POST', `/v1/connections/${conn}/reconnect`, {
+    authMethod: 'api_key_token',
+    credentials: { key: sandbox.demo.key, token: newToken, secret: sandbox.demo.secret },
+  })
+  assert.equal(fixed.status, 200, JSON.stringify(fixed.body))
+  assert.equal((await hooksOf(newToken)).length, 1)
+  assert.equal((await hooksOf(oldToken)).length, 0, 'no second webhook left delivering the same changes')
+  const view = (await t.api('GET', `/v1/triggers/${trig.body.id}`)).body
+  assert.equal(view.webhook.upstreamHookId, (await hooksOf(newToken))[0].id)
+})

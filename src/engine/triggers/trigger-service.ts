@@ -5,7 +5,7 @@
 // triggers listen on a subscription.
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { ConnectorDefinition, TriggerDefinition } from '../../kit/define.ts'
+import type { ConnectorDefinition, Credentials, TriggerDefinition } from '../../kit/define.ts'
 import { badRequest, notFound, PatchbayError, validationError } from '../../kit/errors.ts'
 import type { Http } from '../../kit/http.ts'
 import { nowIso } from '../../store/ids.ts'
@@ -220,9 +220,34 @@ export class TriggerService {
     return { triggers: rows.length, cleanupErrors: errors }
   }
 
-  /** After a reconnect: the connection's webhooks are registered again with the new credentials. */
-  async reregisterForConnection(connectionId: string): Promise<void> {
-    for (const sub of await this.#subs.forConnection(connectionId)) await this.#reconcileOne(sub)
+  /**
+   * After a reconnect: the connection's webhooks are registered again with the new credentials.
+   * Where that made a new upstream webhook (task-board webhooks belong to a token), the one made
+   * with the previous credentials is removed afterwards — after, so no change is missed between
+   * the two, and best effort, since the old credentials may no longer work.
+   */
+  async reregisterForConnection(connectionId: string, previous?: Credentials): Promise<void> {
+    for (const sub of await this.#subs.forConnection(connectionId)) {
+      await this.#reconcileOne(sub)
+      const now = await this.#subs.get(sub.id)
+      if (!previous || !sub.upstream_hook_id || !now || now.upstream_hook_id === sub.upstream_hook_id)
+        continue
+      const connector = this.#registry.connector(sub.connector)!
+      const old = this.#clients.create({
+        connector,
+        credentials: previous,
+        paced: true,
+        storedConnection: false,
+      })
+      await connector
+        .webhooks!.unregister(old, sub.upstream_hook_id)
+        .catch((err) =>
+          this.#log.info(
+            { subscription: sub.id, err: (err as Error).message },
+            'the previous webhook could not be removed',
+          ),
+        )
+    }
   }
 
   /** On start: every stored webhook exists upstream, and none is left without triggers. */

@@ -80,10 +80,8 @@ export const connectionRoutes =
       },
       async (req) => {
         requireAdmin(req)
-        const view = await engine.connections.reconnect(req.caller.workspaceId, req.params.id, req.body)
-        // The connection's webhooks are registered again with the fresh credentials.
-        await engine.events.triggers.reregisterForConnection(view.id)
-        return view
+        // Its webhooks are registered again with the fresh credentials (ConnectionService.onReplaced).
+        return engine.connections.reconnect(req.caller.workspaceId, req.params.id, req.body)
       },
     )
     app.delete(
