@@ -45,6 +45,15 @@ export const loggerOptions = (level: string): FastifyServerOptions['logger'] => 
     ],
     censor: '[redacted]',
   },
+  serializers: {
+    // Query strings are left out of request logs: sign-in callbacks carry codes and tokens there.
+    req: (req: { method: string; url: string; hostname?: string; ip?: string }) => ({
+      method: req.method,
+      url: req.url.split('?')[0],
+      hostname: req.hostname,
+      remoteAddress: req.ip,
+    }),
+  },
 })
 
 export async function buildApp(
