@@ -3,7 +3,6 @@
 // one delivery per match. Fresh deliveries from the ingress go through in the same commit as
 // their inbox rows (one write for the whole batch, before the upstream gets its 200); inbox rows
 // left pending — by an older process, or by a failure here — are drained the same way.
-import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
 import type { NormalizedEvent } from '../../kit/define.ts'
@@ -15,6 +14,7 @@ import type { Registry } from '../registry.ts'
 import type { AgentDirectory } from '../triggers/directories.ts'
 import type { ListeningTrigger, TriggerService } from '../triggers/trigger-service.ts'
 import type { Deliverer } from './deliverer.ts'
+import { deliveryRow, eventRow } from './records.ts'
 
 const BATCH = 500
 
@@ -121,21 +121,18 @@ export class Pipeline {
     const newEvents: NewEvent[] = []
     for (const { sub, events: evs, receivedAt } of items)
       for (const e of evs)
-        newEvents.push({
-          id: `evt_${randomUUID()}`,
-          workspace_id: sub.workspace_id,
-          connector: sub.connector,
-          subscription_id: sub.id,
-          connection_id: sub.connection_id,
-          model: sub.model,
-          upstream_id: e.id,
-          type: e.type,
-          refs: JSON.stringify(e.refs),
-          data: JSON.stringify(e.data),
-          occurred_at: e.occurredAt ?? now,
-          received_at: receivedAt,
-          matched: 0,
-        })
+        newEvents.push(
+          eventRow(e, {
+            workspaceId: sub.workspace_id,
+            connector: sub.connector,
+            subscriptionId: sub.id,
+            connectionId: sub.connection_id,
+            model: sub.model,
+            receivedAt,
+            now,
+            matched: 0,
+          }),
+        )
     const stored = await events.upsertMany(trx, newEvents)
     const created: NewDelivery[] = []
     const matchedCount = new Map<string, number>()
@@ -152,28 +149,17 @@ export class Pipeline {
           }
           if (!fires) continue
           matchedCount.set(event.id, (matchedCount.get(event.id) ?? 0) + 1)
-          const kind =
-            t.target.type === 'tool' ? 'tool' : (match.deliveryKinds.get(t.row.agent_id) ?? 'webhook')
-          const pull = kind === 'stream'
-          created.push({
-            id: `dlv_${randomUUID()}`,
-            workspace_id: t.row.workspace_id,
-            agent_id: t.row.agent_id,
-            event_id: event.id,
-            trigger_id: t.row.id,
-            target: JSON.stringify(
-              t.target.type === 'tool' ? { type: 'tool', toolId: t.target.toolId } : { type: kind },
-            ),
-            // A pull delivery is delivered once it is in the agent's stream.
-            status: pull ? 'delivered' : 'pending',
-            attempts: 0,
-            next_attempt_at: pull ? null : now,
-            last_status: null,
-            last_error: null,
-            tool_run_id: null,
-            created_at: now,
-            delivered_at: pull ? now : null,
-          })
+          created.push(
+            deliveryRow({
+              workspaceId: t.row.workspace_id,
+              agentId: t.row.agent_id,
+              triggerId: t.row.id,
+              eventId: event.id,
+              target: t.target,
+              agentDelivery: match.deliveryKinds.get(t.row.agent_id) ?? 'webhook',
+              now,
+            }),
+          )
         }
       }
     }

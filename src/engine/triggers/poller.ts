@@ -1,16 +1,16 @@
 // Polled triggers (due-date reminders, notifications): each runs on its schedule with the
 // connection's paced client, keeps a cursor, and gives each event a stable id, so a repeated
 // poll emits nothing twice (the events table and the deliveries' unique key both hold).
-import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import { PatchbayError } from '../../kit/errors.ts'
-import { deliveries, events, type NewDelivery } from '../../store/event-log.ts'
+import { deliveries, events } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
 import type { TriggerRow, Triggers } from '../../store/triggers.ts'
 import type { ConnectionService } from '../connection-service.ts'
 import type { Deliverer } from '../events/deliverer.ts'
+import { deliveryRow, eventRow } from '../events/records.ts'
 import type { JobQueue } from '../job-queue.ts'
 import type { Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream-clients.ts'
@@ -87,54 +87,40 @@ export class Poller {
         JSON.parse(row.config),
       )
       const target = JSON.parse(row.target)
-      const kind = target.type === 'tool' ? 'tool' : (agent?.delivery.type ?? 'webhook')
       const at = nowIso()
-      const created: NewDelivery[] = []
-      await this.#o.db.transaction().execute(async (trx) => {
+      const created = await this.#o.db.transaction().execute(async (trx) => {
         const stored = await events.upsertMany(
           trx,
-          result.events.map((e) => ({
-            id: `evt_${randomUUID()}`,
-            workspace_id: row.workspace_id,
-            connector: connector.id,
-            subscription_id: `poll:${row.id}`,
-            connection_id: row.connection_id,
-            model: 'poll',
-            upstream_id: e.id,
-            type: e.type,
-            refs: JSON.stringify(e.refs),
-            data: JSON.stringify(e.data),
-            occurred_at: e.occurredAt ?? at,
-            received_at: at,
-            matched: 1,
-          })),
-        )
-        const already = new Set(
-          (await deliveries.list(trx, row.workspace_id, { triggerId: row.id, limit: 10_000 })).map(
-            (d) => d.event_id,
+          result.events.map((e) =>
+            eventRow(e, {
+              workspaceId: row.workspace_id,
+              connector: connector.id,
+              subscriptionId: `poll:${row.id}`,
+              connectionId: row.connection_id,
+              model: 'poll',
+              receivedAt: at,
+              now: at,
+              matched: 1,
+            }),
           ),
         )
-        for (const e of result.events) {
+        const rows = result.events.flatMap((e) => {
           const event = stored.get(`${connector.id}:${e.id}`)
-          if (!event || already.has(event.id)) continue
-          created.push({
-            id: `dlv_${randomUUID()}`,
-            workspace_id: row.workspace_id,
-            agent_id: row.agent_id,
-            event_id: event.id,
-            trigger_id: row.id,
-            target: JSON.stringify(target.type === 'tool' ? target : { type: kind }),
-            status: kind === 'stream' ? 'delivered' : 'pending',
-            attempts: 0,
-            next_attempt_at: kind === 'stream' ? null : at,
-            last_status: null,
-            last_error: null,
-            tool_run_id: null,
-            created_at: at,
-            delivered_at: kind === 'stream' ? at : null,
-          })
-        }
-        await deliveries.insertMany(trx, created)
+          if (!event) return []
+          return [
+            deliveryRow({
+              workspaceId: row.workspace_id,
+              agentId: row.agent_id,
+              triggerId: row.id,
+              eventId: event.id,
+              target,
+              agentDelivery: agent?.delivery.type ?? 'webhook',
+              now: at,
+            }),
+          ]
+        })
+        // An event this trigger already delivered is left out by the (event, trigger) unique key.
+        const inserted = await deliveries.insertMany(trx, rows)
         await trx
           .updateTable('triggers')
           .set({
@@ -145,9 +131,10 @@ export class Poller {
           })
           .where('id', '=', row.id)
           .execute()
+        return inserted
       })
       emitted = created.length
-      if (created.length) await this.#o.deliverer.dispatchNew(created.map((d) => d.id))
+      if (created.length) await this.#o.deliverer.dispatchNew(created)
     } catch (err) {
       const message = (err as Error).message
       this.#o.log.warn({ trigger: row.id, err: message }, 'poll failed')

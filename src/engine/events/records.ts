@@ -1,0 +1,71 @@
+// The rows an upstream happening becomes, built one way whether it came through a webhook (the
+// pipeline) or a poll (the poller).
+import { randomUUID } from 'node:crypto'
+import type { NormalizedEvent } from '../../kit/define.ts'
+import type { NewDelivery, NewEvent } from '../../store/event-log.ts'
+
+export function eventRow(
+  e: NormalizedEvent,
+  where: {
+    workspaceId: string
+    connector: string
+    subscriptionId: string
+    connectionId: string
+    model: string
+    receivedAt: string
+    now: string
+    matched: number
+  },
+): NewEvent {
+  return {
+    id: `evt_${randomUUID()}`,
+    workspace_id: where.workspaceId,
+    connector: where.connector,
+    subscription_id: where.subscriptionId,
+    connection_id: where.connectionId,
+    model: where.model,
+    upstream_id: e.id,
+    type: e.type,
+    refs: JSON.stringify(e.refs),
+    data: JSON.stringify(e.data),
+    occurred_at: e.occurredAt ?? where.now,
+    received_at: where.receivedAt,
+    matched: where.matched,
+  }
+}
+
+/**
+ * One event on its way to one agent. `target` is the trigger's: the agent (then `agentDelivery`,
+ * its webhook or stream, decides) or one of its tools.
+ */
+export function deliveryRow(d: {
+  workspaceId: string
+  agentId: string
+  triggerId: string
+  eventId: string
+  target: { type: 'agent' } | { type: 'tool'; toolId: string }
+  agentDelivery: string
+  now: string
+}): NewDelivery {
+  const kind = d.target.type === 'tool' ? 'tool' : d.agentDelivery
+  // A pull delivery is delivered once it is in the agent's stream.
+  const pull = kind === 'stream'
+  return {
+    id: `dlv_${randomUUID()}`,
+    workspace_id: d.workspaceId,
+    agent_id: d.agentId,
+    event_id: d.eventId,
+    trigger_id: d.triggerId,
+    target: JSON.stringify(
+      d.target.type === 'tool' ? { type: 'tool', toolId: d.target.toolId } : { type: kind },
+    ),
+    status: pull ? 'delivered' : 'pending',
+    attempts: 0,
+    next_attempt_at: pull ? null : d.now,
+    last_status: null,
+    last_error: null,
+    tool_run_id: null,
+    created_at: d.now,
+    delivered_at: pull ? d.now : null,
+  }
+}
