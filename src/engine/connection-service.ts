@@ -3,6 +3,8 @@
 // connection lapsed when the upstream refuses it.
 import type { ConnectorDefinition, Credentials } from '../kit/define.ts'
 import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
+import type { UpstreamClient } from '../kit/http.ts'
+import type { Budget } from '../kit/pacer.ts'
 import type { ConnectionRow, Connections } from '../store/connections.ts'
 import type { Vault } from '../store/vault.ts'
 import type { Registry } from './registry.ts'
@@ -148,6 +150,30 @@ export class ConnectionService {
     const loaded = { row, credentials: this.#vault.open<Credentials>(row.secret) }
     this.#cache.set(id, loaded)
     return loaded
+  }
+
+  /**
+   * ctx.http with a stored connection's credentials: a 401 that refuses them marks the
+   * connection lapsed. Every caller working for a connection builds its client here.
+   */
+  client(
+    connectionId: string,
+    connector: ConnectorDefinition,
+    credentials: Credentials,
+    opts: {
+      paced: boolean
+      pacing?: Budget
+      onResponse?: (status: number, headers: Record<string, string>) => void
+    },
+  ): UpstreamClient {
+    return this.#clients.create({
+      ...opts,
+      connector,
+      credentials,
+      storedConnection: true,
+      onUnauthorized: (message) =>
+        this.markLapsed(connectionId, `${connector.name} refused the credentials: ${message}`),
+    })
   }
 
   async markLapsed(id: string, reason: string): Promise<void> {

@@ -90,7 +90,6 @@ export class EventSystem {
       triggers: triggerRows,
       registry,
       connections,
-      clients,
       deliverer: this.deliverer,
       jobs: this.jobs,
       log,

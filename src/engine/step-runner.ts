@@ -137,21 +137,10 @@ export class StepRunner {
       connectionId,
       credentials,
     })
-    const http = this.#clients.create({
-      pacing: lent?.pacing,
-      onResponse: lent?.onResponse,
-      connector,
-      credentials,
-      paced: !step.passThrough,
-      storedConnection: connectionId !== null,
-      onUnauthorized: connectionId
-        ? (message) =>
-            this.#connections.markLapsed(
-              connectionId,
-              `${connector.name} refused the credentials: ${message}`,
-            )
-        : undefined,
-    })
+    const clientOptions = { paced: !step.passThrough, pacing: lent?.pacing, onResponse: lent?.onResponse }
+    const http = connectionId
+      ? this.#connections.client(connectionId, connector, credentials, clientOptions)
+      : this.#clients.create({ ...clientOptions, connector, credentials, storedConnection: false })
 
     let status: 'succeeded' | 'failed' = 'failed'
     let errorCode: string | null = null

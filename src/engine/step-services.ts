@@ -125,18 +125,7 @@ export class StepServices {
         // Bulk calls are paced like the step's own requests but not metered by the run's hook:
         // the batcher splits their charge among the runs that shared them.
         http: () =>
-          this.#clients.create({
-            connector,
-            credentials: run.credentials,
-            paced: true,
-            storedConnection: true,
-            pacing,
-            onUnauthorized: (message) =>
-              this.#connections.markLapsed(
-                connectionId,
-                `${connector.name} refused the credentials: ${message}`,
-              ),
-          }),
+          this.#connections.client(connectionId, connector, run.credentials, { paced: true, pacing }),
         charge,
       }
       services.context.batch = (spec, queries) => batcher.add(spec, queries, batchCaller)

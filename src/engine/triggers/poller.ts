@@ -13,7 +13,6 @@ import type { Deliverer } from '../events/deliverer.ts'
 import { deliveryRow, eventRow } from '../events/records.ts'
 import type { JobQueue } from '../job-queue.ts'
 import type { Registry } from '../registry.ts'
-import type { UpstreamClients } from '../upstream-clients.ts'
 import type { AgentDirectory } from './directories.ts'
 
 export interface PollerOptions {
@@ -21,7 +20,6 @@ export interface PollerOptions {
   triggers: Triggers
   registry: Registry
   connections: ConnectionService
-  clients: UpstreamClients
   deliverer: Deliverer
   jobs: JobQueue
   log: FastifyBaseLogger
@@ -69,16 +67,8 @@ export class Poller {
       if (loaded.row.status === 'lapsed')
         throw new PatchbayError(409, 'CONNECTION_LAPSED', 'the connection has lapsed; reconnect it')
       const connector = reg.connector
-      const http = this.#o.clients.create({
-        connector,
-        credentials: loaded.credentials,
+      const http = this.#o.connections.client(row.connection_id, connector, loaded.credentials, {
         paced: true,
-        storedConnection: true,
-        onUnauthorized: (m) =>
-          this.#o.connections.markLapsed(
-            row.connection_id,
-            `${connector.name} refused the credentials: ${m}`,
-          ),
       })
       // The agent's scope goes to the poll, for polls that read beyond one board.
       const agent = await this.agents?.get(row.workspace_id, row.agent_id)

@@ -362,14 +362,7 @@ export class TriggerService {
   ): Promise<{ http: Http; connector: ConnectorDefinition }> {
     const loaded = await this.#connections.load(workspaceId, connectionId)
     const connector = this.#registry.connector(loaded.row.connector)!
-    const http = this.#clients.create({
-      connector,
-      credentials: loaded.credentials,
-      paced: true,
-      storedConnection: true,
-      onUnauthorized: (m) =>
-        this.#connections.markLapsed(connectionId, `${connector.name} refused the credentials: ${m}`),
-    })
+    const http = this.#connections.client(connectionId, connector, loaded.credentials, { paced: true })
     return { http, connector }
   }
 

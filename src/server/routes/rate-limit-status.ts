@@ -75,13 +75,8 @@ export const rateLimitStatusRoutes =
         let upstream: Record<string, ReturnType<typeof view>> | null = null
         let upstreamError: { code: string; message: string } | undefined
         if (support?.status && req.query.upstream === 'true' && loaded.row.status === 'active') {
-          const http = engine.clients.create({
-            connector,
-            credentials: loaded.credentials,
+          const http = engine.connections.client(loaded.row.id, connector, loaded.credentials, {
             paced: false,
-            storedConnection: true,
-            onUnauthorized: (m) =>
-              engine.connections.markLapsed(loaded.row.id, `${connector.name} refused the credentials: ${m}`),
           })
           try {
             const got = await support.status(http)
