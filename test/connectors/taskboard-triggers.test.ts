@@ -268,6 +268,43 @@ test('Custom Webhook Events hears the other boards it names, and not boards it d
   assert.deepEqual(await fired(onC.actions), [])
 })
 
+test('a move to another board fires Card Moved and Card Updated once on each board, as moveCardFromBoard and moveCardToBoard', async () => {
+  await addTrigger('B:card_moved', 'taskboard.card_moved', { idBoard: boardB.id })
+  await addTrigger('B:card_updated', 'taskboard.card_updated', { idBoard: boardB.id })
+  await addTrigger('B:activity:update', 'taskboard.new_board_activity', {
+    idBoard: boardB.id,
+    types: ['update'],
+  })
+  const traveller = (await act({ type: 'createCard', idList: todo, name: 'Traveller' })).result.id
+  const { actions } = await act({ type: 'moveCard', id: traveller, idList: boardB.list })
+  // The board it left hears moveCardFromBoard, the board it reached moveCardToBoard; no updateCard.
+  assert.deepEqual(
+    actions.map((a: any) => [a.type, a.data.board.id]),
+    [
+      ['moveCardFromBoard', sandbox.demo.boardId],
+      ['moveCardToBoard', boardB.id],
+    ],
+  )
+  // Each board's triggers fire once; the filter on both boards hears each board's half.
+  assert.deepEqual(await fired(actions), [
+    'B:activity:update',
+    'B:card_moved',
+    'B:card_updated',
+    'card_moved',
+    'card_updated',
+    'custom:A+B comments,moves',
+    'custom:A+B comments,moves',
+  ])
+  const arrived = (await t.api('GET', '/v1/events?type=moveCardToBoard&limit=5')).body.events[0]
+  assert.equal(arrived.refs.board, boardB.id)
+  assert.equal(arrived.refs.list, boardB.list)
+  assert.equal(arrived.data.boardSource.id, sandbox.demo.boardId)
+  const left = (await t.api('GET', '/v1/events?type=moveCardFromBoard&limit=5')).body.events[0]
+  assert.equal(left.refs.board, sandbox.demo.boardId)
+  assert.equal(left.refs.list, todo)
+  assert.equal(left.data.boardTarget.id, boardB.id)
+})
+
 test('New Board fires when the account creates a board', async () => {
   const { result, actions } = await act({ type: 'createBoard', name: 'Launch plan' })
   assert.deepEqual(await fired(actions), ['new_board'])

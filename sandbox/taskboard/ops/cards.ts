@@ -218,27 +218,16 @@ export function updateCard(s: Store, ctx: Ctx, rawId: string, p: Params): Card {
       list,
       ...((extra.listBefore ? [s.lists.get((extra.listBefore as { id: string }).id)!] : []) as List[]),
     ]
-    const action = record(s, actor, 'updateCard', data, key, {
-      board: b,
-      lists,
-      card,
-      models: old.idBoard ? [old.idBoard as string] : [],
-    })
+    const action = record(s, actor, 'updateCard', data, key, { board: b, lists, card })
     if (notifyMembers)
       notify(s, cardMembers(), actor, 'changeCard', action, { ...cardData(s, card), ...extra, old })
   }
 
-  if (target && target.list.id !== card.idList) {
+  if (target && target.board.id !== card.idBoard) {
+    moveToBoard(s, actor, card, target, position)
+  } else if (target && target.list.id !== card.idList) {
     const before = s.lists.get(card.idList)!
     const old: Record<string, unknown> = { idList: card.idList }
-    if (target.board.id !== card.idBoard) {
-      old.idBoard = card.idBoard
-      card.idBoard = target.board.id
-      card.idShort = target.board.nextIdShort++
-      card.idLabels = []
-      card.idMembers = card.idMembers.filter((id) => s.isOnBoard(target.board, id))
-      for (const id of card.idChecklists) s.checklists.get(id)!.idBoard = target.board.id
-    }
     card.idList = target.list.id
     if (position !== undefined) {
       old.pos = card.pos
@@ -318,6 +307,58 @@ export function updateCard(s: Store, ctx: Ctx, rawId: string, p: Params): Card {
     else card.subscribers.delete(actor.id)
   }
   return card
+}
+
+/**
+ * A move to another board is two actions, as the real service records it: `moveCardFromBoard` on
+ * the board the card left (data.board is that board, data.boardTarget where it went, data.list the
+ * list it left) and `moveCardToBoard` on the board it reached (data.board, data.boardSource,
+ * data.list the list it reached). Each reaches its own board's webhooks and members; no
+ * `updateCard` is recorded for the move. Labels stay behind (they belong to the board) and members
+ * who are not on the new board come off the card.
+ */
+function moveToBoard(
+  s: Store,
+  actor: Member,
+  card: Card,
+  target: { list: List; board: Board },
+  position: ReturnType<typeof pos>,
+): void {
+  const { board: from, list: before } = where(s, card)
+  record(
+    s,
+    actor,
+    'moveCardFromBoard',
+    {
+      board: ref.board(from),
+      boardTarget: { id: target.board.id },
+      card: ref.card(card),
+      list: ref.list(before),
+    },
+    'action_move_card_from_board',
+    { board: from, lists: [before], card },
+  )
+  card.idBoard = target.board.id
+  card.idList = target.list.id
+  card.idShort = target.board.nextIdShort++
+  card.idLabels = []
+  card.idMembers = card.idMembers.filter((id) => s.isOnBoard(target.board, id))
+  for (const id of card.idChecklists) s.checklists.get(id)!.idBoard = target.board.id
+  card.pos = resolvePos(position ?? 'bottom', cardPositions(s, card.idList, card.id), POS_STEP)
+  const action = record(
+    s,
+    actor,
+    'moveCardToBoard',
+    {
+      board: ref.board(target.board),
+      boardSource: { id: from.id },
+      card: ref.card(card),
+      list: ref.list(target.list),
+    },
+    'action_move_card_to_board',
+    { board: target.board, lists: [target.list], card },
+  )
+  notify(s, card.idMembers, actor, 'changeCard', action, cardData(s, card))
 }
 
 export function deleteCard(s: Store, ctx: Ctx, rawId: string): void {

@@ -19,14 +19,20 @@ const onBoard = {
 }
 
 const data = (e: NormalizedEvent) => e.data as Record<string, any>
+/**
+ * A move to another board is two actions upstream: `moveCardFromBoard` reaches the board the card
+ * left, `moveCardToBoard` the board it reached (each board's webhook hears its own one).
+ */
+const BOARD_MOVES = new Set(['moveCardFromBoard', 'moveCardToBoard'])
 const isMove = (e: NormalizedEvent) =>
-  e.type === 'updateCard' && Boolean(data(e).listAfter && data(e).listBefore)
+  BOARD_MOVES.has(e.type) || (e.type === 'updateCard' && Boolean(data(e).listAfter && data(e).listBefore))
 const isArchive = (e: NormalizedEvent) =>
   e.type === 'updateCard' && data(e).card?.closed === true && data(e).old?.closed === false
 
 /** Every action that changes a property of a card (its fields, labels, members, checklists, attachments). */
 export const CARD_CHANGE_TYPES = new Set([
   'updateCard',
+  ...BOARD_MOVES,
   'addAttachmentToCard',
   'deleteAttachmentFromCard',
   'addLabelToCard',
@@ -43,6 +49,8 @@ export const ACTION_TYPES = [
   'createCard',
   'copyCard',
   'updateCard',
+  'moveCardFromBoard',
+  'moveCardToBoard',
   'deleteCard',
   'commentCard',
   'addMemberToCard',
@@ -71,9 +79,9 @@ export const ACTION_TYPES = [
  */
 const ACTIVITY_GROUPS = {
   create: (e) => /^(create|copy|add)/.test(e.type),
-  update: (e) => e.type.startsWith('update'),
+  update: (e) => e.type.startsWith('update') || BOARD_MOVES.has(e.type),
   delete: (e) => /^(delete|remove)/.test(e.type),
-  cards: (e) => ['createCard', 'copyCard', 'updateCard', 'deleteCard'].includes(e.type),
+  cards: (e) => ['createCard', 'copyCard', 'updateCard', 'deleteCard', ...BOARD_MOVES].includes(e.type),
   card_moves: isMove,
   card_archives: isArchive,
   comments: (e) => e.type === 'commentCard',
@@ -138,7 +146,7 @@ export const cardUpdated = defineTrigger({
   key: 'card_updated',
   name: 'Card Updated',
   description:
-    'Fires when any property of a card on the board changes — title, description, due date, labels, members, checklists, attachments — including a move to another list and archiving. data.old holds the previous values of what changed.',
+    'Fires when any property of a card on the board changes — title, description, due date, labels, members, checklists, attachments — including a move to another list or board and archiving. data.old holds the previous values of what changed; a move to another board fires once on each board (moveCardFromBoard, moveCardToBoard).',
   instant: true,
   ...onBoard,
   match: (e) => CARD_CHANGE_TYPES.has(e.type),
@@ -152,7 +160,7 @@ export const cardMoved = defineTrigger({
   key: 'card_moved',
   name: 'Card Moved',
   description:
-    'Fires only when a card on the board moves to a different list (data.listBefore, data.listAfter); other changes do not fire it.',
+    'Fires only when a card on the board moves to a different list (data.listBefore, data.listAfter); other changes do not fire it. A move to another board fires once on each board: moveCardFromBoard on the board it left (data.list, data.boardTarget), moveCardToBoard on the board it reached (data.list, data.boardSource).',
   instant: true,
   ...onBoard,
   match: isMove,

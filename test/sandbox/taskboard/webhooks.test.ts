@@ -171,6 +171,47 @@ test('webhook models: card, list and member webhooks hear only their own actions
   }
 })
 
+test('a move to another board: moveCardFromBoard to the board it left, moveCardToBoard to the one it reached', async () => {
+  const rxA = await receiver()
+  const rxB = await receiver()
+  const rxCard = await receiver()
+  try {
+    const boardB = (await api('POST', '/1/boards', { json: { name: 'Elsewhere' } })).json
+    const listB = (await api('GET', `/1/boards/${boardB.id}/lists`)).json[0]
+    const card = await newCard('Traveller')
+    await createWebhook(rxA.url, sb.demo.boardId)
+    await createWebhook(rxB.url, boardB.id)
+    await createWebhook(rxCard.url, card.id)
+    const moved = await api('PUT', `/1/cards/${card.id}`, { json: { idList: listB.id } })
+    assert.equal(moved.json.idBoard, boardB.id)
+    // A comment on each board after the move: each webhook delivers in action order, so once the
+    // comment has arrived everything the move sent to that webhook has too.
+    const stay = await newCard('Stays')
+    await api('POST', `/1/cards/${stay.id}/actions/comments`, { json: { text: 'fence' } })
+    await api('POST', `/1/cards/${card.id}/actions/comments`, { json: { text: 'fence' } })
+    const types = (rx: Awaited<ReturnType<typeof receiver>>) =>
+      rx.posts().map((p) => JSON.parse(p.body).action.type)
+    const fenced = (rx: Awaited<ReturnType<typeof receiver>>) => types(rx).includes('commentCard')
+    await waitFor(() => fenced(rxA) && fenced(rxB) && fenced(rxCard))
+    assert.deepEqual(types(rxA), ['moveCardFromBoard', 'createCard', 'commentCard'])
+    assert.deepEqual(types(rxB), ['moveCardToBoard', 'commentCard'])
+    assert.deepEqual(types(rxCard), ['moveCardFromBoard', 'moveCardToBoard', 'commentCard'])
+    const from = JSON.parse(rxA.posts()[0]!.body).action
+    assert.equal(from.data.board.id, sb.demo.boardId)
+    assert.equal(from.data.boardTarget.id, boardB.id)
+    assert.equal(from.data.list.id, sb.demo.listIds[0])
+    assert.equal(from.data.card.id, card.id)
+    assert.equal(from.display.translationKey, 'action_move_card_from_board')
+    const to = JSON.parse(rxB.posts()[0]!.body).action
+    assert.equal(to.data.board.id, boardB.id)
+    assert.equal(to.data.boardSource.id, sb.demo.boardId)
+    assert.equal(to.data.list.id, listB.id)
+    assert.equal(to.display.translationKey, 'action_move_card_to_board')
+  } finally {
+    await Promise.all([rxA.close(), rxB.close(), rxCard.close()])
+  }
+})
+
 test('changes made through the control API as another member reach webhooks the same way', async () => {
   const rx = await receiver()
   try {
