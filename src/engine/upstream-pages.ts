@@ -1,7 +1,8 @@
 // An upstream's web pages, as far as connections and inputs need them: the address of the page
 // where a user fetches a token (POST /v1/connectors/:id/token-url), and page addresses users give
-// instead of identifiers (a board's or card's web address), read into identifiers before a step's
-// input or a trigger's config is validated (ConnectorDefinition.pageAddresses).
+// instead of identifiers (a board's or card's web address), read into identifiers through the
+// upstream's API before a step's input or a trigger's config is validated
+// (ConnectorDefinition.pageAddresses).
 import type { ConnectorDefinition, Credentials, ScopedField } from '../kit/define.ts'
 import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
 import type { Registry } from './registry.ts'
@@ -78,7 +79,6 @@ export class UpstreamPages {
       credentials,
       paced: true,
       storedConnection: false,
-      baseUrl: web,
     })
     for (const f of fields) {
       if (!f.field) continue
@@ -96,11 +96,12 @@ export class UpstreamPages {
         }
         if (url.origin !== origin)
           throw invalid(name, `${value} is not a ${connector.name} page address`, connector, origin)
-        const path = support.dataPath(f.kind, url)
-        if (!path) throw invalid(name, `${value} is not the page address of a ${f.kind}`, connector, origin)
+        const request = support.request(f.kind, url)
+        if (!request)
+          throw invalid(name, `${value} is not the page address of a ${f.kind}`, connector, origin)
         let data: unknown
         try {
-          data = await http.get(path)
+          data = await http.get(request.path, request.query)
         } catch (err) {
           if (
             err instanceof PatchbayError &&

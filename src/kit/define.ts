@@ -286,13 +286,16 @@ export interface ScopeSupport {
 /**
  * Page addresses users may give instead of an identifier (a board's or card's web address). The
  * engine reads every scoped field of a step's input or a trigger's config that holds one into the
- * identifier before validation: it fetches the data behind the page from the upstream's web
- * address with the connection's credentials, so a step's `run` only ever sees identifiers.
+ * identifier before validation: it asks the upstream's API for the identifier behind the page with
+ * the connection's credentials, so a step's `run` only ever sees identifiers.
  */
 export interface PageAddressSupport {
-  /** Where the data behind `url` is read (a path below the web address); undefined when it is not a page of `kind`. */
-  dataPath: (kind: ScopedKind, url: URL) => string | undefined
-  /** The identifier in that data. */
+  /**
+   * The API request that reads the identifier behind `url` (a path below the API address, and its
+   * query); undefined when `url` is not a page of `kind`.
+   */
+  request: (kind: ScopedKind, url: URL) => { path: string; query?: Record<string, string> } | undefined
+  /** The identifier in the answer. */
   idOf: (kind: ScopedKind, data: any) => string | undefined
 }
 

@@ -250,11 +250,17 @@ test('Update Card changes only what is given; moves stay on the board unless idB
   await refused('update_card', { idCard: 'b'.repeat(24), name: 'x' }, 404, 'UPSTREAM_NOT_FOUND')
 })
 
-test('Get Card and Archive Card take a card page address; Archive Card is idempotent', async () => {
+test('Get Card and Archive Card take a card page address, read through the API; Archive Card is idempotent', async () => {
   const card = await ok('create_card', { idList: todo, name: 'Archive me' })
   const raw = await tb('GET', `/1/cards/${card.id}`)
+  // The address is read with the API (GET /1/cards/{shortLink}, two fields), not the web page.
+  const pages = await countRequests(sandbox, '/c/')
+  const apiReads = await countRequests(sandbox, `/1/cards/${raw.shortLink}?fields=id%2CidBoard`)
   const byPage = await ok('get_card', { idCard: raw.url })
   assert.equal(byPage.id, card.id)
+  assert.equal(await pages.count(), 0)
+  assert.equal(await apiReads.count(), 1)
+  await pages.stop()
   const archived = await ok('archive_card', { idCard: raw.shortUrl })
   assert.equal(archived.closed, true)
   const again = await ok('archive_card', { idCard: card.id })

@@ -1,14 +1,18 @@
 // Page addresses: `{web}/b/{shortLink}/{slug}` for a board, `{web}/c/{shortLink}/{idShort}-{slug}`
-// for a card. With `.json` appended the task-board answers the board's or card's data, id included.
+// for a card. The API takes a short link wherever it takes an id, so the identifier is read with
+// `GET /1/boards/{shortLink}?fields=id` or `GET /1/cards/{shortLink}?fields=id,idBoard`: only the
+// fields needed, with the same credentials, pacing and errors as every other API call.
 import type { PageAddressSupport } from '../../kit/define.ts'
 
 const PAGE = /^\/([bc])\/([A-Za-z0-9]{8}|[0-9a-f]{24})(?:\.json)?(?:\/[^/]*)?\/?$/
 
 export const taskboardPageAddresses: PageAddressSupport = {
-  dataPath: (kind, url) => {
+  request: (kind, url) => {
     const m = PAGE.exec(url.pathname)
-    if (!m || (kind === 'board' ? 'b' : kind === 'card' ? 'c' : null) !== m[1]) return undefined
-    return `/${m[1]}/${m[2]}.json`
+    if (!m) return undefined
+    if (kind === 'board' && m[1] === 'b') return { path: `/1/boards/${m[2]}`, query: { fields: 'id' } }
+    if (kind === 'card' && m[1] === 'c') return { path: `/1/cards/${m[2]}`, query: { fields: 'id,idBoard' } }
+    return undefined
   },
   idOf: (_kind, data) => (typeof data?.id === 'string' ? data.id : undefined),
 }
