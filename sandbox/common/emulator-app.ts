@@ -26,13 +26,19 @@ export interface EmulatorOptions {
   reset: () => void
   bodyLimit?: number
   logger?: boolean
+  /** `/x/` answers as `/x` (the task-board does; the code host does not). */
+  ignoreTrailingSlash?: boolean
 }
 
 export function createEmulator(opts: EmulatorOptions): Emulator {
   const clock = new Clock()
   const faults = new Faults(clock)
   const webhooks = new WebhookSender(clock, faults)
-  const app = Fastify({ logger: opts.logger ?? false, bodyLimit: opts.bodyLimit ?? 1024 * 1024 })
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    bodyLimit: opts.bodyLimit ?? 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: opts.ignoreTrailingSlash ?? false },
+  })
 
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {

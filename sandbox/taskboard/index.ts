@@ -44,6 +44,7 @@ export async function startTaskboardSandbox(
   let deps: Deps | undefined
   const emulator = createEmulator({
     sendError,
+    ignoreTrailingSlash: true,
     reset: () => {
       if (!deps) return
       deps.store.reset()

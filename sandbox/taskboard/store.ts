@@ -1,5 +1,6 @@
 // The task-board's data: members, apps (API keys), tokens, boards and everything on them, the
 // action log, notifications and webhooks. Everything lives in memory and is rebuilt by reset().
+import { createHash } from 'node:crypto'
 import type { Clock } from '../common/clock.ts'
 import { Rng } from '../common/rng.ts'
 
@@ -32,6 +33,10 @@ export interface Member {
   fullName: string
   initials: string
   password: string
+  /** Every member has an avatar here (the real service's is null until one is uploaded). */
+  avatarHash: string
+  /** The member's own workspace, where their boards go unless another is named. */
+  idOrganization: string
 }
 
 export interface App {
@@ -67,7 +72,7 @@ export interface Board {
   name: string
   desc: string
   closed: boolean
-  idOrganization: string | null
+  idOrganization: string
   shortLink: string
   permissionLevel: 'private' | 'org' | 'public'
   memberships: Membership[]
@@ -92,7 +97,8 @@ export interface Attachment {
   date: number
   idMember: string
   isUpload: boolean
-  mimeType: string | null
+  /** A link's is empty unless given. */
+  mimeType: string
   fileName: string | null
 }
 
@@ -341,7 +347,18 @@ export class Store {
         .map((w) => w[0]!.toUpperCase())
         .join('')
         .slice(0, 4) || username.slice(0, 2).toUpperCase()
-    const m: Member = { id: this.newId(), username: username.toLowerCase(), fullName, initials, password }
+    const id = this.newId()
+    // Derived from the id rather than drawn, so seeded ids stay what they were.
+    const digest = createHash('md5').update(id).digest('hex')
+    const m: Member = {
+      id,
+      username: username.toLowerCase(),
+      fullName,
+      initials,
+      password,
+      avatarHash: digest,
+      idOrganization: id.slice(0, 8) + digest.slice(0, 16),
+    }
     this.members.set(m.id, m)
     return m
   }

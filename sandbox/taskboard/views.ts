@@ -118,7 +118,8 @@ export function cardView(s: Store, c: Card, viewer: string | null = null) {
     shortUrl: `${s.webUrl}/c/${c.shortLink}`,
     url: `${s.webUrl}/c/${c.shortLink}/${slug}`,
     badges: {
-      attachmentsByType: { trello: { board: 0, card: 0 } },
+      // The real service keys this by its own name; the schema makes the key optional.
+      attachmentsByType: {},
       location: false,
       votes: 0,
       viewingMemberVoted: false,
@@ -182,7 +183,17 @@ export function actionView(s: Store, a: Action) {
     type: a.type,
     date: iso(a.date),
     data: a.data,
-    memberCreator: { id: a.idMemberCreator, username: m?.username ?? '', fullName: m?.fullName ?? '' },
+    memberCreator: {
+      id: a.idMemberCreator,
+      activityBlocked: false,
+      avatarHash: m?.avatarHash,
+      fullName: m?.fullName ?? '',
+      idMemberReferrer: null,
+      initials: m?.initials ?? '',
+      nonPublic: {},
+      nonPublicAvailable: true,
+      username: m?.username ?? '',
+    },
     display: { translationKey: a.translationKey },
   }
 }

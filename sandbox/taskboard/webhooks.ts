@@ -8,7 +8,7 @@ import { type Ctx, canRead, requireMember } from './access.ts'
 import { ApiError, invalidId, invalidToken, invalidValue, notFound, unauthorized } from './errors.ts'
 import { bool, HEX24, type Params, str } from './params.ts'
 import type { Action, Store, Token, Webhook } from './store.ts'
-import { actionView, boardView, cardView, listView, memberView } from './views.ts'
+import { actionView, boardView, cardView, listView, memberView, webhookView } from './views.ts'
 
 /** Retries after 30 s, 60 s and 120 s (real time, times the sender's retryDelayScale). */
 const RETRY_DELAYS_MS = [30_000, 60_000, 120_000]
@@ -184,7 +184,11 @@ export class WebhookHub {
       if (!token) continue
       // A member who has left a board stops hearing about it, even through a member webhook.
       if (board && !canRead(s, token.idMember, board)) continue
-      const body = JSON.stringify({ action: actionView(s, action), model: this.#modelView(hook.idModel) })
+      const body = JSON.stringify({
+        model: this.#modelView(hook.idModel),
+        action: actionView(s, action),
+        webhook: webhookView(hook),
+      })
       this.#enqueue(hook, action.type, body)
     }
   }

@@ -18,7 +18,9 @@ export function createBoard(s: Store, ctx: Ctx, p: Params): Board {
   const defaultLists = bool(p, 'defaultLists') ?? true
   const permissionLevel =
     oneOf(p, 'prefs_permissionLevel', ['private', 'org', 'public'] as const) ?? 'private'
-  const idOrganization = str(p, 'idOrganization') ?? null
+  // Every board is in a workspace: the one named (the member's own is the only one emulated) or theirs.
+  const idOrganization = str(p, 'idOrganization') ?? actor.idOrganization
+  if (idOrganization !== actor.idOrganization) throw invalidValue('idOrganization')
   const now = s.now()
   const board: Board = {
     id: s.newId(),

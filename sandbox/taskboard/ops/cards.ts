@@ -179,7 +179,12 @@ export function createCard(s: Store, ctx: Ctx, p: Params): Card {
   record(s, actor, 'createCard', cardData(s, card), 'action_create_card', { board, lists: [list], card })
   for (const m of members) applyAddMember(s, actor, card, m)
   for (const l of labels) applyAddLabel(s, actor, card, l)
-  if (urlSource) applyAttachment(s, actor, card, { url: urlSource, name: urlSource, mimeType: null })
+  if (urlSource)
+    applyAttachment(s, actor, card, {
+      url: urlSource,
+      name: urlSource,
+      mimeType: str(p, 'mimeType', { max: 256 }) ?? '',
+    })
   return card
 }
 
@@ -464,7 +469,7 @@ function applyAttachment(
   s: Store,
   actor: Member,
   card: Card,
-  a: { url: string; name: string; mimeType: string | null },
+  a: { url: string; name: string; mimeType: string },
 ): Attachment {
   if (card.attachments.length >= MAX_ATTACHMENTS_PER_CARD) {
     throw new LimitError(
@@ -510,7 +515,7 @@ export function addAttachment(s: Store, ctx: Ctx, rawId: string, p: Params): Att
   const { card } = cardFor(s, ctx, rawId, 'write')
   const url = attachmentUrl(p, 'url')
   const name = str(p, 'name', { max: 256 }) ?? url
-  const mimeType = str(p, 'mimeType', { max: 256 }) ?? null
+  const mimeType = str(p, 'mimeType', { max: 256 }) ?? ''
   return applyAttachment(s, ctx.member!, card, { url, name, mimeType })
 }
 

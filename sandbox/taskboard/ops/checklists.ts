@@ -44,7 +44,7 @@ export function createChecklist(s: Store, ctx: Ctx, p: Params, rawCard?: string)
 }
 
 export function addCheckItem(s: Store, ctx: Ctx, rawId: string, p: Params): CheckItem {
-  const { checklist, board } = checklistFor(s, ctx, rawId, 'write')
+  const { checklist, card, board } = checklistFor(s, ctx, rawId, 'write')
   const name = str(p, 'name', { nonEmpty: true })
   if (name === undefined) throw invalidValue('name')
   const checked = bool(p, 'checked') ?? false
@@ -68,6 +68,21 @@ export function addCheckItem(s: Store, ctx: Ctx, rawId: string, p: Params): Chec
     idMember,
   }
   checklist.checkItems.push(item)
+  const list = s.lists.get(card.idList)!
+  record(
+    s,
+    ctx.member!,
+    'createCheckItem',
+    {
+      checkItem: { id: item.id, name: item.name, state: item.state },
+      checklist: { id: checklist.id, name: checklist.name },
+      card: ref.card(card),
+      board: ref.board(board),
+      list: ref.list(list),
+    },
+    'action_add_checkitem_to_checklist',
+    { board, lists: [list], card },
+  )
   return item
 }
 

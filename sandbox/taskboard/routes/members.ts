@@ -51,7 +51,7 @@ export function registerMemberRoutes(api: FastifyInstance, { store: s }: Deps): 
               : f === 'public'
                 ? b.permissionLevel === 'public'
                 : f === 'organization'
-                  ? b.idOrganization !== null
+                  ? true
                   : f !== 'starred',
         ),
       )

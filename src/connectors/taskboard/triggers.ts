@@ -41,6 +41,7 @@ export const CARD_CHANGE_TYPES = new Set([
   'removeMemberFromCard',
   'addChecklistToCard',
   'removeChecklistFromCard',
+  'createCheckItem',
   'updateCheckItemStateOnCard',
 ])
 
@@ -62,6 +63,7 @@ export const ACTION_TYPES = [
   'removeLabelFromCard',
   'addChecklistToCard',
   'removeChecklistFromCard',
+  'createCheckItem',
   'updateCheckItemStateOnCard',
   'updateCheckItem',
   'addAttachmentToCard',

@@ -72,11 +72,24 @@ test('boards: create (default lists and labels), get, nested resources, update, 
   const actions = (await api('GET', `/1/boards/${b.id}/actions`)).json
   assert.equal(actions[0].type, 'createBoard')
   assert.equal(actions[0].display.translationKey, 'action_create_board')
+  // memberCreator as the real service gives it (an avatar here for everyone; see the README).
+  assert.match(actions[0].memberCreator.avatarHash, /^[0-9a-f]{32}$/)
   assert.deepEqual(actions[0].memberCreator, {
     id: sb.demo.memberId,
-    username: 'demo',
+    activityBlocked: false,
+    avatarHash: actions[0].memberCreator.avatarHash,
     fullName: 'Demo User',
+    idMemberReferrer: null,
+    initials: 'DU',
+    nonPublic: {},
+    nonPublicAvailable: true,
+    username: 'demo',
   })
+  // Every board is in a workspace: the creator's own unless another is named.
+  assert.match(b.idOrganization, /^[0-9a-f]{24}$/)
+  const elsewhere = await api('POST', '/1/boards', { json: { name: 'x', idOrganization: 'f'.repeat(24) } })
+  assert.equal(elsewhere.status, 400)
+  assert.equal(elsewhere.text, 'invalid value for idOrganization')
 
   const closed = await api('PUT', `/1/boards/${bare.json.id}`, { json: { closed: true } })
   assert.equal(closed.json.closed, true)
@@ -445,6 +458,22 @@ test('checklists and check items: create, list, update state, name and position'
   ])
   assert.equal(i1.json.state, 'incomplete')
   assert.equal(i2.json.state, 'complete')
+  // Each item added is a createCheckItem action on the card.
+  const created = (await api('GET', `/1/cards/${card.id}/actions`, { query: { filter: 'createCheckItem' } }))
+    .json
+  assert.deepEqual(
+    created.map((a: any) => [
+      a.data.checkItem.name,
+      a.data.checkItem.state,
+      a.data.checklist.id,
+      a.data.card.id,
+    ]),
+    [
+      ['two', 'complete', cl.json.id, card.id],
+      ['one', 'incomplete', cl.json.id, card.id],
+    ],
+  )
+  assert.equal(created[0].display.translationKey, 'action_add_checkitem_to_checklist')
   assert.equal(
     (await api('POST', `/1/checklists/${cl.json.id}/checkItems`, { json: {} })).text,
     'invalid value for name',

@@ -193,6 +193,9 @@ test('robustness: malformed JSON, unknown routes, wrong methods and oversized bo
   assert.equal(malformed.status, 400)
   assert.match(malformed.headers.get('content-type')!, /text\/plain/)
   assert.equal((await api('GET', '/1/nothing/here')).status, 404)
+  // A trailing slash answers as the path without one, as on the real service.
+  assert.equal((await api('GET', `/1/boards/${sb.demo.boardId}/`)).json.id, sb.demo.boardId)
+  assert.equal((await api('POST', '/1/boards/', { json: { name: 'Slashed' } })).json.name, 'Slashed')
   assert.equal((await api('PATCH', `/1/cards/${(await demoCards())[0].id}`, { json: {} })).status, 404)
   const huge = await fetch(`${sb.url}/1/cards?key=${sb.demo.key}&token=${sb.demo.token}`, {
     method: 'POST',

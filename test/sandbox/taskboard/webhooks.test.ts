@@ -116,6 +116,16 @@ test('webhook deliveries are signed, carry action and model, and go out in actio
       assert.match(String(p.headers['content-type']), /application\/json/)
     }
     const move = bodies[5]
+    // The webhook itself rides along, as on the real service.
+    assert.deepEqual(move.webhook, {
+      id: hook.id,
+      description: 'test',
+      idModel: sb.demo.boardId,
+      callbackURL: rx.url,
+      active: true,
+      consecutiveFailures: 0,
+      firstConsecutiveFailDate: null,
+    })
     assert.equal(move.model.id, sb.demo.boardId)
     assert.equal(move.model.name, 'Demo Board')
     assert.equal(move.action.data.listAfter.id, sb.demo.listIds[1])
