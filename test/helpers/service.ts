@@ -26,6 +26,12 @@ export interface TestService {
   close(): Promise<void>
 }
 
+/**
+ * The sandbox upstreams and receivers of the tests listen on loopback, which the egress guard
+ * refuses unless the operator allows it: the tests opt in, explicitly, as an operator would.
+ */
+export const LOOPBACK_EGRESS = { PATCHBAY_EGRESS_ALLOW: '127.0.0.0/8,::1' }
+
 const sqliteOnly: TestDatabase = { name: 'sqlite', fresh: () => ({ databaseUrl: null, dataDir: tempDir() }) }
 
 export async function startTestService(
@@ -46,7 +52,7 @@ export async function startTestService(
   const db = (opts.db ?? sqliteOnly).fresh()
   const adminKey = `pb_admin_test_${Math.random().toString(36).slice(2)}`
   const config = {
-    ...loadConfig({ ...opts.env }),
+    ...loadConfig({ ...LOOPBACK_EGRESS, ...opts.env }),
     port: 0,
     host: '127.0.0.1',
     databaseUrl: db.databaseUrl,
