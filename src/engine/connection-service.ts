@@ -1,8 +1,9 @@
 // Connections: check credentials with the upstream's identity call, keep them sealed in the
 // vault, hand decrypted credentials to the step runner from a small cache, and mark a
 // connection lapsed when the upstream refuses it.
-import type { EgressGuard } from '../kit/egress.ts'
+
 import type { ConnectorDefinition, Credentials } from '../kit/define.ts'
+import type { EgressGuard } from '../kit/egress.ts'
 import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
 import type { UpstreamClient } from '../kit/http.ts'
 import type { Budget } from '../kit/pacer.ts'

@@ -5,6 +5,7 @@ import { type CodehostSandbox, startCodehostSandbox } from '../../sandbox/codeho
 import { type ContactdataSandbox, startContactdataSandbox } from '../../sandbox/contactdata/index.ts'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { loadConfig } from '../../src/config.ts'
+import type { Resolve } from '../../src/kit/egress.ts'
 import { type RunningService, startService } from '../../src/service.ts'
 import { type TestDatabase, tempDir } from './databases.ts'
 
@@ -43,6 +44,8 @@ export async function startTestService(
     contactdata?: ContactdataSandbox | true
     /** A code-host sandbox to use, or true to start one. */
     codehost?: CodehostSandbox | true
+    /** Name resolution for the egress guard: a stub, so tests never resolve or reach real names. */
+    egressResolve?: Resolve
   } = {},
 ): Promise<TestService> {
   const taskboard = opts.taskboard ?? (await startTaskboardSandbox())
@@ -75,6 +78,7 @@ export async function startTestService(
     },
     pgSchema: db.pgSchema,
     logging: false,
+    egressResolve: opts.egressResolve,
   })
   const api = async (method: string, path: string, body?: unknown, key = adminKey) => {
     const res = await fetch(service.url + path, {
