@@ -165,16 +165,13 @@ export class EgressRefusedError extends Error {
 
 /** The API error for a refused address; `where` names the field or setting that holds it. */
 export function egressRefused(err: EgressRefusedError, where?: string): PatchbayError {
-  return new PatchbayError(
-    403,
-    'EGRESS_REFUSED',
-    `${where ? `${where}: ` : ''}${err.message} Nothing was sent.`,
-    {
-      hint: /link-local|metadata|unspecified|broadcast|multicast/.test(err.reason)
-        ? 'Use the public address of the service; link-local, metadata and unspecified addresses are never reachable.'
-        : 'Use a public address, or have the operator allow this host or range with PATCHBAY_EGRESS_ALLOW (for a self-hosted installation on a private network).',
-    },
-  )
+  return new PatchbayError('EGRESS_REFUSED', `${where ? `${where}: ` : ''}${err.message} Nothing was sent.`, {
+    // Link-local, metadata and unspecified addresses are never allowed: the registered hint's
+    // PATCHBAY_EGRESS_ALLOW would not help.
+    hint: /link-local|metadata|unspecified|broadcast|multicast/.test(err.reason)
+      ? 'Use the public address of the service; link-local, metadata and unspecified addresses are never reachable.'
+      : undefined,
+  })
 }
 
 /** The refusal in an error or its causes, if the guard refused. */

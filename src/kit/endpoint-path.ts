@@ -7,7 +7,7 @@
 // checked is what is sent. Spellings an upstream could read as something else are refused
 // rather than guessed at: encoded dots, slashes, backslashes and percent signs, `;` path
 // parameters (`..;/`), and fullwidth or ideographic dots.
-import { badRequest } from './errors.ts'
+import { PatchbayError } from './errors.ts'
 
 /** The longest endpoint (path and query) an API Call step takes. */
 export const ENDPOINT_MAX_LENGTH = 4096
@@ -28,7 +28,7 @@ const LOOKALIKE_DOTS = /[\u3002\uff0e\uff61\ufe12\ufe52\u2024\u2025\u2026]/
 
 export function parseEndpointPath(endpoint: string): ParsedEndpoint {
   const refuse = (why: string) =>
-    badRequest('INVALID_ENDPOINT', `The endpoint "${printable(endpoint)}" is refused: ${why}.`, {
+    new PatchbayError('INVALID_ENDPOINT', `The endpoint "${printable(endpoint)}" is refused: ${why}.`, {
       hint: HINT,
     })
   if (typeof endpoint !== 'string' || endpoint.trim() === '') throw refuse('it is empty')
