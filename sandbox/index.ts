@@ -1,5 +1,7 @@
 // Starts the three emulated upstreams. Used by `npm run sandbox`, by `npm start` when an
 // upstream address is unset, and by the tests. Imports nothing from src/.
+import { rmSync } from 'node:fs'
+import path from 'node:path'
 import { type CodehostSandbox, startCodehostSandbox } from './codehost/index.ts'
 import { type ContactdataSandbox, startContactdataSandbox } from './contactdata/index.ts'
 import { startTaskboardSandbox, type TaskboardSandbox } from './taskboard/index.ts'
@@ -19,17 +21,39 @@ export interface SandboxPorts {
   contactdata?: number
 }
 
-/** Starts the named emulators (all three by default); a port of 0 picks a free one. */
+/**
+ * Starts the named emulators (all three by default); a port of 0 picks a free one. With
+ * `stateDir`, each keeps its state there (`taskboard.state`, `codehost.state`,
+ * `contactdata.state`) across restarts; `fresh` discards what is there first.
+ */
 export async function startSandboxes(
-  opts: { host?: string; ports?: SandboxPorts; only?: Array<keyof SandboxPorts> } = {},
+  opts: {
+    host?: string
+    ports?: SandboxPorts
+    only?: Array<keyof SandboxPorts>
+    stateDir?: string
+    fresh?: boolean
+  } = {},
 ): Promise<Sandboxes> {
   const want = new Set(opts.only ?? ['taskboard', 'codehost', 'contactdata'])
   const host = opts.host ?? '127.0.0.1'
   const ports = opts.ports ?? {}
+  const stateFile = (name: keyof SandboxPorts) => {
+    if (!opts.stateDir) return undefined
+    const file = path.join(opts.stateDir, `${name}.state`)
+    if (opts.fresh) rmSync(file, { force: true })
+    return file
+  }
   const [taskboard, codehost, contactdata] = await Promise.all([
-    want.has('taskboard') ? startTaskboardSandbox({ host, port: ports.taskboard ?? 0 }) : undefined,
-    want.has('codehost') ? startCodehostSandbox({ host, port: ports.codehost ?? 0 }) : undefined,
-    want.has('contactdata') ? startContactdataSandbox({ host, port: ports.contactdata ?? 0 }) : undefined,
+    want.has('taskboard')
+      ? startTaskboardSandbox({ host, port: ports.taskboard ?? 0, stateFile: stateFile('taskboard') })
+      : undefined,
+    want.has('codehost')
+      ? startCodehostSandbox({ host, port: ports.codehost ?? 0, stateFile: stateFile('codehost') })
+      : undefined,
+    want.has('contactdata')
+      ? startContactdataSandbox({ host, port: ports.contactdata ?? 0, stateFile: stateFile('contactdata') })
+      : undefined,
   ])
   return {
     taskboard,

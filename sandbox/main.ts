@@ -1,5 +1,13 @@
 // `npm run sandbox`: the three emulated upstreams on fixed ports, for trying agents offline.
+// `--state-dir DIR` (or SANDBOX_STATE_DIR) keeps their state there across restarts; `--fresh`
+// discards what is there and starts from the seed. Without a state directory nothing is kept.
+import { parseArgs } from 'node:util'
 import { describeSandboxes, startSandboxes } from './index.ts'
+
+const { values: args } = parseArgs({
+  options: { 'state-dir': { type: 'string' }, fresh: { type: 'boolean', default: false } },
+})
+const stateDir = args['state-dir'] ?? process.env.SANDBOX_STATE_DIR
 
 const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback)
 const sandboxes = await startSandboxes({
@@ -9,8 +17,15 @@ const sandboxes = await startSandboxes({
     codehost: port('SANDBOX_CODEHOST_PORT', 4102),
     contactdata: port('SANDBOX_CONTACTDATA_PORT', 4103),
   },
+  stateDir,
+  fresh: args.fresh,
 })
 console.log(describeSandboxes(sandboxes))
+console.log(
+  stateDir
+    ? `State kept in ${stateDir} (${args.fresh ? 'started fresh' : 'carried over from the last run, if any'}).`
+    : 'State is not kept (give --state-dir DIR to keep it across restarts).',
+)
 console.log(
   'Control API: POST <address>/_sandbox/reset, /_sandbox/clock, /_sandbox/faults … (see sandbox/*/README.md)',
 )

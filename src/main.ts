@@ -1,5 +1,6 @@
 // `npm start`: Patchbay on its embedded default (SQLite in ./data), with the sandbox upstreams
-// in-process for every upstream whose address is not configured.
+// in-process for every upstream whose address is not configured (their state kept in ./data/sandbox).
+import path from 'node:path'
 import { describeSandboxes, type Sandboxes, startSandboxes } from '../sandbox/index.ts'
 import { loadConfig } from './config.ts'
 import { startService } from './service.ts'
@@ -8,7 +9,9 @@ const config = loadConfig()
 const missing = (['taskboard', 'codehost', 'contactdata'] as const).filter((c) => !config.upstreams[c])
 let sandboxes: Sandboxes | null = null
 if (missing.length > 0) {
-  sandboxes = await startSandboxes({ only: [...missing] })
+  // Their state (accounts, tokens, boards, repositories, webhooks) is kept in the data directory,
+  // so connections made through them still work after a restart.
+  sandboxes = await startSandboxes({ only: [...missing], stateDir: path.join(config.dataDir, 'sandbox') })
 }
 const baseUrls = {
   taskboard: config.upstreams.taskboard ?? sandboxes?.taskboard?.url,

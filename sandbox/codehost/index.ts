@@ -68,7 +68,7 @@ function errorHandler(err: FastifyError | ApiError, _req: FastifyRequest, reply:
 }
 
 export async function startCodehostSandbox(
-  opts: { port?: number; host?: string } = {},
+  opts: { port?: number; host?: string; stateFile?: string } = {},
 ): Promise<CodehostSandbox> {
   const ctx = { store: new Store(), url: '', webUrl: '', runSettings: { ...DEFAULT_RUN_SETTINGS } } as Ctx
   let info: SeedInfo | undefined
@@ -84,6 +84,12 @@ export async function startCodehostSandbox(
   })
   ctx.emulator = emulator
   info = seed(ctx)
+  // Seeding is the same on every start, so the demo credentials above hold for a kept state too.
+  if (opts.stateFile)
+    emulator.persistTo(opts.stateFile, {
+      snapshot: () => ctx.store.snapshot(),
+      restore: (state) => ctx.store.restore(state),
+    })
   limits = new Limits(emulator.clock)
   const lim = limits
   trackInFlight(emulator.app, lim)

@@ -403,6 +403,19 @@ export class Store {
   classicProjects: ClassicProject[] = []
   #counters = new Map<string, number>()
 
+  /** The data, for a state file (sandbox/common/persistence.ts): every field, the generators by position. */
+  snapshot() {
+    const { rng, ...data } = this
+    return { ...data, rng: rng.state, counters: this.#counters }
+  }
+
+  restore(state: ReturnType<Store['snapshot']>): void {
+    const { rng, counters, ...data } = state
+    Object.assign(this, data)
+    this.rng = new Rng(rng)
+    this.#counters = counters
+  }
+
   /** Sequential ids per kind, from a kind-specific base so that ids of different kinds rarely meet. */
   nextId(kind: string, base = 1): number {
     const n = (this.#counters.get(kind) ?? base - 1) + 1

@@ -4,6 +4,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { Clock } from './clock.ts'
 import { type FaultSpec, Faults } from './faults.ts'
+import { type Persistent, StateFile } from './persistence.ts'
 import { sleep, WebhookSender } from './webhook-sender.ts'
 
 declare module 'fastify' {
@@ -17,7 +18,28 @@ export interface Emulator {
   clock: Clock
   faults: Faults
   webhooks: WebhookSender
+  /** The requests received (control calls excepted), oldest first, the last 20,000 kept; a reset keeps them. */
+  requests: RequestRecord[]
+  /**
+   * Keeps the emulator's state in `file`: reads it now if it exists (true when it did), then
+   * writes it shortly after every request that may change something, and at close.
+   */
+  persistTo(file: string, state: Persistent): boolean
 }
+
+/** One request as it arrived, for tests that check what a client sent (`GET /_sandbox/requests`). */
+export interface RequestRecord {
+  method: string
+  /** Path and query as sent. */
+  url: string
+  userAgent: string | null
+  contentType: string | null
+  /** The raw body, if any. */
+  body: string | null
+  status: number
+}
+
+const REQUESTS_KEPT = 20_000
 
 export interface EmulatorOptions {
   /** Writes an error the way the real service does (plain text, JSON message, error object). */
@@ -74,6 +96,29 @@ export function createEmulator(opts: EmulatorOptions): Emulator {
     if (fault.errorStatus !== null) return opts.sendError(reply, fault.errorStatus, 'Injected fault')
   })
 
+  let stateFile: StateFile | null = null
+  const READS = new Set(['GET', 'HEAD', 'OPTIONS'])
+  app.addHook('onResponse', async (req) => {
+    if (stateFile && !READS.has(req.method)) stateFile.changed()
+  })
+  app.addHook('onClose', async () => {
+    stateFile?.save()
+  })
+
+  const requests: RequestRecord[] = []
+  app.addHook('onResponse', async (req, reply) => {
+    if (req.url.startsWith('/_sandbox')) return
+    requests.push({
+      method: req.method,
+      url: req.url,
+      userAgent: req.headers['user-agent'] ?? null,
+      contentType: req.headers['content-type'] ?? null,
+      body: req.rawBody ?? null,
+      status: reply.statusCode,
+    })
+    if (requests.length > REQUESTS_KEPT) requests.splice(0, requests.length - REQUESTS_KEPT)
+  })
+
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500
     const message =
@@ -121,13 +166,19 @@ export function createEmulator(opts: EmulatorOptions): Emulator {
         .filter((d) => !q.outcome || d.outcome === q.outcome),
     }
   })
+  app.get('/_sandbox/requests', async () => ({ requests }))
   app.post('/_sandbox/webhooks/retry-delay-scale', async (req) => {
     const body = (req.body ?? {}) as { scale?: number }
     if (typeof body.scale === 'number') webhooks.retryDelayScale = body.scale
     return { scale: webhooks.retryDelayScale }
   })
 
-  return { app, clock, faults, webhooks }
+  const persistTo = (file: string, state: Persistent) => {
+    stateFile = new StateFile(file, state)
+    return stateFile.load()
+  }
+
+  return { app, clock, faults, webhooks, requests, persistTo }
 }
 
 /** Listens on `port` (0 = ephemeral) and returns the base address. */

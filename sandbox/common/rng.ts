@@ -2,8 +2,14 @@
 export class Rng {
   #state: number
 
+  /** `seed` may be an earlier generator's `state`, to go on where it was. */
   constructor(seed: number) {
     this.#state = seed >>> 0
+  }
+
+  /** Where the sequence is: a generator made with it continues the same sequence. */
+  get state(): number {
+    return this.#state
   }
 
   next(): number {

@@ -50,6 +50,24 @@ export class Accounts {
     this.create({ ...DEMO_ACCOUNT })
   }
 
+  /** The accounts (keys, plans, credits used) for a state file; rate windows start afresh. */
+  snapshot() {
+    return {
+      accounts: this.#accounts,
+      overrideAll: this.#overrideAll,
+      overrideByKey: this.#overrideByKey,
+      keyRng: this.#keyRng.state,
+    }
+  }
+
+  restore(state: ReturnType<Accounts['snapshot']>): void {
+    this.#accounts = state.accounts
+    this.#overrideAll = state.overrideAll
+    this.#overrideByKey = state.overrideByKey
+    this.#keyRng = new Rng(state.keyRng)
+    this.#windows.clear()
+  }
+
   get(apiKey: string | undefined): Account | undefined {
     return apiKey ? this.#accounts.get(apiKey) : undefined
   }

@@ -43,7 +43,11 @@ export const DEMO: ContactdataSandbox['demo'] = {
 }
 
 /** Builds the emulator without listening, for a host that mounts several emulators itself. */
-export function createContactdataEmulator(): { emulator: Emulator; directory: () => Directory } {
+export function createContactdataEmulator(): {
+  emulator: Emulator
+  directory: () => Directory
+  accounts: Accounts
+} {
   let directory = new Directory(defaultDataset())
   let seedRng = new Rng(SEED_RNG_SEED)
   // The shell needs the reset callback before the state it resets exists.
@@ -64,13 +68,15 @@ export function createContactdataEmulator(): { emulator: Emulator; directory: ()
   const getDirectory = () => directory
   registerApiRoutes(emulator.app, { clock: emulator.clock, accounts, directory: getDirectory, usage })
   registerControlRoutes(emulator.app, { accounts, directory: getDirectory, seedRng: () => seedRng, usage })
-  return { emulator, directory: getDirectory }
+  return { emulator, directory: getDirectory, accounts }
 }
 
 export async function startContactdataSandbox(
-  opts: { port?: number; host?: string } = {},
+  opts: { port?: number; host?: string; stateFile?: string } = {},
 ): Promise<ContactdataSandbox> {
-  const { emulator, directory } = createContactdataEmulator()
+  const { emulator, directory, accounts } = createContactdataEmulator()
+  // Accounts (and the credits they used) are kept; the dataset is generated the same on every start.
+  if (opts.stateFile) emulator.persistTo(opts.stateFile, accounts)
   const url = await listen(emulator.app, opts.port ?? 0, opts.host)
   return {
     url,

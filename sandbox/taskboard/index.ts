@@ -38,7 +38,7 @@ export interface TaskboardSandbox {
 const DEFAULT_WEBHOOK_TIMEOUT_MS = 30_000
 
 export async function startTaskboardSandbox(
-  opts: { port?: number; host?: string } = {},
+  opts: { port?: number; host?: string; stateFile?: string } = {},
 ): Promise<TaskboardSandbox> {
   // The shell needs the reset hook before the store exists; it only runs on a control call.
   let deps: Deps | undefined
@@ -63,15 +63,18 @@ export async function startTaskboardSandbox(
   registerWebPages(emulator.app, deps)
   registerControl(emulator.app, deps)
 
-  const base = await listen(emulator.app, opts.port ?? 0, opts.host)
-  store.webUrl = base
-
+  // The demo's ids, read from the fresh seed: seeding is the same on every start, so they hold for
+  // a kept state too (even one where the demo board was renamed).
   const demoMember = store.findMember(DEMO.username)!
   const demoBoard = [...store.boards.values()].find((b) => b.name === 'Demo Board')!
   const listIds = [...store.lists.values()]
     .filter((l) => l.idBoard === demoBoard.id)
     .sort((a, b) => a.pos - b.pos)
     .map((l) => l.id)
+  if (opts.stateFile) emulator.persistTo(opts.stateFile, store)
+
+  const base = await listen(emulator.app, opts.port ?? 0, opts.host)
+  store.webUrl = base
 
   return {
     url: base,

@@ -268,6 +268,26 @@ export class Store {
     }
   }
 
+  /** The data, for a state file (sandbox/common/persistence.ts): everything but the wiring. */
+  snapshot() {
+    const { clock, webUrl, fixedTime, rng, onAction, onTokensGone, webhooks, ...data } = this
+    return {
+      ...data,
+      seq: this.#seq,
+      rng: rng.state,
+      // A webhook's delivery queue is a promise of this process; it starts empty after a restart.
+      webhooks: new Map([...webhooks].map(([id, { queue, ...hook }]) => [id, hook])),
+    }
+  }
+
+  restore(state: ReturnType<Store['snapshot']>): void {
+    const { seq, rng, webhooks, ...data } = state
+    Object.assign(this, data)
+    this.#seq = seq
+    this.rng = new Rng(rng)
+    this.webhooks = new Map([...webhooks].map(([id, hook]) => [id, { ...hook, queue: Promise.resolve() }]))
+  }
+
   now(): number {
     return this.fixedTime ?? this.clock.now()
   }
