@@ -6,7 +6,7 @@ import { type ContactdataSandbox, startContactdataSandbox } from '../../sandbox/
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { loadConfig } from '../../src/config.ts'
 import { type RunningService, startService } from '../../src/service.ts'
-import { type TestDatabase, tempDir } from './databases.ts'
+import { serviceDatabase, type TestDatabase } from './databases.ts'
 
 export interface TestService {
   service: RunningService
@@ -26,8 +26,6 @@ export interface TestService {
   close(): Promise<void>
 }
 
-const sqliteOnly: TestDatabase = { name: 'sqlite', fresh: () => ({ databaseUrl: null, dataDir: tempDir() }) }
-
 export async function startTestService(
   opts: {
     db?: TestDatabase
@@ -43,7 +41,7 @@ export async function startTestService(
   const contactdata =
     opts.contactdata === true ? await startContactdataSandbox() : (opts.contactdata ?? undefined)
   const codehost = opts.codehost === true ? await startCodehostSandbox() : (opts.codehost ?? undefined)
-  const db = (opts.db ?? sqliteOnly).fresh()
+  const db = (opts.db ?? serviceDatabase()).fresh()
   const adminKey = `pb_admin_test_${Math.random().toString(36).slice(2)}`
   const config = {
     ...loadConfig({ ...opts.env }),
