@@ -111,9 +111,10 @@ export class Ingress {
   /** The webhook a callback address names; unknown ones answer 410 so the upstream drops them. */
   async #subscription(connectorId: string, hookId: string) {
     const cached = this.#subs.get(hookId)
-    if (cached && Date.now() - cached.at < 30_000) return cached
+    // A known hook id under another connector's address is as unknown as any other.
+    if (cached && Date.now() - cached.at < 30_000 && cached.sub.connector === connectorId) return cached
     const sub = await this.#triggers.subscription(hookId)
-    if (!sub || sub.connector !== connectorId) {
+    if (!sub || sub.connector !== connectorId || !this.#registry.connector(connectorId)?.webhooks) {
       this.#subs.delete(hookId)
       throw new PatchbayError(410, 'UNKNOWN_HOOK', `No webhook ${hookId} is registered for ${connectorId}.`, {
         hint: 'The webhook was removed; the upstream should stop sending to this address.',
