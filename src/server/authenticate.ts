@@ -22,7 +22,7 @@ declare module 'fastify' {
 export const publicRoute = { public: true } as const
 
 const unauthorized = (message: string) =>
-  new PatchbayError(401, 'UNAUTHORIZED', message, {
+  new PatchbayError('UNAUTHORIZED', message, {
     hint: 'Send Authorization: Bearer <key> with a workspace or agent key.',
   })
 
@@ -97,7 +97,6 @@ export function installAuthentication(app: FastifyInstance, engine: Engine): voi
 export function requireAdmin(req: FastifyRequest): void {
   if (req.caller.kind !== 'admin')
     throw new PatchbayError(
-      403,
       'ADMIN_KEY_REQUIRED',
       'This action needs a workspace (admin) key; an agent key was given.',
       {

@@ -66,7 +66,7 @@ export class Poller {
       if (!reg?.trigger.poll) throw new Error(`${row.trigger_key} cannot be polled`)
       const loaded = await this.#o.connections.load(row.workspace_id, row.connection_id)
       if (loaded.row.status === 'lapsed')
-        throw new PatchbayError(409, 'CONNECTION_LAPSED', 'the connection has lapsed; reconnect it')
+        throw new PatchbayError('CONNECTION_LAPSED', 'the connection has lapsed; reconnect it')
       const connector = reg.connector
       const http = this.#o.connections.client(row.connection_id, connector, loaded.credentials, {
         paced: true,
@@ -75,7 +75,7 @@ export class Poller {
       // is now also decides which events it gets (a narrowed scope or a connection taken away).
       const agent = await this.agents!.get(row.workspace_id, row.agent_id)
       const withdrawn = connectionWithdrawn(agent, row.connection_id)
-      if (withdrawn) throw new PatchbayError(403, 'CONNECTION_NOT_ALLOWED', withdrawn)
+      if (withdrawn) throw new PatchbayError('CONNECTION_NOT_ALLOWED', withdrawn)
       const polled = await reg.trigger.poll(
         { http, cursor: row.poll_cursor ? JSON.parse(row.poll_cursor) : null, now, scope: agent.scope },
         JSON.parse(row.config),

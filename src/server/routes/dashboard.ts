@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, FastifyReply } from 'fastify'
+import { PatchbayError } from '../../kit/errors.ts'
 import { publicRoute } from '../authenticate.ts'
 
 const defaultDistDir = fileURLToPath(new URL('../../../web/dist/', import.meta.url))
@@ -89,5 +90,5 @@ function notFound(reply: FastifyReply) {
   return reply
     .code(404)
     .type('application/json; charset=utf-8')
-    .send({ error: { code: 'NOT_FOUND', message: 'There is no such dashboard file.' } })
+    .send(new PatchbayError('ROUTE_NOT_FOUND', 'There is no such dashboard file.').toBody())
 }
