@@ -12,6 +12,7 @@ import type { ConnectionService } from '../connection-service.ts'
 import type { Deliverer } from '../events/deliverer.ts'
 import { deliveryRow, eventRow } from '../events/records.ts'
 import type { JobQueue } from '../job-queue.ts'
+import type { PlacementChanges } from '../placement-changes.ts'
 import type { Registry } from '../registry.ts'
 import type { AgentDirectory } from './directories.ts'
 import { connectionWithdrawn, eventOutsideScope } from './event-scope.ts'
@@ -24,6 +25,8 @@ export interface PollerOptions {
   deliverer: Deliverer
   jobs: JobQueue
   log: FastifyBaseLogger
+  /** Told of every polled event's cards and lists (the scope guard's places may have moved). */
+  placements: PlacementChanges
 }
 
 export class Poller {
@@ -80,6 +83,8 @@ export class Poller {
         { http, cursor: row.poll_cursor ? JSON.parse(row.poll_cursor) : null, now, scope: agent.scope },
         JSON.parse(row.config),
       )
+      // Every event polled tells where its card lies now; only those in scope are delivered.
+      this.#o.placements.publish(connector.id, polled.events)
       const trigger = { def: reg.trigger, connectionId: row.connection_id }
       const result = { ...polled, events: polled.events.filter((e) => !eventOutsideScope(agent, trigger, e)) }
       const target = JSON.parse(row.target)
