@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.ts'
 import type { Resolve } from '../../src/kit/egress.ts'
 import { type RunningService, startService } from '../../src/service.ts'
 import { serviceDatabase, type TestDatabase } from './databases.ts'
+import { patchbayRequestProblems } from './taskboard-description.ts'
 
 export interface TestService {
   service: RunningService
@@ -100,6 +101,8 @@ export async function startTestService(
     api,
     close: async () => {
       await service.close()
+      // Every request Patchbay sent the task-board is checked against the independent description.
+      const problems = await patchbayRequestProblems(taskboard)
       if (!opts.taskboard) await taskboard.close()
       if (opts.contactdata === true) await contactdata?.close()
       if (opts.codehost === true) await codehost?.close()
@@ -109,6 +112,8 @@ export async function startTestService(
         await client.query(`DROP SCHEMA IF EXISTS "${db.pgSchema}" CASCADE`)
         await client.end()
       }
+      if (problems.length > 0)
+        throw new Error(`Patchbay's task-board requests differ from the description:\n${problems.join('\n')}`)
     },
   }
 }

@@ -1,0 +1,183 @@
+// The task-board REST API as an independent typed client describes it (trello.js, generated from
+// the service's published description and kept against the live API by its author), read into an
+// operation table: method, path, the parameters each operation takes and their schemas. Requests
+// (Patchbay's, recorded by the sandbox) are checked against it: the operation exists, every
+// parameter is one it takes, the required ones are there, and JSON body values have their types.
+//
+// The client has no machine-readable operation list, so each of its functions is called once
+// with a recording client and parameters that name themselves; what it would send is the table.
+import type { RequestRecord } from '../../sandbox/common/emulator-app.ts'
+
+const NAMESPACES = [
+  'actions',
+  'boards',
+  'cards',
+  'checklists',
+  'customFields',
+  'emoji',
+  'enterprises',
+  'labels',
+  'lists',
+  'members',
+  'notifications',
+  'organizations',
+  'plugins',
+  'search',
+  'tokens',
+  'webhooks',
+] as const
+
+export interface Operation {
+  name: string
+  method: string
+  /** As the client writes it, with `{name}` for path parameters: `/cards/{id}/idLabels`. */
+  path: string
+  pattern: RegExp
+  /** Literal segments: a more specific operation wins over `/cards/{id}/{field}`. */
+  literals: number
+  /** Wire name → the client's parameter name. */
+  params: Map<string, string>
+  /** The operation takes a JSON body of its own (not parameters). */
+  takesBody: boolean
+  /** Wire names that must be given. */
+  required: string[]
+  schema: { safeParse(v: unknown): { success: boolean; error?: { issues: any[] } } } | undefined
+}
+
+const MARK = /\u0000(\w+)\u0000/g
+let table: Promise<Operation[]> | undefined
+
+/** Every operation the client knows. */
+export function operations(): Promise<Operation[]> {
+  table ??= build()
+  return table
+}
+
+async function build(): Promise<Operation[]> {
+  const parameters: Record<string, any> = await import('trello.js/parameters')
+  const out: Operation[] = []
+  for (const ns of NAMESPACES) {
+    const mod: Record<string, unknown> = await import(`trello.js/${ns}`)
+    for (const [name, fn] of Object.entries(mod)) {
+      if (typeof fn !== 'function') continue
+      let sent:
+        | { url: string; method?: string; searchParams?: Record<string, unknown>; body?: unknown }
+        | undefined
+      const recorder = {
+        sendRequest: async (o: typeof sent) => {
+          sent = o
+        },
+      }
+      const named = new Proxy(
+        {},
+        { get: (_t, k) => (typeof k === 'string' ? `\u0000${k}\u0000` : undefined) },
+      )
+      await (fn as (c: unknown, p: unknown) => Promise<unknown>)(recorder, named).catch(() => undefined)
+      if (!sent) continue
+      const path = sent.url.replace(MARK, '{$1}')
+      const pathParams = [...sent.url.matchAll(MARK)].map((m) => m[1]!)
+      const params = new Map<string, string>()
+      for (const [wire, v] of Object.entries(sent.searchParams ?? {})) {
+        const m = /^\u0000(\w+)\u0000$/.exec(String(v))
+        if (m) params.set(wire, m[1]!)
+      }
+      const schema = parameters[`${name[0]!.toUpperCase()}${name.slice(1)}Schema`]
+      const shape: Record<string, { isOptional(): boolean }> = schema?.shape ?? {}
+      const required = [...params].filter(([, p]) => shape[p] && !shape[p].isOptional()).map(([w]) => w)
+      const segments = path.split('/').filter(Boolean)
+      out.push({
+        name,
+        method: sent.method ?? 'GET',
+        path,
+        pattern: new RegExp(
+          `^${segments.map((s) => `/${s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`).join('')}/?$`,
+        ),
+        literals: segments.filter((s) => !s.startsWith('{')).length,
+        params,
+        takesBody: sent.body !== undefined && !pathParams.includes(String(sent.body)),
+        required,
+        schema,
+      })
+    }
+  }
+  return out
+}
+
+/** The operation a request is for: the most specific one whose method and path match. */
+export async function operationFor(method: string, path: string): Promise<Operation | undefined> {
+  const p = path.replace(/^\/1(?=\/)/, '')
+  return (await operations())
+    .filter((o) => o.method === method && o.pattern.test(p))
+    .sort((a, b) => b.literals - a.literals)[0]
+}
+
+/** Credentials travel as parameters on every operation; they are not the operation's own. */
+const CREDENTIALS = new Set(['key', 'token'])
+
+/**
+ * Parameters the service takes that the description leaves out, each with why it is known to lag.
+ * Keyed by the client's operation name.
+ */
+const DESCRIPTION_LAGS: Record<string, { params: string[]; why: string }> = {
+  getListCards: {
+    params: ['filter', 'fields'],
+    why:
+      'card collections take filter (open, closed, all) and fields on the service, as /boards/{id}/cards does ' +
+      'in the older reference and other independent clients (TrelloDotNet) use; the generated description lists none',
+  },
+}
+
+/** What is wrong with a request by the description (nothing: an empty list). */
+export async function checkRequest(r: Pick<RequestRecord, 'method' | 'url' | 'body' | 'contentType'>) {
+  const url = new URL(r.url, 'http://sandbox')
+  const op = await operationFor(r.method, url.pathname)
+  if (!op) return [`${r.method} ${url.pathname}: no such operation`]
+  const given = new Map<string, unknown>()
+  for (const [k, v] of url.searchParams) given.set(k, v)
+  let json: Record<string, unknown> = {}
+  if (r.body && /json/.test(r.contentType ?? '')) json = JSON.parse(r.body)
+  else if (r.body && /x-www-form-urlencoded/.test(r.contentType ?? ''))
+    for (const [k, v] of new URLSearchParams(r.body)) given.set(k, v)
+  if (!op.takesBody) for (const [k, v] of Object.entries(json)) given.set(k, v)
+  const problems: string[] = []
+  const where = `${r.method} ${op.path} (${op.name})`
+  const lagging = DESCRIPTION_LAGS[op.name]?.params ?? []
+  for (const k of given.keys())
+    if (!CREDENTIALS.has(k) && !op.params.has(k) && !lagging.includes(k))
+      problems.push(`${where}: takes no parameter "${k}"`)
+  for (const k of op.required) if (!given.has(k)) problems.push(`${where}: "${k}" is required`)
+  // Types are checked for JSON body values, which carry them; query strings carry none.
+  if (op.schema && !op.takesBody) {
+    const typed: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(json)) if (op.params.has(k)) typed[op.params.get(k)!] = v
+    const shape: Record<string, { safeParse(v: unknown): { success: boolean; error?: any } }> =
+      (op.schema as any).shape ?? {}
+    for (const [p, v] of Object.entries(typed)) {
+      const res = shape[p]?.safeParse(v)
+      if (res && !res.success)
+        problems.push(`${where}: "${p}" ${JSON.stringify(v)}: ${res.error.issues.map((i: any) => i.message)}`)
+    }
+  }
+  return problems
+}
+
+/** Patchbay's own requests: named by its User-Agent (or, before it sent one, none). */
+export const fromPatchbay = (r: RequestRecord) => r.userAgent === null || /^patchbay\b/i.test(r.userAgent)
+
+/**
+ * What is wrong, by the description, with the REST requests Patchbay sent a task-board sandbox and
+ * the sandbox accepted (one it refused was refused anyway: tests send some on purpose, through the
+ * API Call step or the kit's own tests). The OAuth 1.0a endpoints are the sign-in, described by
+ * the OAuth specification instead. Each distinct problem once.
+ */
+export async function patchbayRequestProblems(sandbox: {
+  emulator: { requests: RequestRecord[] }
+}): Promise<string[]> {
+  const problems = new Set<string>()
+  for (const r of sandbox.emulator.requests) {
+    if (!fromPatchbay(r) || r.status >= 400 || !r.url.startsWith('/1/') || r.url.startsWith('/1/OAuth'))
+      continue
+    for (const p of await checkRequest(r)) problems.add(p)
+  }
+  return [...problems]
+}
