@@ -5,6 +5,8 @@ import { type CodehostSandbox, startCodehostSandbox } from '../../sandbox/codeho
 import { type ContactdataSandbox, startContactdataSandbox } from '../../sandbox/contactdata/index.ts'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { loadConfig } from '../../src/config.ts'
+import type { Clock } from '../../src/kit/clock.ts'
+import type { Pacer } from '../../src/kit/pacer.ts'
 import { type RunningService, startService } from '../../src/service.ts'
 import { type TestDatabase, tempDir } from './databases.ts'
 
@@ -26,6 +28,12 @@ export interface TestService {
   close(): Promise<void>
 }
 
+/**
+ * Redis keys of this test file: files run in parallel (and other checkouts may share the Redis),
+ * so each test process writes under its own prefix; the instances of one file share it.
+ */
+export const TEST_REDIS_PREFIX = `patchbay-test:${process.pid}-${Math.random().toString(36).slice(2, 8)}:`
+
 const sqliteOnly: TestDatabase = { name: 'sqlite', fresh: () => ({ databaseUrl: null, dataDir: tempDir() }) }
 
 export async function startTestService(
@@ -37,6 +45,10 @@ export async function startTestService(
     contactdata?: ContactdataSandbox | true
     /** A code-host sandbox to use, or true to start one. */
     codehost?: CodehostSandbox | true
+    /** Time for the waiting parts (a ManualClock drives it by hand). */
+    clock?: Clock
+    /** A pacer instead of the in-memory one. */
+    pacer?: Pacer
   } = {},
 ): Promise<TestService> {
   const taskboard = opts.taskboard ?? (await startTaskboardSandbox())
@@ -46,7 +58,7 @@ export async function startTestService(
   const db = (opts.db ?? sqliteOnly).fresh()
   const adminKey = `pb_admin_test_${Math.random().toString(36).slice(2)}`
   const config = {
-    ...loadConfig({ ...opts.env }),
+    ...loadConfig({ PATCHBAY_REDIS_PREFIX: TEST_REDIS_PREFIX, ...opts.env }),
     port: 0,
     host: '127.0.0.1',
     databaseUrl: db.databaseUrl,
@@ -69,6 +81,8 @@ export async function startTestService(
     },
     pgSchema: db.pgSchema,
     logging: false,
+    clock: opts.clock,
+    pacer: opts.pacer,
   })
   const api = async (method: string, path: string, body?: unknown, key = adminKey) => {
     const res = await fetch(service.url + path, {
