@@ -5,6 +5,7 @@
 import net from 'node:net'
 import path from 'node:path'
 import { z } from 'zod'
+import { parseAllowList } from './kit/egress.ts'
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
@@ -44,6 +45,8 @@ export interface Config {
   oauthApps: Record<string, { clientId: string; clientSecret: string }>
   /** Upstream web addresses (authorize pages) where they differ from the API address (PATCHBAY_<ID>_WEB_URL). */
   webUrls: Record<string, string>
+  /** Non-public hosts, host:port pairs and CIDR ranges Patchbay may send to (PATCHBAY_EGRESS_ALLOW). */
+  egressAllow: string[]
 }
 
 /** Bad settings, one line per problem; main.ts prints them and exits 2. */
@@ -136,6 +139,7 @@ export interface Setting {
   meaning: string
   /** What a good value looks like, for the error line. */
   expected: string
+  /** The value read, or undefined (or a thrown Error saying why) when it is refused. */
   parse: (value: string) => unknown
 }
 
@@ -319,6 +323,16 @@ export const settings: Record<string, Setting> = {
     MS,
     wholeNumber(0, Number.MAX_SAFE_INTEGER),
   ),
+  PATCHBAY_EGRESS_ALLOW: setting(
+    '—',
+    'non-public hosts, `host:port` pairs and CIDR ranges Patchbay may send to (comma- or space-separated), e.g. `10.0.0.0/8,git.corp.example`',
+    'comma-separated hosts, host:port pairs or CIDR ranges, e.g. 10.0.0.0/8,git.corp.example',
+    (v) => {
+      const entries = v.split(/[\s,]+/).filter(Boolean)
+      parseAllowList(entries)
+      return entries
+    },
+  ),
   LOG_LEVEL: setting(
     '`info`',
     'the least severe log lines written: `fatal`, `error`, `warn`, `info`, `debug` (adds one line per request), `trace` or `silent`',
@@ -349,11 +363,17 @@ export const environmentSchema = z.object(
         .optional()
         .transform((v, ctx) => {
           if (v === undefined || v === '') return undefined
-          const out = s.parse(v)
+          let out: unknown
+          let why = ''
+          try {
+            out = s.parse(v)
+          } catch (err) {
+            why = ` (${(err as Error).message})`
+          }
           if (out === undefined)
             ctx.addIssue({
               code: 'custom',
-              message: `${name}=${shownSafely(name, v)}: expected ${s.expected}`,
+              message: `${name}=${shownSafely(name, v)}: expected ${s.expected}${why}`,
             })
           return out
         }),
@@ -372,8 +392,8 @@ export function loadConfig(
   const oauthApps: Config['oauthApps'] = {}
   for (const id of connectorIds) {
     const p = `PATCHBAY_${id.toUpperCase()}_CLIENT_`
-    const clientId = v[`${p}ID`]
-    const clientSecret = v[`${p}SECRET`]
+    const clientId = env[`${p}ID`]
+    const clientSecret = env[`${p}SECRET`]
     if (clientId && clientSecret) oauthApps[id] = { clientId, clientSecret }
     else if (clientId || clientSecret)
       problems.push(
@@ -428,5 +448,6 @@ export function loadConfig(
     minPollIntervalMs: v.PATCHBAY_MIN_POLL_INTERVAL_MS ?? 10_000,
     oauthApps,
     webUrls,
+    egressAllow: v.PATCHBAY_EGRESS_ALLOW ?? [],
   }
 }

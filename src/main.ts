@@ -44,7 +44,12 @@ if (sandboxes?.taskboard)
   Object.assign(oauthApps, {
     taskboard: { clientId: sandboxes.taskboard.demo.key, clientSecret: sandboxes.taskboard.demo.secret },
   })
-const service = await startService(config, { baseUrls, oauthApps }).catch(async (err) => {
+// The embedded sandboxes listen on loopback: exactly their host:port is allowed out, so an address
+// a user or the operator sets elsewhere on loopback is still refused unless PATCHBAY_EGRESS_ALLOW allows it.
+const egressAllow = [sandboxes?.taskboard, sandboxes?.codehost, sandboxes?.contactdata].flatMap((s) =>
+  s ? [new URL(s.url).host] : [],
+)
+const service = await startService(config, { baseUrls, oauthApps, egressAllow }).catch(async (err) => {
   await sandboxes?.close()
   return exitOnStartFailure(err)
 })

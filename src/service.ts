@@ -6,6 +6,7 @@ import { pino } from 'pino'
 import { type Config, maskUrlPassword } from './config.ts'
 import { Engine } from './engine/engine.ts'
 import type { Clock } from './kit/clock.ts'
+import { EgressGuard, type Resolve } from './kit/egress.ts'
 import type { Pacer } from './kit/pacer.ts'
 import { createRedisPacer } from './kit/redis-pacer.ts'
 import { buildApp, loggerOptions } from './server/app.ts'
@@ -35,6 +36,10 @@ export interface ServiceOptions {
   clock?: Clock
   /** A pacer instead of the in-memory one (tests count what it lets through). */
   pacer?: Pacer
+  /** Allow-list entries beside PATCHBAY_EGRESS_ALLOW: what the caller started itself (the embedded sandbox's host:port). */
+  egressAllow?: string[]
+  /** Name resolution for the egress guard (tests give a stub resolver). */
+  egressResolve?: Resolve
 }
 
 /** A start that cannot go on (a database or Redis that does not answer): one line, exit 2. */
@@ -99,6 +104,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     opts.logging === false ? pino({ level: 'silent' }) : pino(loggerOptions(config.logLevel) as object)
   const redis = config.redisUrl ? await connectRedis(config, log).catch(closeStore(store)) : null
   const engine = new Engine({
+    egress: new EgressGuard({
+      allow: [...config.egressAllow, ...(opts.egressAllow ?? [])],
+      resolve: opts.egressResolve,
+    }),
     // With Redis, every instance sharing a token shares its pacing budget.
     pacer: opts.pacer ?? (redis ? createRedisPacer(redis) : undefined),
     clock: opts.clock,

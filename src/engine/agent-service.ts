@@ -2,7 +2,8 @@
 // connections it may use, a delivery target for its events, a Standard Webhooks signing secret
 // sealed in the vault (shown once), and agent keys that act as it and nothing more.
 import { randomBytes } from 'node:crypto'
-import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
+import type { EgressGuard } from '../kit/egress.ts'
+import { PatchbayError, validationError } from '../kit/errors.ts'
 import type { AgentRow, Agents } from '../store/agents.ts'
 import type { ApiKeyRow, ApiKeys } from '../store/api-keys.ts'
 import type { Vault } from '../store/vault.ts'
@@ -77,7 +78,7 @@ export function generateSigningSecret(): string {
 }
 
 export const agentNotFound = (id: string) =>
-  notFound('AGENT_NOT_FOUND', `There is no agent "${id}" in this workspace.`, {
+  new PatchbayError('AGENT_NOT_FOUND', `There is no agent "${id}" in this workspace.`, {
     hint: 'List agents with GET /v1/agents.',
   })
 
@@ -87,6 +88,7 @@ export class AgentService {
   #vault: Vault
   #connections: ConnectionService
   #revocations: KeyRevocations
+  #egress: EgressGuard
   #cache = new Map<string, { view: AgentView; workspaceId: string; at: number }>()
   #deletedListeners = new Set<AgentDeletedListener>()
 
@@ -96,7 +98,10 @@ export class AgentService {
     vault: Vault
     connections: ConnectionService
     revocations: KeyRevocations
+    /** Checks a webhook delivery address when it is saved (deliveries are checked again at connect time). */
+    egress: EgressGuard
   }) {
+    this.#egress = deps.egress
     this.#repo = deps.repo
     this.#keys = deps.keys
     this.#vault = deps.vault
@@ -110,6 +115,7 @@ export class AgentService {
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const a = parsed.data
     await this.#checkConnections(workspaceId, a.connectionIds)
+    if (a.delivery.type === 'webhook') await this.#egress.check(a.delivery.url, 'delivery.url')
     const signingSecret = generateSigningSecret()
     const row = await this.#repo.insert({
       workspace_id: workspaceId,
@@ -145,7 +151,6 @@ export class AgentService {
   async forCaller(caller: Caller): Promise<AgentView> {
     if (caller.kind !== 'agent' || !caller.agentId)
       throw new PatchbayError(
-        403,
         'AGENT_KEY_REQUIRED',
         'This action is for an agent; the key is not an agent key.',
         {
@@ -157,7 +162,7 @@ export class AgentService {
     } catch (err) {
       // The key outlived its agent (keys are revoked on delete, so only a race gets here).
       if (err instanceof PatchbayError && err.code === 'AGENT_NOT_FOUND')
-        throw new PatchbayError(401, 'UNAUTHORIZED', 'The agent of this key no longer exists.', {
+        throw new PatchbayError('UNAUTHORIZED', 'The agent of this key no longer exists.', {
           hint: 'Use a key of an existing agent.',
         })
       throw err
@@ -171,6 +176,7 @@ export class AgentService {
     if (!(await this.#repo.get(workspaceId, agentId))) throw agentNotFound(agentId)
     // Only a changed list is checked: a connection removed since must not block renaming.
     if (c.connectionIds) await this.#checkConnections(workspaceId, c.connectionIds)
+    if (c.delivery?.type === 'webhook') await this.#egress.check(c.delivery.url, 'delivery.url')
     await this.#repo.update(workspaceId, agentId, {
       name: c.name,
       scope: c.scope && JSON.stringify(c.scope),
@@ -240,7 +246,7 @@ export class AgentService {
     await this.get(workspaceId, agentId)
     const key = (await this.#keys.listForAgent(workspaceId, agentId)).find((k) => k.id === keyId)
     if (!key)
-      throw notFound('KEY_NOT_FOUND', `Agent ${agentId} has no key "${keyId}".`, {
+      throw new PatchbayError('KEY_NOT_FOUND', `Agent ${agentId} has no key "${keyId}".`, {
         hint: `List its keys with GET /v1/agents/${agentId}/keys.`,
       })
     if (!key.revoked_at) await this.#keys.revoke(keyId)
@@ -258,9 +264,13 @@ export class AgentService {
   async assertConnectionVisible(caller: Caller, connectionId: string): Promise<void> {
     if (caller.kind !== 'agent') return
     if (!(await this.forCaller(caller)).connectionIds.includes(connectionId))
-      throw notFound('CONNECTION_NOT_FOUND', `There is no connection "${connectionId}" this agent may use.`, {
-        hint: 'List the connections of this agent with GET /v1/connections.',
-      })
+      throw new PatchbayError(
+        'CONNECTION_NOT_FOUND',
+        `There is no connection "${connectionId}" this agent may use.`,
+        {
+          hint: 'List the connections of this agent with GET /v1/connections.',
+        },
+      )
   }
 
   async #checkConnections(workspaceId: string, ids: string[]): Promise<void> {
@@ -268,12 +278,12 @@ export class AgentService {
     const known = new Set((await this.#connections.list(workspaceId)).map((c) => c.id))
     const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !known.has(id))
     if (missing.length > 0)
-      throw badRequest(
-        'UNKNOWN_CONNECTION',
+      throw new PatchbayError(
+        'CONNECTION_NOT_FOUND',
         `connectionIds names connections that do not exist in this workspace: ${missing
           .map(({ id, i }) => `connectionIds.${i} "${id}"`)
           .join(', ')}.`,
-        { hint: 'List connections with GET /v1/connections, or connect the account first.' },
+        { hint: 'List connections with GET /v1/connections, or connect the account first.', status: 400 },
       )
   }
 }

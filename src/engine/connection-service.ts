@@ -1,8 +1,10 @@
 // Connections: check credentials with the upstream's identity call, keep them sealed in the
 // vault, hand decrypted credentials to the step runner from a small cache, and mark a
 // connection lapsed when the upstream refuses it.
+
 import type { ConnectorDefinition, Credentials } from '../kit/define.ts'
-import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
+import type { EgressGuard } from '../kit/egress.ts'
+import { PatchbayError, validationError } from '../kit/errors.ts'
 import type { UpstreamClient } from '../kit/http.ts'
 import type { Budget } from '../kit/pacer.ts'
 import type { ConnectionRow, Connections } from '../store/connections.ts'
@@ -56,7 +58,15 @@ export class ConnectionService {
   #clients: UpstreamClients
   #cache = new Map<string, LoadedConnection>()
 
-  constructor(deps: { repo: Connections; vault: Vault; registry: Registry; clients: UpstreamClients }) {
+  #egress: EgressGuard
+  constructor(deps: {
+    repo: Connections
+    vault: Vault
+    registry: Registry
+    clients: UpstreamClients
+    egress: EgressGuard
+  }) {
+    this.#egress = deps.egress
     this.#repo = deps.repo
     this.#vault = deps.vault
     this.#registry = deps.registry
@@ -112,7 +122,7 @@ export class ConnectionService {
     const row = await this.#requireRow(workspaceId, id)
     const { credentials, identity } = await this.#verify({ ...input, connector: row.connector }, fromFlow)
     if (identity.accountId !== row.account_id)
-      throw badRequest(
+      throw new PatchbayError(
         'ACCOUNT_MISMATCH',
         `The credentials belong to ${identity.accountName}, but connection ${id} is for ${row.account_name}.`,
         { hint: 'Reconnect with the same account, or create a new connection for the other account.' },
@@ -191,7 +201,7 @@ export class ConnectionService {
   async #verify(input: NewConnection, fromFlow = false) {
     const connector = this.#registry.connector(input.connector)
     if (!connector)
-      throw badRequest('UNKNOWN_CONNECTOR', `There is no connector "${input.connector}".`, {
+      throw new PatchbayError('UNKNOWN_CONNECTOR', `There is no connector "${input.connector}".`, {
         hint: `Use one of: ${this.#registry.connectors.map((c) => c.id).join(', ')}.`,
       })
     const method = connector.auth.find((a) => a.id === input.authMethod)
@@ -200,7 +210,7 @@ export class ConnectionService {
       return { credentials, identity: await this.#identify(connector, credentials) }
     }
     if (!method?.credentials)
-      throw badRequest(
+      throw new PatchbayError(
         'UNKNOWN_AUTH_METHOD',
         `The ${connector.name} connector has no credentials flow "${input.authMethod}".`,
         {
@@ -215,6 +225,9 @@ export class ConnectionService {
     const parsed = method.credentials.safeParse(input.credentials)
     if (!parsed.success) throw validationError(parsed.error.issues, 'credentials')
     const credentials = parsed.data as Credentials
+    // An address the user gives (the http connector's base) passes the egress guard before anything is sent.
+    const userBase = connector.baseUrlFrom?.(credentials)
+    if (userBase) await this.#egress.check(userBase, 'credentials.baseUrl')
     return { credentials, identity: await this.#identify(connector, credentials) }
   }
 
@@ -225,7 +238,7 @@ export class ConnectionService {
       return await connector.identify(http, credentials)
     } catch (err) {
       if (err instanceof PatchbayError && (err.code === 'INVALID_CREDENTIALS' || err.status === 403))
-        throw badRequest(
+        throw new PatchbayError(
           'INVALID_CREDENTIALS',
           `${connector.name} refused the credentials: ${err.message}. Nothing was stored.`,
           {
@@ -239,6 +252,6 @@ export class ConnectionService {
 }
 
 export const connectionNotFound = (id: string) =>
-  notFound('CONNECTION_NOT_FOUND', `There is no connection "${id}" in this workspace.`, {
+  new PatchbayError('CONNECTION_NOT_FOUND', `There is no connection "${id}" in this workspace.`, {
     hint: 'List connections with GET /v1/connections.',
   })

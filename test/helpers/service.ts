@@ -6,6 +6,7 @@ import { type ContactdataSandbox, startContactdataSandbox } from '../../sandbox/
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { loadConfig } from '../../src/config.ts'
 import type { Clock } from '../../src/kit/clock.ts'
+import type { Resolve } from '../../src/kit/egress.ts'
 import type { Pacer } from '../../src/kit/pacer.ts'
 import { type RunningService, startService } from '../../src/service.ts'
 import { type TestDatabase, tempDir } from './databases.ts'
@@ -34,6 +35,12 @@ export interface TestService {
  */
 export const TEST_REDIS_PREFIX = `patchbay-test:${process.pid}-${Math.random().toString(36).slice(2, 8)}:`
 
+/**
+ * The sandbox upstreams and receivers of the tests listen on loopback, which the egress guard
+ * refuses unless the operator allows it: the tests opt in, explicitly, as an operator would.
+ */
+export const LOOPBACK_EGRESS = { PATCHBAY_EGRESS_ALLOW: '127.0.0.0/8,::1' }
+
 const sqliteOnly: TestDatabase = { name: 'sqlite', fresh: () => ({ databaseUrl: null, dataDir: tempDir() }) }
 
 export async function startTestService(
@@ -49,6 +56,8 @@ export async function startTestService(
     clock?: Clock
     /** A pacer instead of the in-memory one. */
     pacer?: Pacer
+    /** Name resolution for the egress guard: a stub, so tests never resolve or reach real names. */
+    egressResolve?: Resolve
   } = {},
 ): Promise<TestService> {
   const taskboard = opts.taskboard ?? (await startTaskboardSandbox())
@@ -58,7 +67,7 @@ export async function startTestService(
   const db = (opts.db ?? sqliteOnly).fresh()
   const adminKey = `pb_admin_test_${Math.random().toString(36).slice(2)}`
   const config = {
-    ...loadConfig({ PATCHBAY_REDIS_PREFIX: TEST_REDIS_PREFIX, ...opts.env }),
+    ...loadConfig({ PATCHBAY_REDIS_PREFIX: TEST_REDIS_PREFIX, ...LOOPBACK_EGRESS, ...opts.env }),
     port: 0,
     host: '127.0.0.1',
     databaseUrl: db.databaseUrl,
@@ -83,6 +92,7 @@ export async function startTestService(
     logging: false,
     clock: opts.clock,
     pacer: opts.pacer,
+    egressResolve: opts.egressResolve,
   })
   const api = async (method: string, path: string, body?: unknown, key = adminKey) => {
     const res = await fetch(service.url + path, {
