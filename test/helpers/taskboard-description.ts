@@ -44,7 +44,7 @@ export interface Operation {
   schema: { safeParse(v: unknown): { success: boolean; error?: { issues: any[] } } } | undefined
 }
 
-const MARK = /\u0000(\w+)\u0000/g
+const MARK = /⟦(\w+)⟧/g
 let table: Promise<Operation[]> | undefined
 
 /** Every operation the client knows. */
@@ -70,7 +70,7 @@ async function build(): Promise<Operation[]> {
       }
       const named = new Proxy(
         {},
-        { get: (_t, k) => (typeof k === 'string' ? `\u0000${k}\u0000` : undefined) },
+        { get: (_t, k) => (typeof k === 'string' ? `⟦${k}⟧` : undefined) },
       )
       await (fn as (c: unknown, p: unknown) => Promise<unknown>)(recorder, named).catch(() => undefined)
       if (!sent) continue
@@ -78,7 +78,7 @@ async function build(): Promise<Operation[]> {
       const pathParams = [...sent.url.matchAll(MARK)].map((m) => m[1]!)
       const params = new Map<string, string>()
       for (const [wire, v] of Object.entries(sent.searchParams ?? {})) {
-        const m = /^\u0000(\w+)\u0000$/.exec(String(v))
+        const m = /^⟦(\w+)⟧$/.exec(String(v))
         if (m) params.set(wire, m[1]!)
       }
       const schema = parameters[`${name[0]!.toUpperCase()}${name.slice(1)}Schema`]

@@ -91,7 +91,7 @@ export async function controlRaw(method: string, path: string, body?: unknown): 
 
 export async function waitFor<T>(
   probe: () => Promise<T | undefined | false> | T | undefined | false,
-  ms = 4000,
+  ms = 20_000,
 ): Promise<T> {
   const end = Date.now() + ms
   for (;;) {
