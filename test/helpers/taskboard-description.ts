@@ -68,10 +68,7 @@ async function build(): Promise<Operation[]> {
           sent = o
         },
       }
-      const named = new Proxy(
-        {},
-        { get: (_t, k) => (typeof k === 'string' ? `⟦${k}⟧` : undefined) },
-      )
+      const named = new Proxy({}, { get: (_t, k) => (typeof k === 'string' ? `⟦${k}⟧` : undefined) })
       await (fn as (c: unknown, p: unknown) => Promise<unknown>)(recorder, named).catch(() => undefined)
       if (!sent) continue
       const path = sent.url.replace(MARK, '{$1}')
