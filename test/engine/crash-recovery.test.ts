@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createHmac, randomBytes } from 'node:crypto'
-import net from 'node:net'
 import path from 'node:path'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { tempDir } from '../helpers/databases.ts'
+import { adminApi, freePort } from '../helpers/main-process.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { LOOPBACK_EGRESS } from '../helpers/service.ts'
 
@@ -18,14 +18,6 @@ let receiver: Receiver
 let port: number
 let dataDir: string
 let child: ChildProcess | null = null
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port
-      s.close(() => resolve(p))
-    })
-  })
 
 async function startChild(): Promise<void> {
   child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
@@ -55,14 +47,7 @@ async function startChild(): Promise<void> {
   )
 }
 
-const api = async (method: string, p: string, body?: unknown) => {
-  const res = await fetch(`http://127.0.0.1:${port}${p}`, {
-    method,
-    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: res.status, body: await res.json() }
-}
+const api = adminApi(() => port, adminKey)
 
 before(async () => {
   sandbox = await startTaskboardSandbox()

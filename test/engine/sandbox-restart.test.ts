@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import net from 'node:net'
 import path from 'node:path'
 import { after, test } from 'node:test'
 import { tempDir } from '../helpers/databases.ts'
+import { adminApi, freePort } from '../helpers/main-process.ts'
 import { eventually } from '../helpers/receiver.ts'
 
 const root = path.resolve(import.meta.dirname, '../..')
@@ -15,14 +15,6 @@ const adminKey = 'pb_admin_restart_test_key'
 const dataDir = tempDir('patchbay-restart-')
 let port: number
 let child: ChildProcess | null = null
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port
-      s.close(() => resolve(p))
-    })
-  })
 
 /** Starts `npm start`'s entry point; answers the task-board sandbox address it printed. */
 async function start(): Promise<string> {
@@ -68,14 +60,7 @@ after(async () => {
   if (child && child.exitCode === null) child.kill('SIGKILL')
 })
 
-const api = async (method: string, p: string, body?: unknown) => {
-  const res = await fetch(`http://127.0.0.1:${port}${p}`, {
-    method,
-    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: res.status, body: await res.json() }
-}
+const api = adminApi(() => port, adminKey)
 
 const decode = (s: string) =>
   s.replace(
