@@ -117,7 +117,9 @@ export async function startTestService(
       await service.close()
       // Every request Patchbay sent the task-board is checked against the independent description.
       const problems = await patchbayRequestProblems(taskboard)
-      if (!opts.taskboard) await taskboard.close()
+      // A caller's own sandbox is closed here too when the check fails: the throw below skips the
+      // rest of the caller's cleanup, and an open sandbox would keep the test file running.
+      if (!opts.taskboard || problems.length > 0) await taskboard.close()
       if (opts.contactdata === true) await contactdata?.close()
       if (opts.codehost === true) await codehost?.close()
       if (db.pgSchema && db.databaseUrl) {
