@@ -1,5 +1,5 @@
 // /1/boards and /1/lists.
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { boardFor, listFor } from '../access.ts'
 import { actionFilter } from '../activity.ts'
 import { invalidValue } from '../errors.ts'
@@ -98,14 +98,16 @@ export function registerBoardRoutes(api: FastifyInstance, { store: s }: Deps): v
     return listView(createList(s, ctx, { ...params(req), idBoard: board.id }), viewerOf(ctx))
   })
 
-  api.get('/1/boards/:id/cards', async (req) => {
+  // The filter as a query parameter, or as the last path segment (`/1/boards/{id}/cards/open`).
+  const boardCards = async (req: FastifyRequest) => {
     const ctx = ctxOf(req)
     const p = params(req)
     const board = boardFor(s, ctx, idParam(req), 'read')
-    return filterBoardCards(s, board, p.filter).map((c) =>
-      pickFields(cardView(s, c, viewerOf(ctx)), p.fields),
-    )
-  })
+    const filter = (req.params as { filter?: string }).filter ?? p.filter
+    return filterBoardCards(s, board, filter).map((c) => pickFields(cardView(s, c, viewerOf(ctx)), p.fields))
+  }
+  api.get('/1/boards/:id/cards', boardCards)
+  api.get('/1/boards/:id/cards/:filter', boardCards)
 
   api.get('/1/boards/:id/labels', async (req) => {
     const p = params(req)

@@ -380,7 +380,7 @@ export const cardDueDateReminder = defineTrigger({
   poll: async ({ http, cursor, now }, config) => {
     const previous = (cursor as { lastPollAt?: string } | null)?.lastPollAt
     const since = previous ? Date.parse(previous) : now.getTime()
-    const cards = await http.get<any[]>(`/1/boards/${config.idBoard}/cards`, { filter: 'open' })
+    const cards = await http.get<any[]>(`/1/boards/${config.idBoard}/cards/open`)
     const events: NormalizedEvent[] = []
     for (const card of cards) {
       if (!card.due || card.dueComplete || card.closed) continue
