@@ -32,11 +32,12 @@ const DeliveryView = z
     agentId: z.string(),
     eventId: z.string(),
     triggerId: z.string(),
-    target: z.discriminatedUnion('type', [
-      z.object({ type: z.literal('webhook'), url: z.string() }),
-      z.object({ type: z.literal('stream') }),
-      z.object({ type: z.literal('tool'), toolId: z.string() }),
-    ]),
+    target: z
+      .looseObject({
+        type: z.enum(['webhook', 'stream', 'tool']),
+        toolId: z.string().optional().describe('For a tool target: the tool the event runs.'),
+      })
+      .describe("Where it goes: the agent's webhook or stream, or one of its tools."),
     status: z.enum(['pending', 'delivered', 'failed', 'dead']),
     attempts: z.number(),
     nextAttemptAt: z.string().nullable(),
