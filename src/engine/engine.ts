@@ -2,6 +2,7 @@
 // all start from here.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Dispatcher } from 'undici'
+import { EgressGuard } from '../kit/egress.ts'
 import { createDispatcher } from '../kit/http.ts'
 import { type Budget, createPacer, type Pacer } from '../kit/pacer.ts'
 import { defaultRetryPolicy, type RetryPolicy } from '../kit/retry-policy.ts'
@@ -21,6 +22,7 @@ import { CreditService } from './credits.ts'
 import { type EventOptions, EventSystem } from './event-system.ts'
 import { KeyRevocations } from './key-revocations.ts'
 import { type OAuthApp, OAuthFlows } from './oauth-flows.ts'
+import { PlacementChanges } from './placement-changes.ts'
 import { RateBudgets } from './rate-budgets.ts'
 import { Registry } from './registry.ts'
 import { ScopeGuard, type ScopeGuardOptions } from './scope-guard.ts'
@@ -40,6 +42,8 @@ export interface EngineOptions {
   pacer?: Pacer
   pacing?: Record<string, Budget>
   dispatcher?: Dispatcher
+  /** Where Patchbay may send (kit/egress.ts); without one, only to public addresses. */
+  egress?: EgressGuard
   registry?: Registry
   /** Per-connector overrides of the result cache and coalescing defaults. */
   lookups?: Record<string, LookupTuning>
@@ -69,6 +73,8 @@ export class Engine {
   readonly tools: ToolService
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
   readonly keyRevocations = new KeyRevocations()
+  /** Cards and lists stored events name: the scope guard forgets where they were placed. */
+  readonly placements = new PlacementChanges()
   readonly events: EventSystem
   /** Upstreams' web pages: token-page addresses, and page addresses read into identifiers. */
   readonly pages: UpstreamPages
@@ -76,6 +82,8 @@ export class Engine {
   readonly rateBudgets = new RateBudgets()
   /** Sign-in through upstreams' web pages (OAuth), for connectors that declare a flow. */
   readonly oauth: OAuthFlows
+  /** The one egress guard: addresses checked when saved, and at connect time by the dispatcher. */
+  readonly egress: EgressGuard
   #dispatcher: Dispatcher
 
   constructor(opts: EngineOptions) {
@@ -84,7 +92,8 @@ export class Engine {
     this.registry = opts.registry ?? new Registry()
     this.apiKeys = new ApiKeys(opts.store.db)
     this.stepRuns = new StepRuns(opts.store.db)
-    this.#dispatcher = opts.dispatcher ?? createDispatcher()
+    this.egress = opts.egress ?? new EgressGuard()
+    this.#dispatcher = opts.dispatcher ?? createDispatcher(this.egress)
     this.clients = new UpstreamClients({
       baseUrls: opts.baseUrls,
       dispatcher: this.#dispatcher,
@@ -99,6 +108,7 @@ export class Engine {
       vault: opts.vault,
       registry: this.registry,
       clients: this.clients,
+      egress: this.egress,
     })
     this.credits = new CreditService({
       ledger: new CreditLedger(opts.store.db),
@@ -127,14 +137,16 @@ export class Engine {
       vault: opts.vault,
       connections: this.connections,
       revocations: this.keyRevocations,
+      egress: this.egress,
     })
     this.scope = new ScopeGuard({
       agents: this.agents,
       clients: this.clients,
       registry: this.registry,
+      placements: this.placements,
       options: opts.scope,
     })
-    this.steps.scopeGuard = this.scope.checkStep
+    this.steps.scopeGuard = this.scope
     this.tools = new ToolService({
       tools: new Tools(opts.store.db),
       runs: new ToolRuns(opts.store.db),
@@ -152,6 +164,7 @@ export class Engine {
       vault: opts.vault,
       log: opts.log,
       dispatcher: this.#dispatcher,
+      placements: this.placements,
       options: opts.events,
     })
     this.events.wire(this.agents, this.tools)
