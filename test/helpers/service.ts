@@ -7,7 +7,7 @@ import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/task
 import { loadConfig } from '../../src/config.ts'
 import type { Resolve } from '../../src/kit/egress.ts'
 import { type RunningService, startService } from '../../src/service.ts'
-import { type TestDatabase, tempDir } from './databases.ts'
+import { serviceDatabase, type TestDatabase } from './databases.ts'
 
 export interface TestService {
   service: RunningService
@@ -33,8 +33,6 @@ export interface TestService {
  */
 export const LOOPBACK_EGRESS = { PATCHBAY_EGRESS_ALLOW: '127.0.0.0/8,::1' }
 
-const sqliteOnly: TestDatabase = { name: 'sqlite', fresh: () => ({ databaseUrl: null, dataDir: tempDir() }) }
-
 export async function startTestService(
   opts: {
     db?: TestDatabase
@@ -52,7 +50,7 @@ export async function startTestService(
   const contactdata =
     opts.contactdata === true ? await startContactdataSandbox() : (opts.contactdata ?? undefined)
   const codehost = opts.codehost === true ? await startCodehostSandbox() : (opts.codehost ?? undefined)
-  const db = (opts.db ?? sqliteOnly).fresh()
+  const db = (opts.db ?? serviceDatabase()).fresh()
   const adminKey = `pb_admin_test_${Math.random().toString(36).slice(2)}`
   const config = {
     ...loadConfig({ ...LOOPBACK_EGRESS, ...opts.env }),
