@@ -11,6 +11,7 @@ import { Agents } from '../store/agents.ts'
 import { ApiKeys } from '../store/api-keys.ts'
 import { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
 import { Connections } from '../store/connections.ts'
+import { Causations } from '../store/causations.ts'
 import { CreditBudgets, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
 import { StepRuns } from '../store/step-runs.ts'
@@ -152,6 +153,7 @@ export class Engine {
       options: opts.scope,
     })
     this.steps.scopeGuard = this.scope
+    const causations = new Causations(opts.store.db)
     this.tools = new ToolService({
       tools: new Tools(opts.store.db),
       runs: new ToolRuns(opts.store.db),
@@ -159,6 +161,7 @@ export class Engine {
       connections: this.connections,
       registry: this.registry,
       steps: this.steps,
+      causations,
       log: opts.log,
     })
     this.events = new EventSystem({
@@ -170,6 +173,8 @@ export class Engine {
       log: opts.log,
       dispatcher: this.#dispatcher,
       placements: this.placements,
+      tools: this.tools,
+      causations,
       options: opts.events,
     })
     this.events.wire(this.agents, this.tools)
