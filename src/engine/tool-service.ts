@@ -4,8 +4,8 @@
 // first failure, and records what each step did.
 import type { FastifyBaseLogger } from 'fastify'
 import { type ErrorCode, PatchbayError, validationError } from '../kit/errors.ts'
-import { nowIso } from '../store/ids.ts'
 import type { Causations } from '../store/causations.ts'
+import { nowIso } from '../store/ids.ts'
 import { newToolRunId, type ToolRunRow, type ToolRuns } from '../store/tool-runs.ts'
 import type { ToolRow, Tools } from '../store/tools.ts'
 import type { AgentService, AgentView } from './agent-service.ts'
