@@ -1,6 +1,6 @@
 // Resolves `Authorization: Bearer <key>` to a caller for every /v1 route.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Caller } from '../engine/caller.ts'
+import type { Caller } from '../engine/access/caller.ts'
 import type { Engine } from '../engine/engine.ts'
 import { PatchbayError } from '../kit/errors.ts'
 

@@ -12,10 +12,10 @@ import { nowIso } from '../../store/ids.ts'
 import type { SubscriptionRow, Subscriptions } from '../../store/subscriptions.ts'
 import type { TriggerRow, Triggers } from '../../store/triggers.ts'
 import type { Vault } from '../../store/vault.ts'
-import type { ConnectionService } from '../connection-service.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
-import type { UpstreamClients } from '../upstream-clients.ts'
-import type { UpstreamPages } from '../upstream-pages.ts'
+import type { UpstreamClients } from '../upstream/upstream-clients.ts'
+import type { UpstreamPages } from '../upstream/upstream-pages.ts'
 import type { AgentDirectory, ToolRunner } from './directories.ts'
 
 export type TriggerTarget = { type: 'agent' } | { type: 'tool'; toolId: string }

@@ -2,16 +2,16 @@
 // ones the step takes in its input), run the step's `run` with ctx.http, slim the output through
 // its schema, and record the run off the hot path.
 import type { FastifyBaseLogger } from 'fastify'
-import type { Credentials, StepContext } from '../kit/define.ts'
-import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
-import { newId, nowIso } from '../store/ids.ts'
-import type { StepRuns } from '../store/step-runs.ts'
-import type { Caller } from './caller.ts'
-import type { ConnectionService } from './connection-service.ts'
-import type { RegisteredStep, Registry } from './registry.ts'
+import type { Credentials, StepContext } from '../../kit/define.ts'
+import { badRequest, notFound, PatchbayError, validationError } from '../../kit/errors.ts'
+import { newId, nowIso } from '../../store/ids.ts'
+import type { StepRuns } from '../../store/step-runs.ts'
+import type { Caller } from '../access/caller.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
+import type { RegisteredStep, Registry } from '../registry.ts'
+import type { UpstreamClients } from '../upstream/upstream-clients.ts'
+import type { UpstreamPages } from '../upstream/upstream-pages.ts'
 import type { StepServices } from './step-services.ts'
-import type { UpstreamClients } from './upstream-clients.ts'
-import type { UpstreamPages } from './upstream-pages.ts'
 
 export interface StepRunResult {
   output: unknown
