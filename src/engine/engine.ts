@@ -63,7 +63,7 @@ export class Engine {
   readonly stepServices: StepServices
   /** Agents: scope, connections, delivery target, signing secret and agent keys. */
   readonly agents: AgentService
-  /** The agent scope check every agent's step passes (installed as steps.scopeGuard). */
+  /** The agent scope check every agent's step passes. */
   readonly scope: ScopeGuard
   /** Agents' tools and their runs. */
   readonly tools: ToolService
@@ -94,6 +94,11 @@ export class Engine {
       pacing: opts.pacing,
       budgets: this.rateBudgets,
     })
+    this.pages = new UpstreamPages({
+      registry: this.registry,
+      clients: this.clients,
+      webUrls: opts.oauth?.webUrls,
+    })
     this.connections = new ConnectionService({
       repo: new Connections(opts.store.db),
       vault: opts.vault,
@@ -113,14 +118,6 @@ export class Engine {
       registry: this.registry,
       tuning: opts.lookups,
     })
-    this.steps = new StepRunner({
-      services: this.stepServices,
-      registry: this.registry,
-      connections: this.connections,
-      clients: this.clients,
-      runs: this.stepRuns,
-      log: opts.log,
-    })
     this.agents = new AgentService({
       repo: new Agents(opts.store.db),
       keys: this.apiKeys,
@@ -134,7 +131,16 @@ export class Engine {
       registry: this.registry,
       options: opts.scope,
     })
-    this.steps.scopeGuard = this.scope.checkStep
+    this.steps = new StepRunner({
+      services: this.stepServices,
+      registry: this.registry,
+      connections: this.connections,
+      clients: this.clients,
+      runs: this.stepRuns,
+      scopeGuard: this.scope.checkStep,
+      pages: this.pages,
+      log: opts.log,
+    })
     this.tools = new ToolService({
       tools: new Tools(opts.store.db),
       runs: new ToolRuns(opts.store.db),
@@ -152,16 +158,11 @@ export class Engine {
       vault: opts.vault,
       log: opts.log,
       dispatcher: this.#dispatcher,
+      agents: this.agents,
+      tools: this.tools,
+      pages: this.pages,
       options: opts.events,
     })
-    this.events.wire(this.agents, this.tools)
-    this.pages = new UpstreamPages({
-      registry: this.registry,
-      clients: this.clients,
-      webUrls: opts.oauth?.webUrls,
-    })
-    this.steps.pages = this.pages
-    this.events.triggers.pages = this.pages
     this.oauth = new OAuthFlows({
       registry: this.registry,
       connections: this.connections,
@@ -171,7 +172,6 @@ export class Engine {
       webUrls: opts.oauth?.webUrls,
       publicUrl: () => this.events.triggers.publicUrl,
     })
-    // A reconnect through a sign-in registers the connection's webhooks again, as POST …/reconnect does.
     // Every reconnect (credentials or sign-in) registers the connection's webhooks again.
     this.connections.onReplaced = (id, previous) => this.events.triggers.reregisterForConnection(id, previous)
     // An agent's triggers (and, with the last of them, their upstream webhooks) go with it.

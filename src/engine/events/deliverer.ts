@@ -24,6 +24,8 @@ export interface DelivererOptions {
   hub: StreamHub
   dispatcher: Dispatcher
   log: FastifyBaseLogger
+  agents: AgentDirectory
+  tools: ToolRunner
   retryScheduleMs?: number[]
   timeoutMs?: number
   scanIntervalMs?: number
@@ -40,8 +42,6 @@ type Joined = DeliveryRow & {
 }
 
 export class Deliverer {
-  agents: AgentDirectory | null = null
-  tools: ToolRunner | null = null
   readonly retryScheduleMs: number[]
   #o: DelivererOptions
   #inFlight = new Set<string>()
@@ -169,10 +169,10 @@ export class Deliverer {
   async #target(row: DeliveryRow): Promise<{ url: string | null; secret: string }> {
     const cached = this.#urls.get(row.agent_id)
     if (cached && Date.now() - cached.at < 5_000) return cached
-    const agent = await this.agents!.get(row.workspace_id, row.agent_id)
+    const agent = await this.#o.agents.get(row.workspace_id, row.agent_id)
     const entry = {
       url: agent.delivery.type === 'webhook' ? agent.delivery.url : null,
-      secret: await this.agents!.signingSecret(row.agent_id),
+      secret: await this.#o.agents.signingSecret(row.agent_id),
       at: Date.now(),
     }
     this.#urls.set(row.agent_id, entry)
@@ -309,17 +309,19 @@ export class Deliverer {
       const started = performance.now()
       // A run that cannot start (the tool was deleted, its input is refused) fails the delivery
       // with the reason, instead of leaving it pending to be picked up again and again.
-      const run = await this.tools!.run(row.workspace_id, row.agent_id, target.toolId, {
-        input: event.data,
-        event,
-        triggerId: row.trigger_id,
-        eventId: row.event_id,
-      }).catch((err: Error & { code?: string }) => ({
-        id: null as string | null,
-        status: 'failed',
-        errorCode: err.code ?? 'INTERNAL',
-        errorMessage: err.message,
-      }))
+      const run = await this.#o.tools
+        .run(row.workspace_id, row.agent_id, target.toolId, {
+          input: event.data,
+          event,
+          triggerId: row.trigger_id,
+          eventId: row.event_id,
+        })
+        .catch((err: Error & { code?: string }) => ({
+          id: null as string | null,
+          status: 'failed',
+          errorCode: err.code ?? 'INTERNAL',
+          errorMessage: err.message,
+        }))
       const ok = run.status === 'succeeded'
       const at = nowIso()
       await this.#o.db.transaction().execute(async (trx) => {

@@ -15,6 +15,7 @@ import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
 import { Poller } from '../triggers/poller.ts'
 import { TriggerService } from '../triggers/trigger-service.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
+import type { UpstreamPages } from '../upstream/upstream-pages.ts'
 import { Deliverer } from './deliverer.ts'
 import { Ingress } from './ingress.ts'
 import { Pipeline } from './pipeline.ts'
@@ -53,9 +54,12 @@ export class EventSystem {
     vault: Vault
     log: FastifyBaseLogger
     dispatcher: Dispatcher
+    agents: AgentDirectory
+    tools: ToolRunner
+    pages: UpstreamPages
     options?: EventOptions
   }) {
-    const { db, registry, connections, clients, log } = deps
+    const { db, registry, connections, clients, log, agents, tools } = deps
     this.#deps = deps
     this.#log = log
     this.jobs.onError = (name, err) => log.error({ err, job: name }, 'background job failed')
@@ -67,6 +71,9 @@ export class EventSystem {
       connections,
       clients,
       vault: deps.vault,
+      agents,
+      tools,
+      pages: deps.pages,
       log,
     })
     if (deps.options?.minPollIntervalMs !== undefined)
@@ -76,15 +83,31 @@ export class EventSystem {
       jobs: this.jobs,
       hub: this.hub,
       dispatcher: deps.dispatcher,
+      agents,
+      tools,
       log,
       retryScheduleMs: deps.options?.retryScheduleMs,
       timeoutMs: deps.options?.deliveryTimeoutMs,
       scanIntervalMs: deps.options?.scanIntervalMs,
     })
-    this.pipeline = new Pipeline({ db, registry, triggers: this.triggers, deliverer: this.deliverer, log })
+    this.pipeline = new Pipeline({
+      db,
+      registry,
+      triggers: this.triggers,
+      deliverer: this.deliverer,
+      agents,
+      log,
+    })
     this.jobs.work('inbox', { batchSize: 1, concurrency: 1 }, () => this.pipeline.drain())
-    this.ingress = new Ingress({ db, registry, triggers: this.triggers, connections, jobs: this.jobs, log })
-    this.ingress.pipeline = this.pipeline
+    this.ingress = new Ingress({
+      db,
+      registry,
+      triggers: this.triggers,
+      connections,
+      jobs: this.jobs,
+      pipeline: this.pipeline,
+      log,
+    })
     this.poller = new Poller({
       db,
       triggers: triggerRows,
@@ -92,18 +115,10 @@ export class EventSystem {
       connections,
       deliverer: this.deliverer,
       jobs: this.jobs,
+      agents,
       log,
     })
     this.triggers.onPolledTrigger = (row) => this.poller.schedule(row)
-  }
-
-  wire(agents: AgentDirectory, tools: ToolRunner): void {
-    this.triggers.agents = agents
-    this.triggers.tools = tools
-    this.deliverer.agents = agents
-    this.deliverer.tools = tools
-    this.pipeline.agents = agents
-    this.poller.agents = agents
   }
 
   /** Once the server listens: recover what a crash left, then keep webhooks in step upstream. */

@@ -42,7 +42,7 @@ export class Ingress {
     resolve: () => void
     reject: (e: unknown) => void
   }> = []
-  pipeline: Pipeline | null = null
+  #pipeline: Pipeline
   #flushing = false
 
   constructor(deps: {
@@ -51,8 +51,10 @@ export class Ingress {
     triggers: TriggerService
     connections: ConnectionService
     jobs: JobQueue
+    pipeline: Pipeline
     log: FastifyBaseLogger
   }) {
+    this.#pipeline = deps.pipeline
     this.#db = deps.db
     this.#registry = deps.registry
     this.#triggers = deps.triggers
@@ -144,7 +146,7 @@ export class Ingress {
       const batch = this.#pending.splice(0, 500)
       try {
         // The raw rows, their events and their deliveries in one commit.
-        await this.pipeline!.ingest(
+        await this.#pipeline.ingest(
           batch.map((b) => ({ inbox: b.row, sub: b.sub, events: b.events, receivedAt: b.row.received_at })),
         )
         for (const b of batch) b.resolve()

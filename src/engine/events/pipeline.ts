@@ -35,15 +35,17 @@ export class Pipeline {
   #triggers: TriggerService
   #deliverer: Deliverer
   #log: FastifyBaseLogger
-  agents: AgentDirectory | null = null
+  #agents: AgentDirectory
 
   constructor(deps: {
     db: Kysely<Database>
     registry: Registry
     triggers: TriggerService
     deliverer: Deliverer
+    agents: AgentDirectory
     log: FastifyBaseLogger
   }) {
+    this.#agents = deps.agents
     this.#db = deps.db
     this.#registry = deps.registry
     this.#triggers = deps.triggers
@@ -109,7 +111,7 @@ export class Pipeline {
     for (const list of listening.values())
       for (const t of list)
         if (t.target.type === 'agent' && !deliveryKinds.has(t.row.agent_id)) {
-          const agent = await this.agents?.get(t.row.workspace_id, t.row.agent_id).catch(() => null)
+          const agent = await this.#agents.get(t.row.workspace_id, t.row.agent_id).catch(() => null)
           deliveryKinds.set(t.row.agent_id, agent?.delivery.type ?? 'webhook')
         }
     return { listening, deliveryKinds }

@@ -19,7 +19,7 @@ export interface StepRunResult {
 }
 
 /**
- * Checks an agent's scope before anything is sent upstream (engine/scope-guard.ts). `target` is
+ * Checks an agent's scope before anything is sent upstream (access/scope-guard.ts). `target` is
  * what the step is about to run with: its connection (null for credentials given in the input)
  * and the credentials, for read-only lookups that place a resource on its board.
  */
@@ -31,9 +31,9 @@ export type ScopeGuard = (
 ) => Promise<StepContext['scope'] | undefined>
 
 export class StepRunner {
-  scopeGuard: ScopeGuard | null = null
-  /** Reads page addresses in scoped input fields into identifiers (engine/upstream-pages.ts). */
-  pages: UpstreamPages | null = null
+  #scopeGuard: ScopeGuard
+  /** Reads page addresses in scoped input fields into identifiers (upstream/upstream-pages.ts). */
+  #pages: UpstreamPages
   #registry: Registry
   #connections: ConnectionService
   #clients: UpstreamClients
@@ -47,10 +47,15 @@ export class StepRunner {
     clients: UpstreamClients
     runs: StepRuns
     log: FastifyBaseLogger
+    /** The agent scope check every agent's step passes (access/scope-guard.ts). */
+    scopeGuard: ScopeGuard
+    pages: UpstreamPages
     /** Cache, batching, credits and per-connection rate limits lent to each run. */
     services?: StepServices
   }) {
     this.#services = deps.services
+    this.#scopeGuard = deps.scopeGuard
+    this.#pages = deps.pages
     this.#registry = deps.registry
     this.#connections = deps.connections
     this.#clients = deps.clients
@@ -72,7 +77,7 @@ export class StepRunner {
     const { connector, step } = registered
     let raw: unknown = req.input ?? {}
     // A board's or card's page address given for its identifier is read into the identifier first.
-    if (this.pages?.holdsPageAddress(connector, step.scoped, raw)) {
+    if (this.#pages.holdsPageAddress(connector, step.scoped, raw)) {
       if (!req.connectionId)
         throw badRequest('CONNECTION_REQUIRED', `The step ${stepId} needs a connectionId.`, {
           hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.`,
@@ -80,7 +85,7 @@ export class StepRunner {
       const loaded = await this.#connections.load(caller.workspaceId, req.connectionId)
       // A connection that cannot be used is reported below, as for any step.
       if (loaded.row.connector === connector.id && loaded.row.status === 'active')
-        raw = await this.pages.resolve(connector, step.scoped ?? [], raw, loaded.credentials, 'input')
+        raw = await this.#pages.resolve(connector, step.scoped ?? [], raw, loaded.credentials, 'input')
     }
     const parsed = step.input.safeParse(raw)
     if (!parsed.success) throw validationError(parsed.error.issues, 'input')
@@ -122,10 +127,9 @@ export class StepRunner {
     }
 
     // A scoped agent's scope also goes to the step, for steps that reach across resources (searches).
-    const scope = this.scopeGuard
-      ? ((await this.scopeGuard(caller, registered, input, { connectionId: connection.id, credentials })) ??
-        undefined)
-      : undefined
+    const scope =
+      (await this.#scopeGuard(caller, registered, input, { connectionId: connection.id, credentials })) ??
+      undefined
 
     const connectionId = connection.id
     const runId = newId('run')

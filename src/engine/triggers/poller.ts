@@ -22,11 +22,11 @@ export interface PollerOptions {
   connections: ConnectionService
   deliverer: Deliverer
   jobs: JobQueue
+  agents: AgentDirectory
   log: FastifyBaseLogger
 }
 
 export class Poller {
-  agents: AgentDirectory | null = null
   #o: PollerOptions
 
   constructor(opts: PollerOptions) {
@@ -71,9 +71,9 @@ export class Poller {
         paced: true,
       })
       // The agent's scope goes to the poll, for polls that read beyond one board.
-      const agent = await this.agents?.get(row.workspace_id, row.agent_id)
+      const agent = await this.#o.agents.get(row.workspace_id, row.agent_id)
       const result = await reg.trigger.poll(
-        { http, cursor: row.poll_cursor ? JSON.parse(row.poll_cursor) : null, now, scope: agent?.scope },
+        { http, cursor: row.poll_cursor ? JSON.parse(row.poll_cursor) : null, now, scope: agent.scope },
         JSON.parse(row.config),
       )
       const target = JSON.parse(row.target)
@@ -104,7 +104,7 @@ export class Poller {
               triggerId: row.id,
               eventId: event.id,
               target,
-              agentDelivery: agent?.delivery.type ?? 'webhook',
+              agentDelivery: agent.delivery.type,
               now: at,
             }),
           ]
