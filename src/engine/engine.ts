@@ -2,6 +2,7 @@
 // all start from here.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Dispatcher } from 'undici'
+import { type Clock, systemClock } from '../kit/clock.ts'
 import { EgressGuard } from '../kit/egress.ts'
 import { createDispatcher } from '../kit/http.ts'
 import { type Budget, createPacer, type Pacer } from '../kit/pacer.ts'
@@ -18,6 +19,7 @@ import { Tools } from '../store/tools.ts'
 import type { Vault } from '../store/vault.ts'
 import { CreditService } from './access/credits.ts'
 import { KeyRevocations } from './access/key-revocations.ts'
+import { PlacementChanges } from './access/placement-changes.ts'
 import { ScopeGuard, type ScopeGuardOptions } from './access/scope-guard.ts'
 import { AgentService } from './agents/agent-service.ts'
 import { ConnectionService } from './connections/connection-service.ts'
@@ -51,6 +53,8 @@ export interface EngineOptions {
   events?: EventOptions
   /** Sign-in flows: each connector's OAuth app and web address (when not its API address). */
   oauth?: { apps?: Record<string, OAuthApp | undefined>; webUrls?: Record<string, string | undefined> }
+  /** Time for the parts that wait (pacing, rate budgets); tests drive it by hand. */
+  clock?: Clock
 }
 
 export class Engine {
@@ -72,11 +76,13 @@ export class Engine {
   readonly tools: ToolService
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
   readonly keyRevocations = new KeyRevocations()
+  /** Cards and lists stored events name: the scope guard forgets where they were placed. */
+  readonly placements = new PlacementChanges()
   readonly events: EventSystem
   /** Upstreams' web pages: token-page addresses, and page addresses read into identifiers. */
   readonly pages: UpstreamPages
   /** Request budgets upstreams report (code-host x-ratelimit-*), per credential. */
-  readonly rateBudgets = new RateBudgets()
+  readonly rateBudgets: RateBudgets
   /** Sign-in through upstreams' web pages (OAuth), for connectors that declare a flow. */
   readonly oauth: OAuthFlows
   /** The one egress guard: addresses checked when saved, and at connect time by the dispatcher. */
@@ -91,10 +97,12 @@ export class Engine {
     this.stepRuns = new StepRuns(opts.store.db)
     this.egress = opts.egress ?? new EgressGuard()
     this.#dispatcher = opts.dispatcher ?? createDispatcher(this.egress)
+    const clock = opts.clock ?? systemClock
+    this.rateBudgets = new RateBudgets(clock)
     this.clients = new UpstreamClients({
       baseUrls: opts.baseUrls,
       dispatcher: this.#dispatcher,
-      pacer: opts.pacer ?? createPacer(),
+      pacer: opts.pacer ?? createPacer(clock),
       timeoutMs: opts.timeoutMs ?? 15_000,
       retry: { ...defaultRetryPolicy, ...opts.retry },
       pacing: opts.pacing,
@@ -137,6 +145,7 @@ export class Engine {
       agents: this.agents,
       clients: this.clients,
       registry: this.registry,
+      placements: this.placements,
       options: opts.scope,
     })
     this.steps = new StepRunner({
@@ -145,7 +154,7 @@ export class Engine {
       connections: this.connections,
       clients: this.clients,
       runs: this.stepRuns,
-      scopeGuard: this.scope.checkStep,
+      scopeGuard: this.scope,
       pages: this.pages,
       log: opts.log,
     })
@@ -169,6 +178,7 @@ export class Engine {
       agents: this.agents,
       tools: this.tools,
       pages: this.pages,
+      placements: this.placements,
       options: opts.events,
     })
     this.oauth = new OAuthFlows({

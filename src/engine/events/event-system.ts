@@ -7,6 +7,7 @@ import type { Database } from '../../store/schema.ts'
 import { Subscriptions } from '../../store/subscriptions.ts'
 import { Triggers } from '../../store/triggers.ts'
 import type { Vault } from '../../store/vault.ts'
+import type { PlacementChanges } from '../access/placement-changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import { InProcessJobQueue } from '../jobs/job-queue.ts'
 import type { Registry } from '../registry.ts'
@@ -54,9 +55,11 @@ export class EventSystem {
     vault: Vault
     log: FastifyBaseLogger
     dispatcher: Dispatcher
+    /** Where stored events' cards and lists are announced (the scope guard forgets their places). */
     agents: AgentDirectory
     tools: ToolRunner
     pages: UpstreamPages
+    placements: PlacementChanges
     options?: EventOptions
   }) {
     const { db, registry, connections, clients, log, agents, tools } = deps
@@ -97,6 +100,7 @@ export class EventSystem {
       deliverer: this.deliverer,
       agents,
       log,
+      placements: deps.placements,
     })
     this.jobs.work('inbox', { batchSize: 1, concurrency: 1 }, () => this.pipeline.drain())
     this.ingress = new Ingress({
@@ -117,6 +121,7 @@ export class EventSystem {
       jobs: this.jobs,
       agents,
       log,
+      placements: deps.placements,
     })
     this.triggers.onPolledTrigger = (row) => this.poller.schedule(row)
   }
