@@ -3,6 +3,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Dispatcher } from 'undici'
+import type { Causations } from '../../store/causations.ts'
 import type { Database } from '../../store/schema.ts'
 import { Subscriptions } from '../../store/subscriptions.ts'
 import { Triggers } from '../../store/triggers.ts'
@@ -19,6 +20,7 @@ import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 import type { UpstreamPages } from '../upstream/upstream-pages.ts'
 import { Deliverer } from './deliverer.ts'
 import { Ingress } from './ingress.ts'
+import { LoopGuard } from './loop-guard.ts'
 import { Pipeline } from './pipeline.ts'
 import { StreamHub } from './stream-hub.ts'
 
@@ -29,6 +31,8 @@ export interface EventOptions {
   /** How often due retries are looked for. */
   scanIntervalMs?: number
   minPollIntervalMs?: number
+  /** Causation depth at which a tool run is refused (the loop guard); default 3. */
+  loopDepthLimit?: number
 }
 
 export class EventSystem {
@@ -55,11 +59,13 @@ export class EventSystem {
     vault: Vault
     log: FastifyBaseLogger
     dispatcher: Dispatcher
-    /** Where stored events' cards and lists are announced (the scope guard forgets their places). */
     agents: AgentDirectory
+    /** Tool runs, also for the loop guard (what they are running and what they changed). */
     tools: ToolRunner
     pages: UpstreamPages
+    /** Where stored events' cards and lists are announced (the scope guard forgets their places). */
     placements: PlacementChanges
+    causations: Causations
     options?: EventOptions
   }) {
     const { db, registry, connections, clients, log, agents, tools } = deps
@@ -92,6 +98,11 @@ export class EventSystem {
       retryScheduleMs: deps.options?.retryScheduleMs,
       timeoutMs: deps.options?.deliveryTimeoutMs,
       scanIntervalMs: deps.options?.scanIntervalMs,
+      loopGuard: new LoopGuard({
+        causations: deps.causations,
+        tools: deps.tools,
+        limit: deps.options?.loopDepthLimit,
+      }),
     })
     this.pipeline = new Pipeline({
       db,
