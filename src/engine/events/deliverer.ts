@@ -8,8 +8,9 @@ import { PatchbayError } from '../../kit/errors.ts'
 import { type DeliveryRow, deliveries } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Database, DeliveryAttemptsTable } from '../../store/schema.ts'
-import type { JobQueue } from '../job-queue.ts'
+import type { JobQueue } from '../jobs/job-queue.ts'
 import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
+import type { LoopGuard } from './loop-guard.ts'
 import { signDelivery } from './standard-webhooks.ts'
 import type { StreamHub } from './stream-hub.ts'
 
@@ -24,8 +25,11 @@ export interface DelivererOptions {
   hub: StreamHub
   dispatcher: Dispatcher
   log: FastifyBaseLogger
+  agents: AgentDirectory
+  tools: ToolRunner
   retryScheduleMs?: number[]
   timeoutMs?: number
+  loopGuard: LoopGuard
   scanIntervalMs?: number
 }
 
@@ -40,8 +44,6 @@ type Joined = DeliveryRow & {
 }
 
 export class Deliverer {
-  agents: AgentDirectory | null = null
-  tools: ToolRunner | null = null
   readonly retryScheduleMs: number[]
   #o: DelivererOptions
   #inFlight = new Set<string>()
@@ -169,10 +171,10 @@ export class Deliverer {
   async #target(row: DeliveryRow): Promise<{ url: string | null; secret: string }> {
     const cached = this.#urls.get(row.agent_id)
     if (cached && Date.now() - cached.at < 5_000) return cached
-    const agent = await this.agents!.get(row.workspace_id, row.agent_id)
+    const agent = await this.#o.agents.get(row.workspace_id, row.agent_id)
     const entry = {
       url: agent.delivery.type === 'webhook' ? agent.delivery.url : null,
-      secret: await this.agents!.signingSecret(row.agent_id),
+      secret: await this.#o.agents.signingSecret(row.agent_id),
       at: Date.now(),
     }
     this.#urls.set(row.agent_id, entry)
@@ -309,17 +311,32 @@ export class Deliverer {
       const started = performance.now()
       // A run that cannot start (the tool was deleted, its input is refused) fails the delivery
       // with the reason, instead of leaving it pending to be picked up again and again.
-      const run = await this.tools!.run(row.workspace_id, row.agent_id, target.toolId, {
-        input: event.data,
-        event,
-        triggerId: row.trigger_id,
-        eventId: row.event_id,
-      }).catch((err: Error & { code?: string }) => ({
-        id: null as string | null,
-        status: 'failed',
-        errorCode: err.code ?? 'INTERNAL',
-        errorMessage: err.message,
-      }))
+      // A tool answering its own changes is stopped at the loop guard's limit (engine/events/loop-guard.ts).
+      const guard = await this.#o.loopGuard.check({
+        workspaceId: row.workspace_id,
+        agentId: row.agent_id,
+        connector: row.e_connector,
+        upstreamId: row.e_upstream_id,
+        refs: JSON.parse(row.e_refs),
+      })
+      const run = guard.refused
+        ? { id: null, status: 'failed', errorCode: 'LOOP_DETECTED', errorMessage: guard.refused }
+        : await this.#o.tools
+            .run(row.workspace_id, row.agent_id, target.toolId, {
+              input: event.data,
+              event,
+              triggerId: row.trigger_id,
+              eventId: row.event_id,
+              causationDepth: guard.depth,
+            })
+            .catch((err: Error & { code?: string }) => ({
+              id: null as string | null,
+              status: 'failed',
+              errorCode: err.code ?? 'INTERNAL',
+              errorMessage: err.message,
+            }))
+      if (guard.refused)
+        this.#o.log.warn({ delivery: id, depth: guard.depth }, 'loop guard refused a tool run')
       const ok = run.status === 'succeeded'
       const at = nowIso()
       await this.#o.db.transaction().execute(async (trx) => {

@@ -3,9 +3,9 @@
 // instead of identifiers (a board's or card's web address), read into identifiers through the
 // upstream's API before a step's input or a trigger's config is validated
 // (ConnectorDefinition.pageAddresses).
-import type { ConnectorDefinition, Credentials, ScopedField } from '../kit/define.ts'
-import { PatchbayError, validationError } from '../kit/errors.ts'
-import type { Registry } from './registry.ts'
+import type { ConnectorDefinition, Credentials, ScopedField } from '../../kit/define.ts'
+import { PatchbayError, validationError } from '../../kit/errors.ts'
+import type { Registry } from '../registry.ts'
 import type { UpstreamClients } from './upstream-clients.ts'
 
 const ADDRESS = /^https?:\/\//i
