@@ -42,7 +42,8 @@ async function start(): Promise<string> {
   const url = await eventually(
     async () => /task-board sandbox\s+(http:\/\/\S+)/.exec(out)?.[1],
     (u) => Boolean(u),
-    30_000,
+    // Starting three sandboxes and Patchbay takes a while on a busy machine.
+    120_000,
   )
   return url!
 }
@@ -96,7 +97,7 @@ async function signIn(): Promise<string> {
 }
 
 test('a restart of npm start keeps the embedded sandboxes: a sign-in connection, its data and its webhook', {
-  timeout: 180_000,
+  timeout: 400_000,
 }, async () => {
   port = await freePort()
   const firstSandbox = await start()
