@@ -16,6 +16,21 @@ export function sendError(
     .send({ message, ...(errors ? { errors } : {}), documentation_url: docs, status: String(status) })
 }
 
+/**
+ * The code host refuses a request without a `User-Agent` before anything else (no rate-limit
+ * headers, not JSON): a 403 in plain text. Its API and its token exchange alike.
+ */
+export async function requireUserAgent(req: FastifyRequest, reply: FastifyReply) {
+  if (String(req.headers['user-agent'] ?? '').trim() !== '') return
+  return reply
+    .code(403)
+    .header('content-type', 'text/html')
+    .header('connection', 'close')
+    .send(
+      'Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.codehost.com/rest/using-the-rest-api/getting-started-with-the-rest-api#user-agent). Check https://developer.codehost.com for other possible causes.\n',
+    )
+}
+
 export function writeApiError(reply: FastifyReply, err: ApiError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v)
   return sendError(reply, err.status, err.message, err.errors, err.docs)

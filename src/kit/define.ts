@@ -306,6 +306,11 @@ export interface ConnectorDefinition<Id extends string = string, S extends StepD
   auth: AuthMethod[]
   /** Ready-made steps are paced to this budget per credential, shared by every caller. */
   pacing?: { points: number; durationMs: number }
+  /**
+   * The `User-Agent` of this connector's upstream requests; absent: Patchbay's own
+   * (`Patchbay/<version>`, kit/version.ts). Every request carries one (kit/http.ts).
+   */
+  userAgent?: string
   /** Adds the credentials to an outgoing request. The only place a connector sees secrets. */
   authorize: (req: OutgoingRequest, credentials: Credentials) => void
   /** The account behind the credentials, from an identity call. */
