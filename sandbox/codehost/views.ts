@@ -34,6 +34,25 @@ export function userView(ctx: Ctx, u: User) {
   }
 }
 
+/** An organization as payloads and lists show it (organization-simple). */
+export function orgView(ctx: Ctx, o: User) {
+  const api = `${ctx.url}/orgs/${o.login}`
+  return {
+    login: o.login,
+    id: o.id,
+    node_id: nodeId('O', o.id),
+    url: api,
+    repos_url: `${api}/repos`,
+    events_url: `${api}/events`,
+    hooks_url: `${api}/hooks`,
+    issues_url: `${api}/issues`,
+    members_url: `${api}/members{/member}`,
+    public_members_url: `${api}/public_members{/member}`,
+    avatar_url: `${web(ctx)}/avatars/${o.login}`,
+    description: o.bio,
+  }
+}
+
 export function userFullView(ctx: Ctx, u: User, self = false) {
   const store = ctx.store
   const repos = [...store.repos.values()].filter((r) => r.ownerId === u.id)

@@ -970,11 +970,6 @@ describe('GraphQL and projects', () => {
     assert.equal(issueItem.content.number, 1)
     assert.equal(issueItem.status.name, 'Todo')
 
-    const rec = await receiver()
-    const hook = await api('POST', '/user/hooks', {
-      body: { config: { url: rec.url, content_type: 'json' }, events: ['projects_v2_item'] },
-    })
-    assert.equal(hook.status, 201)
     const done = status.options.find((o: any) => o.name === 'Done')
     const m = await gql(
       `mutation($p: ID!, $i: ID!, $f: ID!, $o: String!) { updateProjectV2ItemFieldValue(input: {projectId: $p, itemId: $i, fieldId: $f, value: {singleSelectOptionId: $o}}) { projectV2Item { id fieldValueByName(name: "Status") { ... on ProjectV2ItemFieldSingleSelectValue { name } } } } }`,
@@ -983,12 +978,6 @@ describe('GraphQL and projects', () => {
     assert.equal(m.status, 200)
     assert.equal(m.json.errors, undefined, JSON.stringify(m.json.errors))
     assert.equal(m.json.data.updateProjectV2ItemFieldValue.projectV2Item.fieldValueByName.name, 'Done')
-    const ev = await rec.wait('projects_v2_item')
-    assert.equal(ev.json.action, 'edited')
-    assert.equal(ev.json.projects_v2_item.node_id, issueItem.id)
-    assert.equal(ev.json.changes.field_value.field_name, 'Status')
-    assert.equal(ev.json.changes.field_value.from.name, 'Todo')
-    assert.equal(ev.json.changes.field_value.to.name, 'Done')
 
     const viaUser = await gql(
       `{ user(login: "octo-demo") { projectV2(number: 1) { items(first: 1) { nodes { fieldValues(first: 5) { nodes { ... on ProjectV2ItemFieldSingleSelectValue { name field { ... on ProjectV2SingleSelectField { name } } } } } } } } } }`,
@@ -1537,37 +1526,57 @@ describe('webhooks', () => {
     assert.equal(subscribe.status, 200)
   })
 
-  test('account hooks: gist, mention, repository created', async () => {
+  test('organization hooks: an owner’s, for repository and projects_v2_item events of the organization; personal accounts have none', async () => {
+    assert.equal((await api('GET', '/user/hooks')).status, 404, 'the code host has no /user/hooks')
     const rec = await receiver()
-    const hook = await api('POST', '/user/hooks', {
+    const hook = await api('POST', '/orgs/octo-org/hooks', {
       body: {
-        config: { url: rec.url, content_type: 'json', secret: 'acct' },
-        events: ['gist', 'mention', 'repository'],
+        config: { url: rec.url, content_type: 'json', secret: 'org' },
+        events: ['repository', 'projects_v2_item'],
       },
     })
-    assert.equal(hook.status, 201)
-    assert.equal(hook.json.type, 'User')
-    await rec.wait('ping')
-    await api('POST', '/gists', { body: { files: { 'a.txt': { content: 'a' } } } })
-    const gist = await rec.wait('gist')
-    assert.equal(gist.json.action, 'created')
-    assert.equal(gist.headers['x-hub-signature-256'], sign('acct', gist.body))
-    await ctl('POST', '/_sandbox/act', {
-      as: 'reviewer',
-      action: 'mention',
-      owner: OWNER,
-      repo: REPO,
-      number: 1,
-      login: OWNER,
+    assert.equal(hook.status, 201, JSON.stringify(hook.json))
+    assert.equal(hook.json.type, 'Organization')
+    assert.match(hook.json.url, /\/orgs\/octo-org\/hooks\/\d+$/)
+    const ping = await rec.wait('ping')
+    assert.equal(ping.json.organization.login, 'octo-org')
+    assert.equal(ping.headers['x-codehost-hook-installation-target-type'], 'organization')
+    await api('POST', '/orgs/octo-org/repos', { body: { name: 'org-new' } })
+    const created = await rec.wait('repository')
+    assert.equal(created.json.action, 'created')
+    assert.equal(created.json.repository.full_name, 'octo-org/org-new')
+    assert.equal(created.json.organization.login, 'octo-org')
+    assert.equal(created.headers['x-hub-signature-256'], sign('org', created.body))
+    const project = await ctl('POST', '/_sandbox/projects-v2', {
+      owner: 'octo-org',
+      items: [{ owner: OWNER, repo: REPO, number: 1 }],
     })
-    const mention = await rec.wait('mention')
-    assert.equal(mention.json.mentioned.login, OWNER)
-    assert.equal(mention.json.subject_type, 'issue_comment')
-    assert.match(mention.json.comment.body, /@octo-demo/)
-    await api('POST', '/user/repos', { body: { name: 'brand-new' } })
-    assert.equal((await rec.wait('repository')).json.repository.name, 'brand-new')
-    assert.equal((await api('GET', '/user/hooks')).json.length, 1)
-    const deliveries = await api('GET', `/user/hooks/${hook.json.id}/deliveries`)
+    const added = await rec.wait('projects_v2_item')
+    assert.equal(added.json.action, 'created')
+    const set = await ctl('POST', '/_sandbox/act', {
+      as: OWNER,
+      action: 'set_project_item_status',
+      item_id: project.json.items[0].id,
+      status: 'Done',
+    })
+    assert.equal(set.status, 201, set.text)
+    const edited = await rec.wait('projects_v2_item', (j) => j.action === 'edited')
+    assert.equal(edited.json.changes.field_value.to.name, 'Done')
+    assert.equal(edited.json.organization.login, 'octo-org')
+    // A personal account's snippets, repositories and projects reach no hook at all.
+    const before = (await ctl('GET', '/_sandbox/webhooks/deliveries')).json.deliveries.length
+    await api('POST', '/gists', { body: { files: { 'a.txt': { content: 'a' } } } })
+    await api('POST', '/user/repos', { body: { name: 'personal-quiet' } })
+    assert.equal((await ctl('GET', '/_sandbox/webhooks/deliveries')).json.deliveries.length, before)
+    // A member who is not an owner, and a token without admin:org_hook, see no hooks (404).
+    const demo = (await ctl('GET', '/_sandbox/demo')).json
+    const reviewer = await api('GET', '/orgs/octo-org/hooks', { token: demo.reviewer.token })
+    assert.equal(reviewer.status, 404)
+    const narrow = await ctl('POST', '/_sandbox/tokens', { login: OWNER, kind: 'classic', scopes: ['repo'] })
+    const refused = await api('GET', '/orgs/octo-org/hooks', { token: narrow.json.token })
+    assert.equal(refused.status, 404)
+    assert.equal(refused.headers.get('x-accepted-oauth-scopes'), 'admin:org_hook')
+    const deliveries = await api('GET', `/orgs/octo-org/hooks/${hook.json.id}/deliveries`)
     assert.ok(deliveries.json.length >= 3)
   })
 })

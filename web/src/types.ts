@@ -105,6 +105,8 @@ export interface Trigger {
   trigger: string
   name: string
   instant: boolean
+  /** How the upstream delivers it (a repository or organization webhook, or a poll), and why. */
+  delivery: { kind: 'webhook' | 'poll'; upstream: string; when?: string; reason?: string } | null
   connectionId: string
   config: Record<string, unknown>
   target: unknown

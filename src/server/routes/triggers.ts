@@ -4,12 +4,20 @@ import type { Engine } from '../../engine/engine.ts'
 import { requireAdmin } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
 
+export const TriggerMechanismView = z.object({
+  kind: z.enum(['webhook', 'poll']),
+  upstream: z.string().describe('The upstream mechanism in its own terms, e.g. organization webhook.'),
+  when: z.string().optional().describe('Which configurations use it, for triggers delivered two ways.'),
+  reason: z.string().optional().describe('Why it is delivered this way.'),
+})
+
 const TriggerView = z.object({
   id: z.string(),
   agentId: z.string(),
   trigger: z.string().describe('Catalog id, e.g. taskboard.card_moved.'),
   name: z.string(),
-  instant: z.boolean(),
+  instant: z.boolean().describe('Whether an upstream webhook delivers it as it happens (else it is polled).'),
+  delivery: TriggerMechanismView.nullable().describe('How the upstream delivers this trigger, and why.'),
   connectionId: z.string(),
   config: z.record(z.string(), z.unknown()),
   target: z.unknown(),
