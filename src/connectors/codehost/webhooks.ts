@@ -53,7 +53,6 @@ export const codehostWebhooks: WebhookSupport = {
         (err.code === 'UPSTREAM_NOT_FOUND' || err.code === 'UPSTREAM_FORBIDDEN')
       )
         throw new PatchbayError(
-          403,
           'WEBHOOK_PERMISSION_MISSING',
           `The code host refused to create a webhook on the organization ${org}: that needs an owner (admin) of ${org} and a token with the admin:org_hook scope (fine-grained: the organization's "Webhooks" permission, read and write).`,
           {
