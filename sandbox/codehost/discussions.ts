@@ -5,7 +5,7 @@ import { type Ctx, notFound, validationFailed } from './context.ts'
 import { emit, envelope } from './events.ts'
 import { nodeId } from './ids.ts'
 import type { Discussion, Repo, User } from './store.ts'
-import { association, repoApi, repoHtml, userView } from './views.ts'
+import { association, reactions, repoApi, repoHtml, userView } from './views.ts'
 
 const CATEGORIES: Record<string, { id: number; emoji: string; answerable: boolean }> = {
   General: { id: 1, emoji: ':speech_balloon:', answerable: false },
@@ -116,6 +116,7 @@ export function commentOnDiscussion(
     created_at: now,
     updated_at: now,
     body,
+    reactions: reactions(`${repoApi(ctx, repo)}/discussions/${d.number}/comments/${c.id}`),
   }
   const view = discussionView(ctx, repo, d)
   emit(

@@ -93,6 +93,7 @@ export async function startCodehostSandbox(
 
   await emulator.app.register(async (api: FastifyInstance) => {
     api.setErrorHandler(errorHandler)
+    api.addHook('onSend', requests.keepAnswer)
     api.addHook('onResponse', requests.hook)
     api.addHook('onRequest', requireUserAgent)
     api.addHook('onRequest', async () => tick(ctx))
@@ -117,6 +118,7 @@ export async function startCodehostSandbox(
   })
   await emulator.app.register(async (web: FastifyInstance) => {
     web.setErrorHandler(errorHandler)
+    web.addHook('onSend', requests.keepAnswer)
     web.addHook('onResponse', requests.hook)
     registerOAuth(web, ctx)
     requests.register(web)

@@ -1,6 +1,7 @@
-// The sandbox's memory of the API requests it answered, for tests that check what a client sent
-// (the User-Agent, the operation, its parameters and body) against the published description.
-// Credentials are never kept. Bounded: the oldest entries go first.
+// The sandbox's memory of the API requests it answered and its answers, for tests that check what
+// a client sent (the User-Agent, the operation, its parameters and body) and what the sandbox
+// answered against the published description. Credentials are never kept. Bounded: the oldest
+// entries go first.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 export interface LoggedRequest {
@@ -13,6 +14,8 @@ export interface LoggedRequest {
   headers: Record<string, string>
   body: unknown
   status: number
+  /** The answer's JSON body (null when it was not JSON). */
+  response: unknown
 }
 
 const LIMIT = 5000
@@ -20,6 +23,7 @@ const SECRET_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization'
 
 export class RequestLog {
   #entries: LoggedRequest[] = []
+  #answers = new WeakMap<FastifyRequest, unknown>()
 
   get entries(): readonly LoggedRequest[] {
     return this.#entries
@@ -27,6 +31,16 @@ export class RequestLog {
 
   clear(): void {
     this.#entries = []
+  }
+
+  /** Keeps the answer's body (an onSend hook). */
+  keepAnswer = async (req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
+    if (typeof payload === 'string' && String(reply.getHeader('content-type') ?? '').includes('json')) {
+      try {
+        this.#answers.set(req, JSON.parse(payload))
+      } catch {}
+    }
+    return payload
   }
 
   /** Records every request of the scope it is added to, once answered. */
@@ -45,6 +59,7 @@ export class RequestLog {
       headers,
       body: req.body ?? null,
       status: reply.statusCode,
+      response: this.#answers.get(req) ?? null,
     })
     if (this.#entries.length > LIMIT) this.#entries.splice(0, this.#entries.length - LIMIT)
   }

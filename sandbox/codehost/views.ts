@@ -181,6 +181,8 @@ export function repoView(ctx: Ctx, r: Repo, viewer: User | null, full = true): R
     web_commit_signoff_required: false,
     topics: r.topics,
     visibility: r.private ? 'private' : 'public',
+    // The repository's custom property values (none are set in the sandbox).
+    custom_properties: {},
     forks,
     open_issues: openIssues,
     watchers: r.stars.size,
@@ -277,7 +279,7 @@ export function issueView(ctx: Ctx, repo: Repo, i: Issue) {
   }
 }
 
-function reactions(url: string) {
+export function reactions(url: string) {
   return {
     url: `${url}/reactions`,
     total_count: 0,
@@ -386,6 +388,7 @@ export function pullView(ctx: Ctx, repo: Repo, i: Issue, mergeable: boolean | nu
       issue: { href: iv.url },
       comments: { href: iv.comments_url },
       review_comments: { href: `${api}/comments` },
+      review_comment: { href: `${repoApi(ctx, repo)}/pulls/comments{/number}` },
       commits: { href: `${api}/commits` },
       statuses: { href: `${repoApi(ctx, repo)}/statuses/${p.headSha}` },
     },
