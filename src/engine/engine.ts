@@ -2,6 +2,7 @@
 // all start from here.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Dispatcher } from 'undici'
+import { EgressGuard } from '../kit/egress.ts'
 import { createDispatcher } from '../kit/http.ts'
 import { type Budget, createPacer, type Pacer } from '../kit/pacer.ts'
 import { defaultRetryPolicy, type RetryPolicy } from '../kit/retry-policy.ts'
@@ -40,6 +41,8 @@ export interface EngineOptions {
   pacer?: Pacer
   pacing?: Record<string, Budget>
   dispatcher?: Dispatcher
+  /** Where Patchbay may send (kit/egress.ts); without one, only to public addresses. */
+  egress?: EgressGuard
   registry?: Registry
   /** Per-connector overrides of the result cache and coalescing defaults. */
   lookups?: Record<string, LookupTuning>
@@ -76,6 +79,8 @@ export class Engine {
   readonly rateBudgets = new RateBudgets()
   /** Sign-in through upstreams' web pages (OAuth), for connectors that declare a flow. */
   readonly oauth: OAuthFlows
+  /** The one egress guard: addresses checked when saved, and at connect time by the dispatcher. */
+  readonly egress: EgressGuard
   #dispatcher: Dispatcher
 
   constructor(opts: EngineOptions) {
@@ -84,7 +89,8 @@ export class Engine {
     this.registry = opts.registry ?? new Registry()
     this.apiKeys = new ApiKeys(opts.store.db)
     this.stepRuns = new StepRuns(opts.store.db)
-    this.#dispatcher = opts.dispatcher ?? createDispatcher()
+    this.egress = opts.egress ?? new EgressGuard()
+    this.#dispatcher = opts.dispatcher ?? createDispatcher(this.egress)
     this.clients = new UpstreamClients({
       baseUrls: opts.baseUrls,
       dispatcher: this.#dispatcher,
@@ -99,6 +105,7 @@ export class Engine {
       vault: opts.vault,
       registry: this.registry,
       clients: this.clients,
+      egress: this.egress,
     })
     this.credits = new CreditService({
       ledger: new CreditLedger(opts.store.db),
@@ -127,6 +134,7 @@ export class Engine {
       vault: opts.vault,
       connections: this.connections,
       revocations: this.keyRevocations,
+      egress: this.egress,
     })
     this.scope = new ScopeGuard({
       agents: this.agents,

@@ -5,6 +5,7 @@ import { type CodehostSandbox, startCodehostSandbox } from '../../sandbox/codeho
 import { type ContactdataSandbox, startContactdataSandbox } from '../../sandbox/contactdata/index.ts'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { loadConfig } from '../../src/config.ts'
+import type { Resolve } from '../../src/kit/egress.ts'
 import { type RunningService, startService } from '../../src/service.ts'
 import { type TestDatabase, tempDir } from './databases.ts'
 
@@ -26,6 +27,12 @@ export interface TestService {
   close(): Promise<void>
 }
 
+/**
+ * The sandbox upstreams and receivers of the tests listen on loopback, which the egress guard
+ * refuses unless the operator allows it: the tests opt in, explicitly, as an operator would.
+ */
+export const LOOPBACK_EGRESS = { PATCHBAY_EGRESS_ALLOW: '127.0.0.0/8,::1' }
+
 const sqliteOnly: TestDatabase = { name: 'sqlite', fresh: () => ({ databaseUrl: null, dataDir: tempDir() }) }
 
 export async function startTestService(
@@ -37,6 +44,8 @@ export async function startTestService(
     contactdata?: ContactdataSandbox | true
     /** A code-host sandbox to use, or true to start one. */
     codehost?: CodehostSandbox | true
+    /** Name resolution for the egress guard: a stub, so tests never resolve or reach real names. */
+    egressResolve?: Resolve
   } = {},
 ): Promise<TestService> {
   const taskboard = opts.taskboard ?? (await startTaskboardSandbox())
@@ -46,7 +55,7 @@ export async function startTestService(
   const db = (opts.db ?? sqliteOnly).fresh()
   const adminKey = `pb_admin_test_${Math.random().toString(36).slice(2)}`
   const config = {
-    ...loadConfig({ ...opts.env }),
+    ...loadConfig({ ...LOOPBACK_EGRESS, ...opts.env }),
     port: 0,
     host: '127.0.0.1',
     databaseUrl: db.databaseUrl,
@@ -69,6 +78,7 @@ export async function startTestService(
     },
     pgSchema: db.pgSchema,
     logging: false,
+    egressResolve: opts.egressResolve,
   })
   const api = async (method: string, path: string, body?: unknown, key = adminKey) => {
     const res = await fetch(service.url + path, {
