@@ -22,6 +22,7 @@ import { CreditService } from './credits.ts'
 import { type EventOptions, EventSystem } from './event-system.ts'
 import { KeyRevocations } from './key-revocations.ts'
 import { type OAuthApp, OAuthFlows } from './oauth-flows.ts'
+import { PlacementChanges } from './placement-changes.ts'
 import { RateBudgets } from './rate-budgets.ts'
 import { Registry } from './registry.ts'
 import { ScopeGuard, type ScopeGuardOptions } from './scope-guard.ts'
@@ -72,6 +73,8 @@ export class Engine {
   readonly tools: ToolService
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
   readonly keyRevocations = new KeyRevocations()
+  /** Cards and lists stored events name: the scope guard forgets where they were placed. */
+  readonly placements = new PlacementChanges()
   readonly events: EventSystem
   /** Upstreams' web pages: token-page addresses, and page addresses read into identifiers. */
   readonly pages: UpstreamPages
@@ -140,9 +143,10 @@ export class Engine {
       agents: this.agents,
       clients: this.clients,
       registry: this.registry,
+      placements: this.placements,
       options: opts.scope,
     })
-    this.steps.scopeGuard = this.scope.checkStep
+    this.steps.scopeGuard = this.scope
     this.tools = new ToolService({
       tools: new Tools(opts.store.db),
       runs: new ToolRuns(opts.store.db),
@@ -160,6 +164,7 @@ export class Engine {
       vault: opts.vault,
       log: opts.log,
       dispatcher: this.#dispatcher,
+      placements: this.placements,
       options: opts.events,
     })
     this.events.wire(this.agents, this.tools)

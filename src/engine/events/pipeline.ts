@@ -10,6 +10,7 @@ import { deliveries, events, inbox, type NewDelivery, type NewEvent } from '../.
 import { nowIso } from '../../store/ids.ts'
 import type { Database, InboxTable } from '../../store/schema.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
+import type { PlacementChanges } from '../placement-changes.ts'
 import type { Registry } from '../registry.ts'
 import type { AgentDirectory } from '../triggers/directories.ts'
 import type { ListeningTrigger, TriggerService } from '../triggers/trigger-service.ts'
@@ -35,6 +36,7 @@ export class Pipeline {
   #triggers: TriggerService
   #deliverer: Deliverer
   #log: FastifyBaseLogger
+  #placements: PlacementChanges
   agents: AgentDirectory | null = null
 
   constructor(deps: {
@@ -43,7 +45,10 @@ export class Pipeline {
     triggers: TriggerService
     deliverer: Deliverer
     log: FastifyBaseLogger
+    /** Told of every stored event's cards and lists (the scope guard's places may have moved). */
+    placements: PlacementChanges
   }) {
+    this.#placements = deps.placements
     this.#db = deps.db
     this.#registry = deps.registry
     this.#triggers = deps.triggers
@@ -134,6 +139,7 @@ export class Pipeline {
           }),
         )
     const stored = await events.upsertMany(trx, newEvents)
+    for (const { sub, events: evs } of items) this.#placements.publish(sub.connector, evs)
     const created: NewDelivery[] = []
     const matchedCount = new Map<string, number>()
     for (const { sub, events: evs } of items) {

@@ -12,6 +12,7 @@ import type { ConnectionService } from '../connection-service.ts'
 import type { Deliverer } from '../events/deliverer.ts'
 import { deliveryRow, eventRow } from '../events/records.ts'
 import type { JobQueue } from '../job-queue.ts'
+import type { PlacementChanges } from '../placement-changes.ts'
 import type { Registry } from '../registry.ts'
 import type { AgentDirectory } from './directories.ts'
 
@@ -23,6 +24,8 @@ export interface PollerOptions {
   deliverer: Deliverer
   jobs: JobQueue
   log: FastifyBaseLogger
+  /** Told of every polled event's cards and lists (the scope guard's places may have moved). */
+  placements: PlacementChanges
 }
 
 export class Poller {
@@ -76,6 +79,7 @@ export class Poller {
         { http, cursor: row.poll_cursor ? JSON.parse(row.poll_cursor) : null, now, scope: agent?.scope },
         JSON.parse(row.config),
       )
+      this.#o.placements.publish(connector.id, result.events)
       const target = JSON.parse(row.target)
       const at = nowIso()
       const created = await this.#o.db.transaction().execute(async (trx) => {
