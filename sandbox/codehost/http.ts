@@ -7,7 +7,7 @@ export function sendError(
   reply: FastifyReply,
   status: number,
   message: string,
-  errors?: FieldError[],
+  errors?: Array<FieldError | string>,
   docs = DOCS,
 ): FastifyReply {
   return reply

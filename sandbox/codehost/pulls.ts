@@ -289,19 +289,11 @@ export function createReview(
   if (event !== undefined && !(event in REVIEW_STATES))
     throw validationFailed([{ resource: 'PullRequestReview', code: 'invalid', field: 'event', value: event }])
   if (event === 'APPROVE' && actor.id === issue.userId)
-    throw validationFailed(
-      [{ resource: 'PullRequestReview', code: 'custom', message: 'Can not approve your own pull request' }],
-      'Unprocessable Entity',
-    )
+    // The code host answers this refusal with plain sentences in errors[].
+    throw validationFailed(['Can not approve your own pull request'], 'Unprocessable Entity')
   if (event === 'REQUEST_CHANGES' && actor.id === issue.userId)
     throw validationFailed(
-      [
-        {
-          resource: 'PullRequestReview',
-          code: 'custom',
-          message: 'Can not request changes on your own pull request',
-        },
-      ],
+      ['Can not request changes on your own pull request'],
       'Unprocessable Entity',
     )
   if ((event === 'REQUEST_CHANGES' || event === 'COMMENT') && !input.body?.trim())
