@@ -137,9 +137,7 @@ export class ScopeGuard {
 
   /** Whether a place (an event's board, say) is in the agent's scope; no lookups. */
   allows(agent: ScopedAgent, place: ScopePlace): boolean {
-    return place.kind === 'board'
-      ? agent.scope.boards.includes(place.id)
-      : agent.scope.repositories.some((r) => sameRepository(r, place.id))
+    return placeInScope(agent.scope, place)
   }
 
   #allowConnection(agent: ScopedAgent, connectionId: string): void {
@@ -199,12 +197,7 @@ export class ScopeGuard {
     if (ref.kind === 'board' && agent.scope.boards.includes(ref.value)) return null
     if (ref.kind === 'repository')
       return this.allows(agent, { kind: 'repository', id: ref.value }) ? null : outside(agent, ref, null)
-    if (ref.kind === 'owner') {
-      const owner = ref.value.toLowerCase()
-      return agent.scope.repositories.some((r) => r.toLowerCase().startsWith(`${owner}/`))
-        ? null
-        : outside(agent, ref, null)
-    }
+    if (ref.kind === 'owner') return ownerInScope(agent.scope, ref.value) ? null : outside(agent, ref, null)
     if (!connector.scope)
       return denied(agent, `the ${ref.kind} ${ref.value} cannot be placed on a board or repository`, {
         hint: `${connector.name} declares no scope lookups; use a workspace key.`,
@@ -288,6 +281,19 @@ function readPath(obj: unknown, path: string): unknown {
 }
 
 const sameRepository = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
+
+/** Whether a board or repository is in a scope (repositories compared case-insensitively). */
+export function placeInScope(scope: ScopedAgent['scope'], place: ScopePlace): boolean {
+  return place.kind === 'board'
+    ? scope.boards.includes(place.id)
+    : scope.repositories.some((r) => sameRepository(r, place.id))
+}
+
+/** Whether a scope holds any repository of `owner` (the unit New Repository is checked in). */
+export function ownerInScope(scope: ScopedAgent['scope'], owner: string): boolean {
+  const prefix = `${owner.toLowerCase()}/`
+  return scope.repositories.some((r) => r.toLowerCase().startsWith(prefix))
+}
 
 const label = (agent: ScopedAgent) => (agent.name ? `"${agent.name}" (${agent.id})` : agent.id)
 

@@ -91,7 +91,7 @@ export async function pushBranch(
 
 export async function until<T>(
   fn: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 3000,
+  timeoutMs = 20_000,
 ): Promise<T> {
   const end = Date.now() + timeoutMs
   for (;;) {

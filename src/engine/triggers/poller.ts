@@ -15,6 +15,7 @@ import type { JobQueue } from '../job-queue.ts'
 import type { PlacementChanges } from '../placement-changes.ts'
 import type { Registry } from '../registry.ts'
 import type { AgentDirectory } from './directories.ts'
+import { connectionWithdrawn, eventOutsideScope } from './event-scope.ts'
 
 export interface PollerOptions {
   db: Kysely<Database>
@@ -73,13 +74,19 @@ export class Poller {
       const http = this.#o.connections.client(row.connection_id, connector, loaded.credentials, {
         paced: true,
       })
-      // The agent's scope goes to the poll, for polls that read beyond one board.
-      const agent = await this.agents?.get(row.workspace_id, row.agent_id)
-      const result = await reg.trigger.poll(
-        { http, cursor: row.poll_cursor ? JSON.parse(row.poll_cursor) : null, now, scope: agent?.scope },
+      // The agent's scope goes to the poll, for polls that read beyond one board; the agent as it
+      // is now also decides which events it gets (a narrowed scope or a connection taken away).
+      const agent = await this.agents!.get(row.workspace_id, row.agent_id)
+      const withdrawn = connectionWithdrawn(agent, row.connection_id)
+      if (withdrawn) throw new PatchbayError('CONNECTION_NOT_ALLOWED', withdrawn)
+      const polled = await reg.trigger.poll(
+        { http, cursor: row.poll_cursor ? JSON.parse(row.poll_cursor) : null, now, scope: agent.scope },
         JSON.parse(row.config),
       )
-      this.#o.placements.publish(connector.id, result.events)
+      // Every event polled tells where its card lies now; only those in scope are delivered.
+      this.#o.placements.publish(connector.id, polled.events)
+      const trigger = { def: reg.trigger, connectionId: row.connection_id }
+      const result = { ...polled, events: polled.events.filter((e) => !eventOutsideScope(agent, trigger, e)) }
       const target = JSON.parse(row.target)
       const at = nowIso()
       const created = await this.#o.db.transaction().execute(async (trx) => {
@@ -108,7 +115,7 @@ export class Poller {
               triggerId: row.id,
               eventId: event.id,
               target,
-              agentDelivery: agent?.delivery.type ?? 'webhook',
+              agentDelivery: agent.delivery.type,
               now: at,
             }),
           ]
