@@ -292,10 +292,7 @@ export function createReview(
     // The code host answers this refusal with plain sentences in errors[].
     throw validationFailed(['Can not approve your own pull request'], 'Unprocessable Entity')
   if (event === 'REQUEST_CHANGES' && actor.id === issue.userId)
-    throw validationFailed(
-      ['Can not request changes on your own pull request'],
-      'Unprocessable Entity',
-    )
+    throw validationFailed(['Can not request changes on your own pull request'], 'Unprocessable Entity')
   if ((event === 'REQUEST_CHANGES' || event === 'COMMENT') && !input.body?.trim())
     throw validationFailed(
       [

@@ -59,7 +59,8 @@ function loosenNullable(x: any): any {
   const out: any = {}
   for (const [k, v] of Object.entries(x)) out[k] = loosenNullable(v)
   // Ajv reads nullable beside type, but an enum must list null itself.
-  if (out.nullable === true && Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null]
+  if (out.nullable === true && Array.isArray(out.enum) && !out.enum.includes(null))
+    out.enum = [...out.enum, null]
   if (out.nullable === true && out.type === undefined) {
     delete out.nullable
     return { anyOf: [{ type: 'null' }, out] }
@@ -160,7 +161,13 @@ export const KNOWN_DIFFERENCES: Record<string, string> = {
 
 /** A key matches anywhere in a problem; `*` stands for any run of characters (an index, an id). */
 const knownPatterns = Object.keys(KNOWN_DIFFERENCES).map(
-  (k) => new RegExp(k.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')),
+  (k) =>
+    new RegExp(
+      k
+        .split('*')
+        .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*'),
+    ),
 )
 const known = (problem: string) => knownPatterns.some((re) => re.test(problem))
 

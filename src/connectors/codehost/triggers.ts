@@ -125,17 +125,11 @@ export const newRepository = defineTrigger({
   key: 'new_repository',
   name: 'New Repository',
   description:
-<<<<<<< HEAD
     "Fires when a repository is created in an organization (instantly, through the organization's webhook) or in the connection's own account (polled: the code host has no webhook for a personal account).",
   ...orgOrPoll('repository', 'poll of GET /user/repos sorted by creation'),
   config: z.object({ organization }),
-=======
-    "Fires when a repository is created in the connection's account (watched through an account webhook; no configuration).",
-  ...onAccount,
   // A new repository cannot be in a scope by name yet: it is when the scope holds its owner.
   eventScope: 'owner',
-  config: z.object({}),
->>>>>>> main
   match: (e) => is(e, 'repository.created'),
   poll: (ctx) => pollOwnRepositories(ctx),
   pollIntervalMs: 60_000,
@@ -638,7 +632,6 @@ export const projectItemStatusChanged = defineTrigger({
   key: 'project_item_status_changed',
   name: 'Project Item Status Changed',
   description:
-<<<<<<< HEAD
     "Fires when the Status of an item on a project (v2) changes: an organization's project (instantly, through the organization's webhook) or one of the connection's own account (polled through GraphQL: the code host has no webhook for a personal account's projects). changes.field_value has from and to (option names) and project_number. Other field edits do not fire it. Narrow it with projectNumber and status (the new status).",
   ...orgOrPoll(
     'projects_v2_item',
@@ -646,14 +639,9 @@ export const projectItemStatusChanged = defineTrigger({
   ),
   poll: (ctx, c) => pollOwnProjectItems(ctx, c.projectNumber),
   pollIntervalMs: 60_000,
-=======
-    "Fires when the Status of an item on one of the account's projects (v2) changes; changes.field_value has from and to (option names) and project_number. Other field edits do not fire it. Narrow it with projectNumber and status (the new status).",
-  ...onAccount,
-  // Its events do not name the item's repository yet (the delivery carries only the content's
-  // node id), so they cannot be held against a repository scope: delivered as the account's until
-  // the connector attributes them (then this line goes and the default, `place`, applies).
+  // An organization's delivery does not name the item's repository (only the content's node
+  // id), so it cannot be held against a repository scope: delivered as the account's.
   eventScope: 'account',
->>>>>>> main
   config: z.object({
     organization,
     projectNumber: z
@@ -749,7 +737,6 @@ export const newSnippet = defineTrigger({
   key: 'new_snippet',
   name: 'New Snippet',
   description:
-<<<<<<< HEAD
     "Fires when the connection's account creates a snippet (gist). Polled: the code host has no webhook for snippets.",
   instant: false,
   mechanisms: [
@@ -759,12 +746,8 @@ export const newSnippet = defineTrigger({
       reason: 'The code host has no webhook for snippets.',
     },
   ],
-=======
-    "Fires when the connection's account creates a snippet (gist); watched through an account webhook, no configuration.",
-  ...onAccount,
   // A snippet belongs to the account, not to a repository.
   eventScope: 'account',
->>>>>>> main
   config: z.object({}),
   poll: (ctx) => pollOwnSnippets(ctx),
   pollIntervalMs: 60_000,
