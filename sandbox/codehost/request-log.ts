@@ -13,6 +13,8 @@ export interface LoggedRequest {
   query: Record<string, string>
   headers: Record<string, string>
   body: unknown
+  /** False when a body was sent but answered before it was read (a rate-limit refusal). */
+  bodyRead: boolean
   status: number
   /** The answer's JSON body (null when it was not JSON). */
   response: unknown
@@ -58,6 +60,11 @@ export class RequestLog {
       query: Object.fromEntries(new URLSearchParams(qs)),
       headers,
       body: req.body ?? null,
+      // A request that sent no body is known to have none; one that did is known once parsed.
+      bodyRead:
+        req.body !== undefined ||
+        req.rawBody !== undefined ||
+        (!req.headers['content-length'] && !req.headers['transfer-encoding']),
       status: reply.statusCode,
       response: this.#answers.get(req) ?? null,
     })

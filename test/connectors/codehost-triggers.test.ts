@@ -7,7 +7,6 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { CodehostSandbox } from '../../sandbox/codehost/index.ts'
 import { act, api, ch } from '../helpers/codehost.ts'
-import { contractProblems } from '../helpers/codehost-contract.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
@@ -144,13 +143,9 @@ before(async () => {
   await agentWith('picky', picky, FILTERED)
 })
 after(async () => {
-  // Every request Patchbay sent, every answer and every webhook payload of this file, against the
-  // code host's published descriptions (helpers/codehost-contract.ts lists what is left and why).
-  const problems = await contractProblems(sb).catch((err: Error) => [`the check failed: ${err.stack}`])
   await t.close()
   await everything.close()
   await picky.close()
-  assert.deepEqual(problems, [], 'the sandbox and Patchbay’s requests follow the published description')
 })
 
 describe('webhooks', () => {

@@ -217,6 +217,7 @@ export function checkRequest(r: LoggedRequest): string[] {
   for (const p of inQuery.values())
     if (p.required && !(p.name in r.query))
       problems.push(`${what}: required query parameter "${p.name}" missing`)
+  if (!r.bodyRead) return problems.filter((p) => !known(p))
   const body = deref(found.op.requestBody)
   const schema = body?.content?.['application/json']?.schema
   if (r.body !== null && r.body !== undefined && typeof r.body === 'object') {

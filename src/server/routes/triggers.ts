@@ -2,14 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
 import { requireAdmin } from '../authenticate.ts'
-import { errorResponses } from '../schemas.ts'
-
-export const TriggerMechanismView = z.object({
-  kind: z.enum(['webhook', 'poll']),
-  upstream: z.string().describe('The upstream mechanism in its own terms, e.g. organization webhook.'),
-  when: z.string().optional().describe('Which configurations use it, for triggers delivered two ways.'),
-  reason: z.string().optional().describe('Why it is delivered this way.'),
-})
+import { errorResponses, TriggerMechanism } from '../schemas.ts'
 
 const TriggerView = z.object({
   id: z.string(),
@@ -17,7 +10,7 @@ const TriggerView = z.object({
   trigger: z.string().describe('Catalog id, e.g. taskboard.card_moved.'),
   name: z.string(),
   instant: z.boolean().describe('Whether an upstream webhook delivers it as it happens (else it is polled).'),
-  delivery: TriggerMechanismView.nullable().describe('How the upstream delivers this trigger, and why.'),
+  delivery: TriggerMechanism.nullable().describe('How the upstream delivers this trigger, and why.'),
   connectionId: z.string(),
   config: z.record(z.string(), z.unknown()),
   target: z.unknown(),
