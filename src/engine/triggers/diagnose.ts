@@ -1,12 +1,12 @@
 // "Why doesn't my trigger fire?" — the four causes the spec names, checked against the
 // connection, the upstream webhook and the events that did arrive, each with what to do.
 import type { Kysely } from 'kysely'
-import { PatchbayError } from '../../kit/errors.ts'
 import type { NormalizedEvent } from '../../kit/define.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 import { events } from '../../store/event-log.ts'
 import type { Database } from '../../store/schema.ts'
 import type { TriggerRow } from '../../store/triggers.ts'
-import type { ConnectionService } from '../connection-service.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
 import type { TriggerService } from './trigger-service.ts'
 
