@@ -124,6 +124,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       scanIntervalMs: config.deliveryScanMs,
       minPollIntervalMs: config.minPollIntervalMs,
       loopDepthLimit: config.loopDepthLimit,
+      reconcileIntervalMs: config.reconcileIntervalMs,
     },
     pacing: config.pacing,
     oauth: { apps: { ...opts.oauthApps, ...config.oauthApps }, webUrls: config.webUrls },
