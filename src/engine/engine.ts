@@ -19,9 +19,12 @@ import { CreditService } from './access/credits.ts'
 import { KeyRevocations } from './access/key-revocations.ts'
 import { ScopeGuard, type ScopeGuardOptions } from './access/scope-guard.ts'
 import { AgentService } from './agents/agent-service.ts'
+import { Changes, type ChangeTransport } from './changes/changes.ts'
 import { ConnectionService } from './connections/connection-service.ts'
 import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
 import { type EventOptions, EventSystem } from './events/event-system.ts'
+import type { Clock } from './jobs/clock.ts'
+import { type Sweeps, TimerSweeps } from './jobs/sweeps.ts'
 import { Registry } from './registry.ts'
 import { StepRunner } from './steps/step-runner.ts'
 import { type LookupTuning, StepServices } from './steps/step-services.ts'
@@ -47,6 +50,12 @@ export interface EngineOptions {
   scope?: ScopeGuardOptions
   events?: EventOptions
   /** Sign-in flows: each connector's OAuth app and web address (when not its API address). */
+  /** Who looks for due work; by default a timer in this process (one instance on SQLite). */
+  sweeps?: Sweeps
+  /** The time background work reads (tests move it). */
+  clock?: Clock
+  /** How changes reach the other instances (PostgreSQL LISTEN/NOTIFY or Redis); none on SQLite. */
+  changes?: ChangeTransport | null
   oauth?: { apps?: Record<string, OAuthApp | undefined>; webUrls?: Record<string, string | undefined> }
 }
 
@@ -67,8 +76,10 @@ export class Engine {
   readonly scope: ScopeGuard
   /** Agents' tools and their runs. */
   readonly tools: ToolService
+  /** Changes every instance hears about at once (caches dropped, streams woken). */
+  readonly changes: Changes
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
-  readonly keyRevocations = new KeyRevocations()
+  readonly keyRevocations: KeyRevocations
   readonly events: EventSystem
   /** Upstreams' web pages: token-page addresses, and page addresses read into identifiers. */
   readonly pages: UpstreamPages
@@ -82,6 +93,11 @@ export class Engine {
     this.store = opts.store
     this.log = opts.log
     this.registry = opts.registry ?? new Registry()
+    this.changes = new Changes({
+      transport: opts.changes,
+      onError: (err) => opts.log.warn({ err }, 'sharing a change with the other instances failed'),
+    })
+    this.keyRevocations = new KeyRevocations(this.changes)
     this.apiKeys = new ApiKeys(opts.store.db)
     this.stepRuns = new StepRuns(opts.store.db)
     this.#dispatcher = opts.dispatcher ?? createDispatcher()
@@ -104,6 +120,7 @@ export class Engine {
       vault: opts.vault,
       registry: this.registry,
       clients: this.clients,
+      changes: this.changes,
     })
     this.credits = new CreditService({
       ledger: new CreditLedger(opts.store.db),
@@ -124,6 +141,7 @@ export class Engine {
       vault: opts.vault,
       connections: this.connections,
       revocations: this.keyRevocations,
+      changes: this.changes,
     })
     this.scope = new ScopeGuard({
       agents: this.agents,
@@ -161,6 +179,14 @@ export class Engine {
       agents: this.agents,
       tools: this.tools,
       pages: this.pages,
+      changes: this.changes,
+      sweeps:
+        opts.sweeps ??
+        new TimerSweeps({
+          everyMs: opts.events?.sweepIntervalMs ?? 1000,
+          onError: (err) => opts.log.error({ err }, 'looking for due work failed'),
+        }),
+      clock: opts.clock,
       options: opts.events,
     })
     this.oauth = new OAuthFlows({
@@ -180,6 +206,7 @@ export class Engine {
 
   async close(): Promise<void> {
     await this.events.stop()
+    await this.changes.close()
     await this.#dispatcher.close()
     await this.store.close()
   }

@@ -11,6 +11,8 @@ import type { Database } from './schema.ts'
 export interface Store {
   db: Kysely<Database>
   kind: 'sqlite' | 'postgres'
+  /** On PostgreSQL: the server, the pool and the schema, for what needs its own connection (LISTEN) or pg-boss. */
+  postgres: { url: string; pool: pg.Pool; schema: string | null } | null
   close(): Promise<void>
 }
 
@@ -24,6 +26,7 @@ export interface StoreOptions {
 export async function openStore(opts: StoreOptions): Promise<Store> {
   let db: Kysely<Database>
   let kind: Store['kind']
+  let postgres: Store['postgres'] = null
   if (opts.databaseUrl) {
     kind = 'postgres'
     const pool = new pg.Pool({
@@ -40,6 +43,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       }
     }
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+    postgres = { url: opts.databaseUrl, pool, schema: opts.pgSchema ?? null }
   } else {
     kind = 'sqlite'
     const dir = opts.dataDir ?? './data'
@@ -47,5 +51,5 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     db = new Kysely<Database>({ dialect: nodeSqliteDialect(openSqlite(path.join(dir, 'patchbay.db'))) })
   }
   await migrate(db, opts.databaseUrl ? opts.pgSchema : undefined)
-  return { db, kind, close: () => db.destroy() }
+  return { db, kind, postgres, close: () => db.destroy() }
 }

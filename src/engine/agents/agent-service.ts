@@ -8,6 +8,7 @@ import type { ApiKeyRow, ApiKeys } from '../../store/api-keys.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Caller } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
 import {
   type AgentChanges,
@@ -89,6 +90,7 @@ export class AgentService {
   #revocations: KeyRevocations
   #cache = new Map<string, { view: AgentView; workspaceId: string; at: number }>()
   #deletedListeners = new Set<AgentDeletedListener>()
+  #changes: Changes
 
   constructor(deps: {
     repo: Agents
@@ -96,7 +98,14 @@ export class AgentService {
     vault: Vault
     connections: ConnectionService
     revocations: KeyRevocations
+    changes: Changes
   }) {
+    this.#changes = deps.changes
+    // An agent changed or deleted on any instance is read again here.
+    deps.changes.subscribe('agents', (ids) => {
+      if (ids.length === 0) this.#cache.clear()
+      for (const id of ids) this.#cache.delete(id)
+    })
     this.#repo = deps.repo
     this.#keys = deps.keys
     this.#vault = deps.vault
@@ -177,7 +186,7 @@ export class AgentService {
       connection_ids: c.connectionIds && JSON.stringify(c.connectionIds),
       delivery: c.delivery && JSON.stringify(c.delivery),
     })
-    this.#cache.delete(agentId)
+    this.#changes.publish('agents', [agentId])
     return this.get(workspaceId, agentId)
   }
 
@@ -186,7 +195,7 @@ export class AgentService {
     const revoked = await this.#keys.revokeForAgent(workspaceId, agentId)
     this.#revocations.publish(revoked)
     const deleted = await this.#repo.delete(workspaceId, agentId)
-    this.#cache.delete(agentId)
+    this.#changes.publish('agents', [agentId])
     if (!deleted) throw agentNotFound(agentId)
     for (const l of this.#deletedListeners) await l(workspaceId, agentId)
   }

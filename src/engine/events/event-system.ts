@@ -1,14 +1,19 @@
 // The event side of the engine in one place: triggers and their upstream webhooks, the ingress,
-// the inbox pipeline, deliveries, the agents' streams and the pollers, over one job queue.
+// the inbox pipeline, deliveries, the agents' streams and the pollers, over one job queue and
+// one sweep for due work (jobs/sweeps.ts).
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Dispatcher } from 'undici'
+import { inbox } from '../../store/event-log.ts'
 import type { Database } from '../../store/schema.ts'
 import { Subscriptions } from '../../store/subscriptions.ts'
 import { Triggers } from '../../store/triggers.ts'
 import type { Vault } from '../../store/vault.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
+import type { Clock } from '../jobs/clock.ts'
 import { InProcessJobQueue } from '../jobs/job-queue.ts'
+import type { Sweeps } from '../jobs/sweeps.ts'
 import type { Registry } from '../registry.ts'
 import { diagnoseTrigger } from '../triggers/diagnose.ts'
 import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
@@ -17,22 +22,23 @@ import { TriggerService } from '../triggers/trigger-service.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 import type { UpstreamPages } from '../upstream/upstream-pages.ts'
 import { Deliverer } from './deliverer.ts'
+import { DeliveryStreams } from './delivery-streams.ts'
 import { Ingress } from './ingress.ts'
 import { Pipeline } from './pipeline.ts'
-import { StreamHub } from './stream-hub.ts'
 
 export interface EventOptions {
   /** Waits between push attempts; the last one dead-letters. */
   retryScheduleMs?: number[]
   deliveryTimeoutMs?: number
-  /** How often due retries are looked for. */
-  scanIntervalMs?: number
   minPollIntervalMs?: number
+  /** How often due work (retries, polls, leftovers) is looked for. */
+  sweepIntervalMs?: number
 }
 
 export class EventSystem {
+  /** This process's workers (claimed items are handed to them). */
   readonly jobs = new InProcessJobQueue()
-  readonly hub = new StreamHub()
+  readonly streams: DeliveryStreams
   readonly triggers: TriggerService
   readonly deliverer: Deliverer
   readonly pipeline: Pipeline
@@ -44,6 +50,7 @@ export class EventSystem {
     connections: ConnectionService
     clients: UpstreamClients
   }
+  #sweeps: Sweeps
   #log: FastifyBaseLogger
 
   constructor(deps: {
@@ -57,11 +64,16 @@ export class EventSystem {
     agents: AgentDirectory
     tools: ToolRunner
     pages: UpstreamPages
+    changes: Changes
+    /** Who looks for due work (one instance at a time). */
+    sweeps: Sweeps
+    clock?: Clock
     options?: EventOptions
   }) {
-    const { db, registry, connections, clients, log, agents, tools } = deps
+    const { db, registry, connections, clients, log, agents, tools, changes, clock } = deps
     this.#deps = deps
     this.#log = log
+    this.#sweeps = deps.sweeps
     this.jobs.onError = (name, err) => log.error({ err, job: name }, 'background job failed')
     const triggerRows = new Triggers(db)
     this.triggers = new TriggerService({
@@ -74,6 +86,7 @@ export class EventSystem {
       agents,
       tools,
       pages: deps.pages,
+      changes,
       log,
     })
     if (deps.options?.minPollIntervalMs !== undefined)
@@ -81,14 +94,20 @@ export class EventSystem {
     this.deliverer = new Deliverer({
       db,
       jobs: this.jobs,
-      hub: this.hub,
+      changes,
       dispatcher: deps.dispatcher,
       agents,
       tools,
+      clock,
       log,
       retryScheduleMs: deps.options?.retryScheduleMs,
       timeoutMs: deps.options?.deliveryTimeoutMs,
-      scanIntervalMs: deps.options?.scanIntervalMs,
+    })
+    this.streams = new DeliveryStreams({
+      db,
+      deliverer: this.deliverer,
+      changes,
+      onError: (err) => log.error({ err }, 'reading an event stream failed'),
     })
     this.pipeline = new Pipeline({
       db,
@@ -106,6 +125,7 @@ export class EventSystem {
       connections,
       jobs: this.jobs,
       pipeline: this.pipeline,
+      changes,
       log,
     })
     this.poller = new Poller({
@@ -116,27 +136,37 @@ export class EventSystem {
       deliverer: this.deliverer,
       jobs: this.jobs,
       agents,
+      clock,
       log,
     })
-    this.triggers.onPolledTrigger = (row) => this.poller.schedule(row)
   }
 
-  /** Once the server listens: recover what a crash left, then keep webhooks in step upstream. */
+  /** Once the server listens: sweep for due work, and keep webhooks in step upstream. */
   async start(publicUrl: string): Promise<void> {
     this.triggers.publicUrl = publicUrl.replace(/\/$/, '')
-    this.jobs.send('inbox', {}, { singletonKey: 'inbox' })
-    await this.deliverer.scanDue()
-    this.deliverer.start()
-    await this.poller.start()
+    await this.#sweeps.start(() => this.sweep())
     this.triggers
       .reconcile()
       .then((r) => this.#log.info(r, 'webhooks reconciled'))
       .catch((err) => this.#log.error({ err }, 'webhook reconcile failed'))
   }
 
-  async stop(): Promise<void> {
-    this.deliverer.stop()
-    await this.jobs.stop()
+  /**
+   * One look for due work (run by one instance at a time): inbox rows left pending, deliveries
+   * to retry or whose holder stopped, polls whose time came. Each item is claimed in its row.
+   */
+  async sweep(): Promise<void> {
+    if ((await inbox.pending(this.#deps.db, 1)).length > 0)
+      this.jobs.send('inbox', {}, { singletonKey: 'inbox' })
+    await this.deliverer.sweep()
+    await this.poller.sweep()
+  }
+
+  /** Stops sweeping and ends the streams; claimed work under way finishes within `graceMs`. */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.streams.closeAll()
+    await this.#sweeps.stop()
+    await this.jobs.stop(graceMs)
   }
 
   async diagnose(workspaceId: string, triggerId: string) {

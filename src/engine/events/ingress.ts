@@ -10,6 +10,7 @@ import { inbox } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Database, InboxTable } from '../../store/schema.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { JobQueue } from '../jobs/job-queue.ts'
 import type { Registry } from '../registry.ts'
@@ -34,7 +35,8 @@ export class Ingress {
   #connections: ConnectionService
   #jobs: JobQueue
   #log: FastifyBaseLogger
-  #subs = new Map<string, { sub: SubscriptionRow; secret: string; at: number }>()
+  /** Each webhook's row and secret, until a change to it (engine changes). */
+  #subs = new Map<string, { sub: SubscriptionRow; secret: string }>()
   #pending: Array<{
     row: Omit<InboxTable, 'seq'>
     sub: SubscriptionRow
@@ -52,8 +54,14 @@ export class Ingress {
     connections: ConnectionService
     jobs: JobQueue
     pipeline: Pipeline
+    changes: Changes
     log: FastifyBaseLogger
   }) {
+    // A webhook removed or re-registered on any instance is read again here.
+    deps.changes.subscribe('triggers', (ids) => {
+      if (ids.length === 0) this.#subs.clear()
+      for (const id of ids) this.#subs.delete(id)
+    })
     this.#pipeline = deps.pipeline
     this.#db = deps.db
     this.#registry = deps.registry
@@ -113,7 +121,7 @@ export class Ingress {
   /** The webhook a callback address names; unknown ones answer 410 so the upstream drops them. */
   async #subscription(connectorId: string, hookId: string) {
     const cached = this.#subs.get(hookId)
-    if (cached && Date.now() - cached.at < 30_000) return cached
+    if (cached) return cached
     const sub = await this.#triggers.subscription(hookId)
     if (!sub || sub.connector !== connectorId) {
       this.#subs.delete(hookId)
@@ -121,13 +129,9 @@ export class Ingress {
         hint: 'The webhook was removed; the upstream should stop sending to this address.',
       })
     }
-    const entry = { sub, secret: this.#triggers.subscriptionSecret(sub), at: Date.now() }
+    const entry = { sub, secret: this.#triggers.subscriptionSecret(sub) }
     this.#subs.set(hookId, entry)
     return entry
-  }
-
-  forget(hookId: string): void {
-    this.#subs.delete(hookId)
   }
 
   #commit(sub: SubscriptionRow, events: NormalizedEvent[], row: Omit<InboxTable, 'seq'>): Promise<void> {
