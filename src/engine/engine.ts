@@ -11,6 +11,7 @@ import { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
 import { Connections } from '../store/connections.ts'
 import { CreditBudgets, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
+import { OAuthFlowRows } from '../store/oauth-flows.ts'
 import { StepRuns } from '../store/step-runs.ts'
 import { ToolRuns } from '../store/tool-runs.ts'
 import { Tools } from '../store/tools.ts'
@@ -194,6 +195,7 @@ export class Engine {
       connections: this.connections,
       clients: this.clients,
       vault: opts.vault,
+      flows: new OAuthFlowRows(opts.store.db),
       apps: opts.oauth?.apps,
       webUrls: opts.oauth?.webUrls,
       publicUrl: () => this.events.triggers.publicUrl,

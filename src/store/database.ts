@@ -44,8 +44,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     const lock = await pool.connect()
     try {
       await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
-      if (opts.pgSchema)
-        await lock.query(`CREATE SCHEMA IF NOT EXISTS "${opts.pgSchema.replace(/"/g, '')}"`)
+      if (opts.pgSchema) await lock.query(`CREATE SCHEMA IF NOT EXISTS "${opts.pgSchema.replace(/"/g, '')}"`)
       await migrate(db, opts.pgSchema)
     } finally {
       await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {})

@@ -7,12 +7,14 @@ export interface Balancer {
   url: string
   /** Where the next requests go (instances can be replaced or taken out). */
   targets: string[]
+  /** Answers other than 2xx/3xx, for explaining a failure: method, path, status. */
+  refused: string[]
   close(): Promise<void>
 }
 
 export async function startBalancer(targets: string[]): Promise<Balancer> {
   let next = 0
-  const balancer: Balancer = { url: '', targets: [...targets], close: async () => {} }
+  const balancer: Balancer = { url: '', targets: [...targets], refused: [], close: async () => {} }
   const server = http.createServer((req, res) => {
     const target = new URL(balancer.targets[next++ % balancer.targets.length])
     const upstream = http.request(
@@ -24,11 +26,14 @@ export async function startBalancer(targets: string[]): Promise<Balancer> {
         headers: { ...req.headers, host: target.host },
       },
       (answer) => {
+        if ((answer.statusCode ?? 502) >= 400)
+          balancer.refused.push(`${req.method} ${req.url} → ${answer.statusCode} (${target.port})`)
         res.writeHead(answer.statusCode ?? 502, answer.headers)
         answer.pipe(res)
       },
     )
-    upstream.on('error', () => {
+    upstream.on('error', (err) => {
+      balancer.refused.push(`${req.method} ${req.url} → ${err.message} (${target.port})`)
       if (!res.headersSent) res.writeHead(502)
       res.end()
     })
