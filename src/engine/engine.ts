@@ -2,6 +2,8 @@
 // all start from here.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Dispatcher } from 'undici'
+import { type Clock, systemClock } from '../kit/clock.ts'
+import { EgressGuard } from '../kit/egress.ts'
 import { createDispatcher } from '../kit/http.ts'
 import { type Budget, createPacer, type Pacer } from '../kit/pacer.ts'
 import { defaultRetryPolicy, type RetryPolicy } from '../kit/retry-policy.ts'
@@ -18,13 +20,13 @@ import { Tools } from '../store/tools.ts'
 import type { Vault } from '../store/vault.ts'
 import { CreditService } from './access/credits.ts'
 import { KeyRevocations } from './access/key-revocations.ts'
+import { PlacementChanges } from './access/placement-changes.ts'
 import { ScopeGuard, type ScopeGuardOptions } from './access/scope-guard.ts'
 import { AgentService } from './agents/agent-service.ts'
 import { Changes, type ChangeTransport } from './changes/changes.ts'
 import { ConnectionService } from './connections/connection-service.ts'
 import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
 import { type EventOptions, EventSystem } from './events/event-system.ts'
-import type { Clock } from './jobs/clock.ts'
 import { type Sweeps, TimerSweeps } from './jobs/sweeps.ts'
 import { Registry } from './registry.ts'
 import { StepRunner } from './steps/step-runner.ts'
@@ -44,6 +46,8 @@ export interface EngineOptions {
   pacer?: Pacer
   pacing?: Record<string, Budget>
   dispatcher?: Dispatcher
+  /** Where Patchbay may send (kit/egress.ts); without one, only to public addresses. */
+  egress?: EgressGuard
   registry?: Registry
   /** Per-connector overrides of the result cache and coalescing defaults. */
   lookups?: Record<string, LookupTuning>
@@ -53,11 +57,11 @@ export interface EngineOptions {
   /** Sign-in flows: each connector's OAuth app and web address (when not its API address). */
   /** Who looks for due work; by default a timer in this process (one instance on SQLite). */
   sweeps?: Sweeps
-  /** The time background work reads (tests move it). */
-  clock?: Clock
   /** How changes reach the other instances (PostgreSQL LISTEN/NOTIFY or Redis); none on SQLite. */
   changes?: ChangeTransport | null
   oauth?: { apps?: Record<string, OAuthApp | undefined>; webUrls?: Record<string, string | undefined> }
+  /** Time for the parts that wait (pacing, rate budgets); tests drive it by hand. */
+  clock?: Clock
 }
 
 export class Engine {
@@ -81,13 +85,17 @@ export class Engine {
   readonly changes: Changes
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
   readonly keyRevocations: KeyRevocations
+  /** Cards and lists stored events name: the scope guard forgets where they were placed. */
+  readonly placements = new PlacementChanges()
   readonly events: EventSystem
   /** Upstreams' web pages: token-page addresses, and page addresses read into identifiers. */
   readonly pages: UpstreamPages
   /** Request budgets upstreams report (code-host x-ratelimit-*), per credential. */
-  readonly rateBudgets = new RateBudgets()
+  readonly rateBudgets: RateBudgets
   /** Sign-in through upstreams' web pages (OAuth), for connectors that declare a flow. */
   readonly oauth: OAuthFlows
+  /** The one egress guard: addresses checked when saved, and at connect time by the dispatcher. */
+  readonly egress: EgressGuard
   #dispatcher: Dispatcher
 
   constructor(opts: EngineOptions) {
@@ -101,11 +109,14 @@ export class Engine {
     this.keyRevocations = new KeyRevocations(this.changes)
     this.apiKeys = new ApiKeys(opts.store.db)
     this.stepRuns = new StepRuns(opts.store.db)
-    this.#dispatcher = opts.dispatcher ?? createDispatcher()
+    this.egress = opts.egress ?? new EgressGuard()
+    this.#dispatcher = opts.dispatcher ?? createDispatcher(this.egress)
+    const clock = opts.clock ?? systemClock
+    this.rateBudgets = new RateBudgets(clock)
     this.clients = new UpstreamClients({
       baseUrls: opts.baseUrls,
       dispatcher: this.#dispatcher,
-      pacer: opts.pacer ?? createPacer(),
+      pacer: opts.pacer ?? createPacer(clock),
       timeoutMs: opts.timeoutMs ?? 15_000,
       retry: { ...defaultRetryPolicy, ...opts.retry },
       pacing: opts.pacing,
@@ -122,6 +133,7 @@ export class Engine {
       registry: this.registry,
       clients: this.clients,
       changes: this.changes,
+      egress: this.egress,
     })
     this.credits = new CreditService({
       ledger: new CreditLedger(opts.store.db),
@@ -143,11 +155,13 @@ export class Engine {
       connections: this.connections,
       revocations: this.keyRevocations,
       changes: this.changes,
+      egress: this.egress,
     })
     this.scope = new ScopeGuard({
       agents: this.agents,
       clients: this.clients,
       registry: this.registry,
+      placements: this.placements,
       options: opts.scope,
     })
     this.steps = new StepRunner({
@@ -156,7 +170,7 @@ export class Engine {
       connections: this.connections,
       clients: this.clients,
       runs: this.stepRuns,
-      scopeGuard: this.scope.checkStep,
+      scopeGuard: this.scope,
       pages: this.pages,
       log: opts.log,
     })
@@ -187,7 +201,8 @@ export class Engine {
           everyMs: opts.events?.sweepIntervalMs ?? 1000,
           onError: (err) => opts.log.error({ err }, 'looking for due work failed'),
         }),
-      clock: opts.clock,
+      clock,
+      placements: this.placements,
       options: opts.events,
     })
     this.oauth = new OAuthFlows({

@@ -5,7 +5,7 @@
 // names no repository and is refused to a scoped agent.
 import type { ScopeSupport, StepContext } from '../../kit/define.ts'
 import { parseEndpointPath } from '../../kit/endpoint-path.ts'
-import { badRequest, PatchbayError } from '../../kit/errors.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 
 /** Search qualifiers that widen a search beyond the repositories it names. */
 const WIDENING = /^-?(user|org|owner):/i
@@ -30,14 +30,18 @@ export function wideningQualifiers(q: string | undefined): string[] {
 export const codehostScope: ScopeSupport = {
   resolve: async (_http, kind, value) => {
     if (kind === 'repository') return { kind: 'repository', id: value }
-    throw badRequest('SCOPE_KIND_UNSUPPORTED', `A code-host ${kind} cannot be placed in a repository.`, {
-      hint: 'Code-host scope is expressed in repositories (owner/repo).',
-    })
+    throw new PatchbayError(
+      'SCOPE_KIND_UNSUPPORTED',
+      `A code-host ${kind} cannot be placed in a repository.`,
+      {
+        hint: 'Code-host scope is expressed in repositories (owner/repo).',
+      },
+    )
   },
 
   attributeApiCall: (input: { method: string; endpoint: string }) => {
     const parsed = parseEndpointPath(input.endpoint)
-    const seg = parsed.path.split('/').filter(Boolean).map(decodeSegment)
+    const seg = parsed.segments
     if (seg[0] === 'repos' && seg[1] && seg[2]) return [{ kind: 'repository', value: `${seg[1]}/${seg[2]}` }]
     if (seg[0] === 'user' && seg[1] === 'starred' && seg[2] && seg[3])
       return [{ kind: 'repository', value: `${seg[2]}/${seg[3]}` }]
@@ -59,19 +63,10 @@ export function requireInScope(ctx: StepContext, fullName: string): void {
   if (!ctx.scope) return
   if (ctx.scope.repositories.some((r) => r.toLowerCase() === fullName.toLowerCase())) return
   throw new PatchbayError(
-    403,
     'SCOPE_DENIED',
     `This agent may not touch repository ${fullName}: it is outside the agent's scope (repositories: ${ctx.scope.repositories.join(', ') || 'none'}).`,
     {
       hint: 'Add the repository to the agent’s scope (PATCH /v1/agents/{id}) first, or use a workspace key.',
     },
   )
-}
-
-function decodeSegment(s: string): string {
-  try {
-    return decodeURIComponent(s)
-  } catch {
-    return s
-  }
 }

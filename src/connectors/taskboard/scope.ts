@@ -3,7 +3,7 @@
 // its path, query and body. The engine's scope guard does the rest (caching, deciding, refusing).
 import type { ScopedKind, ScopeSupport } from '../../kit/define.ts'
 import { parseEndpointPath } from '../../kit/endpoint-path.ts'
-import { badRequest } from '../../kit/errors.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 
 const BOARD_ID = /^[0-9a-f]{24}$/
 
@@ -60,7 +60,7 @@ export const taskboardScope: ScopeSupport = {
     }
     const base = BOARD_OF[kind]
     if (!base)
-      throw badRequest('SCOPE_KIND_UNSUPPORTED', `A task-board ${kind} cannot be placed on a board.`, {
+      throw new PatchbayError('SCOPE_KIND_UNSUPPORTED', `A task-board ${kind} cannot be placed on a board.`, {
         hint: 'Task-board scope is expressed in boards, lists, cards, checklists and labels.',
       })
     const found = await http.get<{ idBoard: string }>(`${base}/${id}`, { fields: 'idBoard' })
@@ -75,7 +75,7 @@ export const taskboardScope: ScopeSupport = {
   }) => {
     // An endpoint the step would refuse is refused here with the step's own error.
     const parsed = parseEndpointPath(input.endpoint)
-    const segments = parsed.path.split('/').filter(Boolean).map(decodeSegment)
+    const segments = [...parsed.segments]
     if (segments[0] === '1') segments.shift()
     const resource = segments[0]?.toLowerCase()
     const kind = resource ? PATH_KINDS[resource] : undefined
@@ -117,12 +117,4 @@ function strings(v: unknown): string[] {
   if (Array.isArray(v)) v.forEach(add)
   else add(v)
   return out
-}
-
-function decodeSegment(s: string): string {
-  try {
-    return decodeURIComponent(s)
-  } catch {
-    return s
-  }
 }

@@ -2,7 +2,8 @@
 // connections it may use, a delivery target for its events, a Standard Webhooks signing secret
 // sealed in the vault (shown once), and agent keys that act as it and nothing more.
 import { randomBytes } from 'node:crypto'
-import { badRequest, notFound, PatchbayError, validationError } from '../../kit/errors.ts'
+import type { EgressGuard } from '../../kit/egress.ts'
+import { PatchbayError, validationError } from '../../kit/errors.ts'
 import type { AgentRow, Agents } from '../../store/agents.ts'
 import type { ApiKeyRow, ApiKeys } from '../../store/api-keys.ts'
 import type { Vault } from '../../store/vault.ts'
@@ -78,7 +79,7 @@ export function generateSigningSecret(): string {
 }
 
 export const agentNotFound = (id: string) =>
-  notFound('AGENT_NOT_FOUND', `There is no agent "${id}" in this workspace.`, {
+  new PatchbayError('AGENT_NOT_FOUND', `There is no agent "${id}" in this workspace.`, {
     hint: 'List agents with GET /v1/agents.',
   })
 
@@ -88,6 +89,7 @@ export class AgentService {
   #vault: Vault
   #connections: ConnectionService
   #revocations: KeyRevocations
+  #egress: EgressGuard
   #cache = new Map<string, { view: AgentView; workspaceId: string; at: number }>()
   #deletedListeners = new Set<AgentDeletedListener>()
   #changes: Changes
@@ -99,7 +101,10 @@ export class AgentService {
     connections: ConnectionService
     revocations: KeyRevocations
     changes: Changes
+    /** Checks a webhook delivery address when it is saved (deliveries are checked again at connect time). */
+    egress: EgressGuard
   }) {
+    this.#egress = deps.egress
     this.#changes = deps.changes
     // An agent changed or deleted on any instance is read again here.
     deps.changes.subscribe('agents', (ids) => {
@@ -119,6 +124,7 @@ export class AgentService {
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const a = parsed.data
     await this.#checkConnections(workspaceId, a.connectionIds)
+    if (a.delivery.type === 'webhook') await this.#egress.check(a.delivery.url, 'delivery.url')
     const signingSecret = generateSigningSecret()
     const row = await this.#repo.insert({
       workspace_id: workspaceId,
@@ -154,7 +160,6 @@ export class AgentService {
   async forCaller(caller: Caller): Promise<AgentView> {
     if (caller.kind !== 'agent' || !caller.agentId)
       throw new PatchbayError(
-        403,
         'AGENT_KEY_REQUIRED',
         'This action is for an agent; the key is not an agent key.',
         {
@@ -166,7 +171,7 @@ export class AgentService {
     } catch (err) {
       // The key outlived its agent (keys are revoked on delete, so only a race gets here).
       if (err instanceof PatchbayError && err.code === 'AGENT_NOT_FOUND')
-        throw new PatchbayError(401, 'UNAUTHORIZED', 'The agent of this key no longer exists.', {
+        throw new PatchbayError('UNAUTHORIZED', 'The agent of this key no longer exists.', {
           hint: 'Use a key of an existing agent.',
         })
       throw err
@@ -180,6 +185,7 @@ export class AgentService {
     if (!(await this.#repo.get(workspaceId, agentId))) throw agentNotFound(agentId)
     // Only a changed list is checked: a connection removed since must not block renaming.
     if (c.connectionIds) await this.#checkConnections(workspaceId, c.connectionIds)
+    if (c.delivery?.type === 'webhook') await this.#egress.check(c.delivery.url, 'delivery.url')
     await this.#repo.update(workspaceId, agentId, {
       name: c.name,
       scope: c.scope && JSON.stringify(c.scope),
@@ -249,7 +255,7 @@ export class AgentService {
     await this.get(workspaceId, agentId)
     const key = (await this.#keys.listForAgent(workspaceId, agentId)).find((k) => k.id === keyId)
     if (!key)
-      throw notFound('KEY_NOT_FOUND', `Agent ${agentId} has no key "${keyId}".`, {
+      throw new PatchbayError('KEY_NOT_FOUND', `Agent ${agentId} has no key "${keyId}".`, {
         hint: `List its keys with GET /v1/agents/${agentId}/keys.`,
       })
     if (!key.revoked_at) await this.#keys.revoke(keyId)
@@ -267,9 +273,13 @@ export class AgentService {
   async assertConnectionVisible(caller: Caller, connectionId: string): Promise<void> {
     if (caller.kind !== 'agent') return
     if (!(await this.forCaller(caller)).connectionIds.includes(connectionId))
-      throw notFound('CONNECTION_NOT_FOUND', `There is no connection "${connectionId}" this agent may use.`, {
-        hint: 'List the connections of this agent with GET /v1/connections.',
-      })
+      throw new PatchbayError(
+        'CONNECTION_NOT_FOUND',
+        `There is no connection "${connectionId}" this agent may use.`,
+        {
+          hint: 'List the connections of this agent with GET /v1/connections.',
+        },
+      )
   }
 
   async #checkConnections(workspaceId: string, ids: string[]): Promise<void> {
@@ -277,12 +287,12 @@ export class AgentService {
     const known = new Set((await this.#connections.list(workspaceId)).map((c) => c.id))
     const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !known.has(id))
     if (missing.length > 0)
-      throw badRequest(
-        'UNKNOWN_CONNECTION',
+      throw new PatchbayError(
+        'CONNECTION_NOT_FOUND',
         `connectionIds names connections that do not exist in this workspace: ${missing
           .map(({ id, i }) => `connectionIds.${i} "${id}"`)
           .join(', ')}.`,
-        { hint: 'List connections with GET /v1/connections, or connect the account first.' },
+        { hint: 'List connections with GET /v1/connections, or connect the account first.', status: 400 },
       )
   }
 }

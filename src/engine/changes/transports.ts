@@ -2,7 +2,7 @@
 // the database the instances already share; Redis pub/sub is used instead when Redis is
 // configured. Each transport reconnects on its own and reports a gap (`onLost`), after which
 // every cache drops what it holds.
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import pg from 'pg'
 import type { ChangeTransport } from './changes.ts'
 
@@ -67,15 +67,15 @@ export class PostgresChangeTransport implements ChangeTransport {
   }
 }
 
-/** One subscriber connection and one publisher connection. */
+/** Publishes on the service's Redis connection; listens on a connection of its own. */
 export class RedisChangeTransport implements ChangeTransport {
   #sub: Redis
   #pub: Redis
   #channel: string
 
-  constructor(opts: { url: string; channel: string }) {
-    this.#sub = new Redis(opts.url, { lazyConnect: true, maxRetriesPerRequest: 3 })
-    this.#pub = new Redis(opts.url, { lazyConnect: true, maxRetriesPerRequest: 3 })
+  constructor(opts: { redis: Redis; channel: string }) {
+    this.#pub = opts.redis
+    this.#sub = opts.redis.duplicate({ lazyConnect: true })
     this.#channel = opts.channel
   }
 
@@ -91,7 +91,6 @@ export class RedisChangeTransport implements ChangeTransport {
     // ioredis subscribes again by itself after a reconnect.
     await this.#sub.connect()
     await this.#sub.subscribe(this.#channel)
-    await this.#pub.connect()
   }
 
   async send(message: string): Promise<void> {
@@ -100,6 +99,5 @@ export class RedisChangeTransport implements ChangeTransport {
 
   async close(): Promise<void> {
     this.#sub.disconnect()
-    this.#pub.disconnect()
   }
 }

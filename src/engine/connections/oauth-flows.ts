@@ -6,7 +6,8 @@
 // account is identified and the connection stored — or, for a reconnect, refreshed in place.
 import { randomBytes } from 'node:crypto'
 import type { AuthMethod, ConnectorDefinition, OAuthContext } from '../../kit/define.ts'
-import { badRequest, PatchbayError } from '../../kit/errors.ts'
+import { neverReachable } from '../../kit/egress.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 import type { OAuthFlowRows } from '../../store/oauth-flows.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Caller } from '../access/caller.ts'
@@ -113,7 +114,7 @@ export class OAuthFlows {
   async start(caller: Caller, req: OAuthStartRequest): Promise<OAuthStarted> {
     const connector = this.#registry.connector(req.connector)
     if (!connector)
-      throw badRequest('UNKNOWN_CONNECTOR', `There is no connector "${req.connector}".`, {
+      throw new PatchbayError('UNKNOWN_CONNECTOR', `There is no connector "${req.connector}".`, {
         hint: `Use one of: ${this.#registry.connectors.map((c) => c.id).join(', ')}.`,
       })
     const method = this.#method(connector, req.authMethod)
@@ -122,7 +123,7 @@ export class OAuthFlows {
     if (req.connectionId) {
       const existing = await this.#connections.get(caller.workspaceId, req.connectionId)
       if (existing.connector !== connector.id)
-        throw badRequest(
+        throw new PatchbayError(
           'CONNECTION_CONNECTOR_MISMATCH',
           `Connection ${existing.id} is a ${existing.connector} connection, not ${connector.id}.`,
           { hint: `Reconnect it with connector "${existing.connector}".` },
@@ -167,28 +168,22 @@ export class OAuthFlows {
     try {
       if (!opened)
         throw new PatchbayError(
-          400,
           'OAUTH_STATE_INVALID',
           'The sign-in could not be matched to one Patchbay started (the state is missing or was altered).',
           { hint: 'Start the sign-in again from Patchbay.' },
         )
       if (opened.c !== connectorId)
-        throw new PatchbayError(
-          400,
-          'OAUTH_STATE_INVALID',
-          'The sign-in was started for another connector.',
-          {
-            hint: 'Start the sign-in again from Patchbay.',
-          },
-        )
+        throw new PatchbayError('OAUTH_STATE_INVALID', 'The sign-in was started for another connector.', {
+          hint: 'Start the sign-in again from Patchbay.',
+        })
       if (Date.now() > opened.exp)
-        throw new PatchbayError(400, 'OAUTH_STATE_EXPIRED', 'The sign-in took longer than 10 minutes.', {
+        throw new PatchbayError('OAUTH_STATE_EXPIRED', 'The sign-in took longer than 10 minutes.', {
           hint: 'Start the sign-in again.',
         })
       // Taken once across all instances: a second callback with this state finds nothing.
       const flow = await this.#flows.take(opened.n)
       if (!flow)
-        throw new PatchbayError(400, 'OAUTH_STATE_USED', 'This sign-in has already been completed.', {
+        throw new PatchbayError('OAUTH_STATE_USED', 'This sign-in has already been completed.', {
           hint: 'Start a new sign-in to connect again.',
         })
       const connector = this.#registry.connector(connectorId)!
@@ -217,8 +212,9 @@ export class OAuthFlows {
       const error =
         err instanceof PatchbayError
           ? err
-          : new PatchbayError(500, 'OAUTH_FAILED', 'The sign-in could not be completed.', {
+          : new PatchbayError('OAUTH_FAILED', 'The sign-in could not be completed.', {
               hint: 'Try again; if it persists, check the server log.',
+              status: 500,
             })
       return { ...base, error }
     }
@@ -228,7 +224,7 @@ export class OAuthFlows {
     const flows = connector.auth.filter((a) => a.oauth)
     const method = id ? flows.find((a) => a.id === id) : flows[0]
     if (!method)
-      throw badRequest(
+      throw new PatchbayError(
         'OAUTH_NOT_SUPPORTED',
         id
           ? `The ${connector.name} connector has no sign-in flow "${id}".`
@@ -246,7 +242,6 @@ export class OAuthFlows {
     const app = this.#apps[connector.id]
     if (!app)
       throw new PatchbayError(
-        503,
         'OAUTH_NOT_CONFIGURED',
         `Patchbay has no ${connector.name} OAuth app configured, so it cannot send users to sign in.`,
         {
@@ -287,7 +282,7 @@ export class OAuthFlows {
 /** A path on Patchbay (`/dashboard/…`) or an http(s) address; nothing else is followed. */
 function checkReturnTo(value: string): string {
   const refuse = (why: string) =>
-    badRequest('VALIDATION_FAILED', `Invalid body: returnTo: ${why}`, {
+    new PatchbayError('VALIDATION_FAILED', `Invalid body: returnTo: ${why}`, {
       hint: 'Give a path on Patchbay (/dashboard) or an http(s) address.',
     })
   if (/[\r\n\\]/.test(value)) throw refuse('must not contain line breaks or backslashes')
@@ -303,5 +298,8 @@ function checkReturnTo(value: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse('must be an http(s) address')
   if (url.username || url.password) throw refuse('must not carry credentials')
+  // The browser goes there, not Patchbay: a local app is fine, a metadata address never is.
+  const never = neverReachable(url.hostname)
+  if (never) throw refuse(`must not point at ${never}`)
   return url.toString()
 }

@@ -12,11 +12,12 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import { type Dispatcher, request } from 'undici'
-import { notFound } from '../../kit/errors.ts'
+import { type Clock, systemClock } from '../../kit/clock.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 import { type DeliveryRow, deliveries } from '../../store/event-log.ts'
+import { isoAt } from '../../store/ids.ts'
 import type { Database, DeliveryAttemptsTable } from '../../store/schema.ts'
 import type { Changes } from '../changes/changes.ts'
-import { type Clock, isoAt, systemClock } from '../jobs/clock.ts'
 import type { JobQueue } from '../jobs/job-queue.ts'
 import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
 import { signDelivery } from './standard-webhooks.ts'
@@ -147,7 +148,7 @@ export class Deliverer {
   async replay(workspaceId: string, id: string): Promise<DeliveryRow> {
     const row = await deliveries.get(this.#o.db, workspaceId, id)
     if (!row)
-      throw notFound('DELIVERY_NOT_FOUND', `There is no delivery "${id}".`, {
+      throw new PatchbayError('DELIVERY_NOT_FOUND', `There is no delivery "${id}".`, {
         hint: 'List deliveries with GET /v1/deliveries.',
       })
     const target = JSON.parse(row.target)

@@ -4,14 +4,15 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Dispatcher } from 'undici'
+import type { Clock } from '../../kit/clock.ts'
 import { inbox } from '../../store/event-log.ts'
 import type { Database } from '../../store/schema.ts'
 import { Subscriptions } from '../../store/subscriptions.ts'
 import { Triggers } from '../../store/triggers.ts'
 import type { Vault } from '../../store/vault.ts'
+import type { PlacementChanges } from '../access/placement-changes.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
-import type { Clock } from '../jobs/clock.ts'
 import { InProcessJobQueue } from '../jobs/job-queue.ts'
 import type { Sweeps } from '../jobs/sweeps.ts'
 import type { Registry } from '../registry.ts'
@@ -61,6 +62,7 @@ export class EventSystem {
     vault: Vault
     log: FastifyBaseLogger
     dispatcher: Dispatcher
+    /** Where stored events' cards and lists are announced (the scope guard forgets their places). */
     agents: AgentDirectory
     tools: ToolRunner
     pages: UpstreamPages
@@ -68,6 +70,7 @@ export class EventSystem {
     /** Who looks for due work (one instance at a time). */
     sweeps: Sweeps
     clock?: Clock
+    placements: PlacementChanges
     options?: EventOptions
   }) {
     const { db, registry, connections, clients, log, agents, tools, changes, clock } = deps
@@ -116,8 +119,13 @@ export class EventSystem {
       deliverer: this.deliverer,
       agents,
       log,
+      placements: deps.placements,
     })
-    this.jobs.work('inbox', { batchSize: 1, concurrency: 1 }, () => this.pipeline.drain())
+    this.jobs.work('inbox', { batchSize: 1, concurrency: 1 }, async () => {
+      // Rows that failed a try are tried again a little later (each a bounded number of times).
+      const { retryLater } = await this.pipeline.drain()
+      if (retryLater) this.jobs.send('inbox', {}, { singletonKey: 'inbox-retry', delayMs: 5_000 })
+    })
     this.ingress = new Ingress({
       db,
       registry,
@@ -138,6 +146,7 @@ export class EventSystem {
       agents,
       clock,
       log,
+      placements: deps.placements,
     })
   }
 

@@ -6,15 +6,16 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { NormalizedEvent } from '../../kit/define.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { inbox } from '../../store/event-log.ts'
+import { inbox, type NewInboxRow } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
-import type { Database, InboxTable } from '../../store/schema.ts'
+import type { Database } from '../../store/schema.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { JobQueue } from '../jobs/job-queue.ts'
 import type { Registry } from '../registry.ts'
 import type { TriggerService } from '../triggers/trigger-service.ts'
+import { deliveryShapeProblem } from './delivery-shape.ts'
 import type { Pipeline } from './pipeline.ts'
 
 /** Only these headers of a delivery are kept (the rest may carry proxies' noise). */
@@ -28,6 +29,15 @@ export interface IngressResult {
   reason?: string
 }
 
+/** A verified delivery waiting for its commit; its request is answered when it settles. */
+interface PendingDelivery {
+  row: NewInboxRow
+  sub: SubscriptionRow
+  events: NormalizedEvent[]
+  resolve: () => void
+  reject: (e: unknown) => void
+}
+
 export class Ingress {
   #db: Kysely<Database>
   #registry: Registry
@@ -37,13 +47,7 @@ export class Ingress {
   #log: FastifyBaseLogger
   /** Each webhook's row and secret, until a change to it (engine changes). */
   #subs = new Map<string, { sub: SubscriptionRow; secret: string }>()
-  #pending: Array<{
-    row: Omit<InboxTable, 'seq'>
-    sub: SubscriptionRow
-    events: NormalizedEvent[]
-    resolve: () => void
-    reject: (e: unknown) => void
-  }> = []
+  #pending: PendingDelivery[] = []
   #pipeline: Pipeline
   #flushing = false
 
@@ -86,24 +90,26 @@ export class Ingress {
         { connector: connectorId, hook: hookId },
         'refused a webhook delivery with a missing or wrong signature',
       )
-      throw new PatchbayError(
-        401,
-        'SIGNATURE_INVALID',
-        'The delivery signature is missing or does not match.',
-        {
-          hint: 'Deliveries must be signed by the upstream with the secret of this webhook.',
-        },
-      )
+      throw new PatchbayError('SIGNATURE_INVALID', 'The delivery signature is missing or does not match.', {
+        hint: 'Deliveries must be signed by the upstream with the secret of this webhook.',
+      })
     }
     let parsed: ReturnType<NonNullable<typeof connector.webhooks>['parse']>
     try {
       parsed = connector.webhooks!.parse(delivery)
     } catch {
-      throw new PatchbayError(400, 'MALFORMED_DELIVERY', 'The delivery body could not be read.', {
+      throw new PatchbayError('MALFORMED_DELIVERY', 'The delivery body could not be read.', {
         hint: "Send the upstream's JSON delivery body unchanged.",
       })
     }
     if ('ignore' in parsed) return { status: 'ignored', reason: parsed.ignore }
+    const problem = deliveryShapeProblem(parsed)
+    if (problem) {
+      this.#log.warn({ connector: connectorId, hook: hookId, problem }, 'refused a hostile webhook delivery')
+      throw new PatchbayError('MALFORMED_DELIVERY', `The delivery cannot be stored: ${problem}.`, {
+        hint: "Send the upstream's delivery body unchanged; this one's structure is not one the upstream sends.",
+      })
+    }
     const kept: Record<string, string> = {}
     for (const [k, v] of Object.entries(headers)) if (KEPT_HEADERS.test(k)) kept[k] = v
     await this.#commit(known.sub, parsed.events, {
@@ -121,11 +127,12 @@ export class Ingress {
   /** The webhook a callback address names; unknown ones answer 410 so the upstream drops them. */
   async #subscription(connectorId: string, hookId: string) {
     const cached = this.#subs.get(hookId)
-    if (cached) return cached
+    // A known hook id under another connector's address is as unknown as any other.
+    if (cached && cached.sub.connector === connectorId) return cached
     const sub = await this.#triggers.subscription(hookId)
-    if (!sub || sub.connector !== connectorId) {
+    if (!sub || sub.connector !== connectorId || !this.#registry.connector(connectorId)?.webhooks) {
       this.#subs.delete(hookId)
-      throw new PatchbayError(410, 'UNKNOWN_HOOK', `No webhook ${hookId} is registered for ${connectorId}.`, {
+      throw new PatchbayError('UNKNOWN_HOOK', `No webhook ${hookId} is registered for ${connectorId}.`, {
         hint: 'The webhook was removed; the upstream should stop sending to this address.',
       })
     }
@@ -134,7 +141,7 @@ export class Ingress {
     return entry
   }
 
-  #commit(sub: SubscriptionRow, events: NormalizedEvent[], row: Omit<InboxTable, 'seq'>): Promise<void> {
+  #commit(sub: SubscriptionRow, events: NormalizedEvent[], row: NewInboxRow): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#pending.push({ row, sub, events, resolve, reject })
       if (!this.#flushing) {
@@ -143,6 +150,33 @@ export class Ingress {
         setTimeout(() => this.#flush(), LINGER_MS)
       }
     })
+  }
+
+  /**
+   * One delivery on its own commit; if even that fails, its raw row is kept in the inbox (it is
+   * acknowledged: nothing is lost) for the drain, which retries it a bounded number of times and
+   * then sets it aside with the reason. Only when the raw row cannot be written either is the
+   * upstream told to send it again.
+   */
+  async #commitAlone(b: PendingDelivery): Promise<void> {
+    try {
+      await this.#pipeline.ingest([
+        { inbox: b.row, sub: b.sub, events: b.events, receivedAt: b.row.received_at },
+      ])
+      b.resolve()
+    } catch (err) {
+      this.#log.error(
+        { err, hook: b.row.subscription_id, delivery: b.row.delivery_id },
+        'a webhook delivery could not be processed; keeping it in the inbox',
+      )
+      try {
+        await inbox.insertMany(this.#db, [{ ...b.row, error: (err as Error).message }])
+        b.resolve()
+        this.#jobs.send('inbox', {}, { singletonKey: 'inbox', delayMs: 1000 })
+      } catch (e) {
+        b.reject(e)
+      }
+    }
   }
 
   async #flush(): Promise<void> {
@@ -155,18 +189,9 @@ export class Ingress {
         )
         for (const b of batch) b.resolve()
       } catch (err) {
-        this.#log.error({ err }, 'processing webhook deliveries failed; keeping them in the inbox')
-        try {
-          // Keep them durable all the same; the inbox worker processes them later.
-          await inbox.insertMany(
-            this.#db,
-            batch.map((b) => b.row),
-          )
-          for (const b of batch) b.resolve()
-          this.#jobs.send('inbox', {}, { singletonKey: 'inbox', delayMs: 1000 })
-        } catch (e) {
-          for (const b of batch) b.reject(e)
-        }
+        // One bad delivery must not take its neighbours down: each is tried on its own commit.
+        this.#log.warn({ err }, 'a group commit of webhook deliveries failed; committing them one by one')
+        await Promise.all(batch.map((b) => this.#commitAlone(b)))
       }
     }
     this.#flushing = false

@@ -8,17 +8,20 @@
 // again when the lease ends.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
+import { type Clock, systemClock } from '../../kit/clock.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { deliveries, events } from '../../store/event-log.ts'
+import { isoAt } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
 import type { Triggers } from '../../store/triggers.ts'
+import type { PlacementChanges } from '../access/placement-changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Deliverer } from '../events/deliverer.ts'
 import { deliveryRow, eventRow } from '../events/records.ts'
-import { type Clock, isoAt, systemClock } from '../jobs/clock.ts'
 import type { JobQueue } from '../jobs/job-queue.ts'
 import type { Registry } from '../registry.ts'
 import type { AgentDirectory } from './directories.ts'
+import { connectionWithdrawn, eventOutsideScope } from './event-scope.ts'
 
 export interface PollerOptions {
   db: Kysely<Database>
@@ -30,6 +33,8 @@ export interface PollerOptions {
   agents: AgentDirectory
   log: FastifyBaseLogger
   clock?: Clock
+  /** Told of every polled event's cards and lists (the scope guard's places may have moved). */
+  placements: PlacementChanges
 }
 
 /** How long a claimed poll is held before another instance may run it. */
@@ -89,17 +94,24 @@ export class Poller {
       if (!reg?.trigger.poll) throw new Error(`${row.trigger_key} cannot be polled`)
       const loaded = await this.#o.connections.load(row.workspace_id, row.connection_id)
       if (loaded.row.status === 'lapsed')
-        throw new PatchbayError(409, 'CONNECTION_LAPSED', 'the connection has lapsed; reconnect it')
+        throw new PatchbayError('CONNECTION_LAPSED', 'the connection has lapsed; reconnect it')
       const connector = reg.connector
       const http = this.#o.connections.client(row.connection_id, connector, loaded.credentials, {
         paced: true,
       })
-      // The agent's scope goes to the poll, for polls that read beyond one board.
+      // The agent's scope goes to the poll, for polls that read beyond one board; the agent as it
+      // is now also decides which events it gets (a narrowed scope or a connection taken away).
       const agent = await this.#o.agents.get(row.workspace_id, row.agent_id)
-      const result = await reg.trigger.poll(
+      const withdrawn = connectionWithdrawn(agent, row.connection_id)
+      if (withdrawn) throw new PatchbayError('CONNECTION_NOT_ALLOWED', withdrawn)
+      const polled = await reg.trigger.poll(
         { http, cursor: row.poll_cursor ? JSON.parse(row.poll_cursor) : null, now, scope: agent.scope },
         JSON.parse(row.config),
       )
+      // Every event polled tells where its card lies now; only those in scope are delivered.
+      this.#o.placements.publish(connector.id, polled.events)
+      const trigger = { def: reg.trigger, connectionId: row.connection_id }
+      const result = { ...polled, events: polled.events.filter((e) => !eventOutsideScope(agent, trigger, e)) }
       const target = JSON.parse(row.target)
       const at = isoAt(this.#clock.now())
       const created = await this.#o.db.transaction().execute(async (trx) => {

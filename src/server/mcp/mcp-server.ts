@@ -17,6 +17,7 @@ import type { Caller } from '../../engine/access/caller.ts'
 import type { AgentView } from '../../engine/agents/agent-service.ts'
 import type { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
+import { isErrorCode } from '../../kit/error-codes.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { deliveries } from '../../store/event-log.ts'
 
@@ -64,8 +65,7 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
         if (run.status === 'failed')
           return toolError(
             new PatchbayError(
-              400,
-              run.errorCode ?? 'TOOL_RUN_FAILED',
+              isErrorCode(run.errorCode) ? run.errorCode : 'TOOL_RUN_FAILED',
               run.errorMessage ?? 'The tool run failed.',
               {
                 hint: `See the run record: GET /v1/tool-runs/${run.id}.`,
@@ -87,7 +87,7 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
       if (err instanceof PatchbayError) return toolError(err)
       engine.log.error({ err, tool: req.params.name }, 'MCP tool call failed unexpectedly')
       return toolError(
-        new PatchbayError(500, 'INTERNAL', 'An unexpected error occurred; it has been logged.', {
+        new PatchbayError('INTERNAL', 'An unexpected error occurred; it has been logged.', {
           hint: 'Try again; if it persists, report it with the time of the call.',
         }),
       )

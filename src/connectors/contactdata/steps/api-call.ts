@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { parseEndpointPath } from '../../../kit/endpoint-path.ts'
-import { badRequest } from '../../../kit/errors.ts'
+import { PatchbayError } from '../../../kit/errors.ts'
 import { worstCaseCredits } from '../lookups.ts'
 
 export const contactdataApiCall = defineStep({
@@ -31,10 +31,10 @@ export const contactdataApiCall = defineStep({
   hints: { readOnly: false, destructive: false, idempotent: false },
   passThrough: true,
   run: async (ctx, input) => {
-    const { path, query } = parseEndpointPath(input.endpoint)
+    const { path, segments, query } = parseEndpointPath(input.endpoint)
     for (const k of Object.keys(query))
       if (/^(x[-_])?api[-_]?key$|^key$/i.test(k))
-        throw badRequest(
+        throw new PatchbayError(
           'CREDENTIALS_IN_REQUEST',
           `The query parameter "${k}" carries credentials and is refused.`,
           {
@@ -42,9 +42,9 @@ export const contactdataApiCall = defineStep({
           },
         )
     const body = input.method === 'POST' ? input.body : undefined
-    const release = (await ctx.credits?.reserve(worstCaseCredits(input.method, path, body))) ?? (() => {})
+    const release = (await ctx.credits?.reserve(worstCaseCredits(input.method, segments, body))) ?? (() => {})
     try {
-      const res = await ctx.http.request({ method: input.method, path, query, body })
+      const res = await ctx.http.request({ method: input.method, path, query, body, passRedirects: true })
       return { status: res.status, body: res.data, creditsCharged: ctx.credits?.charged ?? 0 }
     } finally {
       release()
