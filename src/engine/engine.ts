@@ -9,6 +9,7 @@ import { type Budget, createPacer, type Pacer } from '../kit/pacer.ts'
 import { defaultRetryPolicy, type RetryPolicy } from '../kit/retry-policy.ts'
 import { Agents } from '../store/agents.ts'
 import { ApiKeys } from '../store/api-keys.ts'
+import { Causations } from '../store/causations.ts'
 import { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
 import { Connections } from '../store/connections.ts'
 import { CreditBudgets, CreditLedger } from '../store/credits.ts'
@@ -174,6 +175,7 @@ export class Engine {
       pages: this.pages,
       log: opts.log,
     })
+    const causations = new Causations(opts.store.db)
     this.tools = new ToolService({
       tools: new Tools(opts.store.db),
       runs: new ToolRuns(opts.store.db),
@@ -181,6 +183,7 @@ export class Engine {
       connections: this.connections,
       registry: this.registry,
       steps: this.steps,
+      causations,
       log: opts.log,
     })
     this.events = new EventSystem({
@@ -203,6 +206,7 @@ export class Engine {
         }),
       clock,
       placements: this.placements,
+      causations,
       options: opts.events,
     })
     this.oauth = new OAuthFlows({

@@ -20,6 +20,7 @@ import type { Database, DeliveryAttemptsTable } from '../../store/schema.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { JobQueue } from '../jobs/job-queue.ts'
 import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
+import type { LoopGuard } from './loop-guard.ts'
 import { signDelivery } from './standard-webhooks.ts'
 
 /** Like the well-known webhook services': 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
@@ -40,6 +41,7 @@ export interface DelivererOptions {
   timeoutMs?: number
   /** How long a tool run may take before another instance reports it interrupted. */
   toolLeaseMs?: number
+  loopGuard: LoopGuard
 }
 
 type Joined = DeliveryRow & {
@@ -373,21 +375,33 @@ export class Deliverer {
     const target = JSON.parse(row.target)
     const event = JSON.parse(this.body(row)).data.event
     const started = performance.now()
+    // A tool answering its own changes is stopped at the loop guard's limit (events/loop-guard.ts).
+    const guard = await this.#o.loopGuard.check({
+      workspaceId: row.workspace_id,
+      agentId: row.agent_id,
+      connector: row.e_connector,
+      upstreamId: row.e_upstream_id,
+      refs: JSON.parse(row.e_refs),
+    })
     // A run that cannot start (the tool was deleted, its input is refused) fails the delivery
     // with the reason, instead of leaving it pending to be picked up again and again.
-    const run = await this.#o.tools
-      .run(row.workspace_id, row.agent_id, target.toolId, {
-        input: event.data,
-        event,
-        triggerId: row.trigger_id,
-        eventId: row.event_id,
-      })
-      .catch((err: Error & { code?: string }) => ({
-        id: null as string | null,
-        status: 'failed',
-        errorCode: err.code ?? 'INTERNAL',
-        errorMessage: err.message,
-      }))
+    const run = guard.refused
+      ? { id: null, status: 'failed', errorCode: 'LOOP_DETECTED', errorMessage: guard.refused }
+      : await this.#o.tools
+          .run(row.workspace_id, row.agent_id, target.toolId, {
+            input: event.data,
+            event,
+            triggerId: row.trigger_id,
+            eventId: row.event_id,
+            causationDepth: guard.depth,
+          })
+          .catch((err: Error & { code?: string }) => ({
+            id: null as string | null,
+            status: 'failed',
+            errorCode: err.code ?? 'INTERNAL',
+            errorMessage: err.message,
+          }))
+    if (guard.refused) this.#o.log.warn({ delivery: id, depth: guard.depth }, 'loop guard refused a tool run')
     const ok = run.status === 'succeeded'
     const at = isoAt(this.#clock.now())
     await this.#o.db.transaction().execute(async (trx) => {

@@ -5,6 +5,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Dispatcher } from 'undici'
 import type { Clock } from '../../kit/clock.ts'
+import type { Causations } from '../../store/causations.ts'
 import { inbox } from '../../store/event-log.ts'
 import type { Database } from '../../store/schema.ts'
 import { Subscriptions } from '../../store/subscriptions.ts'
@@ -25,6 +26,7 @@ import type { UpstreamPages } from '../upstream/upstream-pages.ts'
 import { Deliverer } from './deliverer.ts'
 import { DeliveryStreams } from './delivery-streams.ts'
 import { Ingress } from './ingress.ts'
+import { LoopGuard } from './loop-guard.ts'
 import { Pipeline } from './pipeline.ts'
 
 export interface EventOptions {
@@ -34,6 +36,8 @@ export interface EventOptions {
   minPollIntervalMs?: number
   /** How often due work (retries, polls, leftovers) is looked for. */
   sweepIntervalMs?: number
+  /** Causation depth at which a tool run is refused (the loop guard); default 3. */
+  loopDepthLimit?: number
 }
 
 export class EventSystem {
@@ -62,15 +66,17 @@ export class EventSystem {
     vault: Vault
     log: FastifyBaseLogger
     dispatcher: Dispatcher
-    /** Where stored events' cards and lists are announced (the scope guard forgets their places). */
     agents: AgentDirectory
+    /** Tool runs, also for the loop guard (what they are running and what they changed). */
     tools: ToolRunner
     pages: UpstreamPages
     changes: Changes
     /** Who looks for due work (one instance at a time). */
     sweeps: Sweeps
     clock?: Clock
+    /** Where stored events' cards and lists are announced (the scope guard forgets their places). */
     placements: PlacementChanges
+    causations: Causations
     options?: EventOptions
   }) {
     const { db, registry, connections, clients, log, agents, tools, changes, clock } = deps
@@ -105,6 +111,11 @@ export class EventSystem {
       log,
       retryScheduleMs: deps.options?.retryScheduleMs,
       timeoutMs: deps.options?.deliveryTimeoutMs,
+      loopGuard: new LoopGuard({
+        causations: deps.causations,
+        tools: deps.tools,
+        limit: deps.options?.loopDepthLimit,
+      }),
     })
     this.streams = new DeliveryStreams({
       db,
