@@ -93,7 +93,7 @@ before(async () => {
       PATCHBAY_PUBLIC_URL: balancer.url,
       PATCHBAY_MIN_POLL_INTERVAL_MS: '100',
       PATCHBAY_DELIVERY_SCAN_MS: '200',
-      PATCHBAY_EGRESS_ALLOW: '127.0.0.1/32',
+      PATCHBAY_EGRESS_ALLOW: '127.0.0.0/8,::1',
     }),
     port: 0,
     host: '127.0.0.1',
