@@ -150,6 +150,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       sweepIntervalMs: config.deliveryScanMs,
       minPollIntervalMs: config.minPollIntervalMs,
       loopDepthLimit: config.loopDepthLimit,
+      reconcileIntervalMs: config.reconcileIntervalMs,
     },
     pacing: config.pacing,
     oauth: { apps: { ...opts.oauthApps, ...config.oauthApps }, webUrls: config.webUrls },

@@ -1,12 +1,14 @@
 // The event side of the engine in one place: triggers and their upstream webhooks, the ingress,
 // the inbox pipeline, deliveries, the agents' streams and the pollers, over one job queue and
 // one sweep for due work (jobs/sweeps.ts).
+import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Dispatcher } from 'undici'
 import type { Clock } from '../../kit/clock.ts'
 import type { Causations } from '../../store/causations.ts'
 import { inbox } from '../../store/event-log.ts'
+import { Leases } from '../../store/leases.ts'
 import type { Database } from '../../store/schema.ts'
 import { Subscriptions } from '../../store/subscriptions.ts'
 import { Triggers } from '../../store/triggers.ts'
@@ -38,7 +40,11 @@ export interface EventOptions {
   sweepIntervalMs?: number
   /** Causation depth at which a tool run is refused (the loop guard); default 3. */
   loopDepthLimit?: number
+  /** How often upstream webhooks are reconciled (one instance at a time); default 15 minutes. */
+  reconcileIntervalMs?: number
 }
+
+const DEFAULT_RECONCILE_INTERVAL_MS = 15 * 60_000
 
 export class EventSystem {
   /** This process's workers (claimed items are handed to them). */
@@ -57,6 +63,11 @@ export class EventSystem {
   }
   #sweeps: Sweeps
   #log: FastifyBaseLogger
+  #leases: Leases
+  #instanceId = `instance_${randomUUID()}`
+  #reconcileIntervalMs: number
+  #reconciler: NodeJS.Timeout | null = null
+  #reconciling: Promise<void> | null = null
 
   constructor(deps: {
     db: Kysely<Database>
@@ -80,6 +91,8 @@ export class EventSystem {
     options?: EventOptions
   }) {
     const { db, registry, connections, clients, log, agents, tools, changes, clock } = deps
+    this.#leases = new Leases(db)
+    this.#reconcileIntervalMs = deps.options?.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS
     this.#deps = deps
     this.#log = log
     this.#sweeps = deps.sweeps
@@ -169,6 +182,22 @@ export class EventSystem {
       .reconcile()
       .then((r) => this.#log.info(r, 'webhooks reconciled'))
       .catch((err) => this.#log.error({ err }, 'webhook reconcile failed'))
+    // Then periodically, by one instance at a time (a lease in the store): webhooks the upstream
+    // removed are registered again, and a connection the upstream now refuses is marked lapsed.
+    const every = this.#reconcileIntervalMs
+    this.#reconciler = setInterval(() => {
+      if (this.#reconciling) return
+      this.#reconciling = this.#leases
+        .take('webhook-reconcile', this.#instanceId, every * 2)
+        .then(async (mine) => {
+          if (mine) this.#log.debug(await this.triggers.reconcile(), 'webhooks reconciled')
+        })
+        .catch((err) => this.#log.error({ err }, 'webhook reconcile failed'))
+        .finally(() => {
+          this.#reconciling = null
+        })
+    }, every)
+    this.#reconciler.unref?.()
   }
 
   /**
@@ -185,6 +214,8 @@ export class EventSystem {
   /** Stops sweeping and ends the streams; claimed work under way finishes within `graceMs`. */
   async stop(graceMs = 10_000): Promise<void> {
     this.streams.closeAll()
+    if (this.#reconciler) clearInterval(this.#reconciler)
+    await this.#reconciling
     await this.#sweeps.stop()
     await this.jobs.stop(graceMs)
   }

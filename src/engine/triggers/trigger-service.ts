@@ -259,16 +259,36 @@ export class TriggerService {
   }
 
   /** On start: every stored webhook exists upstream, and none is left without triggers. */
-  async reconcile(): Promise<{ checked: number; reregistered: number; removed: number; errors: number }> {
-    const stats = { checked: 0, reregistered: 0, removed: 0, errors: 0 }
+  async reconcile(): Promise<{
+    checked: number
+    reregistered: number
+    removed: number
+    missing: number
+    errors: number
+  }> {
+    const stats = { checked: 0, reregistered: 0, removed: 0, missing: 0, errors: 0 }
     for (const sub of await this.#subs.all()) {
       stats.checked++
       const r = await this.#reconcileOne(sub)
       if (r === 'reregistered') stats.reregistered++
       if (r === 'removed') stats.removed++
+      if (r === 'missing') stats.missing++
       if (r === 'error') stats.errors++
     }
     return stats
+  }
+
+  /**
+   * The upstream refused the connection's credentials (a revoked or expired token): the webhooks
+   * it made are gone with them (the upstream removes a token's webhooks), so the webhook is
+   * `missing` until the connection is reconnected, which registers it again.
+   */
+  async markMissing(subscriptionId: string, connectionId: string): Promise<void> {
+    await this.#subs.update(subscriptionId, {
+      status: 'missing',
+      last_error: `the upstream refused the connection's credentials (revoked or expired), and removes the webhooks made with them; reconnect connection ${connectionId} (POST /v1/connections/${connectionId}/reconnect) to register it again`,
+    })
+    this.#listening.delete(subscriptionId)
   }
 
   /** The triggers listening on a subscription (cached for the pipeline). */
@@ -449,11 +469,17 @@ export class TriggerService {
   async #reconcileOne(
     sub: SubscriptionRow,
     force = false,
-  ): Promise<'ok' | 'reregistered' | 'removed' | 'error'> {
+  ): Promise<'ok' | 'reregistered' | 'removed' | 'missing' | 'error'> {
     try {
       if (!force && (await this.#triggers.countForSubscription(sub.id)) === 0) {
         await this.#release(sub.id)
         return 'removed'
+      }
+      // A lapsed connection's webhooks went with its credentials; asking again would only be refused.
+      const loaded = await this.#connections.load(sub.workspace_id, sub.connection_id)
+      if (loaded.row.status === 'lapsed') {
+        if (sub.status !== 'missing') await this.markMissing(sub.id, sub.connection_id)
+        return 'missing'
       }
       const { http, connector } = await this.#http(sub.connection_id, sub.workspace_id)
       const upstream = await connector.webhooks!.list(http, sub.model)
@@ -473,6 +499,15 @@ export class TriggerService {
       this.#changes.publish('triggers', [sub.id])
       return 'reregistered'
     } catch (err) {
+      // A 401 marked the connection lapsed (its client does): the webhook is gone upstream.
+      if (err instanceof PatchbayError && err.code === 'CONNECTION_LAPSED') {
+        this.#log.warn(
+          { subscription: sub.id },
+          'webhook reconcile: the connection was refused; webhook missing',
+        )
+        await this.markMissing(sub.id, sub.connection_id)
+        return 'missing'
+      }
       const message = (err as Error).message
       this.#log.warn({ subscription: sub.id, err: message }, 'webhook reconcile failed')
       await this.#subs.update(sub.id, { status: 'error', last_error: message })
