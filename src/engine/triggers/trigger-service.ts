@@ -17,6 +17,7 @@ import { nowIso } from '../../store/ids.ts'
 import type { SubscriptionRow, Subscriptions } from '../../store/subscriptions.ts'
 import type { TriggerRow, Triggers } from '../../store/triggers.ts'
 import type { Vault } from '../../store/vault.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
@@ -48,8 +49,6 @@ export class TriggerService {
   #tools: ToolRunner
   /** The address upstreams call back; set once the server listens. */
   publicUrl = ''
-  /** Called when a polled trigger is created, so the poller schedules it. */
-  onPolledTrigger: (row: TriggerRow) => void = () => {}
   #subs: Subscriptions
   #triggers: Triggers
   #registry: Registry
@@ -57,7 +56,9 @@ export class TriggerService {
   #clients: UpstreamClients
   #vault: Vault
   #log: FastifyBaseLogger
+  /** Who listens on each webhook (subscription id), until a change to its triggers. */
   #listening = new Map<string, ListeningTrigger[]>()
+  #changes: Changes
   #locks = new Map<string, Promise<unknown>>()
   /** Lowest poll interval allowed, per trigger (tests shorten it). */
   minPollIntervalMs = MIN_POLL_INTERVAL_MS
@@ -75,7 +76,14 @@ export class TriggerService {
     agents: AgentDirectory
     tools: ToolRunner
     pages: UpstreamPages
+    changes: Changes
   }) {
+    this.#changes = deps.changes
+    // Triggers added or removed on any instance: who listens on a webhook is read again.
+    deps.changes.subscribe('triggers', (ids) => {
+      if (ids.length === 0) this.#listening.clear()
+      for (const id of ids) this.#listening.delete(id)
+    })
     this.#agents = deps.agents
     this.#tools = deps.tools
     this.#pages = deps.pages
@@ -176,8 +184,7 @@ export class TriggerService {
       poll_interval_ms: pollIntervalMs,
       next_poll_at: pollIntervalMs ? nowIso() : null,
     })
-    if (subscriptionId) this.#listening.delete(subscriptionId)
-    if (pollIntervalMs) this.onPolledTrigger(row)
+    if (subscriptionId) this.#changes.publish('triggers', [subscriptionId])
     return this.view(row)
   }
 
@@ -208,7 +215,7 @@ export class TriggerService {
     await this.#triggers.delete(row.id)
     let cleanup: { ok: boolean; error?: string } = { ok: true }
     if (row.subscription_id) {
-      this.#listening.delete(row.subscription_id)
+      this.#changes.publish('triggers', [row.subscription_id])
       cleanup = await this.#release(row.subscription_id)
     }
     return { deleted: true, cleanup }
@@ -424,6 +431,7 @@ export class TriggerService {
         try {
           const id = await this.#registerUpstream(sub, secret)
           await this.#subs.update(sub.id, { upstream_hook_id: id, status: 'active', last_error: null })
+          this.#changes.publish('triggers', [sub.id])
           return { ...sub, upstream_hook_id: id }
         } catch (err) {
           await this.#subs.delete(sub.id)
@@ -495,12 +503,15 @@ export class TriggerService {
         upstream.find((h) => h.id === sub.upstream_hook_id) ??
         upstream.find((h) => h.callbackUrl === callbackUrl && h.model === sub.model)
       if (found && found.callbackUrl === callbackUrl) {
-        if (found.id !== sub.upstream_hook_id || sub.status !== 'active')
+        if (found.id !== sub.upstream_hook_id || sub.status !== 'active') {
           await this.#subs.update(sub.id, { upstream_hook_id: found.id, status: 'active', last_error: null })
+          this.#changes.publish('triggers', [sub.id])
+        }
         return 'ok'
       }
       const id = await this.#registerUpstream(sub, this.subscriptionSecret(sub))
       await this.#subs.update(sub.id, { upstream_hook_id: id, status: 'active', last_error: null })
+      this.#changes.publish('triggers', [sub.id])
       return 'reregistered'
     } catch (err) {
       // A 401 marked the connection lapsed (its client does): the webhook is gone upstream.
@@ -515,6 +526,7 @@ export class TriggerService {
       const message = (err as Error).message
       this.#log.warn({ subscription: sub.id, err: message }, 'webhook reconcile failed')
       await this.#subs.update(sub.id, { status: 'error', last_error: message })
+      this.#changes.publish('triggers', [sub.id])
       return 'error'
     }
   }
@@ -536,7 +548,7 @@ export class TriggerService {
       }
     }
     await this.#subs.delete(sub.id)
-    this.#listening.delete(sub.id)
+    this.#changes.publish('triggers', [sub.id])
     return result
   }
 }
