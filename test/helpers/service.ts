@@ -114,6 +114,12 @@ export async function startTestService(
     codehost,
     api,
     close: async () => {
+      // What Patchbay sent the code-host sandbox it started, and what it answered and delivered,
+      // against the code host's published descriptions (loaded only where a code host ran).
+      const contract =
+        opts.codehost === true && codehost
+          ? await (await import('./codehost-contract.ts')).contractProblems(codehost)
+          : []
       await service.close()
       // Every request Patchbay sent the task-board is checked against the independent description.
       const problems = await patchbayRequestProblems(taskboard)
@@ -130,6 +136,10 @@ export async function startTestService(
       }
       if (problems.length > 0)
         throw new Error(`Patchbay's task-board requests differ from the description:\n${problems.join('\n')}`)
+      if (contract.length)
+        throw new Error(
+          `The code-host sandbox or Patchbay's requests differ from the published description:\n${contract.join('\n')}`,
+        )
     },
   }
 }
