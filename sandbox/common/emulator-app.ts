@@ -27,7 +27,7 @@ export interface Emulator {
   persistTo(file: string, state: Persistent): boolean
 }
 
-/** One request as it arrived, for tests that check what a client sent (`GET /_sandbox/requests`). */
+/** One request as it arrived, for tests that check what a client sent (`emulator.requests`). */
 export interface RequestRecord {
   method: string
   /** Path and query as sent. */
@@ -166,7 +166,6 @@ export function createEmulator(opts: EmulatorOptions): Emulator {
         .filter((d) => !q.outcome || d.outcome === q.outcome),
     }
   })
-  app.get('/_sandbox/requests', async () => ({ requests }))
   app.post('/_sandbox/webhooks/retry-delay-scale', async (req) => {
     const body = (req.body ?? {}) as { scale?: number }
     if (typeof body.scale === 'number') webhooks.retryDelayScale = body.scale
