@@ -110,25 +110,36 @@ test("tools/list shows exactly the agent's allowed steps and tools, described fr
     const steps = [...t.service.engine.registry.steps.keys()].filter((id) => id.startsWith('taskboard.'))
     assert.deepEqual(
       tools.map((x) => x.name).sort(),
-      [...steps.map((id) => id.replace('.', '_')), 'tool_copy_a_card'].sort(),
+      [...steps.map((id) => id.replace('.', '_')), 'tool_copy_a_card', 'describe_tool'].sort(),
     )
     const catalog = (await t.api('GET', '/v1/steps/taskboard.get_card')).body
     const getCard = tools.find((x) => x.name === 'taskboard_get_card')!
     assert.equal(getCard.title, catalog.name)
-    assert.match(getCard.description!, new RegExp(catalog.description.slice(0, 40)))
-    assert.deepEqual(getCard.annotations, {
-      title: 'Get Card',
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: true,
-    })
-    assert.deepEqual(getCard.inputSchema.properties!.idCard, catalog.inputSchema.properties.idCard)
+    // The list is lean: a one-sentence description and the schema without the fields' guidance…
+    assert.ok(getCard.description!.length <= 160)
+    assert.ok(catalog.description.startsWith(getCard.description!.replace(/…$/, '')), getCard.description)
+    assert.deepEqual(getCard.annotations, { readOnlyHint: true, idempotentHint: true })
+    const { description: _guidance, ...idCard } = catalog.inputSchema.properties.idCard
+    assert.deepEqual(getCard.inputSchema.properties!.idCard, idCard)
     assert.deepEqual((getCard.inputSchema.properties as any).connectionId.enum, [conn])
     assert.deepEqual(getCard.inputSchema.required, ['idCard'])
-    assert.equal(getCard.outputSchema?.type, 'object')
+    assert.equal(getCard.outputSchema, undefined)
+    // …and describe_tool tells the rest: the whole description, the fields' guidance and the output.
+    const described: any = await client.callTool({
+      name: 'describe_tool',
+      arguments: { name: 'taskboard_get_card' },
+    })
+    const full = JSON.parse(described.content[0].text)
+    assert.match(full.description, new RegExp(catalog.description.slice(0, 40)))
+    assert.equal(
+      full.inputSchema.properties.idCard.description,
+      catalog.inputSchema.properties.idCard.description,
+    )
+    assert.equal(full.outputSchema.type, 'object')
+    assert.ok(tools.some((x) => x.name === 'describe_tool'))
     const apiCall = tools.find((x) => x.name === 'taskboard_api_call')!
-    assert.equal(apiCall.annotations?.destructiveHint, true)
+    // MCP's defaults (destructive, not read-only) go unsaid.
+    assert.equal(apiCall.annotations, undefined)
     const copy = tools.find((x) => x.name === 'tool_copy_a_card')!
     assert.deepEqual(Object.keys(copy.inputSchema.properties!).sort(), ['cardId', 'targetList'])
     assert.match(copy.description!, /Copies a card/)

@@ -46,7 +46,7 @@ export const functionToolRoutes =
               input_schema: c.inputSchema,
             }))
           default:
-            return callables.map(({ target: _target, ...tool }) => tool)
+            return callables.map(({ target: _target, describe: _describe, ...tool }) => tool)
         }
       },
     )
@@ -82,7 +82,8 @@ export const functionToolRoutes =
           }
         }
         const result = await toolbox.call(caller, req.body.name, args)
-        return result.kind === 'step' ? { output: result.output, meta: result.meta } : { run: result.run }
+        if (result.kind === 'step') return { output: result.output, meta: result.meta }
+        return result.kind === 'describe' ? { output: result.output } : { run: result.run }
       },
     )
   }
