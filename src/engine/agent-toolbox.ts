@@ -150,19 +150,43 @@ export class AgentToolbox {
         hint: `Give one of the agent's connection ids, or leave ${CONNECTION_ARGUMENT} out.`,
       })
     const { stepId, connections } = callable.target
-    const connectionId = chosen ?? (connections.length === 1 ? connections[0].id : undefined)
+    const result = await this.#runStep(caller, stepId, connections, { connectionId: chosen, input })
+    return { kind: 'step', output: result.output, meta: result.meta }
+  }
+
+  /**
+   * Runs a step as an agent (POST /v1/steps/:id/run with an agent key): without a connectionId,
+   * with the agent's only connection of the step's connector, as MCP and function calling do.
+   */
+  async runStep(caller: Caller, stepId: string, req: { connectionId?: string; input?: unknown }) {
+    const registered = this.#d.registry.steps.get(stepId)
+    if (req.connectionId || caller.kind !== 'agent' || !registered)
+      return this.#d.steps.run(caller, stepId, req)
+    const agent = await this.agent(caller)
+    const connections = (await this.#d.connections.list(caller.workspaceId)).filter(
+      (c) => agent.connectionIds.includes(c.id) && c.connector === registered.connector.id,
+    )
+    return this.#runStep(caller, stepId, connections, req)
+  }
+
+  async #runStep(
+    caller: Caller,
+    stepId: string,
+    connections: ConnectionView[],
+    req: { connectionId?: string; input?: unknown },
+  ) {
+    const connectionId = req.connectionId ?? (connections.length === 1 ? connections[0].id : undefined)
     try {
-      const result = await this.#d.steps.run(caller, stepId, { connectionId, input })
-      return { kind: 'step', output: result.output, meta: result.meta }
+      return await this.#d.steps.run(caller, stepId, { connectionId, input: req.input })
     } catch (err) {
       // No connection was named and the agent has several of this connector: say which.
       if (err instanceof PatchbayError && err.code === 'CONNECTION_REQUIRED' && connections.length > 1)
         throw badRequest(
           'CONNECTION_AMBIGUOUS',
-          `The agent has ${connections.length} ${callable.target.connector} connections; say which with ${CONNECTION_ARGUMENT}: ${connections
+          `The agent has ${connections.length} ${connections[0].connector} connections; say which with ${CONNECTION_ARGUMENT}: ${connections
             .map((c) => `${c.id} (${c.accountName})`)
             .join(', ')}.`,
-          { hint: `Add "${CONNECTION_ARGUMENT}": "<one of them>" to the arguments.` },
+          { hint: `Add "${CONNECTION_ARGUMENT}": "<one of them>".` },
         )
       throw err
     }

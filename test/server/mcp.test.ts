@@ -332,9 +332,45 @@ test('with several connections of a connector, connectionId must be given', asyn
       arguments: { idList: t.taskboard.demo.listIds[0], name: 'This one', connectionId: conn },
     })
     assert.equal(ok.structuredContent.name, 'This one')
+    // The REST route asks the same of an agent key.
+    const rest = await t.api(
+      'POST',
+      '/v1/steps/taskboard.create_card/run',
+      { input: { idList: t.taskboard.demo.listIds[0], name: 'Which one?' } },
+      key,
+    )
+    assert.equal(rest.status, 400)
+    assert.equal(rest.body.error.code, 'CONNECTION_AMBIGUOUS')
   } finally {
     await client.close()
   }
+})
+
+test("POST /v1/steps/:id/run with an agent key defaults to the agent's only connection of the connector, like MCP", async () => {
+  const run = await t.api(
+    'POST',
+    '/v1/steps/taskboard.create_card/run',
+    { input: { idList: t.taskboard.demo.listIds[0], name: 'No connectionId given' } },
+    agentKey,
+  )
+  assert.equal(run.status, 200, JSON.stringify(run.body))
+  assert.equal(run.body.output.name, 'No connectionId given')
+  const runs = (await t.api('GET', '/v1/runs?limit=5', undefined, agentKey)).body.runs
+  assert.equal(runs.find((r: any) => r.id === run.body.meta.runId).connectionId, conn)
+  // A connector the agent has no connection of is still refused, naming what to do.
+  const none = await t.api(
+    'POST',
+    '/v1/steps/contactdata.find_company/run',
+    { input: { domain: 'acme.com' } },
+    agentKey,
+  )
+  assert.equal(none.status, 400)
+  assert.equal(none.body.error.code, 'CONNECTION_REQUIRED')
+  // A workspace key still names its connection.
+  const admin = await t.api('POST', '/v1/steps/taskboard.create_card/run', {
+    input: { idList: t.taskboard.demo.listIds[0], name: 'x' },
+  })
+  assert.equal(admin.body.error.code, 'CONNECTION_REQUIRED')
 })
 
 test("the agent's recent events are MCP resources", async () => {

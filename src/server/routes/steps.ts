@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { AgentToolbox } from '../../engine/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { notFound } from '../../kit/errors.ts'
 import { errorResponses } from '../schemas.ts'
@@ -7,6 +8,7 @@ import { errorResponses } from '../schemas.ts'
 export const stepRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
   async (app) => {
+    const toolbox = new AgentToolbox(engine)
     app.get(
       '/v1/steps/:stepId',
       {
@@ -36,7 +38,9 @@ export const stepRoutes =
             connectionId: z
               .string()
               .optional()
-              .describe('The connection to run with (from GET /v1/connections).'),
+              .describe(
+                "The connection to run with (from GET /v1/connections). With an agent key it may be left out: the agent's only connection of the step's connector is used.",
+              ),
             input: z
               .record(z.string(), z.unknown())
               .default({})
@@ -51,7 +55,7 @@ export const stepRoutes =
           },
         },
       },
-      async (req) => engine.steps.run(req.caller, req.params.stepId, req.body),
+      async (req) => toolbox.runStep(req.caller, req.params.stepId, req.body),
     )
     app.get(
       '/v1/runs',
