@@ -13,6 +13,7 @@ import { CreditBudgets, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
 import { StepRuns } from '../store/step-runs.ts'
 import { ToolRuns } from '../store/tool-runs.ts'
+import { Triggers } from '../store/triggers.ts'
 import { Tools } from '../store/tools.ts'
 import type { Vault } from '../store/vault.ts'
 import { AgentService } from './agent-service.ts'
@@ -138,6 +139,7 @@ export class Engine {
     this.tools = new ToolService({
       tools: new Tools(opts.store.db),
       runs: new ToolRuns(opts.store.db),
+      triggers: new Triggers(opts.store.db),
       agents: this.agents,
       connections: this.connections,
       registry: this.registry,

@@ -131,6 +131,8 @@ export class TriggerService {
       throw notFound('TOOL_NOT_FOUND', `Agent ${agentId} has no tool "${target.toolId}".`, {
         hint: 'Create the tool first (POST /v1/agents/{id}/tools), or target the agent.',
       })
+    if (target.type === 'tool')
+      await this.#requireTools().checkStartingTrigger(workspaceId, agentId, target.toolId, req.trigger)
 
     let subscriptionId: string | null = null
     let pollIntervalMs: number | null = null
