@@ -13,10 +13,11 @@ import { CreditBudgets, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
 import { StepRuns } from '../store/step-runs.ts'
 import { ToolRuns } from '../store/tool-runs.ts'
-import { Triggers } from '../store/triggers.ts'
 import { Tools } from '../store/tools.ts'
+import { Triggers } from '../store/triggers.ts'
 import type { Vault } from '../store/vault.ts'
 import { AgentService } from './agent-service.ts'
+import { ChoiceService } from './choices.ts'
 import { ConnectionService } from './connection-service.ts'
 import { CreditService } from './credits.ts'
 import { type EventOptions, EventSystem } from './event-system.ts'
@@ -68,6 +69,8 @@ export class Engine {
   readonly scope: ScopeGuard
   /** Agents' tools and their runs. */
   readonly tools: ToolService
+  /** The choices of fields that name upstream resources (dropdowns, GET …/options/:field). */
+  readonly choices: ChoiceService
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
   readonly keyRevocations = new KeyRevocations()
   readonly events: EventSystem
@@ -136,6 +139,12 @@ export class Engine {
       options: opts.scope,
     })
     this.steps.scopeGuard = this.scope.checkStep
+    this.choices = new ChoiceService({
+      registry: this.registry,
+      connections: this.connections,
+      agents: this.agents,
+      scope: this.scope,
+    })
     this.tools = new ToolService({
       tools: new Tools(opts.store.db),
       runs: new ToolRuns(opts.store.db),

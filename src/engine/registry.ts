@@ -3,6 +3,7 @@
 import { z } from 'zod'
 import { connectors as allConnectors } from '../connectors/index.ts'
 import type { ConnectorDefinition, StepDefinition, TriggerDefinition } from '../kit/define.ts'
+import { fieldPickers } from '../kit/pickers.ts'
 
 export interface RegisteredStep {
   /** `taskboard.create_card` */
@@ -26,6 +27,31 @@ export interface StepSummary {
   passThrough: boolean
   inputSchema: unknown
   outputSchema: unknown
+  /** Fields whose choices can be listed (GET /v1/steps/:id/options/:field), parents first. */
+  pickers: PickerSummary[]
+}
+
+/**
+ * A field whose choices can be listed: what it picks, the fields it depends on, whether it takes
+ * a list of them, and whether it is a helper (a parent that is no field of the input: it only
+ * narrows the choices, as the board does for Get List Cards' list).
+ */
+export interface PickerSummary {
+  field: string
+  noun: string
+  parents: string[]
+  many: boolean
+  helper: boolean
+}
+
+export function pickerSummaries(schema: z.ZodType): PickerSummary[] {
+  return [...fieldPickers(schema)].map(([field, p]) => ({
+    field,
+    noun: p.picker.noun,
+    parents: p.picker.parents.map((x) => x.field),
+    many: p.many,
+    helper: p.helper,
+  }))
 }
 
 export class Registry {
@@ -71,6 +97,7 @@ export class Registry {
         passThrough: Boolean(step.passThrough),
         inputSchema: jsonSchema(step.input, 'input'),
         outputSchema: jsonSchema(step.output, 'output'),
+        pickers: pickerSummaries(step.input),
       }
       this.#summaries.set(id, s)
     }
@@ -96,6 +123,7 @@ export class Registry {
         description: t.description,
         instant: t.instant,
         configSchema: jsonSchema(t.config, 'input'),
+        pickers: pickerSummaries(t.config),
         sample: t.sample ?? null,
       })),
     }))

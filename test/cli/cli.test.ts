@@ -291,7 +291,10 @@ test('mcp serves the agent over stdio through the running Patchbay', async () =>
   await client.connect(transport)
   try {
     const { tools } = await client.listTools()
-    assert.deepEqual(tools.map((x) => x.name).sort(), await taskboardToolNames())
+    assert.deepEqual(
+      tools.map((x) => x.name).sort(),
+      [...(await taskboardToolNames()), 'describe_tool'].sort(),
+    )
     const made: any = await client.callTool({
       name: 'taskboard_create_card',
       arguments: { idList: t.taskboard.demo.listIds[0], name: 'Over stdio' },

@@ -5,6 +5,27 @@ import type { Engine } from '../../engine/engine.ts'
 import { notFound } from '../../kit/errors.ts'
 import { errorResponses } from '../schemas.ts'
 
+const ChoicesQuery = z
+  .object({
+    connectionId: z
+      .string()
+      .max(200)
+      .optional()
+      .describe(
+        "The connection to list with; an agent key defaults to the agent's only one of the connector.",
+      ),
+  })
+  .catchall(z.string().max(2000))
+  .describe('The values of the fields the choices depend on, by field name (idBoard, owner, repo …).')
+
+const ChoicesView = z.object({
+  field: z.string(),
+  noun: z.string().describe('What is picked: board, list, repository …'),
+  parents: z.array(z.string()).describe('The fields the choices depend on.'),
+  connectionId: z.string(),
+  choices: z.array(z.object({ value: z.string(), label: z.string(), detail: z.string().optional() })),
+})
+
 export const stepRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
   async (app) => {
@@ -25,6 +46,49 @@ export const stepRoutes =
             hint: 'Find step ids with GET /v1/steps?q=<connector or step name>.',
           })
         return engine.registry.stepSummary(req.params.stepId)
+      },
+    )
+    app.get(
+      '/v1/steps/:stepId/options/:field',
+      {
+        schema: {
+          tags: ['steps'],
+          summary:
+            "The choices of a field that names an upstream resource (a board, a list, a repository …), listed with a connection; the fields it depends on are given as query parameters (?idBoard=… for a list). An agent key sees only its scope's",
+          params: z.object({ stepId: z.string(), field: z.string().max(100) }),
+          querystring: ChoicesQuery,
+          response: { 200: ChoicesView, ...errorResponses },
+        },
+      },
+      async (req) => {
+        const { connectionId, ...parents } = req.query
+        return engine.choices.list(req.caller, {
+          of: { kind: 'step', id: req.params.stepId },
+          field: req.params.field,
+          connectionId,
+          parents,
+        })
+      },
+    )
+    app.get(
+      '/v1/catalog/triggers/:triggerId/options/:field',
+      {
+        schema: {
+          tags: ['triggers'],
+          summary: "The choices of a trigger config's field (the board to watch …), as for a step's",
+          params: z.object({ triggerId: z.string(), field: z.string().max(100) }),
+          querystring: ChoicesQuery,
+          response: { 200: ChoicesView, ...errorResponses },
+        },
+      },
+      async (req) => {
+        const { connectionId, ...parents } = req.query
+        return engine.choices.list(req.caller, {
+          of: { kind: 'trigger', id: req.params.triggerId },
+          field: req.params.field,
+          connectionId,
+          parents,
+        })
       },
     )
     app.post(
