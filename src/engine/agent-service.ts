@@ -2,7 +2,7 @@
 // connections it may use, a delivery target for its events, a Standard Webhooks signing secret
 // sealed in the vault (shown once), and agent keys that act as it and nothing more.
 import { randomBytes } from 'node:crypto'
-import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
+import { PatchbayError, validationError } from '../kit/errors.ts'
 import type { AgentRow, Agents } from '../store/agents.ts'
 import type { ApiKeyRow, ApiKeys } from '../store/api-keys.ts'
 import type { Vault } from '../store/vault.ts'
@@ -77,7 +77,7 @@ export function generateSigningSecret(): string {
 }
 
 export const agentNotFound = (id: string) =>
-  notFound('AGENT_NOT_FOUND', `There is no agent "${id}" in this workspace.`, {
+  new PatchbayError('AGENT_NOT_FOUND', `There is no agent "${id}" in this workspace.`, {
     hint: 'List agents with GET /v1/agents.',
   })
 
@@ -145,7 +145,6 @@ export class AgentService {
   async forCaller(caller: Caller): Promise<AgentView> {
     if (caller.kind !== 'agent' || !caller.agentId)
       throw new PatchbayError(
-        403,
         'AGENT_KEY_REQUIRED',
         'This action is for an agent; the key is not an agent key.',
         {
@@ -157,7 +156,7 @@ export class AgentService {
     } catch (err) {
       // The key outlived its agent (keys are revoked on delete, so only a race gets here).
       if (err instanceof PatchbayError && err.code === 'AGENT_NOT_FOUND')
-        throw new PatchbayError(401, 'UNAUTHORIZED', 'The agent of this key no longer exists.', {
+        throw new PatchbayError('UNAUTHORIZED', 'The agent of this key no longer exists.', {
           hint: 'Use a key of an existing agent.',
         })
       throw err
@@ -240,7 +239,7 @@ export class AgentService {
     await this.get(workspaceId, agentId)
     const key = (await this.#keys.listForAgent(workspaceId, agentId)).find((k) => k.id === keyId)
     if (!key)
-      throw notFound('KEY_NOT_FOUND', `Agent ${agentId} has no key "${keyId}".`, {
+      throw new PatchbayError('KEY_NOT_FOUND', `Agent ${agentId} has no key "${keyId}".`, {
         hint: `List its keys with GET /v1/agents/${agentId}/keys.`,
       })
     if (!key.revoked_at) await this.#keys.revoke(keyId)
@@ -258,9 +257,13 @@ export class AgentService {
   async assertConnectionVisible(caller: Caller, connectionId: string): Promise<void> {
     if (caller.kind !== 'agent') return
     if (!(await this.forCaller(caller)).connectionIds.includes(connectionId))
-      throw notFound('CONNECTION_NOT_FOUND', `There is no connection "${connectionId}" this agent may use.`, {
-        hint: 'List the connections of this agent with GET /v1/connections.',
-      })
+      throw new PatchbayError(
+        'CONNECTION_NOT_FOUND',
+        `There is no connection "${connectionId}" this agent may use.`,
+        {
+          hint: 'List the connections of this agent with GET /v1/connections.',
+        },
+      )
   }
 
   async #checkConnections(workspaceId: string, ids: string[]): Promise<void> {
@@ -268,12 +271,12 @@ export class AgentService {
     const known = new Set((await this.#connections.list(workspaceId)).map((c) => c.id))
     const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !known.has(id))
     if (missing.length > 0)
-      throw badRequest(
-        'UNKNOWN_CONNECTION',
+      throw new PatchbayError(
+        'CONNECTION_NOT_FOUND',
         `connectionIds names connections that do not exist in this workspace: ${missing
           .map(({ id, i }) => `connectionIds.${i} "${id}"`)
           .join(', ')}.`,
-        { hint: 'List connections with GET /v1/connections, or connect the account first.' },
+        { hint: 'List connections with GET /v1/connections, or connect the account first.', status: 400 },
       )
   }
 }

@@ -3,7 +3,7 @@
 // exports (OpenAI, Anthropic) are both made from this list, and every call goes through
 // engine.steps.run / engine.tools.run as the agent, so scope is checked exactly as in the REST
 // API. Everything about a step — name, description, schemas, hints — comes from the registry.
-import { badRequest, PatchbayError } from '../kit/errors.ts'
+import { PatchbayError } from '../kit/errors.ts'
 import type { AgentService, AgentView } from './agent-service.ts'
 import type { Caller } from './caller.ts'
 import type { ConnectionService, ConnectionView } from './connection-service.ts'
@@ -122,14 +122,14 @@ export class AgentToolbox {
     if (!callable) throw unknownCallable(name)
     const given = args ?? {}
     if (typeof given !== 'object' || Array.isArray(given))
-      throw badRequest('VALIDATION_FAILED', 'Invalid input: the arguments must be an object.', {
+      throw new PatchbayError('VALIDATION_FAILED', 'Invalid input: the arguments must be an object.', {
         hint: "Send the arguments as a JSON object per the tool's inputSchema.",
       })
     if (callable.target.kind === 'describe') {
       const wanted = (given as Record<string, unknown>).name
       const described = callables.find((c) => c.name === wanted && c.target.kind !== 'describe')
       if (typeof wanted !== 'string' || !described)
-        throw badRequest(
+        throw new PatchbayError(
           'VALIDATION_FAILED',
           `Invalid input: name: ${typeof wanted === 'string' ? `this agent has no tool "${wanted}"` : 'must be the name of one of the tools'}.`,
           { hint: `Give the name of a tool from the tool list, e.g. {"name": "${callables[0].name}"}.` },
@@ -146,9 +146,13 @@ export class AgentToolbox {
     }
     const { [CONNECTION_ARGUMENT]: chosen, ...input } = given as Record<string, unknown>
     if (chosen !== undefined && typeof chosen !== 'string')
-      throw badRequest('VALIDATION_FAILED', `Invalid input: ${CONNECTION_ARGUMENT}: must be a string`, {
-        hint: `Give one of the agent's connection ids, or leave ${CONNECTION_ARGUMENT} out.`,
-      })
+      throw new PatchbayError(
+        'VALIDATION_FAILED',
+        `Invalid input: ${CONNECTION_ARGUMENT}: must be a string`,
+        {
+          hint: `Give one of the agent's connection ids, or leave ${CONNECTION_ARGUMENT} out.`,
+        },
+      )
     const { stepId, connections } = callable.target
     const result = await this.#runStep(caller, stepId, connections, { connectionId: chosen, input })
     return { kind: 'step', output: result.output, meta: result.meta }
@@ -181,7 +185,7 @@ export class AgentToolbox {
     } catch (err) {
       // No connection was named and the agent has several of this connector: say which.
       if (err instanceof PatchbayError && err.code === 'CONNECTION_REQUIRED' && connections.length > 1)
-        throw badRequest(
+        throw new PatchbayError(
           'CONNECTION_AMBIGUOUS',
           `The agent has ${connections.length} ${connections[0].connector} connections; say which with ${CONNECTION_ARGUMENT}: ${connections
             .map((c) => `${c.id} (${c.accountName})`)
@@ -261,7 +265,7 @@ export class AgentToolbox {
 }
 
 export function unknownCallable(name: string): PatchbayError {
-  return new PatchbayError(404, 'TOOL_NOT_FOUND', `This agent has no tool "${name}".`, {
+  return new PatchbayError('TOOL_NOT_FOUND', `This agent has no tool "${name}".`, {
     hint: 'List the tools this agent may call (MCP tools/list, or GET /v1/agents/{id}/tools.json).',
   })
 }

@@ -2,7 +2,7 @@
 // its trigger twin): the field's picker (kit/pickers.ts, declared by the connector next to the
 // field's schema) is run with a connection, after the parents it depends on are checked against
 // an agent's scope. The dashboard's dropdowns, the CLI and other front ends read the same.
-import { badRequest, notFound, PatchbayError } from '../kit/errors.ts'
+import { PatchbayError } from '../kit/errors.ts'
 import type { Choice, Picker } from '../kit/pickers.ts'
 import { fieldPickers } from '../kit/pickers.ts'
 import type { AgentService } from './agent-service.ts'
@@ -55,7 +55,7 @@ export class ChoiceService {
     const { connector, schema, where } = this.#target(req.of)
     const found = fieldPickers(schema).get(req.field)
     if (!found)
-      throw notFound(
+      throw new PatchbayError(
         'FIELD_HAS_NO_CHOICES',
         `The ${where} has no field "${req.field}" whose choices can be listed.`,
         {
@@ -67,7 +67,7 @@ export class ChoiceService {
     for (const p of picker.parents) {
       const value = req.parents[p.field]
       if (!value)
-        throw badRequest(
+        throw new PatchbayError(
           'PARENT_REQUIRED',
           `The ${picker.noun} choices depend on ${p.field} (the ${p.picker.noun}); give it as ?${p.field}=….`,
           { hint: `Pick the ${p.picker.noun} first: its choices are at …/options/${p.field}.` },
@@ -78,14 +78,13 @@ export class ChoiceService {
     const connectionId = req.connectionId ?? (await this.#defaultConnection(caller, connector.id))
     const loaded = await this.#connections.load(caller.workspaceId, connectionId)
     if (loaded.row.connector !== connector.id)
-      throw badRequest(
+      throw new PatchbayError(
         'CONNECTION_CONNECTOR_MISMATCH',
         `Connection ${connectionId} is a ${loaded.row.connector} connection; ${req.of.id} needs a ${connector.id} connection.`,
         { hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.` },
       )
     if (loaded.row.status === 'lapsed')
       throw new PatchbayError(
-        409,
         'CONNECTION_LAPSED',
         `Connection ${connectionId} (${loaded.row.account_name}) has lapsed.`,
         {
@@ -127,14 +126,14 @@ export class ChoiceService {
     if (of.kind === 'step') {
       const r = this.#registry.steps.get(of.id)
       if (!r)
-        throw notFound('STEP_NOT_FOUND', `There is no tool step "${of.id}".`, {
+        throw new PatchbayError('STEP_NOT_FOUND', `There is no tool step "${of.id}".`, {
           hint: 'Find step ids with GET /v1/steps?q=<connector or step name>.',
         })
       return { connector: r.connector, schema: r.step.input, where: `step ${of.id}` }
     }
     const r = this.#registry.triggers.get(of.id)
     if (!r)
-      throw notFound('TRIGGER_NOT_FOUND', `There is no trigger "${of.id}" in the catalog.`, {
+      throw new PatchbayError('TRIGGER_NOT_FOUND', `There is no trigger "${of.id}" in the catalog.`, {
         hint: 'The catalog lists every trigger: GET /v1/catalog.',
       })
     return { connector: r.connector, schema: r.trigger.config, where: `trigger ${of.id}` }
@@ -147,7 +146,7 @@ export class ChoiceService {
       mine = mine.filter((c) => own.has(c.id))
       if (mine.length === 1) return mine[0].id
     }
-    throw badRequest(
+    throw new PatchbayError(
       'CONNECTION_REQUIRED',
       mine.length > 1
         ? `Say which connection lists the choices: ${mine.map((c) => `${c.id} (${c.accountName})`).join(', ')}.`

@@ -2,7 +2,7 @@
 // vault, hand decrypted credentials to the step runner from a small cache, and mark a
 // connection lapsed when the upstream refuses it.
 import type { ConnectorDefinition, Credentials } from '../kit/define.ts'
-import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
+import { PatchbayError, validationError } from '../kit/errors.ts'
 import type { UpstreamClient } from '../kit/http.ts'
 import type { Budget } from '../kit/pacer.ts'
 import type { ConnectionRow, Connections } from '../store/connections.ts'
@@ -112,7 +112,7 @@ export class ConnectionService {
     const row = await this.#requireRow(workspaceId, id)
     const { credentials, identity } = await this.#verify({ ...input, connector: row.connector }, fromFlow)
     if (identity.accountId !== row.account_id)
-      throw badRequest(
+      throw new PatchbayError(
         'ACCOUNT_MISMATCH',
         `The credentials belong to ${identity.accountName}, but connection ${id} is for ${row.account_name}.`,
         { hint: 'Reconnect with the same account, or create a new connection for the other account.' },
@@ -191,7 +191,7 @@ export class ConnectionService {
   async #verify(input: NewConnection, fromFlow = false) {
     const connector = this.#registry.connector(input.connector)
     if (!connector)
-      throw badRequest('UNKNOWN_CONNECTOR', `There is no connector "${input.connector}".`, {
+      throw new PatchbayError('UNKNOWN_CONNECTOR', `There is no connector "${input.connector}".`, {
         hint: `Use one of: ${this.#registry.connectors.map((c) => c.id).join(', ')}.`,
       })
     const method = connector.auth.find((a) => a.id === input.authMethod)
@@ -200,7 +200,7 @@ export class ConnectionService {
       return { credentials, identity: await this.#identify(connector, credentials) }
     }
     if (!method?.credentials)
-      throw badRequest(
+      throw new PatchbayError(
         'UNKNOWN_AUTH_METHOD',
         `The ${connector.name} connector has no credentials flow "${input.authMethod}".`,
         {
@@ -225,7 +225,7 @@ export class ConnectionService {
       return await connector.identify(http, credentials)
     } catch (err) {
       if (err instanceof PatchbayError && (err.code === 'INVALID_CREDENTIALS' || err.status === 403))
-        throw badRequest(
+        throw new PatchbayError(
           'INVALID_CREDENTIALS',
           `${connector.name} refused the credentials: ${err.message}. Nothing was stored.`,
           {
@@ -239,6 +239,6 @@ export class ConnectionService {
 }
 
 export const connectionNotFound = (id: string) =>
-  notFound('CONNECTION_NOT_FOUND', `There is no connection "${id}" in this workspace.`, {
+  new PatchbayError('CONNECTION_NOT_FOUND', `There is no connection "${id}" in this workspace.`, {
     hint: 'List connections with GET /v1/connections.',
   })

@@ -187,7 +187,6 @@ function budgetExceeded(budget: CreditBudgetRow, spent: number, held: number, re
     budget.period === 'total' ? 'in total' : budget.period === 'month' ? 'this month (UTC)' : 'today (UTC)'
   const heldText = held > 0 ? `, ${held} more are held by lookups under way` : ''
   return new PatchbayError(
-    403,
     'CREDIT_BUDGET_EXCEEDED',
     `Agent ${budget.agent_id} may spend ${budget.credit_limit} credits ${period}; ${spent} are spent${heldText}, and this request could cost up to ${requested}. Nothing was sent upstream.`,
     {

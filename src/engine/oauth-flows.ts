@@ -6,7 +6,7 @@
 // account is identified and the connection stored — or, for a reconnect, refreshed in place.
 import { randomBytes } from 'node:crypto'
 import type { AuthMethod, ConnectorDefinition, OAuthContext } from '../kit/define.ts'
-import { badRequest, PatchbayError } from '../kit/errors.ts'
+import { PatchbayError } from '../kit/errors.ts'
 import type { Vault } from '../store/vault.ts'
 import type { Caller } from './caller.ts'
 import type { ConnectionService, ConnectionView } from './connection-service.ts'
@@ -112,7 +112,7 @@ export class OAuthFlows {
   async start(caller: Caller, req: OAuthStartRequest): Promise<OAuthStarted> {
     const connector = this.#registry.connector(req.connector)
     if (!connector)
-      throw badRequest('UNKNOWN_CONNECTOR', `There is no connector "${req.connector}".`, {
+      throw new PatchbayError('UNKNOWN_CONNECTOR', `There is no connector "${req.connector}".`, {
         hint: `Use one of: ${this.#registry.connectors.map((c) => c.id).join(', ')}.`,
       })
     const method = this.#method(connector, req.authMethod)
@@ -121,7 +121,7 @@ export class OAuthFlows {
     if (req.connectionId) {
       const existing = await this.#connections.get(caller.workspaceId, req.connectionId)
       if (existing.connector !== connector.id)
-        throw badRequest(
+        throw new PatchbayError(
           'CONNECTION_CONNECTOR_MISMATCH',
           `Connection ${existing.id} is a ${existing.connector} connection, not ${connector.id}.`,
           { hint: `Reconnect it with connector "${existing.connector}".` },
@@ -164,27 +164,21 @@ export class OAuthFlows {
     try {
       if (!opened)
         throw new PatchbayError(
-          400,
           'OAUTH_STATE_INVALID',
           'The sign-in could not be matched to one Patchbay started (the state is missing or was altered).',
           { hint: 'Start the sign-in again from Patchbay.' },
         )
       if (opened.c !== connectorId)
-        throw new PatchbayError(
-          400,
-          'OAUTH_STATE_INVALID',
-          'The sign-in was started for another connector.',
-          {
-            hint: 'Start the sign-in again from Patchbay.',
-          },
-        )
+        throw new PatchbayError('OAUTH_STATE_INVALID', 'The sign-in was started for another connector.', {
+          hint: 'Start the sign-in again from Patchbay.',
+        })
       if (Date.now() > opened.exp)
-        throw new PatchbayError(400, 'OAUTH_STATE_EXPIRED', 'The sign-in took longer than 10 minutes.', {
+        throw new PatchbayError('OAUTH_STATE_EXPIRED', 'The sign-in took longer than 10 minutes.', {
           hint: 'Start the sign-in again.',
         })
       this.#sweep()
       if (this.#used.has(opened.n))
-        throw new PatchbayError(400, 'OAUTH_STATE_USED', 'This sign-in has already been completed.', {
+        throw new PatchbayError('OAUTH_STATE_USED', 'This sign-in has already been completed.', {
           hint: 'Start a new sign-in to connect again.',
         })
       this.#used.set(opened.n, opened.exp)
@@ -215,8 +209,9 @@ export class OAuthFlows {
       const error =
         err instanceof PatchbayError
           ? err
-          : new PatchbayError(500, 'OAUTH_FAILED', 'The sign-in could not be completed.', {
+          : new PatchbayError('OAUTH_FAILED', 'The sign-in could not be completed.', {
               hint: 'Try again; if it persists, check the server log.',
+              status: 500,
             })
       return { ...base, error }
     }
@@ -226,7 +221,7 @@ export class OAuthFlows {
     const flows = connector.auth.filter((a) => a.oauth)
     const method = id ? flows.find((a) => a.id === id) : flows[0]
     if (!method)
-      throw badRequest(
+      throw new PatchbayError(
         'OAUTH_NOT_SUPPORTED',
         id
           ? `The ${connector.name} connector has no sign-in flow "${id}".`
@@ -244,7 +239,6 @@ export class OAuthFlows {
     const app = this.#apps[connector.id]
     if (!app)
       throw new PatchbayError(
-        503,
         'OAUTH_NOT_CONFIGURED',
         `Patchbay has no ${connector.name} OAuth app configured, so it cannot send users to sign in.`,
         {
@@ -291,7 +285,7 @@ export class OAuthFlows {
 /** A path on Patchbay (`/dashboard/…`) or an http(s) address; nothing else is followed. */
 function checkReturnTo(value: string): string {
   const refuse = (why: string) =>
-    badRequest('VALIDATION_FAILED', `Invalid body: returnTo: ${why}`, {
+    new PatchbayError('VALIDATION_FAILED', `Invalid body: returnTo: ${why}`, {
       hint: 'Give a path on Patchbay (/dashboard) or an http(s) address.',
     })
   if (/[\r\n\\]/.test(value)) throw refuse('must not contain line breaks or backslashes')

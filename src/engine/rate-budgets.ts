@@ -53,7 +53,6 @@ export class RateBudgets {
     if (waitMs > maxWaitMs) {
       this.stats.refusals++
       throw new PatchbayError(
-        429,
         'RATE_LIMITED',
         `The ${connector.name} ${resource} rate limit of this connection is spent (${b.limit} requests per window); it resets at ${new Date(b.resetAt).toISOString()}. Nothing was sent.`,
         {

@@ -86,7 +86,6 @@ export class ScopeGuard {
     const { connector, step } = registered
     if (target.connectionId !== null && !agent.connectionIds.includes(target.connectionId))
       throw new PatchbayError(
-        403,
         'CONNECTION_NOT_ALLOWED',
         `Agent ${label(agent)} may not use connection ${target.connectionId}; it may use ${list(agent.connectionIds)}.`,
         { hint: `Use one of the agent's connections, or add this one to it (PATCH /v1/agents/${agent.id}).` },
@@ -277,7 +276,7 @@ function denied(
   why: string,
   opts: { hint: string; upstream?: PatchbayError['upstream'] },
 ) {
-  return new PatchbayError(403, 'SCOPE_DENIED', `Agent ${label(agent)} may not do this: ${why}.`, {
+  return new PatchbayError('SCOPE_DENIED', `Agent ${label(agent)} may not do this: ${why}.`, {
     hint: opts.hint,
     upstream: opts.upstream,
   })
@@ -293,7 +292,6 @@ function outside(agent: ScopedAgent, ref: ScopeRef, place: ScopePlace | null): P
       ? `repositories: ${list(agent.scope.repositories)}`
       : `boards: ${list(agent.scope.boards)}`
   return new PatchbayError(
-    403,
     'SCOPE_DENIED',
     `Agent ${label(agent)} may not touch ${ref.kind} ${ref.value}${where}: it is outside the agent's scope (${inScope}).`,
     {

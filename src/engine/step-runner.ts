@@ -3,7 +3,7 @@
 // its schema, and record the run off the hot path.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Credentials, StepContext } from '../kit/define.ts'
-import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
+import { PatchbayError, validationError } from '../kit/errors.ts'
 import { newId, nowIso } from '../store/ids.ts'
 import type { StepRuns } from '../store/step-runs.ts'
 import type { Caller } from './caller.ts'
@@ -66,7 +66,7 @@ export class StepRunner {
     const started = performance.now()
     const registered = this.#registry.steps.get(stepId)
     if (!registered)
-      throw notFound('STEP_NOT_FOUND', `There is no tool step "${stepId}".`, {
+      throw new PatchbayError('STEP_NOT_FOUND', `There is no tool step "${stepId}".`, {
         hint: 'Find step ids with GET /v1/steps?q=<connector or step name>.',
       })
     const { connector, step } = registered
@@ -74,7 +74,7 @@ export class StepRunner {
     // A board's or card's page address given for its identifier is read into the identifier first.
     if (this.pages?.holdsPageAddress(connector, step.scoped, raw)) {
       if (!req.connectionId)
-        throw badRequest('CONNECTION_REQUIRED', `The step ${stepId} needs a connectionId.`, {
+        throw new PatchbayError('CONNECTION_REQUIRED', `The step ${stepId} needs a connectionId.`, {
           hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.`,
         })
       const loaded = await this.#connections.load(caller.workspaceId, req.connectionId)
@@ -94,19 +94,18 @@ export class StepRunner {
       connection = { id: null, accountName: null, accountId: null }
     } else {
       if (!req.connectionId)
-        throw badRequest('CONNECTION_REQUIRED', `The step ${stepId} needs a connectionId.`, {
+        throw new PatchbayError('CONNECTION_REQUIRED', `The step ${stepId} needs a connectionId.`, {
           hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.`,
         })
       const loaded = await this.#connections.load(caller.workspaceId, req.connectionId)
       if (loaded.row.connector !== connector.id)
-        throw badRequest(
+        throw new PatchbayError(
           'CONNECTION_CONNECTOR_MISMATCH',
           `Connection ${loaded.row.id} is a ${loaded.row.connector} connection; the step ${stepId} needs a ${connector.id} connection.`,
           { hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.` },
         )
       if (loaded.row.status === 'lapsed')
         throw new PatchbayError(
-          409,
           'CONNECTION_LAPSED',
           `Connection ${loaded.row.id} (${loaded.row.account_name}) has lapsed: ${loaded.row.status_reason ?? 'the upstream refused its credentials'}.`,
           {
@@ -149,7 +148,6 @@ export class StepRunner {
       const out = step.output.safeParse(raw)
       if (!out.success)
         throw new PatchbayError(
-          502,
           'UPSTREAM_UNEXPECTED_RESPONSE',
           `${connector.name} answered ${stepId} with data of an unexpected shape.`,
           {

@@ -4,7 +4,7 @@
 
 import { type BatchCaller, Batcher } from '../kit/batcher.ts'
 import type { ConnectorDefinition, Credentials, StepContext, StepCredits } from '../kit/define.ts'
-import { notFound } from '../kit/errors.ts'
+import { PatchbayError } from '../kit/errors.ts'
 import type { Budget } from '../kit/pacer.ts'
 import { ResultCache } from '../kit/result-cache.ts'
 import type { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
@@ -163,9 +163,13 @@ export class StepServices {
     const deleted = await this.#limits.delete(connectionId)
     this.#limitCache.delete(connectionId)
     if (!deleted)
-      throw notFound('RATE_LIMIT_NOT_SET', `Connection ${connectionId} has no rate limit of its own.`, {
-        hint: 'It is paced by the connector default; GET /v1/connections/{id}/rate-limit shows it.',
-      })
+      throw new PatchbayError(
+        'RATE_LIMIT_NOT_SET',
+        `Connection ${connectionId} has no rate limit of its own.`,
+        {
+          hint: 'It is paced by the connector default; GET /v1/connections/{id}/rate-limit shows it.',
+        },
+      )
   }
 
   #tuningOf(connector: ConnectorDefinition): Required<LookupTuning> | null {

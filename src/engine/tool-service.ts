@@ -3,7 +3,7 @@
 // and earlier outputs, runs the steps in order AS THE AGENT (so its scope applies), stops at the
 // first failure, and records what each step did.
 import type { FastifyBaseLogger } from 'fastify'
-import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
+import { type ErrorCode, PatchbayError, validationError } from '../kit/errors.ts'
 import { nowIso } from '../store/ids.ts'
 import { newToolRunId, type ToolRunRow, type ToolRuns } from '../store/tool-runs.ts'
 import type { ToolRow, Tools } from '../store/tools.ts'
@@ -115,7 +115,7 @@ export function toolRunView(row: ToolRunRow): ToolRunView {
 }
 
 const toolNotFound = (agentId: string, toolId: string) =>
-  notFound('TOOL_NOT_FOUND', `Agent ${agentId} has no tool "${toolId}".`, {
+  new PatchbayError('TOOL_NOT_FOUND', `Agent ${agentId} has no tool "${toolId}".`, {
     hint: `List its tools with GET /v1/agents/${agentId}/tools.`,
   })
 
@@ -278,7 +278,7 @@ export class ToolService {
   ): Promise<ToolRunView> {
     const input = req.input ?? {}
     if (input === null || typeof input !== 'object' || Array.isArray(input))
-      throw badRequest(
+      throw new PatchbayError(
         'VALIDATION_FAILED',
         "Invalid input: input must be an object (the tool's input, read by {{input.…}}).",
         {
@@ -384,7 +384,7 @@ export class ToolService {
   async getRun(caller: Caller, runId: string): Promise<ToolRunView> {
     const row = await this.#runs.get(caller.workspaceId, runId)
     if (!row || (caller.kind === 'agent' && row.agent_id !== caller.agentId))
-      throw notFound('TOOL_RUN_NOT_FOUND', `There is no tool run "${runId}" in this workspace.`, {
+      throw new PatchbayError('TOOL_RUN_NOT_FOUND', `There is no tool run "${runId}" in this workspace.`, {
         hint: 'List runs with GET /v1/agents/{id}/tool-runs.',
       })
     return toolRunView(row)
@@ -406,34 +406,41 @@ export class ToolService {
       const at = `steps.${i}`
       const registered = this.#registry.steps.get(step.stepId)
       if (!registered)
-        throw badRequest('UNKNOWN_STEP', `${at}.stepId: there is no tool step "${step.stepId}".`, {
+        throw new PatchbayError('STEP_NOT_FOUND', `${at}.stepId: there is no tool step "${step.stepId}".`, {
           hint: 'Find step ids with GET /v1/steps?q=<connector or step name>.',
+          status: 400,
         })
       if (step.name !== undefined && names.includes(step.name))
-        throw badRequest('DUPLICATE_STEP_NAME', `${at}.name: another step is already named "${step.name}".`, {
-          hint: 'Give each step a name of its own, so {{steps.<name>.output}} names one step.',
-        })
+        throw new PatchbayError(
+          'DUPLICATE_STEP_NAME',
+          `${at}.name: another step is already named "${step.name}".`,
+          {
+            hint: 'Give each step a name of its own, so {{steps.<name>.output}} names one step.',
+          },
+        )
       if (!agent.connectionIds.includes(step.connectionId))
-        throw badRequest(
+        throw new PatchbayError(
           'CONNECTION_NOT_ALLOWED',
           `${at}.connectionId: agent ${agent.id} may not use connection ${step.connectionId}; it may use ${
             agent.connectionIds.join(', ') || 'none'
           }.`,
           {
             hint: `Use one of the agent's connections, or add this one to it (PATCH /v1/agents/${agent.id}).`,
+            status: 400,
           },
         )
       const connection = connections.get(step.connectionId)
       if (!connection)
-        throw badRequest(
-          'UNKNOWN_CONNECTION',
+        throw new PatchbayError(
+          'CONNECTION_NOT_FOUND',
           `${at}.connectionId: there is no connection "${step.connectionId}".`,
           {
             hint: 'List connections with GET /v1/connections.',
+            status: 400,
           },
         )
       if (connection.connector !== registered.connector.id)
-        throw badRequest(
+        throw new PatchbayError(
           'CONNECTION_CONNECTOR_MISMATCH',
           `${at}.connectionId: ${step.connectionId} is a ${connection.connector} connection; ${step.stepId} needs a ${registered.connector.id} connection.`,
           {
@@ -457,7 +464,7 @@ export class ToolService {
       )
     } catch (err) {
       if (!(err instanceof TemplateError)) throw err
-      throw badRequest(
+      throw new PatchbayError(
         'INVALID_TEMPLATE',
         `Step ${i}${step.name ? ` ("${step.name}")` : ''} (${step.stepId}), ${err.field}: ${err.message}.`,
         {
@@ -483,7 +490,7 @@ export class ToolService {
       creds = undefined // an input it cannot read carries no credentials it could use
     }
     if (creds)
-      throw badRequest(
+      throw new PatchbayError(
         'INLINE_CREDENTIALS_NOT_ALLOWED',
         `steps.${index}.input carries credentials${saving ? '' : ' (after its templates were filled in)'}; a tool's steps use the agent's connections.`,
         { hint: 'Remove the credentials from the step input (e.g. auth) and give the step a connectionId.' },
@@ -501,7 +508,7 @@ export class ToolService {
     return undefined
   }
 
-  #stepError(err: unknown, index: number, step: ToolStep): { code: string; message: string } {
+  #stepError(err: unknown, index: number, step: ToolStep): { code: ErrorCode; message: string } {
     const which = `Step ${index}${step.name ? ` ("${step.name}")` : ''} (${step.stepId})`
     if (err instanceof TemplateValueMissing)
       return {

@@ -30,7 +30,6 @@ export class UpstreamClients {
     const url = this.#o.baseUrls[connector.id]
     if (!url)
       throw new PatchbayError(
-        503,
         'UPSTREAM_NOT_CONFIGURED',
         `No address is configured for the ${connector.name} upstream.`,
         {

@@ -3,7 +3,7 @@
 // instead of identifiers (a board's or card's web address), read into identifiers before a step's
 // input or a trigger's config is validated (ConnectorDefinition.pageAddresses).
 import type { ConnectorDefinition, Credentials, ScopedField } from '../kit/define.ts'
-import { badRequest, notFound, PatchbayError, validationError } from '../kit/errors.ts'
+import { PatchbayError, validationError } from '../kit/errors.ts'
 import type { Registry } from './registry.ts'
 import type { UpstreamClients } from './upstream-clients.ts'
 
@@ -34,14 +34,19 @@ export class UpstreamPages {
   tokenPageUrl(connectorId: string, input: unknown): { url: string } {
     const connector = this.#registry.connector(connectorId)
     if (!connector)
-      throw notFound('UNKNOWN_CONNECTOR', `There is no connector "${connectorId}".`, {
+      throw new PatchbayError('UNKNOWN_CONNECTOR', `There is no connector "${connectorId}".`, {
         hint: `Use one of: ${this.#registry.connectors.map((c) => c.id).join(', ')}.`,
+        status: 404,
       })
     const method = connector.auth.find((a) => a.tokenPage)
     if (!method?.tokenPage)
-      throw notFound('TOKEN_PAGE_NOT_SUPPORTED', `The ${connector.name} connector has no token page.`, {
-        hint: `Connect it with: ${connector.auth.map((a) => a.id).join(', ')}.`,
-      })
+      throw new PatchbayError(
+        'TOKEN_PAGE_NOT_SUPPORTED',
+        `The ${connector.name} connector has no token page.`,
+        {
+          hint: `Connect it with: ${connector.auth.map((a) => a.id).join(', ')}.`,
+        },
+      )
     const parsed = method.tokenPage.input.safeParse(input ?? {})
     if (!parsed.success) throw validationError(parsed.error.issues, 'body')
     return { url: method.tokenPage.url(this.webUrl(connector), parsed.data) }
@@ -109,12 +114,12 @@ export class UpstreamPages {
             err.code !== 'RATE_LIMITED'
           )
             throw new PatchbayError(
-              err.status === 404 ? 404 : 400,
               'PAGE_ADDRESS_UNRESOLVED',
               `${name}: the page ${value} could not be read (${err.message}).`,
               {
                 hint: `Check the address, and that the connection's account can open that ${f.kind}; or give the ${f.kind}'s identifier.`,
                 upstream: err.upstream,
+                status: err.status === 404 ? undefined : 400,
               },
             )
           throw err
@@ -122,11 +127,11 @@ export class UpstreamPages {
         const id = support.idOf(f.kind, data)
         if (!id)
           throw new PatchbayError(
-            502,
             'PAGE_ADDRESS_UNRESOLVED',
             `${name}: the page ${value} gave no ${f.kind} identifier.`,
             {
               hint: `Give the ${f.kind}'s identifier instead.`,
+              status: 502,
             },
           )
         list[i] = id
@@ -139,7 +144,7 @@ export class UpstreamPages {
 }
 
 function invalid(name: string, why: string, connector: ConnectorDefinition, origin: string) {
-  return badRequest('PAGE_ADDRESS_INVALID', `${name}: ${why}.`, {
+  return new PatchbayError('PAGE_ADDRESS_INVALID', `${name}: ${why}.`, {
     hint: `Give the identifier, or a ${connector.name} page address on ${origin} (…/b/{shortLink}/… for a board, …/c/{shortLink}/… for a card).`,
   })
 }

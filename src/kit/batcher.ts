@@ -120,7 +120,6 @@ export class Batcher {
         )
         if (!Array.isArray(res.data) || res.data.length !== items.length)
           throw new PatchbayError(
-            502,
             'UPSTREAM_UNEXPECTED_RESPONSE',
             `The upstream answered a bulk request of ${items.length} with ${Array.isArray(res.data) ? res.data.length : 'no'} results.`,
             { hint: 'This is an upstream defect; try again, or look the records up one at a time.' },

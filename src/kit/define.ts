@@ -3,6 +3,7 @@
 // the catalog, MCP, forms) is derived from them by the engine.
 import type { z } from 'zod'
 import type { BatchSpec } from './batcher.ts'
+import type { ErrorCode } from './error-codes.ts'
 import type { Http } from './http.ts'
 import type { ResultCache } from './result-cache.ts'
 
@@ -62,10 +63,11 @@ export interface Metering {
 }
 
 /** An upstream refusal the connector names itself (e.g. out of credits), instead of the generic codes. */
+/** A refusal that deserves a code of its own (served with the registry's status for it). */
 export interface ClassifiedError {
-  status: number
-  code: string
-  hint: string
+  code: ErrorCode
+  /** What to do, when the registry's hint for the code is not specific enough. */
+  hint?: string
 }
 
 export interface StepDefinition<

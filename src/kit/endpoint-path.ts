@@ -1,6 +1,6 @@
 // The rules that keep an API Call step on its connector's base address: the endpoint is a path,
 // never a URL, and nothing in it can climb out of the base or smuggle a header.
-import { badRequest } from './errors.ts'
+import { PatchbayError } from './errors.ts'
 
 export interface ParsedEndpoint {
   path: string
@@ -12,7 +12,7 @@ const HINT =
 
 export function parseEndpointPath(endpoint: string): ParsedEndpoint {
   const refuse = (why: string) =>
-    badRequest('INVALID_ENDPOINT', `The endpoint "${printable(endpoint)}" is refused: ${why}.`, {
+    new PatchbayError('INVALID_ENDPOINT', `The endpoint "${printable(endpoint)}" is refused: ${why}.`, {
       hint: HINT,
     })
   if (typeof endpoint !== 'string' || endpoint.trim() === '') throw refuse('it is empty')

@@ -1,5 +1,9 @@
-// The one error model of Patchbay. Every failure a caller can see is a PatchbayError with a code,
-// a message that says what was wrong and what to do, and the HTTP status it is served with.
+// The one error model of Patchbay. Every failure a caller can see is a PatchbayError with a code
+// of the registry (error-codes.ts: its HTTP status and default hint), and a message that says what
+// was wrong.
+import { type AlternativeStatus, ERROR_CODES, type ErrorCode } from './error-codes.ts'
+
+export type { ErrorCode } from './error-codes.ts'
 
 export interface UpstreamErrorInfo {
   status: number
@@ -9,7 +13,7 @@ export interface UpstreamErrorInfo {
 
 export interface ErrorBody {
   error: {
-    code: string
+    code: ErrorCode
     message: string
     hint?: string
     retryAfterMs?: number
@@ -18,47 +22,45 @@ export interface ErrorBody {
   }
 }
 
-export interface PatchbayErrorOptions {
+export interface PatchbayErrorOptions<C extends ErrorCode = ErrorCode> {
+  /** What to do; the registry's hint for the code when left out. */
   hint?: string
+  /** Another status the registry allows for this code (most codes have one status only). */
+  status?: AlternativeStatus<C>
   retryAfterMs?: number
   upstream?: UpstreamErrorInfo
   details?: unknown
   cause?: unknown
 }
 
-export class PatchbayError extends Error {
-  readonly code: string
+export class PatchbayError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C
   readonly status: number
-  readonly hint?: string
+  readonly hint: string
   readonly retryAfterMs?: number
   readonly upstream?: UpstreamErrorInfo
   readonly details?: unknown
 
-  constructor(status: number, code: string, message: string, opts: PatchbayErrorOptions = {}) {
+  constructor(code: C, message: string, opts: PatchbayErrorOptions<C> = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause })
     this.name = 'PatchbayError'
-    this.status = status
+    const registered = ERROR_CODES[code]
     this.code = code
-    this.hint = opts.hint
+    this.status = opts.status ?? registered.status
+    this.hint = opts.hint ?? registered.hint
     this.retryAfterMs = opts.retryAfterMs
     this.upstream = opts.upstream
     this.details = opts.details
   }
 
   toBody(): ErrorBody {
-    const error: ErrorBody['error'] = { code: this.code, message: this.message }
-    if (this.hint) error.hint = this.hint
+    const error: ErrorBody['error'] = { code: this.code, message: this.message, hint: this.hint }
     if (this.retryAfterMs !== undefined) error.retryAfterMs = this.retryAfterMs
     if (this.upstream) error.upstream = this.upstream
     if (this.details !== undefined) error.details = this.details
     return { error }
   }
 }
-
-export const badRequest = (code: string, message: string, opts?: PatchbayErrorOptions) =>
-  new PatchbayError(400, code, message, opts)
-export const notFound = (code: string, message: string, opts?: PatchbayErrorOptions) =>
-  new PatchbayError(404, code, message, opts)
 
 /** A validation failure naming each offending field (`input.idList: Required`). */
 export function validationError(
@@ -70,7 +72,7 @@ export function validationError(
     return { field, message: i.message }
   })
   const summary = parts.map((p) => `${p.field || 'body'}: ${p.message}`).join('; ')
-  return new PatchbayError(400, 'VALIDATION_FAILED', `Invalid ${prefix || 'request'}: ${summary}`, {
+  return new PatchbayError('VALIDATION_FAILED', `Invalid ${prefix || 'request'}: ${summary}`, {
     hint: 'Correct the named fields and send the request again.',
     details: parts,
   })

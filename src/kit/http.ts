@@ -141,13 +141,11 @@ export class UpstreamClient implements Http {
         }
         throw timedOut
           ? new PatchbayError(
-              504,
               'UPSTREAM_TIMEOUT',
               `${this.#o.connector.name} did not answer ${method} ${req.path} within ${this.#o.timeoutMs} ms.`,
               { hint: 'The upstream is slow or down; try again later.' },
             )
           : new PatchbayError(
-              502,
               'UPSTREAM_UNAVAILABLE',
               `${this.#o.connector.name} could not be reached for ${method} ${req.path}: ${this.#scrub((err as Error).message)}`,
               { hint: 'Check the upstream address in the configuration, or try again later.' },
@@ -186,14 +184,14 @@ export class UpstreamClient implements Http {
     const upstream = { status, body: this.#scrub(text.slice(0, EXCERPT_LIMIT)) }
     const what = `${name} answered ${status} to ${method} ${this.#scrub(path)}`
     if (rateLimited) {
-      return new PatchbayError(429, 'RATE_LIMITED', `${what}: rate limit exceeded (${upstreamMessage}).`, {
+      return new PatchbayError('RATE_LIMITED', `${what}: rate limit exceeded (${upstreamMessage}).`, {
         hint: 'Retry later with increasing delays.',
         retryAfterMs: waitMs,
         upstream,
       })
     }
     if (status === 401 && this.#o.connector.credentialsRefused?.(text) === false) {
-      return new PatchbayError(403, 'UPSTREAM_FORBIDDEN', `${what}: ${upstreamMessage}`, {
+      return new PatchbayError('UPSTREAM_FORBIDDEN', `${what}: ${upstreamMessage}`, {
         hint: 'The account lacks the permission for this action or resource.',
         upstream,
       })
@@ -202,7 +200,6 @@ export class UpstreamClient implements Http {
       if (this.#o.storedConnection) {
         await this.#o.onUnauthorized?.(upstreamMessage)
         return new PatchbayError(
-          409,
           'CONNECTION_LAPSED',
           `${what}: the connection's credentials were refused (${upstreamMessage}); the connection is now lapsed.`,
           {
@@ -212,7 +209,6 @@ export class UpstreamClient implements Http {
         )
       }
       return new PatchbayError(
-        400,
         'INVALID_CREDENTIALS',
         `${what}: the credentials were refused (${upstreamMessage}).`,
         {
@@ -222,26 +218,12 @@ export class UpstreamClient implements Http {
       )
     }
     const named = this.#o.connector.classifyError?.(status, text)
-    if (named)
-      return new PatchbayError(named.status, named.code, `${what}: ${upstreamMessage}`, {
-        hint: named.hint,
-        upstream,
-      })
-    if (status >= 500) {
-      return new PatchbayError(502, 'UPSTREAM_ERROR', `${what}: ${upstreamMessage}`, {
-        hint: 'The upstream failed; try again later.',
-        upstream,
-      })
-    }
-    const code =
-      status === 404 ? 'UPSTREAM_NOT_FOUND' : status === 403 ? 'UPSTREAM_FORBIDDEN' : 'UPSTREAM_REJECTED'
-    const hint =
-      status === 404
-        ? 'Check the identifiers: the resource does not exist or the account cannot see it.'
-        : status === 403
-          ? 'The account lacks the permission for this action.'
-          : 'Correct the input named in the message and try again.'
-    return new PatchbayError(status, code, `${what}: ${upstreamMessage}`, { hint, upstream })
+    const message = `${what}: ${upstreamMessage}`
+    if (named) return new PatchbayError(named.code, message, { hint: named.hint, upstream })
+    if (status >= 500) return new PatchbayError('UPSTREAM_ERROR', message, { upstream })
+    if (status === 404) return new PatchbayError('UPSTREAM_NOT_FOUND', message, { upstream })
+    if (status === 403) return new PatchbayError('UPSTREAM_FORBIDDEN', message, { upstream })
+    return new PatchbayError('UPSTREAM_REJECTED', message, { upstream, status })
   }
 
   #scrub(text: string): string {

@@ -33,19 +33,21 @@ export function oauth2WebFlow(spec: OAuth2WebFlowSpec): OAuthFlow {
     finish: async (ctx, req) => {
       const { query } = req
       if (query.error) {
-        const denied = query.error === 'access_denied'
+        if (query.error === 'access_denied')
+          throw new PatchbayError(
+            'OAUTH_DENIED',
+            'The access request was declined at the upstream, so nothing was connected.',
+          )
         throw new PatchbayError(
-          denied ? 403 : 400,
-          denied ? 'OAUTH_DENIED' : 'OAUTH_FAILED',
-          denied
-            ? 'The access request was declined at the upstream, so nothing was connected.'
-            : `The upstream ended the sign-in with "${query.error}"${query.error_description ? `: ${query.error_description}` : ''}.`,
-          { hint: 'Start the sign-in again and approve the requested access.' },
+          'OAUTH_FAILED',
+          `The upstream ended the sign-in with "${query.error}"${query.error_description ? `: ${query.error_description}` : ''}.`,
+          { hint: 'Start the sign-in again and approve the requested access.', status: 400 },
         )
       }
       if (!query.code)
-        throw new PatchbayError(400, 'OAUTH_FAILED', 'The upstream sent no authorization code back.', {
+        throw new PatchbayError('OAUTH_FAILED', 'The upstream sent no authorization code back.', {
           hint: 'Start the sign-in again.',
+          status: 400,
         })
       const res = await ctx.web.request<Record<string, string>>({
         method: 'POST',
@@ -64,7 +66,6 @@ export function oauth2WebFlow(spec: OAuth2WebFlowSpec): OAuthFlow {
       const body = res.data ?? {}
       if (typeof body !== 'object' || body.error || !body.access_token)
         throw new PatchbayError(
-          502,
           'OAUTH_TOKEN_EXCHANGE_FAILED',
           `The upstream refused to exchange the authorization code for a token: ${
             typeof body === 'object'

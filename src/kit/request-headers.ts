@@ -1,6 +1,6 @@
 // Headers a caller hands to an API Call step: credentials never (they come from the connection),
 // nothing that would change how the request is framed or where it goes, no line breaks.
-import { badRequest } from './errors.ts'
+import { PatchbayError } from './errors.ts'
 
 /** Headers that carry credentials: refused with CREDENTIALS_IN_REQUEST. */
 const CREDENTIAL_HEADERS = new Set([
@@ -39,11 +39,11 @@ export function checkCallerHeaders(
   for (const [name, value] of Object.entries(headers ?? {})) {
     const k = name.toLowerCase()
     if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(k))
-      throw badRequest('INVALID_HEADER', `${field}: "${name}" is not a valid header name.`, {
+      throw new PatchbayError('INVALID_HEADER', `${field}: "${name}" is not a valid header name.`, {
         hint: 'Header names are letters, digits and - (e.g. x-codehost-api-version).',
       })
     if (CREDENTIAL_HEADERS.has(k) || extra.has(k))
-      throw badRequest(
+      throw new PatchbayError(
         'CREDENTIALS_IN_REQUEST',
         `${field}: the header "${name}" carries credentials and is refused.`,
         {
@@ -51,7 +51,7 @@ export function checkCallerHeaders(
         },
       )
     if (FRAMING_HEADERS.has(k))
-      throw badRequest(
+      throw new PatchbayError(
         'INVALID_HEADER',
         `${field}: the header "${name}" is set by Patchbay and cannot be given.`,
         {
@@ -59,7 +59,7 @@ export function checkCallerHeaders(
         },
       )
     if (/[\r\n\0]/.test(value))
-      throw badRequest('INVALID_HEADER', `${field}: the value of "${name}" contains a line break.`, {
+      throw new PatchbayError('INVALID_HEADER', `${field}: the value of "${name}" contains a line break.`, {
         hint: 'Header values are one line.',
       })
     out[k] = value

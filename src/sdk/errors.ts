@@ -1,7 +1,11 @@
 // The API's one error shape as an Error: {"error":{"code","message","hint"?,"retryAfterMs"?,…}}.
+import type { ErrorCode } from '../kit/error-codes.ts'
+
+/** A code of the API (the README's table), or HTTP_<status> for an answer that is not the API's. */
+export type ApiErrorCode = ErrorCode | `HTTP_${number}`
 
 export interface ApiErrorBody {
-  code: string
+  code: ApiErrorCode
   message: string
   hint?: string
   retryAfterMs?: number
@@ -11,7 +15,7 @@ export interface ApiErrorBody {
 
 export class PatchbayApiError extends Error {
   readonly status: number
-  readonly code: string
+  readonly code: ApiErrorCode
   readonly hint?: string
   readonly retryAfterMs?: number
   readonly upstream?: { status: number; body?: string }

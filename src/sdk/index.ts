@@ -13,7 +13,7 @@ export {
   type TriggerDiagnosis,
   type TriggerView,
 } from './client.ts'
-export { type ApiErrorBody, isRateLimited, PatchbayApiError } from './errors.ts'
+export { type ApiErrorBody, type ApiErrorCode, isRateLimited, PatchbayApiError } from './errors.ts'
 export { followStream, parseSse, type SseEvent, type StreamedDelivery, type StreamOptions } from './events.ts'
 export { type RetryOptions, rateLimitDelayMs, retryRateLimited } from './retry.ts'
 export type { ConnectorId, StepId, StepInput, StepMap, StepOutput } from './steps.ts'

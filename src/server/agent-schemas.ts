@@ -93,7 +93,6 @@ export function requireAdminOrSelf(req: FastifyRequest, agentId: string): void {
   const c = req.caller
   if (c.kind === 'admin' || c.agentId === agentId) return
   throw new PatchbayError(
-    403,
     'ADMIN_KEY_REQUIRED',
     `This agent key acts only as its own agent (${c.agentId}); the request is about agent ${agentId}.`,
     { hint: 'Use the agent’s own id, or a workspace (admin) key.' },

@@ -10,7 +10,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod'
 import type { Engine } from '../engine/engine.ts'
-import { installAuthentication } from './authenticate.ts'
+import { installAuthentication, publicRoute } from './authenticate.ts'
 import { installErrorHandling } from './error-handler.ts'
 import { mcpRoutes } from './mcp/routes.ts'
 import { agentKeyRoutes } from './routes/agent-keys.ts'
@@ -82,11 +82,17 @@ export async function buildApp(
     },
     transform: jsonSchemaTransform,
   })
-  await app.register(swaggerUi, { routePrefix: '/docs' })
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }))
-
   installAuthentication(app, engine)
+  // The API reference pages are public; every route they register says so.
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...route.config, ...publicRoute }
+    })
+    await docs.register(swaggerUi, { routePrefix: '/docs' })
+  })
+  app.get('/openapi.json', { config: publicRoute, schema: { hide: true } }, async () => app.swagger())
+  app.get('/healthz', { config: publicRoute, schema: { hide: true } }, async () => ({ ok: true }))
+
   await app.register(catalogRoutes(engine))
   await app.register(stepRoutes(engine))
   await app.register(connectionRoutes(engine))

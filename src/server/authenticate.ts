@@ -1,4 +1,8 @@
-// Resolves `Authorization: Bearer <key>` to a caller for every /v1 route.
+// Who is calling: default-deny authentication. Every route needs `Authorization: Bearer <key>`
+// unless it declares `config: { public: true }` (the dashboard's files, the API reference, webhook
+// deliveries, the sign-in callback). The decision reads the route the router matched, after it
+// decoded and normalized the path, never the raw request line: `/%761/agents` is `/v1/agents`
+// and needs a key exactly like it.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Caller } from '../engine/caller.ts'
 import type { Engine } from '../engine/engine.ts'
@@ -8,26 +12,50 @@ declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller
   }
+  interface FastifyContextConfig {
+    /** The route answers without an API key (it checks its callers by other means, or has none). */
+    public?: boolean
+  }
 }
 
+/** The route config of a route anyone may reach. */
+export const publicRoute = { public: true } as const
+
 const unauthorized = (message: string) =>
-  new PatchbayError(401, 'UNAUTHORIZED', message, {
+  new PatchbayError('UNAUTHORIZED', message, {
     hint: 'Send Authorization: Bearer <key> with a workspace or agent key.',
   })
+
+/** How often a key's "last used" time is written at most (per key and instance). */
+const LAST_USED_EVERY_MS = 60_000
+const CACHE_MS = 5_000
 
 export function installAuthentication(app: FastifyInstance, engine: Engine): void {
   app.decorateRequest('caller', null as unknown as Caller)
   const cache = new Map<string, { caller: Caller; at: number }>()
+  const lastUsedWritten = new Map<string, number>()
   // A revoked key is dropped from the cache at once, so it is refused from the next request on.
   engine.keyRevocations.subscribe((keyIds) => {
     const revoked = new Set(keyIds)
     for (const [key, hit] of cache) if (revoked.has(hit.caller.keyId)) cache.delete(key)
   })
+
+  /** Records that a key was used, at most once a minute per key: not a write per request. */
+  const markUsed = (req: FastifyRequest, keyId: string, storedAt: string | null) => {
+    const now = Date.now()
+    const last = lastUsedWritten.get(keyId) ?? (storedAt ? Date.parse(storedAt) : 0)
+    if (now - last < LAST_USED_EVERY_MS) return
+    if (lastUsedWritten.size > 10_000) lastUsedWritten.clear()
+    lastUsedWritten.set(keyId, now)
+    engine.apiKeys
+      .touch(keyId, new Date(now).toISOString())
+      .catch((err) => req.log.warn({ err, keyId }, 'could not record when an API key was last used'))
+  }
+
   app.addHook('onRequest', async (req: FastifyRequest) => {
-    // Routes a browser reaches without a key (the OAuth callback) declare config.public.
-    if ((req.routeOptions.config as { public?: boolean } | undefined)?.public) return
-    // /v1 and the MCP endpoint (which acts as an agent: engine/agent-toolbox.ts).
-    if (!req.url.startsWith('/v1/') && req.url !== '/v1' && !/^\/mcp(\?|$)/.test(req.url)) return
+    // No route matched: the not-found handler answers, and it needs no caller.
+    if (req.is404) return
+    if (req.routeOptions.config?.public) return
     const header = req.headers.authorization
     if (!header) throw unauthorized('This request has no API key.')
     const match = /^Bearer\s+(\S+)$/i.exec(header)
@@ -36,8 +64,9 @@ export function installAuthentication(app: FastifyInstance, engine: Engine): voi
     // A short-lived cache keeps the hash lookup off the hot path; revocation through this
     // process clears it at once, other instances see it within a few seconds.
     const hit = cache.get(key)
-    if (hit && Date.now() - hit.at < 5_000) {
+    if (hit && Date.now() - hit.at < CACHE_MS) {
       req.caller = hit.caller
+      markUsed(req, hit.caller.keyId, null)
       return
     }
     const row = await engine.apiKeys.findByKey(key)
@@ -54,13 +83,20 @@ export function installAuthentication(app: FastifyInstance, engine: Engine): voi
     if (cache.size > 10_000) cache.clear()
     cache.set(key, { caller, at: Date.now() })
     req.caller = caller
+    markUsed(req, row.id, row.last_used_at)
+  })
+
+  // The handler of a non-public route never runs without its caller, whatever hook order a
+  // plugin brings.
+  app.addHook('preHandler', async (req: FastifyRequest) => {
+    if (req.is404 || req.routeOptions.config?.public) return
+    if (!req.caller) throw unauthorized('This request has no API key.')
   })
 }
 
 export function requireAdmin(req: FastifyRequest): void {
   if (req.caller.kind !== 'admin')
     throw new PatchbayError(
-      403,
       'ADMIN_KEY_REQUIRED',
       'This action needs a workspace (admin) key; an agent key was given.',
       {

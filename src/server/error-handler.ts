@@ -18,7 +18,7 @@ export function installErrorHandling(app: FastifyInstance): void {
         where === 'querystring' ? 'query' : where,
       )
     } else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      e = new PatchbayError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON.', {
+      e = new PatchbayError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON.', {
         hint: 'Send Content-Type: application/json.',
       })
     } else if (
@@ -27,21 +27,21 @@ export function installErrorHandling(app: FastifyInstance): void {
         err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
         err instanceof SyntaxError)
     ) {
-      e = new PatchbayError(400, 'MALFORMED_JSON', `The request body is not valid JSON: ${err.message}`, {
+      e = new PatchbayError('MALFORMED_JSON', `The request body is not valid JSON: ${err.message}`, {
         hint: 'Send a valid JSON document.',
       })
     } else if (err.statusCode === 413) {
-      e = new PatchbayError(413, 'BODY_TOO_LARGE', 'The request body is too large.', {
+      e = new PatchbayError('BODY_TOO_LARGE', 'The request body is too large.', {
         hint: 'Send a smaller body.',
       })
     } else if (err instanceof VaultError) {
       req.log.error({ err }, 'vault failure')
-      e = new PatchbayError(500, 'VAULT_ERROR', err.message, { hint: 'Check the master key configuration.' })
+      e = new PatchbayError('VAULT_ERROR', err.message)
     } else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-      e = new PatchbayError(err.statusCode, 'BAD_REQUEST', err.message)
+      e = new PatchbayError('BAD_REQUEST', err.message, { status: err.statusCode })
     } else {
       req.log.error({ err }, 'unexpected error')
-      e = new PatchbayError(500, 'INTERNAL', 'An unexpected error occurred; it has been logged.', {
+      e = new PatchbayError('INTERNAL', 'An unexpected error occurred; it has been logged.', {
         hint: 'Try again; if it persists, report it with the time of the request.',
       })
     }
@@ -50,7 +50,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   })
   app.setNotFoundHandler((req, reply) =>
     reply.code(404).send(
-      new PatchbayError(404, 'ROUTE_NOT_FOUND', `There is no ${req.method} ${req.url.split('?')[0]}.`, {
+      new PatchbayError('ROUTE_NOT_FOUND', `There is no ${req.method} ${req.url.split('?')[0]}.`, {
         hint: 'See the API reference at /docs.',
       }).toBody(),
     ),

@@ -1,12 +1,15 @@
 // Schemas of the REST API's own bodies; the OpenAPI document is generated from these.
 import { z } from 'zod'
+import { ERROR_CODE_LIST } from '../kit/error-codes.ts'
 
 export const ErrorBody = z
   .object({
     error: z.object({
-      code: z.string().describe('Stable, machine-readable error code, e.g. VALIDATION_FAILED.'),
-      message: z.string().describe('What was wrong and what to do.'),
-      hint: z.string().optional(),
+      code: z
+        .enum(ERROR_CODE_LIST)
+        .describe('Stable, machine-readable error code (the README lists what each means).'),
+      message: z.string().describe('What was wrong.'),
+      hint: z.string().optional().describe('What to do about it.'),
       retryAfterMs: z.number().optional().describe('When to retry, for RATE_LIMITED.'),
       upstream: z.object({ status: z.number(), body: z.string().optional() }).optional(),
       details: z.unknown().optional(),

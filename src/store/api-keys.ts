@@ -58,6 +58,11 @@ export class ApiKeys {
     return this.#db.selectFrom('api_keys').selectAll().where('key_hash', '=', hashKey(key)).executeTakeFirst()
   }
 
+  /** Records when a key was last used (the caller throttles it: not a write per request). */
+  async touch(id: string, at: string): Promise<void> {
+    await this.#db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute()
+  }
+
   async revoke(id: string): Promise<void> {
     await this.#db.updateTable('api_keys').set({ revoked_at: nowIso() }).where('id', '=', id).execute()
   }

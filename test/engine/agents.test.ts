@@ -116,7 +116,7 @@ test('every field is checked, and the message names the field and what is wrong'
   }
   const unknown = await newAgent({ connectionIds: [conn, 'con_nope'] })
   assert.equal(unknown.status, 400)
-  assert.equal(unknown.body.error.code, 'UNKNOWN_CONNECTION')
+  assert.equal(unknown.body.error.code, 'CONNECTION_NOT_FOUND')
   assert.match(unknown.body.error.message, /connectionIds\.1 "con_nope"/)
 })
 
@@ -145,7 +145,7 @@ test('PATCH replaces the given fields only, and checks them like create', async 
   })
   assert.equal(bad.body.error.code, 'VALIDATION_FAILED')
   const missingConn = await t.api('PATCH', `/v1/agents/${a.id}`, { connectionIds: ['con_gone'] })
-  assert.equal(missingConn.body.error.code, 'UNKNOWN_CONNECTION')
+  assert.equal(missingConn.body.error.code, 'CONNECTION_NOT_FOUND')
   assert.equal(
     (await t.api('PATCH', '/v1/agents/agt_nope', { name: 'x' })).body.error.code,
     'AGENT_NOT_FOUND',

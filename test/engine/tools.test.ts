@@ -392,7 +392,7 @@ test('step ids, connections, names and credentials are checked when a tool is sa
   }
   await expect(
     tool([{ stepId: 'taskboard.fly', connectionId: conn, input: {} }]),
-    'UNKNOWN_STEP',
+    'STEP_NOT_FOUND',
     /steps\.0\.stepId: there is no tool step "taskboard\.fly"/,
   )
   await expect(

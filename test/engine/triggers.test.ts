@@ -193,6 +193,16 @@ test('forged, unsigned and unknown-hook deliveries are refused and stored nowher
     body,
   })
   assert.equal(unknown.status, 410)
+  // A known hook id under another connector's address (the hook is cached by now) is gone too.
+  for (const other of ['nope', 'codehost', 'contactdata']) {
+    const misplaced = await fetch(`${t.url}/hooks/${other}/${view.body.webhook.id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    })
+    assert.equal(misplaced.status, 410, other)
+    assert.equal((await misplaced.json()).error.code, 'UNKNOWN_HOOK')
+  }
   await t.service.engine.events.jobs.idle()
   assert.equal((await t.api('GET', '/v1/events?limit=500')).body.events.length, before)
 })

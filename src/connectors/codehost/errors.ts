@@ -50,22 +50,19 @@ const NOT_FOUND_HINT =
   'The repository or resource does not exist, or this connection cannot see it: a fine-grained token reaches only the repositories it was made for, and private repositories need the repo scope. Check owner, repo and the number or id.'
 
 export function classifyCodehostError(status: number, text: string): ClassifiedError | undefined {
-  if (status === 404) return { status: 404, code: 'UPSTREAM_NOT_FOUND', hint: NOT_FOUND_HINT }
+  if (status === 404) return { code: 'UPSTREAM_NOT_FOUND', hint: NOT_FOUND_HINT }
   if (status === 405 && /not mergeable/i.test(text))
     return {
-      status: 409,
       code: 'PULL_REQUEST_NOT_MERGEABLE',
       hint: 'The pull request cannot be merged as it is (closed, draft, or in conflict): resolve it first.',
     }
   if (status === 409)
     return {
-      status: 409,
       code: 'UPSTREAM_CONFLICT',
       hint: 'The resource changed since it was read (a stale sha, or a head that moved): read it again and retry.',
     }
   if (status === 403 && /not accessible by personal access token/i.test(text))
     return {
-      status: 403,
       code: 'UPSTREAM_FORBIDDEN',
       hint: 'The fine-grained token lacks the permission for this (contents, issues, pull_requests, actions …): give the token that permission, or use another connection.',
     }

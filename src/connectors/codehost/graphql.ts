@@ -1,6 +1,6 @@
 // The code-host's GraphQL endpoint answers 200 even when it fails: errors[] says what went wrong.
 // Read here into the error model, with the upstream's own messages.
-import { PatchbayError } from '../../kit/errors.ts'
+import { type ErrorCode, PatchbayError } from '../../kit/errors.ts'
 import type { Http } from '../../kit/http.ts'
 
 export async function graphql<T>(http: Http, query: string, variables: Record<string, unknown>): Promise<T> {
@@ -15,28 +15,22 @@ export async function graphql<T>(http: Http, query: string, variables: Record<st
   if (errors.length > 0) {
     const type = errors[0].type ?? ''
     const messages = errors.map((e) => e.message ?? e.type ?? 'error').join('; ')
-    const [status, code, hint] =
+    const [code, hint]: [ErrorCode, string] =
       type === 'NOT_FOUND'
         ? [
-            404,
             'UPSTREAM_NOT_FOUND',
             'Check the ids: the item or project does not exist, or this connection cannot see it.',
           ]
         : type === 'FORBIDDEN' || type === 'INSUFFICIENT_SCOPES'
-          ? [
-              403,
-              'UPSTREAM_FORBIDDEN',
-              'The connection lacks the permission (projects need the project scope).',
-            ]
-          : [422, 'GRAPHQL_ERROR', 'Correct the input named in the message and try again.']
-    throw new PatchbayError(status, code, `The code-host's GraphQL API refused the request: ${messages}`, {
+          ? ['UPSTREAM_FORBIDDEN', 'The connection lacks the permission (projects need the project scope).']
+          : ['GRAPHQL_ERROR', 'Correct the input named in the message and try again.']
+    throw new PatchbayError(code, `The code-host's GraphQL API refused the request: ${messages}`, {
       hint,
       upstream: { status: res.status, body: JSON.stringify({ errors }).slice(0, 500) },
     })
   }
   if (!res.data?.data)
     throw new PatchbayError(
-      502,
       'UPSTREAM_UNEXPECTED_RESPONSE',
       "The code-host's GraphQL API answered without data.",
       {

@@ -5,7 +5,7 @@
 // names no repository and is refused to a scoped agent.
 import type { ScopeSupport, StepContext } from '../../kit/define.ts'
 import { parseEndpointPath } from '../../kit/endpoint-path.ts'
-import { badRequest, PatchbayError } from '../../kit/errors.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 
 /** Search qualifiers that widen a search beyond the repositories it names. */
 const WIDENING = /^-?(user|org|owner):/i
@@ -30,9 +30,13 @@ export function wideningQualifiers(q: string | undefined): string[] {
 export const codehostScope: ScopeSupport = {
   resolve: async (_http, kind, value) => {
     if (kind === 'repository') return { kind: 'repository', id: value }
-    throw badRequest('SCOPE_KIND_UNSUPPORTED', `A code-host ${kind} cannot be placed in a repository.`, {
-      hint: 'Code-host scope is expressed in repositories (owner/repo).',
-    })
+    throw new PatchbayError(
+      'SCOPE_KIND_UNSUPPORTED',
+      `A code-host ${kind} cannot be placed in a repository.`,
+      {
+        hint: 'Code-host scope is expressed in repositories (owner/repo).',
+      },
+    )
   },
 
   attributeApiCall: (input: { method: string; endpoint: string }) => {
@@ -59,7 +63,6 @@ export function requireInScope(ctx: StepContext, fullName: string): void {
   if (!ctx.scope) return
   if (ctx.scope.repositories.some((r) => r.toLowerCase() === fullName.toLowerCase())) return
   throw new PatchbayError(
-    403,
     'SCOPE_DENIED',
     `This agent may not touch repository ${fullName}: it is outside the agent's scope (repositories: ${ctx.scope.repositories.join(', ') || 'none'}).`,
     {

@@ -25,7 +25,6 @@ export function authorizeContactdata(req: OutgoingRequest, credentials: Record<s
 export function classifyContactdataError(status: number): ClassifiedError | undefined {
   if (status === 402)
     return {
-      status: 402,
       code: 'INSUFFICIENT_CREDITS',
       hint: 'The contact-data account has too few credits for this lookup; nothing was charged. Add credits to the account (its billing settings), or use Search Contacts / Search Companies, which are free, meanwhile.',
     }

@@ -78,18 +78,13 @@ async function signedPost(
     return formAnswer(res.data)
   } catch (err) {
     if (!(err instanceof PatchbayError)) throw err
-    throw new PatchbayError(
-      502,
-      'OAUTH_FAILED',
-      `The task-board refused the sign-in at ${path}: ${err.message}`,
-      {
-        hint:
-          err.upstream?.status === 401 && /invalid key|signature/.test(err.upstream.body ?? '')
-            ? "Check Patchbay's task-board OAuth app (PATCHBAY_TASKBOARD_CLIENT_ID and _CLIENT_SECRET)."
-            : 'Start the sign-in again.',
-        upstream: err.upstream,
-      },
-    )
+    throw new PatchbayError('OAUTH_FAILED', `The task-board refused the sign-in at ${path}: ${err.message}`, {
+      hint:
+        err.upstream?.status === 401 && /invalid key|signature/.test(err.upstream.body ?? '')
+          ? "Check Patchbay's task-board OAuth app (PATCHBAY_TASKBOARD_CLIENT_ID and _CLIENT_SECRET)."
+          : 'Start the sign-in again.',
+      upstream: err.upstream,
+    })
   }
 }
 
@@ -112,7 +107,7 @@ export const oauth1: AuthMethod = {
       const requestToken = answer.get('oauth_token')
       const requestTokenSecret = answer.get('oauth_token_secret')
       if (!requestToken || !requestTokenSecret || answer.get('oauth_callback_confirmed') !== 'true')
-        throw new PatchbayError(502, 'OAUTH_FAILED', 'The task-board gave no request token.', {
+        throw new PatchbayError('OAUTH_FAILED', 'The task-board gave no request token.', {
           hint: 'Try again later.',
         })
       const authorize = new URL(`${ctx.webUrl.replace(/\/$/, '')}/1/OAuthAuthorizeToken`)
@@ -126,7 +121,6 @@ export const oauth1: AuthMethod = {
       const { query, pending } = req
       if (query.oauth_problem)
         throw new PatchbayError(
-          403,
           'OAUTH_DENIED',
           query.oauth_problem === 'user_refused'
             ? 'Access was declined on the task-board, so nothing was connected.'
@@ -135,7 +129,6 @@ export const oauth1: AuthMethod = {
         )
       if (!pending?.requestToken)
         throw new PatchbayError(
-          400,
           'OAUTH_STATE_INVALID',
           'This sign-in is not known here (it was started elsewhere, or Patchbay restarted since).',
           {
@@ -145,7 +138,6 @@ export const oauth1: AuthMethod = {
       // The state and the request token were issued together; an answer for another request token is refused.
       if (query.oauth_token !== pending.requestToken)
         throw new PatchbayError(
-          400,
           'OAUTH_STATE_INVALID',
           'The answer belongs to another sign-in than the one this state started.',
           {
@@ -153,8 +145,9 @@ export const oauth1: AuthMethod = {
           },
         )
       if (!query.oauth_verifier)
-        throw new PatchbayError(400, 'OAUTH_FAILED', 'The task-board sent no verifier back.', {
+        throw new PatchbayError('OAUTH_FAILED', 'The task-board sent no verifier back.', {
           hint: 'Start the sign-in again.',
+          status: 400,
         })
       const answer = await signedPost(
         ctx,
@@ -164,7 +157,7 @@ export const oauth1: AuthMethod = {
       )
       const token = answer.get('oauth_token')
       if (!token)
-        throw new PatchbayError(502, 'OAUTH_FAILED', 'The task-board gave no access token.', {
+        throw new PatchbayError('OAUTH_FAILED', 'The task-board gave no access token.', {
           hint: 'Start the sign-in again.',
         })
       // The access token is used like any token; the app secret verifies the webhooks it makes.

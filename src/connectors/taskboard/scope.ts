@@ -3,7 +3,7 @@
 // its path, query and body. The engine's scope guard does the rest (caching, deciding, refusing).
 import type { ScopedKind, ScopeSupport } from '../../kit/define.ts'
 import { parseEndpointPath } from '../../kit/endpoint-path.ts'
-import { badRequest } from '../../kit/errors.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 
 const BOARD_ID = /^[0-9a-f]{24}$/
 
@@ -60,7 +60,7 @@ export const taskboardScope: ScopeSupport = {
     }
     const base = BOARD_OF[kind]
     if (!base)
-      throw badRequest('SCOPE_KIND_UNSUPPORTED', `A task-board ${kind} cannot be placed on a board.`, {
+      throw new PatchbayError('SCOPE_KIND_UNSUPPORTED', `A task-board ${kind} cannot be placed on a board.`, {
         hint: 'Task-board scope is expressed in boards, lists, cards, checklists and labels.',
       })
     const found = await http.get<{ idBoard: string }>(`${base}/${id}`, { fields: 'idBoard' })

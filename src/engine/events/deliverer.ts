@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import { type Dispatcher, request } from 'undici'
-import { notFound } from '../../kit/errors.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 import { type DeliveryRow, deliveries } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Database, DeliveryAttemptsTable } from '../../store/schema.ts'
@@ -104,7 +104,7 @@ export class Deliverer {
   async replay(workspaceId: string, id: string): Promise<DeliveryRow> {
     const row = await deliveries.get(this.#o.db, workspaceId, id)
     if (!row)
-      throw notFound('DELIVERY_NOT_FOUND', `There is no delivery "${id}".`, {
+      throw new PatchbayError('DELIVERY_NOT_FOUND', `There is no delivery "${id}".`, {
         hint: 'List deliveries with GET /v1/deliveries.',
       })
     const target = JSON.parse(row.target)

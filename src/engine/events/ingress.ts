@@ -76,20 +76,15 @@ export class Ingress {
         { connector: connectorId, hook: hookId },
         'refused a webhook delivery with a missing or wrong signature',
       )
-      throw new PatchbayError(
-        401,
-        'SIGNATURE_INVALID',
-        'The delivery signature is missing or does not match.',
-        {
-          hint: 'Deliveries must be signed by the upstream with the secret of this webhook.',
-        },
-      )
+      throw new PatchbayError('SIGNATURE_INVALID', 'The delivery signature is missing or does not match.', {
+        hint: 'Deliveries must be signed by the upstream with the secret of this webhook.',
+      })
     }
     let parsed: ReturnType<NonNullable<typeof connector.webhooks>['parse']>
     try {
       parsed = connector.webhooks!.parse(delivery)
     } catch {
-      throw new PatchbayError(400, 'MALFORMED_DELIVERY', 'The delivery body could not be read.', {
+      throw new PatchbayError('MALFORMED_DELIVERY', 'The delivery body could not be read.', {
         hint: "Send the upstream's JSON delivery body unchanged.",
       })
     }
@@ -111,11 +106,12 @@ export class Ingress {
   /** The webhook a callback address names; unknown ones answer 410 so the upstream drops them. */
   async #subscription(connectorId: string, hookId: string) {
     const cached = this.#subs.get(hookId)
-    if (cached && Date.now() - cached.at < 30_000) return cached
+    // A known hook id under another connector's address is as unknown as any other.
+    if (cached && Date.now() - cached.at < 30_000 && cached.sub.connector === connectorId) return cached
     const sub = await this.#triggers.subscription(hookId)
-    if (!sub || sub.connector !== connectorId) {
+    if (!sub || sub.connector !== connectorId || !this.#registry.connector(connectorId)?.webhooks) {
       this.#subs.delete(hookId)
-      throw new PatchbayError(410, 'UNKNOWN_HOOK', `No webhook ${hookId} is registered for ${connectorId}.`, {
+      throw new PatchbayError('UNKNOWN_HOOK', `No webhook ${hookId} is registered for ${connectorId}.`, {
         hint: 'The webhook was removed; the upstream should stop sending to this address.',
       })
     }

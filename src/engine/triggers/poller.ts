@@ -65,7 +65,7 @@ export class Poller {
       if (!reg?.trigger.poll) throw new Error(`${row.trigger_key} cannot be polled`)
       const loaded = await this.#o.connections.load(row.workspace_id, row.connection_id)
       if (loaded.row.status === 'lapsed')
-        throw new PatchbayError(409, 'CONNECTION_LAPSED', 'the connection has lapsed; reconnect it')
+        throw new PatchbayError('CONNECTION_LAPSED', 'the connection has lapsed; reconnect it')
       const connector = reg.connector
       const http = this.#o.connections.client(row.connection_id, connector, loaded.credentials, {
         paced: true,

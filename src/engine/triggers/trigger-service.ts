@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ConnectorDefinition, Credentials, TriggerDefinition } from '../../kit/define.ts'
-import { badRequest, notFound, PatchbayError, validationError } from '../../kit/errors.ts'
+import { PatchbayError, validationError } from '../../kit/errors.ts'
 import type { Http } from '../../kit/http.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { SubscriptionRow, Subscriptions } from '../../store/subscriptions.ts'
@@ -84,7 +84,7 @@ export class TriggerService {
   async create(workspaceId: string, agentId: string, req: NewTrigger) {
     const registered = this.#registry.triggers.get(req.trigger)
     if (!registered)
-      throw notFound('TRIGGER_NOT_FOUND', `There is no trigger "${req.trigger}".`, {
+      throw new PatchbayError('TRIGGER_NOT_FOUND', `There is no trigger "${req.trigger}".`, {
         hint: 'Trigger ids are listed in GET /v1/catalog (e.g. taskboard.card_moved).',
       })
     const { connector, trigger } = registered
@@ -102,13 +102,12 @@ export class TriggerService {
 
     const loaded = await this.#connections.load(workspaceId, req.connectionId)
     if (loaded.row.connector !== connector.id)
-      throw badRequest(
+      throw new PatchbayError(
         'CONNECTION_CONNECTOR_MISMATCH',
         `Connection ${loaded.row.id} is a ${loaded.row.connector} connection; ${req.trigger} needs a ${connector.id} connection.`,
       )
     if (!agent.connectionIds.includes(loaded.row.id))
       throw new PatchbayError(
-        403,
         'CONNECTION_NOT_ALLOWED',
         `Agent ${agentId} may not use connection ${loaded.row.id}.`,
         {
@@ -117,7 +116,6 @@ export class TriggerService {
       )
     if (loaded.row.status === 'lapsed')
       throw new PatchbayError(
-        409,
         'CONNECTION_LAPSED',
         `Connection ${loaded.row.id} has lapsed; a trigger on it would never fire.`,
         {
@@ -128,7 +126,7 @@ export class TriggerService {
 
     const target: TriggerTarget = req.target ?? { type: 'agent' }
     if (target.type === 'tool' && !(await this.#requireTools().exists(workspaceId, agentId, target.toolId)))
-      throw notFound('TOOL_NOT_FOUND', `Agent ${agentId} has no tool "${target.toolId}".`, {
+      throw new PatchbayError('TOOL_NOT_FOUND', `Agent ${agentId} has no tool "${target.toolId}".`, {
         hint: 'Create the tool first (POST /v1/agents/{id}/tools), or target the agent.',
       })
     if (target.type === 'tool')
@@ -140,7 +138,7 @@ export class TriggerService {
       if (!connector.webhooks || !trigger.watch)
         throw new Error(`${req.trigger} is instant but has no webhook support`)
       const missing = connector.webhooks.cannotVerify?.(loaded.credentials)
-      if (missing) throw badRequest('CONNECTION_CANNOT_VERIFY_WEBHOOKS', missing)
+      if (missing) throw new PatchbayError('CONNECTION_CANNOT_VERIFY_WEBHOOKS', missing)
       const sub = await this.#ensureSubscription(
         workspaceId,
         connector,
@@ -151,7 +149,7 @@ export class TriggerService {
     } else {
       pollIntervalMs = req.pollIntervalMs ?? trigger.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS
       if (pollIntervalMs < this.minPollIntervalMs)
-        throw badRequest(
+        throw new PatchbayError(
           'POLL_INTERVAL_TOO_SHORT',
           `pollIntervalMs must be at least ${this.minPollIntervalMs} ms to stay within the upstream's rate budget.`,
         )
@@ -184,7 +182,7 @@ export class TriggerService {
   async requireRow(workspaceId: string, id: string): Promise<TriggerRow> {
     const row = await this.#triggers.get(workspaceId, id)
     if (!row)
-      throw notFound('TRIGGER_NOT_FOUND', `There is no trigger "${id}" in this workspace.`, {
+      throw new PatchbayError('TRIGGER_NOT_FOUND', `There is no trigger "${id}" in this workspace.`, {
         hint: 'List them with GET /v1/agents/{id}/triggers.',
       })
     return row
@@ -346,14 +344,9 @@ export class TriggerService {
               : null
         const wanted = f.kind === 'repository' ? value.toLowerCase() : value
         if (allowed && !allowed.includes(wanted))
-          throw new PatchbayError(
-            403,
-            'SCOPE_DENIED',
-            `The ${f.kind} ${value} is outside the agent's scope.`,
-            {
-              hint: `Add it to the agent's scope (PATCH /v1/agents/{id}) or watch a ${f.kind} the agent may touch.`,
-            },
-          )
+          throw new PatchbayError('SCOPE_DENIED', `The ${f.kind} ${value} is outside the agent's scope.`, {
+            hint: `Add it to the agent's scope (PATCH /v1/agents/{id}) or watch a ${f.kind} the agent may touch.`,
+          })
       }
     }
   }
@@ -402,7 +395,6 @@ export class TriggerService {
           await this.#subs.delete(sub.id)
           const e = err as PatchbayError
           throw new PatchbayError(
-            502,
             'WEBHOOK_REGISTRATION_FAILED',
             `${connector.name} refused to create the webhook for ${model}: ${e.message}`,
             {

@@ -17,6 +17,7 @@ import type { AgentView } from '../../engine/agent-service.ts'
 import type { AgentToolbox } from '../../engine/agent-toolbox.ts'
 import type { Caller } from '../../engine/caller.ts'
 import type { Engine } from '../../engine/engine.ts'
+import { isErrorCode } from '../../kit/error-codes.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { deliveries } from '../../store/event-log.ts'
 
@@ -64,8 +65,7 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
         if (run.status === 'failed')
           return toolError(
             new PatchbayError(
-              400,
-              run.errorCode ?? 'TOOL_RUN_FAILED',
+              isErrorCode(run.errorCode) ? run.errorCode : 'TOOL_RUN_FAILED',
               run.errorMessage ?? 'The tool run failed.',
               {
                 hint: `See the run record: GET /v1/tool-runs/${run.id}.`,
@@ -88,7 +88,7 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
       if (err instanceof PatchbayError) return toolError(err)
       engine.log.error({ err, tool: req.params.name }, 'MCP tool call failed unexpectedly')
       return toolError(
-        new PatchbayError(500, 'INTERNAL', 'An unexpected error occurred; it has been logged.', {
+        new PatchbayError('INTERNAL', 'An unexpected error occurred; it has been logged.', {
           hint: 'Try again; if it persists, report it with the time of the call.',
         }),
       )

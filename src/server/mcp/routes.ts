@@ -20,15 +20,14 @@ export async function agentCaller(
   if (caller.kind === 'agent') {
     if (agentId !== undefined && agentId !== caller.agentId)
       throw new PatchbayError(
-        403,
-        'FORBIDDEN',
+        'ADMIN_KEY_REQUIRED',
         `This agent key acts only as its own agent (${caller.agentId}), not as ${agentId}.`,
         { hint: "Leave the agent out, or use that agent's own key." },
       )
     return caller
   }
   if (!agentId)
-    throw new PatchbayError(403, 'AGENT_REQUIRED', 'MCP acts as one agent; this workspace key names none.', {
+    throw new PatchbayError('AGENT_REQUIRED', 'MCP acts as one agent; this workspace key names none.', {
       hint: 'Use an agent key (POST /v1/agents/{id}/keys), or name the agent: /mcp?agent=<id>.',
     })
   await engine.agents.get(caller.workspaceId, agentId)

@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
-import { notFound, PatchbayError } from '../../kit/errors.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 import { requireAdmin } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
 
@@ -55,7 +55,7 @@ const iso = z
 function agentScope(req: { caller: { kind: string; agentId: string | null } }, agentId: string | undefined) {
   if (req.caller.kind === 'admin') return agentId
   if (agentId !== undefined && agentId !== req.caller.agentId)
-    throw new PatchbayError(403, 'AGENT_SCOPE', 'An agent key can read only its own credits.', {
+    throw new PatchbayError('ADMIN_KEY_REQUIRED', 'An agent key can read only its own credits.', {
       hint: 'Leave agentId out, or use a workspace (admin) key.',
     })
   // An agent key without an agent (none are made) sees nothing rather than everything.
@@ -123,7 +123,7 @@ export const creditRoutes =
 
     const params = z.object({ agentId: z.string().min(1).max(200) })
     const budgetNotFound = (agentId: string) =>
-      notFound('BUDGET_NOT_FOUND', `Agent ${agentId} has no credit budget.`, {
+      new PatchbayError('BUDGET_NOT_FOUND', `Agent ${agentId} has no credit budget.`, {
         hint: `Set one with PUT /v1/credits/budgets/${agentId} {"limit": …}; without one the agent is not limited.`,
       })
 

@@ -4,6 +4,8 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, FastifyReply } from 'fastify'
+import { PatchbayError } from '../../kit/errors.ts'
+import { publicRoute } from '../authenticate.ts'
 
 const defaultDistDir = fileURLToPath(new URL('../../../web/dist/', import.meta.url))
 
@@ -57,7 +59,7 @@ export const dashboardRoutes =
       return reply.send(body)
     }
 
-    app.get('/', { schema: { hide: true } }, async (_req, reply) => {
+    app.get('/', { config: publicRoute, schema: { hide: true } }, async (_req, reply) => {
       try {
         const html = await readFile(path.join(root, 'index.html'))
         return reply
@@ -74,10 +76,12 @@ export const dashboardRoutes =
           .send('The dashboard is not built. Run `npm run build:web` (npm start and npm test do it first).\n')
       }
     })
-    app.get<{ Params: { '*': string } }>('/assets/*', { schema: { hide: true } }, async (req, reply) =>
-      send(reply, path.join('assets', req.params['*']), true),
+    app.get<{ Params: { '*': string } }>(
+      '/assets/*',
+      { config: publicRoute, schema: { hide: true } },
+      async (req, reply) => send(reply, path.join('assets', req.params['*']), true),
     )
-    app.get('/favicon.svg', { schema: { hide: true } }, async (_req, reply) =>
+    app.get('/favicon.svg', { config: publicRoute, schema: { hide: true } }, async (_req, reply) =>
       send(reply, 'favicon.svg', false),
     )
   }
@@ -86,5 +90,5 @@ function notFound(reply: FastifyReply) {
   return reply
     .code(404)
     .type('application/json; charset=utf-8')
-    .send({ error: { code: 'NOT_FOUND', message: 'There is no such dashboard file.' } })
+    .send(new PatchbayError('ROUTE_NOT_FOUND', 'There is no such dashboard file.').toBody())
 }

@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
-import { notFound, PatchbayError } from '../../kit/errors.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 import { type DeliveryRow, deliveries, type EventRow, events } from '../../store/event-log.ts'
 import { requireAdmin } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
@@ -56,7 +56,7 @@ export const eventRoutes =
     const db = engine.store.db
     const ownAgent = (caller: { kind: string; agentId: string | null }, agentId: string) => {
       if (caller.kind === 'agent' && caller.agentId !== agentId)
-        throw new PatchbayError(403, 'FORBIDDEN', 'An agent key can only read its own agent.', {
+        throw new PatchbayError('ADMIN_KEY_REQUIRED', 'An agent key can only read its own agent.', {
           hint: "Use the workspace key, or this agent's own id.",
         })
     }
@@ -109,7 +109,7 @@ export const eventRoutes =
         requireAdmin(req)
         const e = await events.get(db, req.caller.workspaceId, req.params.id)
         if (!e)
-          throw notFound('EVENT_NOT_FOUND', `There is no event "${req.params.id}".`, {
+          throw new PatchbayError('EVENT_NOT_FOUND', `There is no event "${req.params.id}".`, {
             hint: 'List events with GET /v1/events.',
           })
         const ds = await deliveries.list(db, req.caller.workspaceId, { eventId: e.id, limit: 500 })
@@ -165,7 +165,7 @@ export const eventRoutes =
       async (req) => {
         const d = await deliveries.get(db, req.caller.workspaceId, req.params.id)
         if (!d)
-          throw notFound('DELIVERY_NOT_FOUND', `There is no delivery "${req.params.id}".`, {
+          throw new PatchbayError('DELIVERY_NOT_FOUND', `There is no delivery "${req.params.id}".`, {
             hint: 'List deliveries with GET /v1/deliveries.',
           })
         ownAgent(req.caller, d.agent_id)

@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { AgentToolbox } from '../../engine/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
-import { badRequest } from '../../kit/errors.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 import { requireAdminOrSelf } from '../agent-schemas.ts'
 import { agentCaller } from '../mcp/routes.ts'
 import { errorResponses } from '../schemas.ts'
@@ -76,7 +76,7 @@ export const functionToolRoutes =
           try {
             args = args.trim() === '' ? {} : JSON.parse(args)
           } catch {
-            throw badRequest('VALIDATION_FAILED', 'Invalid input: arguments: not valid JSON.', {
+            throw new PatchbayError('VALIDATION_FAILED', 'Invalid input: arguments: not valid JSON.', {
               hint: 'Send the arguments as a JSON object, or as its JSON text.',
             })
           }

@@ -2,6 +2,7 @@
 // verified by its signature instead. The raw body is kept as sent, since signatures cover it.
 import type { FastifyPluginAsync } from 'fastify'
 import type { Engine } from '../../engine/engine.ts'
+import { publicRoute } from '../authenticate.ts'
 
 export const hookRoutes =
   (engine: Engine): FastifyPluginAsync =>
@@ -15,13 +16,14 @@ export const hookRoutes =
     app.route({
       method: ['HEAD', 'GET'],
       url: '/hooks/:connector/:hookId',
+      config: publicRoute,
       schema: { hide: true },
       handler: async (_req, reply) => reply.code(200).send(),
     })
 
     app.post<{ Params: { connector: string; hookId: string }; Body: string }>(
       '/hooks/:connector/:hookId',
-      { schema: { hide: true } },
+      { config: publicRoute, schema: { hide: true } },
       async (req, reply) => {
         const headers: Record<string, string> = {}
         for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v

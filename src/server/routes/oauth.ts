@@ -11,7 +11,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
 import type { OAuthOutcome } from '../../engine/oauth-flows.ts'
-import { requireAdmin } from '../authenticate.ts'
+import { publicRoute, requireAdmin } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
 
 export const oauthRoutes =
@@ -71,7 +71,7 @@ export const oauthRoutes =
     app.get(
       '/v1/oauth/callback/:connector',
       {
-        config: { public: true },
+        config: publicRoute,
         schema: {
           tags: ['connections'],
           summary:
@@ -95,6 +95,7 @@ export const oauthRoutes =
     app.get(
       '/connect/:connector',
       {
+        config: publicRoute,
         schema: {
           hide: true,
           params: z.object({ connector: z.string() }),

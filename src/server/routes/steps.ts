@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { AgentToolbox } from '../../engine/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
-import { notFound } from '../../kit/errors.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 import { errorResponses } from '../schemas.ts'
 
 const ChoicesQuery = z
@@ -42,7 +42,7 @@ export const stepRoutes =
       },
       async (req) => {
         if (!engine.registry.steps.has(req.params.stepId))
-          throw notFound('STEP_NOT_FOUND', `There is no tool step "${req.params.stepId}".`, {
+          throw new PatchbayError('STEP_NOT_FOUND', `There is no tool step "${req.params.stepId}".`, {
             hint: 'Find step ids with GET /v1/steps?q=<connector or step name>.',
           })
         return engine.registry.stepSummary(req.params.stepId)

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
 import { NewToolInput, ToolChangesInput } from '../../engine/tool-input.ts'
-import { badRequest } from '../../kit/errors.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 import { decodeCursor } from '../../store/tool-runs.ts'
 import { requireAdminOrSelf, ToolRunView, ToolView } from '../agent-schemas.ts'
 import { requireAdmin } from '../authenticate.ts'
@@ -145,7 +145,7 @@ export const toolRoutes =
         requireAdminOrSelf(req, req.params.id)
         const { cursor, limit, toolId } = req.query
         if (cursor && !decodeCursor(cursor))
-          throw badRequest('INVALID_CURSOR', 'query.cursor is not a cursor this list gave out.', {
+          throw new PatchbayError('INVALID_CURSOR', 'query.cursor is not a cursor this list gave out.', {
             hint: 'Pass the next value of the previous page, or leave cursor out to start from the newest run.',
           })
         return engine.tools.listRuns(req.caller.workspaceId, req.params.id, { limit, cursor, toolId })

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { parseEndpointPath } from '../../../kit/endpoint-path.ts'
-import { badRequest } from '../../../kit/errors.ts'
+import { PatchbayError } from '../../../kit/errors.ts'
 import { checkCallerHeaders } from '../../../kit/request-headers.ts'
 import { CODEHOST_MEDIA_TYPE } from '../auth.ts'
 
@@ -49,14 +49,14 @@ export const codehostApiCall = defineStep({
     const headers = checkCallerHeaders(input.headers)
     const accept = headers.accept
     if (!accept || !VENDOR_TYPE.test(accept))
-      throw badRequest(
+      throw new PatchbayError(
         'ACCEPT_HEADER_REQUIRED',
         `Please enter a value for 'response_body' field. The Code-Host API Call needs the header accept: ${CODEHOST_MEDIA_TYPE} (the code-host's media type), and ${accept ? `the request had accept: ${accept}` : 'the request had no accept header'}; nothing was sent.`,
         { hint: `Add "accept": "${CODEHOST_MEDIA_TYPE}" to headers and run the step again.` },
       )
     const parsed = parseEndpointPath(input.endpoint)
     if (Object.keys(parsed.query).some((k) => ['access_token', 'client_secret'].includes(k.toLowerCase())))
-      throw badRequest(
+      throw new PatchbayError(
         'CREDENTIALS_IN_REQUEST',
         'The endpoint query carries credentials (access_token or client_secret) and is refused.',
         {

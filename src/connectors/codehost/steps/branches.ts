@@ -53,7 +53,6 @@ export const createBranch = defineStep({
       } catch (err) {
         if (err instanceof PatchbayError && err.code === 'UPSTREAM_NOT_FOUND')
           throw new PatchbayError(
-            404,
             'BRANCH_NOT_FOUND',
             `There is no branch "${from}" in ${input.owner}/${input.repo} to start from.`,
             {
@@ -76,7 +75,6 @@ export const createBranch = defineStep({
     } catch (err) {
       if (err instanceof PatchbayError && err.status === 422 && /already exists/i.test(err.message))
         throw new PatchbayError(
-          409,
           'BRANCH_EXISTS',
           `The branch "${input.branch}" already exists in ${input.owner}/${input.repo}.`,
           {

@@ -140,7 +140,6 @@ export const createOrUpdateFile = defineStep({
         const current = await ctx.http.get<any>(path, { ref: input.branch })
         if (Array.isArray(current) || current?.type !== 'file')
           throw new PatchbayError(
-            409,
             'PATH_IS_NOT_A_FILE',
             `${input.path} in ${input.owner}/${input.repo} is a ${Array.isArray(current) ? 'folder' : current?.type}, not a file.`,
             {
@@ -164,7 +163,6 @@ export const createOrUpdateFile = defineStep({
     } catch (err) {
       if (err instanceof PatchbayError && err.status === 409 && input.sha)
         throw new PatchbayError(
-          409,
           'STALE_SHA',
           `The file ${input.path} changed since sha ${input.sha} was read; nothing was written.`,
           {

@@ -80,7 +80,6 @@ export const updateProjectV2ItemStatus = defineStep({
     const item = got.node
     if (item?.__typename !== 'ProjectV2Item')
       throw new PatchbayError(
-        404,
         'UPSTREAM_NOT_FOUND',
         `${input.itemId} is not a project item (it is ${item?.__typename ?? 'nothing'}).`,
         {
@@ -90,7 +89,6 @@ export const updateProjectV2ItemStatus = defineStep({
     const project = item.project
     if (input.projectId && project.id !== input.projectId)
       throw new PatchbayError(
-        400,
         'ITEM_NOT_IN_PROJECT',
         `Item ${input.itemId} is on project ${project.id} ("${project.title}"), not ${input.projectId}.`,
         {
@@ -110,7 +108,6 @@ export const updateProjectV2ItemStatus = defineStep({
       const repo = content?.repository
       if (!repo || !ctx.scope.repositories.some((r) => r.toLowerCase() === repo.toLowerCase()))
         throw new PatchbayError(
-          403,
           'SCOPE_DENIED',
           `This agent may not change item ${input.itemId}: ${repo ? `its ${content?.type} is in ${repo}, outside` : 'it belongs to no repository in'} the agent's scope (repositories: ${ctx.scope.repositories.join(', ') || 'none'}).`,
           {
@@ -121,7 +118,6 @@ export const updateProjectV2ItemStatus = defineStep({
     const field = project.field
     if (field?.__typename !== 'ProjectV2SingleSelectField')
       throw new PatchbayError(
-        404,
         'FIELD_NOT_FOUND',
         `Project "${project.title}" has no single-select field named "${input.field}".`,
         {
@@ -132,7 +128,6 @@ export const updateProjectV2ItemStatus = defineStep({
     const option = (field.options ?? []).find((o: any) => String(o.name).trim().toLowerCase() === wanted)
     if (!option)
       throw new PatchbayError(
-        422,
         'STATUS_OPTION_NOT_FOUND',
         `Project "${project.title}" has no ${field.name} "${input.status}"; its options are: ${(field.options ?? []).map((o: any) => o.name).join(', ')}.`,
         {

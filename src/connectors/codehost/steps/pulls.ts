@@ -55,7 +55,6 @@ export const createPullRequest = defineStep({
     } catch (err) {
       if (err instanceof PatchbayError && err.status === 422)
         throw new PatchbayError(
-          422,
           'PULL_REQUEST_REJECTED',
           `The pull request from ${input.head} into ${base} was refused: ${err.message.replace(/^.*?: /, '')}`,
           {

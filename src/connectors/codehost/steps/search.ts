@@ -63,7 +63,6 @@ export const searchIssuesAndPullRequests = defineStep({
       const widening = wideningQualifiers(input.q)
       if (widening.length > 0)
         throw new PatchbayError(
-          403,
           'SCOPE_DENIED',
           `An agent's search cannot use ${widening.join(' ')}: it would reach repositories outside the agent's scope.`,
           { hint: 'Name repositories with repo: (or the repositories field) instead.' },
@@ -71,21 +70,15 @@ export const searchIssuesAndPullRequests = defineStep({
       const named = [...(input.repositories ?? []), ...repoQualifiers(input.q)]
       if (named.length === 0) {
         if (ctx.scope.repositories.length === 0)
-          throw new PatchbayError(
-            403,
-            'SCOPE_DENIED',
-            'This agent has no repositories in its scope to search.',
-            {
-              hint: 'Add repositories to the agent’s scope (PATCH /v1/agents/{id}).',
-            },
-          )
+          throw new PatchbayError('SCOPE_DENIED', 'This agent has no repositories in its scope to search.', {
+            hint: 'Add repositories to the agent’s scope (PATCH /v1/agents/{id}).',
+          })
         for (const r of ctx.scope.repositories) terms.push(`repo:${r}`)
       }
     }
     const query = terms.filter(Boolean).join(' ')
     if (query === '')
       throw new PatchbayError(
-        400,
         'VALIDATION_FAILED',
         'Invalid input: input.q: give search words or qualifiers (or repositories, type or state).',
         {

@@ -45,7 +45,6 @@ async function workflowNotFound(
     return err
   }
   return new PatchbayError(
-    404,
     'WORKFLOW_NOT_FOUND',
     `There is no workflow "${input.workflow}" in ${input.owner}/${input.repo}; it has ${known.length ? known.join(', ') : 'no workflows'}.`,
     { hint: 'Name one of the listed workflow files (or ids).', upstream: err.upstream },
@@ -91,7 +90,6 @@ export const createWorkflowDispatch = defineStep({
     } catch (err) {
       if (err instanceof PatchbayError && err.status === 422 && /disabled workflow/i.test(err.message))
         throw new PatchbayError(
-          409,
           'WORKFLOW_DISABLED',
           `The workflow ${input.workflow} in ${input.owner}/${input.repo} is disabled, so it cannot be dispatched.`,
           {

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { parseEndpointPath } from '../../../kit/endpoint-path.ts'
-import { badRequest } from '../../../kit/errors.ts'
+import { PatchbayError } from '../../../kit/errors.ts'
 import { worstCaseCredits } from '../lookups.ts'
 
 export const contactdataApiCall = defineStep({
@@ -34,7 +34,7 @@ export const contactdataApiCall = defineStep({
     const { path, query } = parseEndpointPath(input.endpoint)
     for (const k of Object.keys(query))
       if (/^(x[-_])?api[-_]?key$|^key$/i.test(k))
-        throw badRequest(
+        throw new PatchbayError(
           'CREDENTIALS_IN_REQUEST',
           `The query parameter "${k}" carries credentials and is refused.`,
           {

@@ -14,10 +14,10 @@ export function recordError(e: { code: string; message: string } | undefined) {
 /** A single lookup whose record came back with an error (it shared a bulk call) fails like a single call would. */
 export function throwRecordError(what: string, e: { code: string; message: string }): never {
   if (e.code === 'insufficient_credits')
-    throw new PatchbayError(402, 'INSUFFICIENT_CREDITS', `The ${what} lookup was refused: ${e.message}.`, {
+    throw new PatchbayError('INSUFFICIENT_CREDITS', `The ${what} lookup was refused: ${e.message}.`, {
       hint: 'The contact-data account has too few credits for this lookup; nothing was charged. Add credits to the account, or use the free Search steps meanwhile.',
     })
-  throw new PatchbayError(422, 'UPSTREAM_REJECTED', `The ${what} lookup was refused: ${e.message}.`, {
+  throw new PatchbayError('UPSTREAM_REJECTED', `The ${what} lookup was refused: ${e.message}.`, {
     hint: 'Correct the identifying fields and try again.',
   })
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { parseEndpointPath } from '../../../kit/endpoint-path.ts'
-import { badRequest } from '../../../kit/errors.ts'
+import { PatchbayError } from '../../../kit/errors.ts'
 
 const authChoice = z
   .discriminatedUnion('type', [
@@ -46,7 +46,7 @@ export const taskboardApiCall = defineStep({
     const query = { ...parsed.query, ...input.query }
     for (const k of Object.keys(query)) {
       if (['key', 'token', 'oauth_token', 'oauth_consumer_key'].includes(k.toLowerCase()))
-        throw badRequest(
+        throw new PatchbayError(
           'CREDENTIALS_IN_REQUEST',
           `The query parameter "${k}" carries credentials and is refused.`,
           {

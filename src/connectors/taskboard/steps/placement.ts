@@ -2,7 +2,7 @@
 // and that labels belong to the board the card will be on. Refusing here means nothing is left
 // half-done upstream (a card created on the wrong board, a move that drops the card's labels).
 import type { StepContext } from '../../../kit/define.ts'
-import { badRequest, notFound, PatchbayError } from '../../../kit/errors.ts'
+import { PatchbayError } from '../../../kit/errors.ts'
 
 /** Names the input field when the upstream does not know the resource. */
 async function read<T>(ctx: StepContext, path: string, field: string, what: string, id: string): Promise<T> {
@@ -10,7 +10,7 @@ async function read<T>(ctx: StepContext, path: string, field: string, what: stri
     return await ctx.http.get<T>(path, { fields: 'idBoard' })
   } catch (err) {
     if (err instanceof PatchbayError && err.code === 'UPSTREAM_NOT_FOUND')
-      throw notFound(
+      throw new PatchbayError(
         'UPSTREAM_NOT_FOUND',
         `input.${field}: there is no ${what} ${id}, or the account cannot see it.`,
         {
@@ -33,7 +33,7 @@ export async function boardOfCard(ctx: StepContext, idCard: string, field = 'idC
 }
 
 export function listNotOnBoard(idList: string, listBoard: string, idBoard: string, why: string) {
-  return badRequest(
+  return new PatchbayError(
     'LIST_NOT_ON_BOARD',
     `input.idList: the list ${idList} is on board ${listBoard}, not on board ${idBoard} (${why}). Nothing was changed.`,
     {
@@ -53,7 +53,7 @@ export async function requireLabelsOnBoard(ctx: StepContext, idLabels: string[],
   const known = new Set(labels.map((l) => l.id))
   const foreign = idLabels.filter((id) => !known.has(id))
   if (foreign.length > 0)
-    throw badRequest(
+    throw new PatchbayError(
       'LABEL_NOT_ON_BOARD',
       `input.idLabels: ${foreign.join(', ')} ${foreign.length === 1 ? 'is not a label' : 'are not labels'} of board ${idBoard}, where the card is. Nothing was changed.`,
       {

@@ -1,0 +1,526 @@
+// Every error code Patchbay answers with, in one place: its HTTP status, what it means and what to
+// do about it (the hint a thrower gives when it has nothing more specific to say).
+//
+// The rule: a new code is added HERE, and nowhere else. `new PatchbayError(code, …)` only accepts
+// the codes below (a free string does not compile), the OpenAPI document's error enum is this
+// list, and the README's table of codes is generated from it (`npm run docs:errors`; a test fails
+// when the README is out of date).
+
+export interface ErrorCodeDefinition {
+  /** The HTTP status the code is served with. */
+  readonly status: number
+  /**
+   * Other statuses a thrower may choose for this code (passed as `status`), or '4xx' when the
+   * status is the upstream's own client error.
+   */
+  readonly alsoStatus?: readonly number[] | '4xx'
+  /** One line for the README table: when this code is answered. */
+  readonly meaning: string
+  /** What to do, when the thrower gives no hint of its own. */
+  readonly hint: string
+}
+
+export const ERROR_CODES = {
+  // ── Requests and keys ──────────────────────────────────────────────────────────────────────
+  UNAUTHORIZED: {
+    status: 401,
+    meaning: 'No key, an unknown key, or a revoked key (or the key of a deleted agent).',
+    hint: 'Send Authorization: Bearer <key> with a workspace or agent key.',
+  },
+  ADMIN_KEY_REQUIRED: {
+    status: 403,
+    meaning: 'An agent key asked for something only the workspace key may do, or for another agent.',
+    hint: 'Use the workspace key printed on first start (or PATCHBAY_ADMIN_KEY), or the agent’s own id.',
+  },
+  AGENT_KEY_REQUIRED: {
+    status: 403,
+    meaning: 'The route acts as one agent and the key is not an agent key.',
+    hint: 'Use a key made with POST /v1/agents/{id}/keys.',
+  },
+  AGENT_REQUIRED: {
+    status: 403,
+    meaning: 'MCP acts as one agent and the workspace key named none.',
+    hint: 'Use an agent key, or name the agent: /mcp?agent=<id>.',
+  },
+  VALIDATION_FAILED: {
+    status: 400,
+    meaning: 'The request does not match its schema; the message names each field.',
+    hint: 'Correct the named fields and send the request again.',
+  },
+  MALFORMED_JSON: {
+    status: 400,
+    meaning: 'The request body is not valid JSON.',
+    hint: 'Send a valid JSON document.',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    meaning: 'The request body is not JSON.',
+    hint: 'Send Content-Type: application/json.',
+  },
+  BODY_TOO_LARGE: {
+    status: 413,
+    meaning: 'The request body is over the 1 MiB limit.',
+    hint: 'Send a smaller body.',
+  },
+  BAD_REQUEST: {
+    status: 400,
+    alsoStatus: '4xx',
+    meaning: 'The HTTP layer refused the request for another reason (the message says which).',
+    hint: 'Correct the request as the message says.',
+  },
+  ROUTE_NOT_FOUND: {
+    status: 404,
+    meaning: 'There is no such route (or dashboard file).',
+    hint: 'See the API reference at /docs.',
+  },
+  INVALID_CURSOR: {
+    status: 400,
+    meaning: 'A paging cursor that no page gave.',
+    hint: 'Pass the next value of the previous page, or leave cursor out to start from the newest.',
+  },
+  INTERNAL: {
+    status: 500,
+    meaning: 'An unexpected failure; it has been logged.',
+    hint: 'Try again; if it persists, report it with the time of the request.',
+  },
+  VAULT_ERROR: {
+    status: 500,
+    meaning: 'Stored credentials could not be opened with the configured master key.',
+    hint: 'Check the master key configuration (PATCHBAY_MASTER_KEY, PATCHBAY_PREVIOUS_MASTER_KEYS).',
+  },
+
+  // ── Catalog, agents, tools ─────────────────────────────────────────────────────────────────
+  STEP_NOT_FOUND: {
+    status: 404,
+    alsoStatus: [400],
+    meaning: 'There is no tool step with that id (400 when a tool names it).',
+    hint: 'Find step ids with GET /v1/steps?q=<connector or step name>.',
+  },
+  AGENT_NOT_FOUND: {
+    status: 404,
+    meaning: 'There is no agent with that id in this workspace.',
+    hint: 'List agents with GET /v1/agents.',
+  },
+  KEY_NOT_FOUND: {
+    status: 404,
+    meaning: 'The agent has no key with that id.',
+    hint: 'List its keys with GET /v1/agents/{id}/keys.',
+  },
+  TOOL_NOT_FOUND: {
+    status: 404,
+    meaning: 'The agent has no tool with that id or name.',
+    hint: 'List its tools with GET /v1/agents/{id}/tools.',
+  },
+  TOOL_RUN_NOT_FOUND: {
+    status: 404,
+    meaning: 'There is no tool run with that id.',
+    hint: 'List runs with GET /v1/agents/{id}/tool-runs.',
+  },
+  TOOL_RUN_FAILED: {
+    status: 400,
+    meaning: 'A tool run called over MCP failed without a code of its own.',
+    hint: 'See the run record: GET /v1/tool-runs/{id}.',
+  },
+  DUPLICATE_STEP_NAME: {
+    status: 400,
+    meaning: 'Two steps of a tool have the same name.',
+    hint: 'Give each step a name of its own, so {{steps.<name>.output}} names one step.',
+  },
+  INVALID_TEMPLATE: {
+    status: 400,
+    meaning: 'A {{…}} template of a tool step names nothing it can read.',
+    hint: 'Templates are {{input.…}}, {{event.…}}, {{steps.<index or name>.output.…}} of an earlier step.',
+  },
+  TEMPLATE_VALUE_MISSING: {
+    status: 400,
+    meaning: 'In a tool run, a template inside a text had no value (recorded on the run).',
+    hint: 'Give the input the template reads, or make the earlier step return it.',
+  },
+  INLINE_CREDENTIALS_NOT_ALLOWED: {
+    status: 400,
+    meaning: 'A tool step carries credentials in its input.',
+    hint: 'Remove the credentials from the step input (e.g. auth) and give the step a connectionId.',
+  },
+
+  // ── Connections and scope ──────────────────────────────────────────────────────────────────
+  UNKNOWN_CONNECTOR: {
+    status: 400,
+    alsoStatus: [404],
+    meaning: 'There is no connector with that id.',
+    hint: 'Use one of the connector ids of GET /v1/catalog.',
+  },
+  UNKNOWN_AUTH_METHOD: {
+    status: 400,
+    meaning: 'The connector has no connection method with that id.',
+    hint: 'Use one of the connector’s auth methods listed in GET /v1/catalog.',
+  },
+  CONNECTION_NOT_FOUND: {
+    status: 404,
+    alsoStatus: [400],
+    meaning: 'There is no connection with that id that this key may use (400 when a body names it).',
+    hint: 'List connections with GET /v1/connections.',
+  },
+  CONNECTION_REQUIRED: {
+    status: 400,
+    meaning: 'The step needs a connection and none was given (or several could be meant).',
+    hint: 'Give connectionId; list connections with GET /v1/connections?connector=<id>.',
+  },
+  FIELD_HAS_NO_CHOICES: {
+    status: 404,
+    meaning:
+      'GET …/options/:field named a field whose choices cannot be listed (not a board, list, repository … field).',
+    hint: 'The fields with choices are the pickers of the step in the catalog (GET /v1/steps/{id}).',
+  },
+  PARENT_REQUIRED: {
+    status: 400,
+    meaning: 'The choices of a field depend on another (a list on its board) and its value was not given.',
+    hint: 'Pick the parent first and give its value as a query parameter (?idBoard=…).',
+  },
+  CONNECTION_AMBIGUOUS: {
+    status: 400,
+    meaning: 'An agent call could use more than one of the agent’s connections.',
+    hint: 'Name the connection to use in the arguments.',
+  },
+  CONNECTION_CONNECTOR_MISMATCH: {
+    status: 400,
+    meaning: 'The connection belongs to another connector than the step or trigger.',
+    hint: 'Use a connection of the step’s connector (GET /v1/connections?connector=<id>).',
+  },
+  CONNECTION_NOT_ALLOWED: {
+    status: 403,
+    alsoStatus: [400],
+    meaning: 'The agent may not use that connection (400 when a tool names it).',
+    hint: 'Use one of the agent’s connections, or add this one to it (PATCH /v1/agents/{id}).',
+  },
+  CONNECTION_LAPSED: {
+    status: 409,
+    meaning: 'The upstream refused the connection’s credentials; the connection is lapsed.',
+    hint: 'Reconnect it (POST /v1/connections/{id}/reconnect) or disconnect and connect again.',
+  },
+  CONNECTION_CANNOT_VERIFY_WEBHOOKS: {
+    status: 400,
+    meaning: 'An instant trigger on a connection that cannot verify the upstream’s deliveries.',
+    hint: 'Reconnect with the secret that signs the upstream’s webhooks, or use a sign-in connection.',
+  },
+  ACCOUNT_MISMATCH: {
+    status: 400,
+    meaning: 'A reconnect signed in as another upstream account than the connection’s.',
+    hint: 'Reconnect with the same account, or create a new connection for the other account.',
+  },
+  INVALID_CREDENTIALS: {
+    status: 400,
+    meaning: 'The upstream refused the credentials given to connect; nothing was stored.',
+    hint: 'Check the credentials (and that they have not expired or been revoked), then try again.',
+  },
+  CREDENTIALS_IN_REQUEST: {
+    status: 400,
+    meaning: 'An API Call step carries credentials of its own (a header or parameter).',
+    hint: 'Credentials come from the connection; remove the header or parameter.',
+  },
+  SCOPE_DENIED: {
+    status: 403,
+    meaning: 'The resource is outside the agent’s scope (its boards and repositories).',
+    hint: 'Use a resource in the agent’s scope, or add it to the scope (PATCH /v1/agents/{id}).',
+  },
+  SCOPE_KIND_UNSUPPORTED: {
+    status: 400,
+    meaning: 'A scope entry of a kind the connector does not express scope in.',
+    hint: 'Task-board scope is in boards; code-host scope is in repositories (owner/repo).',
+  },
+
+  // ── Steps and the API Call step ────────────────────────────────────────────────────────────
+  INVALID_ENDPOINT: {
+    status: 400,
+    meaning: 'An API Call endpoint that is not a path on the upstream.',
+    hint: 'Give a path such as /1/boards/{id}, without scheme, host or "..".',
+  },
+  INVALID_HEADER: {
+    status: 400,
+    meaning: 'An API Call header with a bad name or value, or one Patchbay sets itself.',
+    hint: 'Header names are letters, digits and -; values are one line.',
+  },
+  ACCEPT_HEADER_REQUIRED: {
+    status: 400,
+    meaning: 'A Code-Host API Call without accept: application/vnd.codehost+json; nothing was sent.',
+    hint: 'Add "accept": "application/vnd.codehost+json" to headers and run the step again.',
+  },
+  PAGE_ADDRESS_INVALID: {
+    status: 400,
+    meaning: 'A page address given for an identifier that is not the upstream’s page of that kind.',
+    hint: 'Give the identifier, or the address of the board or card page.',
+  },
+  PAGE_ADDRESS_UNRESOLVED: {
+    status: 404,
+    alsoStatus: [400, 502],
+    meaning: 'A page address the upstream could not turn into an identifier.',
+    hint: 'Check the address, or give the identifier instead.',
+  },
+  TOKEN_PAGE_NOT_SUPPORTED: {
+    status: 404,
+    meaning: 'The connector has no page that makes a token.',
+    hint: 'Connect it with one of the connector’s auth methods (GET /v1/catalog).',
+  },
+  LIST_NOT_ON_BOARD: {
+    status: 400,
+    meaning: 'Task-board: the list is on another board than idBoard; nothing changed.',
+    hint: 'Give a list of that board, or the list’s own board.',
+  },
+  LABEL_NOT_ON_BOARD: {
+    status: 400,
+    meaning: 'Task-board: a label of another board; nothing changed.',
+    hint: 'Use labels of the card’s board, or create one there.',
+  },
+  STALE_SHA: {
+    status: 409,
+    meaning: 'Code-host: the file changed since the sha given was read.',
+    hint: 'Read the file again and write it with its current sha, or leave sha out to overwrite it.',
+  },
+  PATH_IS_NOT_A_FILE: {
+    status: 409,
+    meaning: 'Code-host: the path is a folder.',
+    hint: 'Choose a file path (a folder cannot be written).',
+  },
+  BRANCH_EXISTS: {
+    status: 409,
+    meaning: 'Code-host: a branch of that name exists already.',
+    hint: 'Pick another name, or use the existing branch.',
+  },
+  BRANCH_NOT_FOUND: {
+    status: 404,
+    meaning: 'Code-host: the branch to start from does not exist.',
+    hint: 'Give an existing branch or a commit sha (or leave it out for the default branch).',
+  },
+  PULL_REQUEST_REJECTED: {
+    status: 422,
+    meaning: 'Code-host: the pull request cannot be opened between those branches.',
+    hint: 'Check that both branches exist, that head has commits base lacks, and that no open pull request joins them.',
+  },
+  PULL_REQUEST_NOT_MERGEABLE: {
+    status: 409,
+    meaning: 'Code-host: the pull request cannot be merged as it is.',
+    hint: 'The pull request is closed, a draft, or in conflict: resolve it first.',
+  },
+  WORKFLOW_NOT_FOUND: {
+    status: 404,
+    meaning: 'Code-host: the repository has no such workflow.',
+    hint: 'Name one of the listed workflow files (or ids).',
+  },
+  WORKFLOW_DISABLED: {
+    status: 409,
+    meaning: 'Code-host: the workflow is disabled.',
+    hint: 'Enable it first (Enable Workflow), then dispatch it again.',
+  },
+  STATUS_OPTION_NOT_FOUND: {
+    status: 422,
+    meaning: 'Code-host: the project’s status field has no such option.',
+    hint: 'Use one of the option names listed.',
+  },
+  FIELD_NOT_FOUND: {
+    status: 404,
+    meaning: 'Code-host: the project has no single-select field of that name.',
+    hint: 'Name the field exactly as the project shows it.',
+  },
+  ITEM_NOT_IN_PROJECT: {
+    status: 400,
+    meaning: 'Code-host: the item belongs to another project than the one given.',
+    hint: 'Check the project id, or leave it out.',
+  },
+  GRAPHQL_ERROR: {
+    status: 422,
+    meaning: 'Code-host: the GraphQL API answered with errors[].',
+    hint: 'Correct the input named in the message and try again.',
+  },
+  INSUFFICIENT_CREDITS: {
+    status: 402,
+    meaning: 'Contact-data: the account has too few credits; nothing was charged.',
+    hint: 'Add credits to the contact-data account, or use the free Search steps meanwhile.',
+  },
+  CREDIT_BUDGET_EXCEEDED: {
+    status: 403,
+    meaning: 'The agent’s credit budget for this period is spent.',
+    hint: 'Wait for the next period, look up fewer records, or raise the budget (PUT /v1/credits/budgets/{agentId}).',
+  },
+  BUDGET_NOT_FOUND: {
+    status: 404,
+    meaning: 'The agent has no credit budget.',
+    hint: 'Set one with PUT /v1/credits/budgets/{agentId}; without one the agent is not limited.',
+  },
+  RATE_LIMIT_NOT_SET: {
+    status: 404,
+    meaning: 'The connection has no pacing of its own.',
+    hint: 'It is paced by the connector default; GET /v1/connections/{id}/rate-limit shows it.',
+  },
+
+  // ── Upstreams ──────────────────────────────────────────────────────────────────────────────
+  RATE_LIMITED: {
+    status: 429,
+    meaning: 'The upstream’s rate limit (or the connection’s budget) is spent; retryAfterMs when known.',
+    hint: 'Retry after retryAfterMs, with increasing delays.',
+  },
+  UPSTREAM_TIMEOUT: {
+    status: 504,
+    meaning: 'The upstream did not answer in time.',
+    hint: 'The upstream is slow or down; try again later.',
+  },
+  UPSTREAM_UNAVAILABLE: {
+    status: 502,
+    meaning: 'The upstream could not be reached.',
+    hint: 'Check the upstream address in the configuration, or try again later.',
+  },
+  UPSTREAM_NOT_CONFIGURED: {
+    status: 503,
+    meaning: 'No address is configured for the connector’s upstream.',
+    hint: 'Set PATCHBAY_<CONNECTOR>_URL, or leave it unset to use the built-in sandbox.',
+  },
+  UPSTREAM_NOT_FOUND: {
+    status: 404,
+    meaning: 'The upstream has no such resource, or the connection cannot see it.',
+    hint: 'Check the identifiers: the resource does not exist or the account cannot see it.',
+  },
+  UPSTREAM_FORBIDDEN: {
+    status: 403,
+    meaning: 'The upstream refused: the account lacks the permission or the resource.',
+    hint: 'The account lacks the permission for this action or resource.',
+  },
+  UPSTREAM_CONFLICT: {
+    status: 409,
+    meaning: 'The upstream resource changed since it was read.',
+    hint: 'Read it again and retry.',
+  },
+  UPSTREAM_REJECTED: {
+    status: 422,
+    alsoStatus: '4xx',
+    meaning: 'The upstream refused the input (served with the upstream’s own 4xx status).',
+    hint: 'Correct the input named in the message and try again.',
+  },
+  UPSTREAM_ERROR: {
+    status: 502,
+    meaning: 'The upstream failed (5xx).',
+    hint: 'The upstream failed; try again later.',
+  },
+  UPSTREAM_UNEXPECTED_RESPONSE: {
+    status: 502,
+    meaning: 'The upstream answered in a shape Patchbay cannot read.',
+    hint: 'Try again; the API Call step shows the raw answer.',
+  },
+
+  // ── Sign-in (OAuth) ────────────────────────────────────────────────────────────────────────
+  OAUTH_NOT_CONFIGURED: {
+    status: 503,
+    meaning: 'The connector’s sign-in needs an app this installation has not configured.',
+    hint: 'Set PATCHBAY_<CONNECTOR>_CLIENT_ID and PATCHBAY_<CONNECTOR>_CLIENT_SECRET.',
+  },
+  OAUTH_NOT_SUPPORTED: {
+    status: 400,
+    meaning: 'The connector has no sign-in.',
+    hint: 'Connect it with one of the connector’s auth methods (GET /v1/catalog).',
+  },
+  OAUTH_DENIED: {
+    status: 403,
+    meaning: 'The user declined the sign-in.',
+    hint: 'Start the sign-in again and approve the requested access.',
+  },
+  OAUTH_STATE_INVALID: {
+    status: 400,
+    meaning: 'A sign-in callback Patchbay did not start.',
+    hint: 'Start the sign-in again from Patchbay.',
+  },
+  OAUTH_STATE_EXPIRED: {
+    status: 400,
+    meaning: 'The sign-in took longer than its state lives.',
+    hint: 'Start the sign-in again.',
+  },
+  OAUTH_STATE_USED: {
+    status: 400,
+    meaning: 'The sign-in callback was used already.',
+    hint: 'Start a new sign-in to connect again.',
+  },
+  OAUTH_TOKEN_EXCHANGE_FAILED: {
+    status: 502,
+    meaning: 'The upstream refused to exchange the sign-in’s code for a token.',
+    hint: 'Start the sign-in again; check the app’s client id and secret if it persists.',
+  },
+  OAUTH_FAILED: {
+    status: 502,
+    alsoStatus: [400, 500],
+    meaning: 'The sign-in could not be completed (the message says where).',
+    hint: 'Start the sign-in again.',
+  },
+
+  // ── Triggers, events and deliveries ────────────────────────────────────────────────────────
+  TRIGGER_NOT_FOUND: {
+    status: 404,
+    meaning: 'There is no trigger (or trigger type) with that id.',
+    hint: 'Trigger types are listed in GET /v1/catalog; an agent’s triggers in GET /v1/agents/{id}/triggers.',
+  },
+  POLL_INTERVAL_TOO_SHORT: {
+    status: 400,
+    meaning: 'A polled trigger’s interval is below the installation’s minimum.',
+    hint: 'Use a longer interval (PATCHBAY_MIN_POLL_INTERVAL_MS is the minimum).',
+  },
+  WEBHOOK_REGISTRATION_FAILED: {
+    status: 502,
+    meaning: 'The upstream refused to register the webhook of an instant trigger.',
+    hint: 'Check that Patchbay is reachable from the upstream at PATCHBAY_PUBLIC_URL.',
+  },
+  EVENT_NOT_FOUND: {
+    status: 404,
+    meaning: 'There is no event with that id.',
+    hint: 'List events with GET /v1/events.',
+  },
+  DELIVERY_NOT_FOUND: {
+    status: 404,
+    meaning: 'There is no delivery with that id.',
+    hint: 'List deliveries with GET /v1/deliveries.',
+  },
+  UNKNOWN_HOOK: {
+    status: 410,
+    meaning: 'A delivery to a webhook address that no longer exists.',
+    hint: 'The webhook was removed; the upstream should stop sending to this address.',
+  },
+  SIGNATURE_INVALID: {
+    status: 401,
+    meaning: 'A delivery whose signature does not match the webhook’s secret.',
+    hint: 'Deliveries must be signed by the upstream with the secret of this webhook.',
+  },
+  MALFORMED_DELIVERY: {
+    status: 400,
+    meaning: 'A delivery body that is not the upstream’s JSON.',
+    hint: 'Send the upstream’s JSON delivery body unchanged.',
+  },
+} as const satisfies Record<string, ErrorCodeDefinition>
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
+/** Every code, in the registry's order (the OpenAPI enum and the README table). */
+export const ERROR_CODE_LIST = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]
+
+export const isErrorCode = (value: unknown): value is ErrorCode =>
+  typeof value === 'string' && Object.hasOwn(ERROR_CODES, value)
+
+/** The statuses a thrower may choose for a code besides its own (none for most codes). */
+export type AlternativeStatus<C extends ErrorCode> = (typeof ERROR_CODES)[C] extends {
+  alsoStatus: infer A
+}
+  ? A extends readonly (infer S)[]
+    ? S
+    : number
+  : never
+
+/** Markdown table cell text: `|` would end the cell and `<key>` would be read as an HTML tag. */
+const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('<', '&lt;')
+
+/** The README's table of codes (`npm run docs:errors` writes it between its markers). */
+export function errorCodeTable(): string {
+  const rows = ERROR_CODE_LIST.map((code) => {
+    const d: ErrorCodeDefinition = ERROR_CODES[code]
+    const also =
+      d.alsoStatus === undefined
+        ? ''
+        : d.alsoStatus === '4xx'
+          ? ' (or 4xx)'
+          : ` (or ${d.alsoStatus.join(', ')})`
+    return `| \`${code}\` | ${d.status}${also} | ${cell(d.meaning)} | ${cell(d.hint)} |`
+  })
+  return ['| code | status | when | what to do |', '|---|---|---|---|', ...rows].join('\n')
+}

@@ -1,0 +1,99 @@
+// Default-deny authentication on the route the router matches: every route of /openapi.json,
+// spelled plainly and percent-encoded, answers without a key or with a wrong one exactly as the
+// plain route does (401), never 2xx and never 5xx; public routes stay reachable.
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { startTestService, type TestService } from '../helpers/service.ts'
+
+let t: TestService
+let routes: { method: string; path: string }[]
+before(async () => {
+  t = await startTestService()
+  const doc = await (await fetch(`${t.url}/openapi.json`)).json()
+  routes = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
+    Object.keys(ops)
+      .filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))
+      .map((m) => ({ method: m.toUpperCase(), path: path.replace(/\{[^}]+\}/g, 'x1') })),
+  )
+})
+after(() => t.close())
+
+const hex = (c: string) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`
+
+/** Spellings the router reads as the same route: one letter encoded, upper-case hex, every letter encoded. */
+function spellings(path: string): string[] {
+  const firstLetter = path.replace(/[a-z]/, (c) => hex(c))
+  const upperHex = path.replace(/[a-z]/, (c) => hex(c).toUpperCase())
+  const lastSegment = path.replace(/([a-z])([^/]*)$/, (_m, c, rest) => hex(c) + rest)
+  const everyLetter = path.replace(/[a-z0-9]/gi, (c) => hex(c))
+  return [...new Set([path, firstLetter, upperHex, lastSegment, everyLetter])]
+}
+
+async function send(method: string, path: string, key?: string) {
+  const res = await fetch(t.url + path, {
+    method,
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(method === 'GET' || method === 'DELETE' ? {} : { 'content-type': 'application/json' }),
+    },
+    body: method === 'GET' || method === 'DELETE' ? undefined : '{}',
+  })
+  const text = await res.text()
+  return { status: res.status, text }
+}
+
+test('GET /%761/catalog without a key answers 401, like /v1/catalog', async () => {
+  for (const path of ['/%761/catalog', '/%76%31/catalog', '/v1/%63atalog', '/v1/catalog']) {
+    const res = await send('GET', path)
+    assert.equal(res.status, 401, path)
+    assert.equal(JSON.parse(res.text).error.code, 'UNAUTHORIZED', path)
+  }
+})
+
+test('every route of /openapi.json, in every spelling, refuses no key and a wrong key with 401 (no 2xx, no 5xx)', async () => {
+  assert.ok(routes.length > 30, `the document lists ${routes.length} operations`)
+  const failures: string[] = []
+  for (const r of routes) {
+    // The sign-in callback is public by design (the state identifies the sign-in).
+    if (r.path.startsWith('/v1/oauth/callback/')) continue
+    for (const path of spellings(r.path))
+      for (const key of [undefined, 'pb_admin_wrong', 'pb_agent_wrong']) {
+        const res = await send(r.method, path, key)
+        if (res.status !== 401) failures.push(`${r.method} ${path} key=${key ?? 'none'} → ${res.status}`)
+      }
+  }
+  assert.deepEqual(failures, [])
+})
+
+test('the MCP endpoint, encoded, needs a key too', async () => {
+  for (const path of ['/mcp', '/%6dcp', '/%6D%63%70']) {
+    const res = await send('POST', path)
+    assert.equal(res.status, 401, path)
+  }
+})
+
+test('the public routes answer without a key, and the callback refuses a bad state with a 4xx', async () => {
+  assert.equal((await send('GET', '/healthz')).status, 200)
+  assert.equal((await send('GET', '/%68ealthz')).status, 200)
+  assert.equal((await send('GET', '/openapi.json')).status, 200)
+  assert.equal((await send('GET', '/docs/')).status, 200)
+  const callback = await send('GET', '/v1/oauth/callback/taskboard?state=nope')
+  assert.ok(callback.status >= 400 && callback.status < 500, `callback → ${callback.status}`)
+})
+
+test("an agent key's last use is recorded (and shown in its agent's key list)", async () => {
+  const agent = await t.api('POST', '/v1/agents', { name: 'last-used', delivery: { type: 'stream' } })
+  assert.equal(agent.status, 201, JSON.stringify(agent.body))
+  const made = await t.api('POST', `/v1/agents/${agent.body.id}/keys`, { name: 'k' })
+  assert.equal(made.status, 201, JSON.stringify(made.body))
+  const before = await t.api('GET', `/v1/agents/${agent.body.id}/keys`)
+  assert.equal(before.body.keys[0].lastUsedAt, null)
+  assert.equal((await t.api('GET', '/v1/catalog', undefined, made.body.key)).status, 200)
+  let after: string | null = null
+  for (let i = 0; i < 50 && !after; i++) {
+    const list = await t.api('GET', `/v1/agents/${agent.body.id}/keys`)
+    after = list.body.keys[0].lastUsedAt
+    if (!after) await new Promise((r) => setTimeout(r, 20))
+  }
+  assert.ok(after && !Number.isNaN(Date.parse(after)), `lastUsedAt: ${after}`)
+})
