@@ -309,7 +309,7 @@ export function concise(text: string, max = 160): string {
 
 /**
  * A JSON Schema as lean as it can be without saying less about what is valid: the fields'
- * descriptions (the guidance describe_tool gives), a `format`'s spelled-out pattern, "no limit"
+ * descriptions and titles (the guidance describe_tool gives, the forms' labels), a `format`'s spelled-out pattern, "no limit"
  * bounds and the dialect are left out; names, types, enums, patterns, bounds, defaults and what
  * is required stay.
  */
@@ -319,7 +319,7 @@ export function leanSchema<T>(schema: T): T {
   const s = schema as Record<string, unknown>
   const out: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(s)) {
-    if (k === '$schema' || (k === 'description' && typeof v === 'string')) continue
+    if (k === '$schema' || ((k === 'description' || k === 'title') && typeof v === 'string')) continue
     if (k === 'pattern' && typeof s.format === 'string') continue
     if ((k === 'maximum' || k === 'minimum') && Math.abs(Number(v)) >= Number.MAX_SAFE_INTEGER) continue
     if (k === 'propertyNames' && JSON.stringify(v) === '{"type":"string"}') continue

@@ -119,7 +119,7 @@ test("tools/list shows exactly the agent's allowed steps and tools, described fr
     assert.ok(getCard.description!.length <= 160)
     assert.ok(catalog.description.startsWith(getCard.description!.replace(/…$/, '')), getCard.description)
     assert.deepEqual(getCard.annotations, { readOnlyHint: true, idempotentHint: true })
-    const { description: _guidance, ...idCard } = catalog.inputSchema.properties.idCard
+    const { description: _guidance, title: _label, ...idCard } = catalog.inputSchema.properties.idCard
     assert.deepEqual(getCard.inputSchema.properties!.idCard, idCard)
     assert.deepEqual((getCard.inputSchema.properties as any).connectionId.enum, [conn])
     assert.deepEqual(getCard.inputSchema.required, ['idCard'])

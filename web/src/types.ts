@@ -46,6 +46,23 @@ export interface StepSummary {
   passThrough: boolean
   inputSchema: JsonSchema
   outputSchema: JsonSchema
+  pickers?: PickerSummary[]
+}
+
+/** A field whose choices can be listed (GET /v1/steps/:id/options/:field). */
+export interface PickerSummary {
+  field: string
+  noun: string
+  parents: string[]
+  many: boolean
+  /** A parent that is no field of the form: it only narrows the choices. */
+  helper: boolean
+}
+
+export interface Choice {
+  value: string
+  label: string
+  detail?: string
 }
 
 export interface TriggerSummary {
@@ -55,6 +72,7 @@ export interface TriggerSummary {
   instant: boolean
   configSchema: JsonSchema
   sample: unknown
+  pickers?: PickerSummary[]
 }
 
 export interface Connector {
