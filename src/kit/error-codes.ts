@@ -460,8 +460,9 @@ export const ERROR_CODES = {
   },
   WEBHOOK_REGISTRATION_FAILED: {
     status: 502,
-    meaning: 'The upstream refused to register the webhook of an instant trigger.',
-    hint: 'Check that Patchbay is reachable from the upstream at PATCHBAY_PUBLIC_URL.',
+    meaning:
+      'The upstream did not register the webhook of an instant trigger: it refused the connection’s credentials, or could not reach the callback.',
+    hint: 'A refused credential: reconnect the connection. An unreachable callback: set PATCHBAY_PUBLIC_URL to an address the upstream reaches.',
   },
   EVENT_NOT_FOUND: {
     status: 404,

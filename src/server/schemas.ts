@@ -39,4 +39,9 @@ export const ConnectionView = z.object({
   statusReason: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
+  details: z
+    .record(z.string(), z.string())
+    .describe(
+      "What tells it apart from the account's other connections: a code-host token's kind and reach.",
+    ),
 })

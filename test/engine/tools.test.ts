@@ -24,6 +24,7 @@ before(async () => {
         connector: 'taskboard',
         authMethod: 'api_key_token',
         credentials: { key: t.taskboard.demo.key, token: t.taskboard.demo.token },
+        second: true,
       })
     ).body.id as string
   conn = await connect()

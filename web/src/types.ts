@@ -95,6 +95,8 @@ export interface Connection {
   statusReason: string | null
   createdAt: string
   updatedAt: string
+  /** What tells it apart from the account's other connections (a code-host token's kind and reach). */
+  details?: Record<string, string>
 }
 
 export interface Agent {
@@ -145,7 +147,13 @@ export interface Trigger {
 export interface Diagnosis {
   triggerId: string
   healthy: boolean
-  checks: Array<{ cause: string; status: 'ok' | 'problem' | 'info'; message: string; fix?: string }>
+  checks: Array<{
+    cause: string
+    label?: string
+    status: 'ok' | 'problem' | 'info'
+    message: string
+    fix?: string
+  }>
 }
 
 export interface ToolStepSpec {

@@ -153,7 +153,7 @@ function DiagnosisView({ d }: { d: Diagnosis }) {
       <ul className="diagnosis-checks">
         {d.checks.map((c) => (
           <li key={c.cause}>
-            <Status value={c.status} /> <strong>{c.cause}</strong>: {c.message}
+            <Status value={c.status} /> <strong>{c.label ?? c.cause}</strong>: {c.message}
             {c.fix ? <div className="small">Fix: {c.fix}</div> : null}
           </li>
         ))}
