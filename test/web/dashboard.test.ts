@@ -112,12 +112,20 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     const card = page.getByRole('article', { name: /Contact-Data/ })
     await card.getByText('beta', { exact: true }).waitFor()
     await card.getByRole('button', { name: 'Connect with API key' }).click()
-    await card.getByLabel('apiKey').fill(svc.contactdata.demo.apiKey)
+    await card.getByLabel(/^API key/).fill(svc.contactdata.demo.apiKey)
+    await card.getByRole('button', { name: 'Connect', exact: true }).click()
+    const list = page.getByRole('list', { name: 'Contact-Data connections' })
+    await list.getByText(svc.contactdata.demo.accountName, { exact: true }).waitFor()
+    // Connecting the same account again reconnects it: still one connection.
+    await card.getByRole('button', { name: 'Connect with API key' }).click()
+    await card.getByLabel(/^API key/).fill(svc.contactdata.demo.apiKey)
     await card.getByRole('button', { name: 'Connect', exact: true }).click()
     await page
-      .getByRole('list', { name: 'Contact-Data connections' })
-      .getByText(svc.contactdata.demo.accountName, { exact: true })
+      .getByRole('status')
+      .filter({ hasText: `Reconnected ${svc.contactdata.demo.accountName}` })
       .waitFor()
+    assert.equal(await list.getByRole('listitem').count(), 1)
+    assert.equal((await svc.api('GET', '/v1/connections?connector=contactdata')).body.connections.length, 1)
   })
 
   it('finds the task-board steps by "task" and runs Create Card from its generated form', async () => {
@@ -265,6 +273,15 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     await input2.press('i')
     await input2.press('d')
     assert.equal(await input2.inputValue(), '{"idCard": "{{steps.0.output.id}}", "text": "Made by a tool"}')
+    // A path Create Card's output does not have is refused at save, naming the step and path.
+    await input2.fill('{"idCard": "{{steps.0.output.nope}}", "text": "Made by a tool"}')
+    await editor.getByRole('button', { name: 'Save tool' }).click()
+    await editor
+      .getByRole('alert')
+      .filter({ hasText: 'INVALID_TEMPLATE' })
+      .filter({ hasText: 'steps.1.input.idCard: {{steps.0.output.nope}} is not in the output of step 0' })
+      .waitFor()
+    await input2.fill('{"idCard": "{{steps.0.output.id}}", "text": "Made by a tool"}')
     await editor.getByRole('button', { name: 'Save tool' }).click()
     await page.getByRole('status').filter({ hasText: 'Tool Card with a comment saved.' }).waitFor()
 

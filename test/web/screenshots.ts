@@ -60,7 +60,7 @@ try {
     .waitFor()
   const cd = page.getByRole('article', { name: /Contact-Data/ })
   await cd.getByRole('button', { name: 'Connect with API key' }).click()
-  await cd.getByLabel('apiKey').fill(svc.contactdata.demo.apiKey)
+  await cd.getByLabel(/^API key/).fill(svc.contactdata.demo.apiKey)
   await cd.getByRole('button', { name: 'Connect', exact: true }).click()
   await page.getByRole('status').filter({ hasText: 'Connected Patchbay Demo Workspace' }).waitFor()
   await tb.getByRole('button', { name: 'Connect with API key plus token' }).click()

@@ -327,6 +327,7 @@ function DeliveryList() {
                   <td data-label="Status">
                     <Status value={d.status} />
                     {d.lastError ? <div className="warn-text small">{d.lastError}</div> : null}
+                    <NextTry d={d} />
                   </td>
                   <td data-label="Attempts">
                     {typeof d.attempts === 'number' ? d.attempts : d.attempts.length}
@@ -434,11 +435,11 @@ function DeliveryItem({
         <div>
           <strong>{agentName}</strong> <Status value={d.status} />{' '}
           <span className="muted small">
-            {target(d)} · {typeof d.attempts === 'number' ? d.attempts : d.attempts.length} attempt
-            {d.attempts === 1 ? '' : 's'}
+            {target(d)} · {attemptsText(d)}
             {d.lastStatus ? ` · last answer ${d.lastStatus}` : ''}
           </span>
           {d.lastError ? <p className="warn-text small">{d.lastError}</p> : null}
+          <NextTry d={d} />
         </div>
         <div className="row">
           <a href={href('events', 'delivery', d.id)}>Attempts</a>
@@ -552,5 +553,21 @@ function DeliveryPage({ id }: { id: string }) {
       <h2>Payload the agent receives</h2>
       <JsonView value={x.payload} label="Delivery payload" />
     </section>
+  )
+}
+
+function attemptsText(d: Delivery): string {
+  const n = typeof d.attempts === 'number' ? d.attempts : d.attempts.length
+  return `${n} attempt${n === 1 ? '' : 's'}`
+}
+
+/** When a pending delivery that failed before is tried again. */
+function NextTry({ d }: { d: Delivery }) {
+  const tried = typeof d.attempts === 'number' ? d.attempts : d.attempts.length
+  if (d.status !== 'pending' || !d.nextAttemptAt || tried === 0) return null
+  return (
+    <div className="small">
+      Next try <Time iso={d.nextAttemptAt} />
+    </div>
   )
 }
