@@ -61,7 +61,12 @@ type Name = keyof typeof scenarios
 const services = {} as Record<Name, RunningService>
 for (const [name, env] of Object.entries(scenarios) as Array<[Name, Record<string, string>]>) {
   services[name] = await startService(
-    { ...loadConfig(env), port: 0, dataDir: tempDir('patchbay-bench-'), adminKey },
+    {
+      ...loadConfig({ PATCHBAY_EGRESS_ALLOW: '127.0.0.1', ...env }),
+      port: 0,
+      dataDir: tempDir('patchbay-bench-'),
+      adminKey,
+    },
     { baseUrls: { contactdata: sandbox.url }, logging: false },
   )
 }

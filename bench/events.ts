@@ -58,6 +58,8 @@ const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
     PATCHBAY_TASKBOARD_URL: sandbox.url,
     PATCHBAY_CODEHOST_URL: 'http://127.0.0.1:9',
     PATCHBAY_CONTACTDATA_URL: 'http://127.0.0.1:9',
+    // The sandbox and the receiver listen on loopback, which the egress guard refuses unless allowed.
+    PATCHBAY_EGRESS_ALLOW: '127.0.0.1',
     LOG_LEVEL: 'silent',
   },
   stdio: ['ignore', 'ignore', 'inherit'],

@@ -26,7 +26,10 @@ await fetch(`${sandbox.url}/_sandbox/rate-limits`, {
 const adminKey = 'pb_admin_bench'
 const service = await startService(
   {
-    ...loadConfig({ PATCHBAY_TASKBOARD_PACING: `${POINTS}/${WINDOW_MS}` }),
+    ...loadConfig({
+      PATCHBAY_EGRESS_ALLOW: '127.0.0.1',
+      PATCHBAY_TASKBOARD_PACING: `${POINTS}/${WINDOW_MS}`,
+    }),
     port: 0,
     dataDir: tempDir('patchbay-bench-'),
     adminKey,

@@ -19,7 +19,7 @@ await fetch(`${sandbox.url}/_sandbox/rate-limits`, {
 const adminKey = 'pb_admin_bench'
 const service = await startService(
   {
-    ...loadConfig({}),
+    ...loadConfig({ PATCHBAY_EGRESS_ALLOW: '127.0.0.1' }),
     port: 0,
     dataDir: tempDir('patchbay-bench-'),
     adminKey,

@@ -1,5 +1,6 @@
 // Every setting Patchbay reads, in one place. The README's configuration table mirrors this file.
 import path from 'node:path'
+import { parseAllowList } from './kit/egress.ts'
 
 export interface Config {
   port: number
@@ -30,6 +31,8 @@ export interface Config {
   oauthApps: Record<string, { clientId: string; clientSecret: string }>
   /** Upstream web addresses (authorize pages) where they differ from the API address (PATCHBAY_<ID>_WEB_URL). */
   webUrls: Record<string, string>
+  /** Non-public hosts, host:port pairs and CIDR ranges Patchbay may send to (PATCHBAY_EGRESS_ALLOW). */
+  egressAllow: string[]
 }
 
 /** `PATCHBAY_CODEHOST_CLIENT_ID` + `PATCHBAY_CODEHOST_CLIENT_SECRET` (both or neither), per connector. */
@@ -125,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     minPollIntervalMs: int('PATCHBAY_MIN_POLL_INTERVAL_MS', 10_000),
     oauthApps: parseOAuthApps(env),
     webUrls: parseWebUrls(env),
+    egressAllow: parseEgressAllow(env.PATCHBAY_EGRESS_ALLOW),
     lookups: parseLookups((name) => (env[name] === undefined || env[name] === '' ? undefined : int(name, 0))),
   }
 }
@@ -136,4 +140,15 @@ function parseSchedule(v: string | undefined): number[] | undefined {
   if (parts.some((n) => !Number.isInteger(n) || n < 0))
     throw new Error(`PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS must be comma-separated milliseconds, got "${v}"`)
   return parts
+}
+
+/** `PATCHBAY_EGRESS_ALLOW=10.0.0.0/8,git.corp.example,127.0.0.1:4010`: comma- or space-separated. */
+function parseEgressAllow(v: string | undefined): string[] {
+  const entries = (v ?? '').split(/[\s,]+/).filter(Boolean)
+  try {
+    parseAllowList(entries)
+  } catch (err) {
+    throw new Error(`PATCHBAY_EGRESS_ALLOW: ${(err as Error).message}`)
+  }
+  return entries
 }

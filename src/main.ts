@@ -29,7 +29,12 @@ if (sandboxes?.taskboard)
   Object.assign(oauthApps, {
     taskboard: { clientId: sandboxes.taskboard.demo.key, clientSecret: sandboxes.taskboard.demo.secret },
   })
-const service = await startService(config, { baseUrls, oauthApps })
+// The embedded sandboxes listen on loopback: exactly their host:port is allowed out, so an address
+// a user or the operator sets elsewhere on loopback is still refused unless PATCHBAY_EGRESS_ALLOW allows it.
+const egressAllow = [sandboxes?.taskboard, sandboxes?.codehost, sandboxes?.contactdata].flatMap((s) =>
+  s ? [new URL(s.url).host] : [],
+)
+const service = await startService(config, { baseUrls, oauthApps, egressAllow })
 
 const out: string[] = [`Patchbay is listening on ${service.url}  (API reference: ${service.url}/docs)`]
 if (service.generatedAdminKey) {

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import type { Config } from './config.ts'
 import { Engine } from './engine/engine.ts'
+import { EgressGuard, type Resolve } from './kit/egress.ts'
 import { createRedisPacer } from './kit/redis-pacer.ts'
 import { buildApp, loggerOptions } from './server/app.ts'
 import { bootstrapWorkspace } from './server/bootstrap.ts'
@@ -27,6 +28,10 @@ export interface ServiceOptions {
   logging?: boolean
   /** OAuth apps to use where the configuration names none (the sandbox's demo app). */
   oauthApps?: Record<string, { clientId: string; clientSecret: string } | undefined>
+  /** Allow-list entries beside PATCHBAY_EGRESS_ALLOW: what the caller started itself (the embedded sandbox's host:port). */
+  egressAllow?: string[]
+  /** Name resolution for the egress guard (tests give a stub resolver). */
+  egressResolve?: Resolve
 }
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<RunningService> {
@@ -42,6 +47,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   // With Redis, every instance sharing a token shares its pacing budget.
   const redisPacer = config.redisUrl ? createRedisPacer(config.redisUrl) : null
   const engine = new Engine({
+    egress: new EgressGuard({
+      allow: [...config.egressAllow, ...(opts.egressAllow ?? [])],
+      resolve: opts.egressResolve,
+    }),
     pacer: redisPacer ?? undefined,
     store,
     vault,

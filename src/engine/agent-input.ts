@@ -2,6 +2,7 @@
 // delivery target. The routes and the engine validate with these same schemas, so a message
 // names the field whichever way the agent was made.
 import { z } from 'zod'
+import { neverReachable } from '../kit/egress.ts'
 
 const BOARD_ID = /^[0-9a-f]{24}$/
 // Code-host owners: letters, digits and single hyphens (at most 39); repositories: letters,
@@ -59,6 +60,8 @@ const webhookUrl = z
         message: 'must not carry credentials; deliveries are signed, verify the signature instead',
       })
     else if (url.hash) ctx.addIssue({ code: 'custom', message: 'must not have a #fragment' })
+    else if (neverReachable(url.hostname))
+      ctx.addIssue({ code: 'custom', message: `must not point at ${neverReachable(url.hostname)}` })
   })
   .describe('Where events are POSTed, signed with the Standard Webhooks scheme.')
 

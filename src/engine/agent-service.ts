@@ -2,6 +2,7 @@
 // connections it may use, a delivery target for its events, a Standard Webhooks signing secret
 // sealed in the vault (shown once), and agent keys that act as it and nothing more.
 import { randomBytes } from 'node:crypto'
+import type { EgressGuard } from '../kit/egress.ts'
 import { PatchbayError, validationError } from '../kit/errors.ts'
 import type { AgentRow, Agents } from '../store/agents.ts'
 import type { ApiKeyRow, ApiKeys } from '../store/api-keys.ts'
@@ -87,6 +88,7 @@ export class AgentService {
   #vault: Vault
   #connections: ConnectionService
   #revocations: KeyRevocations
+  #egress: EgressGuard
   #cache = new Map<string, { view: AgentView; workspaceId: string; at: number }>()
   #deletedListeners = new Set<AgentDeletedListener>()
 
@@ -96,7 +98,10 @@ export class AgentService {
     vault: Vault
     connections: ConnectionService
     revocations: KeyRevocations
+    /** Checks a webhook delivery address when it is saved (deliveries are checked again at connect time). */
+    egress: EgressGuard
   }) {
+    this.#egress = deps.egress
     this.#repo = deps.repo
     this.#keys = deps.keys
     this.#vault = deps.vault
@@ -110,6 +115,7 @@ export class AgentService {
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const a = parsed.data
     await this.#checkConnections(workspaceId, a.connectionIds)
+    if (a.delivery.type === 'webhook') await this.#egress.check(a.delivery.url, 'delivery.url')
     const signingSecret = generateSigningSecret()
     const row = await this.#repo.insert({
       workspace_id: workspaceId,
@@ -170,6 +176,7 @@ export class AgentService {
     if (!(await this.#repo.get(workspaceId, agentId))) throw agentNotFound(agentId)
     // Only a changed list is checked: a connection removed since must not block renaming.
     if (c.connectionIds) await this.#checkConnections(workspaceId, c.connectionIds)
+    if (c.delivery?.type === 'webhook') await this.#egress.check(c.delivery.url, 'delivery.url')
     await this.#repo.update(workspaceId, agentId, {
       name: c.name,
       scope: c.scope && JSON.stringify(c.scope),

@@ -1,7 +1,9 @@
 // Connections: check credentials with the upstream's identity call, keep them sealed in the
 // vault, hand decrypted credentials to the step runner from a small cache, and mark a
 // connection lapsed when the upstream refuses it.
+
 import type { ConnectorDefinition, Credentials } from '../kit/define.ts'
+import type { EgressGuard } from '../kit/egress.ts'
 import { PatchbayError, validationError } from '../kit/errors.ts'
 import type { UpstreamClient } from '../kit/http.ts'
 import type { Budget } from '../kit/pacer.ts'
@@ -67,7 +69,15 @@ export class ConnectionService {
   #clients: UpstreamClients
   #cache = new Map<string, LoadedConnection>()
 
-  constructor(deps: { repo: Connections; vault: Vault; registry: Registry; clients: UpstreamClients }) {
+  #egress: EgressGuard
+  constructor(deps: {
+    repo: Connections
+    vault: Vault
+    registry: Registry
+    clients: UpstreamClients
+    egress: EgressGuard
+  }) {
+    this.#egress = deps.egress
     this.#repo = deps.repo
     this.#vault = deps.vault
     this.#registry = deps.registry
@@ -263,6 +273,9 @@ export class ConnectionService {
     const parsed = method.credentials.safeParse(input.credentials)
     if (!parsed.success) throw validationError(parsed.error.issues, 'credentials')
     const credentials = parsed.data as Credentials
+    // An address the user gives (the http connector's base) passes the egress guard before anything is sent.
+    const userBase = connector.baseUrlFrom?.(credentials)
+    if (userBase) await this.#egress.check(userBase, 'credentials.baseUrl')
     return { credentials, identity: await this.#identify(connector, credentials) }
   }
 

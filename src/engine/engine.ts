@@ -2,6 +2,7 @@
 // all start from here.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Dispatcher } from 'undici'
+import { EgressGuard } from '../kit/egress.ts'
 import { createDispatcher } from '../kit/http.ts'
 import { type Budget, createPacer, type Pacer } from '../kit/pacer.ts'
 import { defaultRetryPolicy, type RetryPolicy } from '../kit/retry-policy.ts'
@@ -23,6 +24,7 @@ import { CreditService } from './credits.ts'
 import { type EventOptions, EventSystem } from './event-system.ts'
 import { KeyRevocations } from './key-revocations.ts'
 import { type OAuthApp, OAuthFlows } from './oauth-flows.ts'
+import { PlacementChanges } from './placement-changes.ts'
 import { RateBudgets } from './rate-budgets.ts'
 import { Registry } from './registry.ts'
 import { ScopeGuard, type ScopeGuardOptions } from './scope-guard.ts'
@@ -42,6 +44,8 @@ export interface EngineOptions {
   pacer?: Pacer
   pacing?: Record<string, Budget>
   dispatcher?: Dispatcher
+  /** Where Patchbay may send (kit/egress.ts); without one, only to public addresses. */
+  egress?: EgressGuard
   registry?: Registry
   /** Per-connector overrides of the result cache and coalescing defaults. */
   lookups?: Record<string, LookupTuning>
@@ -73,6 +77,8 @@ export class Engine {
   readonly choices: ChoiceService
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
   readonly keyRevocations = new KeyRevocations()
+  /** Cards and lists stored events name: the scope guard forgets where they were placed. */
+  readonly placements = new PlacementChanges()
   readonly events: EventSystem
   /** Upstreams' web pages: token-page addresses, and page addresses read into identifiers. */
   readonly pages: UpstreamPages
@@ -80,6 +86,8 @@ export class Engine {
   readonly rateBudgets = new RateBudgets()
   /** Sign-in through upstreams' web pages (OAuth), for connectors that declare a flow. */
   readonly oauth: OAuthFlows
+  /** The one egress guard: addresses checked when saved, and at connect time by the dispatcher. */
+  readonly egress: EgressGuard
   #dispatcher: Dispatcher
 
   constructor(opts: EngineOptions) {
@@ -88,7 +96,8 @@ export class Engine {
     this.registry = opts.registry ?? new Registry()
     this.apiKeys = new ApiKeys(opts.store.db)
     this.stepRuns = new StepRuns(opts.store.db)
-    this.#dispatcher = opts.dispatcher ?? createDispatcher()
+    this.egress = opts.egress ?? new EgressGuard()
+    this.#dispatcher = opts.dispatcher ?? createDispatcher(this.egress)
     this.clients = new UpstreamClients({
       baseUrls: opts.baseUrls,
       dispatcher: this.#dispatcher,
@@ -103,6 +112,7 @@ export class Engine {
       vault: opts.vault,
       registry: this.registry,
       clients: this.clients,
+      egress: this.egress,
     })
     this.credits = new CreditService({
       ledger: new CreditLedger(opts.store.db),
@@ -131,14 +141,16 @@ export class Engine {
       vault: opts.vault,
       connections: this.connections,
       revocations: this.keyRevocations,
+      egress: this.egress,
     })
     this.scope = new ScopeGuard({
       agents: this.agents,
       clients: this.clients,
       registry: this.registry,
+      placements: this.placements,
       options: opts.scope,
     })
-    this.steps.scopeGuard = this.scope.checkStep
+    this.steps.scopeGuard = this.scope
     this.choices = new ChoiceService({
       registry: this.registry,
       connections: this.connections,
@@ -163,6 +175,7 @@ export class Engine {
       vault: opts.vault,
       log: opts.log,
       dispatcher: this.#dispatcher,
+      placements: this.placements,
       options: opts.events,
     })
     this.events.wire(this.agents, this.tools)

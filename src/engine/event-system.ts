@@ -13,6 +13,7 @@ import { Ingress } from './events/ingress.ts'
 import { Pipeline } from './events/pipeline.ts'
 import { StreamHub } from './events/stream-hub.ts'
 import { InProcessJobQueue } from './job-queue.ts'
+import type { PlacementChanges } from './placement-changes.ts'
 import type { Registry } from './registry.ts'
 import { diagnoseTrigger } from './triggers/diagnose.ts'
 import type { AgentDirectory, ToolRunner } from './triggers/directories.ts'
@@ -53,6 +54,8 @@ export class EventSystem {
     vault: Vault
     log: FastifyBaseLogger
     dispatcher: Dispatcher
+    /** Where stored events' cards and lists are announced (the scope guard forgets their places). */
+    placements: PlacementChanges
     options?: EventOptions
   }) {
     const { db, registry, connections, clients, log } = deps
@@ -81,7 +84,14 @@ export class EventSystem {
       timeoutMs: deps.options?.deliveryTimeoutMs,
       scanIntervalMs: deps.options?.scanIntervalMs,
     })
-    this.pipeline = new Pipeline({ db, registry, triggers: this.triggers, deliverer: this.deliverer, log })
+    this.pipeline = new Pipeline({
+      db,
+      registry,
+      triggers: this.triggers,
+      deliverer: this.deliverer,
+      log,
+      placements: deps.placements,
+    })
     this.jobs.work('inbox', { batchSize: 1, concurrency: 1 }, () => this.pipeline.drain())
     this.ingress = new Ingress({ db, registry, triggers: this.triggers, connections, jobs: this.jobs, log })
     this.ingress.pipeline = this.pipeline
@@ -93,6 +103,7 @@ export class EventSystem {
       deliverer: this.deliverer,
       jobs: this.jobs,
       log,
+      placements: deps.placements,
     })
     this.triggers.onPolledTrigger = (row) => this.poller.schedule(row)
   }

@@ -6,6 +6,7 @@
 // account is identified and the connection stored — or, for a reconnect, refreshed in place.
 import { randomBytes } from 'node:crypto'
 import type { AuthMethod, ConnectorDefinition, OAuthContext } from '../kit/define.ts'
+import { neverReachable } from '../kit/egress.ts'
 import { PatchbayError } from '../kit/errors.ts'
 import type { Vault } from '../store/vault.ts'
 import type { Caller } from './caller.ts'
@@ -310,5 +311,8 @@ function checkReturnTo(value: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse('must be an http(s) address')
   if (url.username || url.password) throw refuse('must not carry credentials')
+  // The browser goes there, not Patchbay: a local app is fine, a metadata address never is.
+  const never = neverReachable(url.hostname)
+  if (never) throw refuse(`must not point at ${never}`)
   return url.toString()
 }

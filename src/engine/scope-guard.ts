@@ -17,6 +17,7 @@ import type { Http } from '../kit/http.ts'
 import { ResultCache } from '../kit/result-cache.ts'
 import type { AgentService } from './agent-service.ts'
 import type { Caller } from './caller.ts'
+import type { PlacementChanges } from './placement-changes.ts'
 import type { RegisteredStep, Registry } from './registry.ts'
 import type { UpstreamClients } from './upstream-clients.ts'
 
@@ -46,12 +47,15 @@ export interface StepTarget {
 }
 
 export interface ScopeGuardOptions {
-  /** How long a resolved place is trusted. A card moved to another board is seen after this. */
+  /**
+   * How long a resolved place is trusted. A move an event reports (a webhook delivery or a poll
+   * naming the card) is seen at once; one no event reports, after this.
+   */
   cacheTtlMs?: number
   cacheMaxEntries?: number
 }
 
-const DEFAULT_TTL_MS = 60_000
+const DEFAULT_TTL_MS = 5_000
 const DEFAULT_MAX_ENTRIES = 10_000
 
 export class ScopeGuard {
@@ -68,6 +72,7 @@ export class ScopeGuard {
     agents: AgentService
     clients: UpstreamClients
     registry: Registry
+    placements: PlacementChanges
     options?: ScopeGuardOptions
   }) {
     this.#agents = deps.agents
@@ -77,6 +82,19 @@ export class ScopeGuard {
       ttlMs: deps.options?.cacheTtlMs ?? DEFAULT_TTL_MS,
       maxEntries: deps.options?.cacheMaxEntries ?? DEFAULT_MAX_ENTRIES,
     })
+    // An event about a card or list (moved, say) makes its place be looked up again.
+    deps.placements.subscribe((connectorId, refs) => {
+      for (const r of refs) {
+        if (r.card) this.#places.delete(`${connectorId}:card:${r.card}`)
+        if (r.list) this.#places.delete(`${connectorId}:list:${r.list}`)
+      }
+    })
+  }
+
+  /** Refuses a connection an agent may not use (before anything is read with it). */
+  checkConnection = async (caller: Caller, connectionId: string): Promise<void> => {
+    if (caller.kind !== 'agent') return
+    this.#allowConnection(await this.#agents.forCaller(caller), connectionId)
   }
 
   /** The step runner's hook: refuses an agent's step before anything but lookups is sent. */
@@ -84,12 +102,7 @@ export class ScopeGuard {
     if (caller.kind !== 'agent') return
     const agent = await this.#agents.forCaller(caller)
     const { connector, step } = registered
-    if (target.connectionId !== null && !agent.connectionIds.includes(target.connectionId))
-      throw new PatchbayError(
-        'CONNECTION_NOT_ALLOWED',
-        `Agent ${label(agent)} may not use connection ${target.connectionId}; it may use ${list(agent.connectionIds)}.`,
-        { hint: `Use one of the agent's connections, or add this one to it (PATCH /v1/agents/${agent.id}).` },
-      )
+    if (target.connectionId !== null) this.#allowConnection(agent, target.connectionId)
     const refs = this.#refsOfStep(agent, connector, step, registered.id, input)
     if (refs.length > 0)
       await this.checkResources(agent, connector.id, refs, this.#lookupClient(connector, target))
@@ -124,9 +137,16 @@ export class ScopeGuard {
 
   /** Whether a place (an event's board, say) is in the agent's scope; no lookups. */
   allows(agent: ScopedAgent, place: ScopePlace): boolean {
-    return place.kind === 'board'
-      ? agent.scope.boards.includes(place.id)
-      : agent.scope.repositories.some((r) => sameRepository(r, place.id))
+    return placeInScope(agent.scope, place)
+  }
+
+  #allowConnection(agent: ScopedAgent, connectionId: string): void {
+    if (!agent.connectionIds.includes(connectionId))
+      throw new PatchbayError(
+        'CONNECTION_NOT_ALLOWED',
+        `Agent ${label(agent)} may not use connection ${connectionId}; it may use ${list(agent.connectionIds)}.`,
+        { hint: `Use one of the agent's connections, or add this one to it (PATCH /v1/agents/${agent.id}).` },
+      )
   }
 
   /** Forgets every resolved place (after a bulk move upstream, say). */
@@ -177,12 +197,7 @@ export class ScopeGuard {
     if (ref.kind === 'board' && agent.scope.boards.includes(ref.value)) return null
     if (ref.kind === 'repository')
       return this.allows(agent, { kind: 'repository', id: ref.value }) ? null : outside(agent, ref, null)
-    if (ref.kind === 'owner') {
-      const owner = ref.value.toLowerCase()
-      return agent.scope.repositories.some((r) => r.toLowerCase().startsWith(`${owner}/`))
-        ? null
-        : outside(agent, ref, null)
-    }
+    if (ref.kind === 'owner') return ownerInScope(agent.scope, ref.value) ? null : outside(agent, ref, null)
     if (!connector.scope)
       return denied(agent, `the ${ref.kind} ${ref.value} cannot be placed on a board or repository`, {
         hint: `${connector.name} declares no scope lookups; use a workspace key.`,
@@ -266,6 +281,19 @@ function readPath(obj: unknown, path: string): unknown {
 }
 
 const sameRepository = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
+
+/** Whether a board or repository is in a scope (repositories compared case-insensitively). */
+export function placeInScope(scope: ScopedAgent['scope'], place: ScopePlace): boolean {
+  return place.kind === 'board'
+    ? scope.boards.includes(place.id)
+    : scope.repositories.some((r) => sameRepository(r, place.id))
+}
+
+/** Whether a scope holds any repository of `owner` (the unit New Repository is checked in). */
+export function ownerInScope(scope: ScopedAgent['scope'], owner: string): boolean {
+  const prefix = `${owner.toLowerCase()}/`
+  return scope.repositories.some((r) => r.toLowerCase().startsWith(prefix))
+}
 
 const label = (agent: ScopedAgent) => (agent.name ? `"${agent.name}" (${agent.id})` : agent.id)
 

@@ -23,12 +23,16 @@ export interface StepRunResult {
  * what the step is about to run with: its connection (null for credentials given in the input)
  * and the credentials, for read-only lookups that place a resource on its board.
  */
-export type ScopeGuard = (
-  caller: Caller,
-  step: RegisteredStep,
-  input: unknown,
-  target: { connectionId: string | null; credentials: Credentials },
-) => Promise<StepContext['scope'] | undefined>
+export interface ScopeGuard {
+  checkStep(
+    caller: Caller,
+    step: RegisteredStep,
+    input: unknown,
+    target: { connectionId: string | null; credentials: Credentials },
+  ): Promise<StepContext['scope'] | undefined>
+  /** Refuses a connection an agent may not use, before anything is read with it. */
+  checkConnection(caller: Caller, connectionId: string): Promise<void>
+}
 
 export class StepRunner {
   scopeGuard: ScopeGuard | null = null
@@ -71,16 +75,23 @@ export class StepRunner {
       })
     const { connector, step } = registered
     let raw: unknown = req.input ?? {}
-    // A board's or card's page address given for its identifier is read into the identifier first.
+    // A board's or card's page address given for its identifier is read into the identifier first,
+    // through a connection that has passed every check (the agent may use it) before that read.
     if (this.pages?.holdsPageAddress(connector, step.scoped, raw)) {
-      if (!req.connectionId)
-        throw new PatchbayError('CONNECTION_REQUIRED', `The step ${stepId} needs a connectionId.`, {
-          hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.`,
-        })
-      const loaded = await this.#connections.load(caller.workspaceId, req.connectionId)
-      // A connection that cannot be used is reported below, as for any step.
-      if (loaded.row.connector === connector.id && loaded.row.status === 'active')
+      const loaded = await this.#usableConnection(caller, registered, req.connectionId)
+      await this.scopeGuard?.checkConnection(caller, loaded.row.id)
+      try {
         raw = await this.pages.resolve(connector, step.scoped ?? [], raw, loaded.credentials, 'input')
+      } catch (err) {
+        // An agent learns nothing about what lies outside its scope: not whether the page exists.
+        if (caller.kind === 'agent' && err instanceof PatchbayError && err.code === 'PAGE_ADDRESS_UNRESOLVED')
+          throw new PatchbayError(
+            'SCOPE_DENIED',
+            `A page address in the input could not be placed in the agent's scope.`,
+            { hint: "Give the identifier of a resource on a board in the agent's scope." },
+          )
+        throw err
+      }
     }
     const parsed = step.input.safeParse(raw)
     if (!parsed.success) throw validationError(parsed.error.issues, 'input')
@@ -93,25 +104,7 @@ export class StepRunner {
       credentials = inline
       connection = { id: null, accountName: null, accountId: null }
     } else {
-      if (!req.connectionId)
-        throw new PatchbayError('CONNECTION_REQUIRED', `The step ${stepId} needs a connectionId.`, {
-          hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.`,
-        })
-      const loaded = await this.#connections.load(caller.workspaceId, req.connectionId)
-      if (loaded.row.connector !== connector.id)
-        throw new PatchbayError(
-          'CONNECTION_CONNECTOR_MISMATCH',
-          `Connection ${loaded.row.id} is a ${loaded.row.connector} connection; the step ${stepId} needs a ${connector.id} connection.`,
-          { hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.` },
-        )
-      if (loaded.row.status === 'lapsed')
-        throw new PatchbayError(
-          'CONNECTION_LAPSED',
-          `Connection ${loaded.row.id} (${loaded.row.account_name}) has lapsed: ${loaded.row.status_reason ?? 'the upstream refused its credentials'}.`,
-          {
-            hint: 'Reconnect it (POST /v1/connections/{id}/reconnect) or disconnect and connect again.',
-          },
-        )
+      const loaded = await this.#usableConnection(caller, registered, req.connectionId)
       credentials = loaded.credentials
       connection = {
         id: loaded.row.id,
@@ -122,8 +115,10 @@ export class StepRunner {
 
     // A scoped agent's scope also goes to the step, for steps that reach across resources (searches).
     const scope = this.scopeGuard
-      ? ((await this.scopeGuard(caller, registered, input, { connectionId: connection.id, credentials })) ??
-        undefined)
+      ? ((await this.scopeGuard.checkStep(caller, registered, input, {
+          connectionId: connection.id,
+          credentials,
+        })) ?? undefined)
       : undefined
 
     const connectionId = connection.id
@@ -181,6 +176,35 @@ export class StepRunner {
         })
         .catch((e) => this.#log.error({ err: e }, 'could not record a step run'))
     }
+  }
+
+  /** The step's stored connection, refused unless it is of the step's connector and active. */
+  async #usableConnection(
+    caller: Caller,
+    registered: RegisteredStep,
+    connectionId: string | null | undefined,
+  ) {
+    const { connector, id: stepId } = registered
+    if (!connectionId)
+      throw new PatchbayError('CONNECTION_REQUIRED', `The step ${stepId} needs a connectionId.`, {
+        hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.`,
+      })
+    const loaded = await this.#connections.load(caller.workspaceId, connectionId)
+    if (loaded.row.connector !== connector.id)
+      throw new PatchbayError(
+        'CONNECTION_CONNECTOR_MISMATCH',
+        `Connection ${loaded.row.id} is a ${loaded.row.connector} connection; the step ${stepId} needs a ${connector.id} connection.`,
+        { hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.` },
+      )
+    if (loaded.row.status === 'lapsed')
+      throw new PatchbayError(
+        'CONNECTION_LAPSED',
+        `Connection ${loaded.row.id} (${loaded.row.account_name}) has lapsed: ${loaded.row.status_reason ?? 'the upstream refused its credentials'}.`,
+        {
+          hint: 'Reconnect it (POST /v1/connections/{id}/reconnect) or disconnect and connect again.',
+        },
+      )
+    return loaded
   }
 }
 

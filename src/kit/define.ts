@@ -110,7 +110,12 @@ export interface NormalizedEvent {
   /** The upstream's event type: `updateCard`, `pull_request.closed` … */
   type: string
   occurredAt: string
-  /** Where it happened, for matching, scope and diagnosis. */
+  /**
+   * Where it happened, for matching, scope and diagnosis. `board` and `repository` are the event's
+   * attribution: every time an event is matched to a trigger, the engine checks them against the
+   * agent's scope as it is then (engine/triggers/event-scope.ts). An event a trigger delivers must
+   * name the board or repository it concerns, unless the trigger declares `eventScope: 'account'`.
+   */
   refs: { board?: string; list?: string; card?: string; repository?: string; account?: string }
   /** The payload agents receive. */
   data: unknown
@@ -149,6 +154,17 @@ export interface TriggerDefinition<C extends z.ZodType = z.ZodType> {
   poll?: (ctx: PollContext, config: z.output<C>) => Promise<{ events: NormalizedEvent[]; cursor: unknown }>
   /** Polled triggers: the default interval. */
   pollIntervalMs?: number
+  /**
+   * How an event this trigger fires for is held against the agent's current scope (checked each
+   * time an event is matched, for instant and polled triggers alike):
+   * - `place` (the default): its `refs.board` or `refs.repository` must be in the scope; an event
+   *   naming neither is not delivered.
+   * - `owner`: like `place`, and a repository is also in scope when the scope holds another
+   *   repository of the same owner (a repository that did not exist when the scope was written).
+   * - `account`: the event is about the connection's account itself (a new board, a snippet), not
+   *   a place: delivered whenever the agent may use the connection.
+   */
+  eventScope?: 'place' | 'owner' | 'account'
 }
 
 export function defineTrigger<C extends z.ZodType>(def: TriggerDefinition<C>): TriggerDefinition<C> {

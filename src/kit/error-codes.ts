@@ -231,7 +231,8 @@ export const ERROR_CODES = {
   // ── Steps and the API Call step ────────────────────────────────────────────────────────────
   INVALID_ENDPOINT: {
     status: 400,
-    meaning: 'An API Call endpoint that is not a path on the upstream.',
+    meaning:
+      'An API Call endpoint that is not a plain path on the upstream: a URL, climbing (..), encoded dots or slashes, ; path parameters, lookalike dots, or longer than 4096 characters.',
     hint: 'Give a path such as /1/boards/{id}, without scheme, host or "..".',
   },
   INVALID_HEADER: {
@@ -397,6 +398,18 @@ export const ERROR_CODES = {
     status: 502,
     meaning: 'The upstream failed (5xx).',
     hint: 'The upstream failed; try again later.',
+  },
+  UPSTREAM_REDIRECT: {
+    status: 502,
+    meaning:
+      'The upstream answered with a redirect (3xx), which Patchbay never follows; the message names where it points (its origin).',
+    hint: "The upstream's address may have moved: check the configured address (or the connection's base address), and use the one it redirects to if it is right.",
+  },
+  EGRESS_REFUSED: {
+    status: 403,
+    meaning:
+      'An address (a base address, a delivery URL, or what its name resolves to) is link-local, cloud metadata, unspecified, or loopback/private without PATCHBAY_EGRESS_ALLOW; nothing was sent.',
+    hint: 'Use a public address, or have the operator allow this host or range with PATCHBAY_EGRESS_ALLOW (for a self-hosted installation on a private network).',
   },
   UPSTREAM_UNEXPECTED_RESPONSE: {
     status: 502,

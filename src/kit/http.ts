@@ -1,8 +1,9 @@
 // ctx.http: the only way out of a connector. It applies the connection's credentials, paces
 // ready-made steps, retries what is safe to retry, and turns every failure into the error model,
 // with every credential scrubbed from what it reports.
-import { Agent, type Dispatcher, request, errors as undiciErrors } from 'undici'
+import { type Dispatcher, request, errors as undiciErrors } from 'undici'
 import type { ConnectorDefinition, Credentials, OutgoingRequest } from './define.ts'
+import { type EgressGuard, egressRefused, findEgressRefusal } from './egress.ts'
 import { PatchbayError } from './errors.ts'
 import { redactSecrets, secretValues } from './redact.ts'
 import { isIdempotent, parseRetryAfter, type RetryPolicy, retryDelayMs, shouldRetry } from './retry-policy.ts'
@@ -17,6 +18,11 @@ export interface UpstreamRequest {
   headers?: Record<string, string>
   /** Overrides the method's default for retries (e.g. a POST that is safe to repeat). */
   idempotent?: boolean
+  /**
+   * A 3xx (304 included) is the answer, handed back as it is (API Call steps show it). Otherwise
+   * it is UPSTREAM_REDIRECT: redirects are never followed.
+   */
+  passRedirects?: boolean
 }
 
 export interface UpstreamResponse<T = unknown> {
@@ -55,9 +61,9 @@ export interface UpstreamStats {
   attempts: number
 }
 
-/** One keep-alive pool shared by every upstream call of the process. */
-export function createDispatcher(): Agent {
-  return new Agent({
+/** One keep-alive pool shared by every outgoing call of the process, every connection through the egress guard. */
+export function createDispatcher(egress: EgressGuard): Dispatcher {
+  return egress.dispatcher({
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 600_000,
     connections: 128,
@@ -71,6 +77,7 @@ export class UpstreamClient implements Http {
   readonly stats: UpstreamStats = { attempts: 0 }
   #o: UpstreamClientOptions
   #secrets: string[]
+  #learned = false
   #origin: string
   #basePath: string
 
@@ -109,7 +116,9 @@ export class UpstreamClient implements Http {
       body = JSON.stringify(req.body)
       outgoing.headers['content-type'] = 'application/json'
     }
+    const before = { headers: { ...outgoing.headers }, query: outgoing.query.toString() }
     this.#o.connector.authorize(outgoing, this.#o.credentials)
+    this.#learnSecrets(before, outgoing)
     const qs = outgoing.query.toString()
     const url = `${this.#origin}${this.#basePath}${outgoing.path}${qs ? `?${qs}` : ''}`
     const idempotent = isIdempotent(method, req.idempotent)
@@ -133,6 +142,9 @@ export class UpstreamClient implements Http {
         headers = flattenHeaders(res.headers)
         text = await res.body.text()
       } catch (err) {
+        // The guard refused the address: nothing was sent, and trying again changes nothing.
+        const refusal = findEgressRefusal(err)
+        if (refusal) throw egressRefused(refusal, `${this.#o.connector.name} (${this.#origin})`)
         const timedOut =
           err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError
         if (retry < this.#o.retry.retries && shouldRetry({ networkError: true }, idempotent)) {
@@ -153,6 +165,8 @@ export class UpstreamClient implements Http {
       }
       this.#o.onResponse?.(status, headers)
 
+      if (status >= 300 && status < 400 && !req.passRedirects)
+        throw this.#redirected(method, req.path, status, headers.location)
       if (status < 400) {
         return { status, headers, data: parseBody(text, headers) as T }
       }
@@ -226,8 +240,46 @@ export class UpstreamClient implements Http {
     return new PatchbayError('UPSTREAM_REJECTED', message, { upstream, status })
   }
 
+  /** A redirect is not followed: the error names where it points (its origin only, never its path or query). */
+  #redirected(method: string, path: string, status: number, location: string | undefined): PatchbayError {
+    let where = 'no Location'
+    if (location)
+      try {
+        where = new URL(location, `${this.#origin}${this.#basePath}/`).origin
+      } catch {
+        where = 'an unreadable Location'
+      }
+    return new PatchbayError(
+      'UPSTREAM_REDIRECT',
+      `${this.#o.connector.name} answered ${status} to ${method} ${this.#scrub(path)}, redirecting to ${this.#scrub(where)}; Patchbay does not follow redirects.`,
+      { upstream: { status } },
+    )
+  }
+
   #scrub(text: string): string {
     return redactSecrets(text, this.#secrets)
+  }
+
+  /**
+   * What the connector's authorize added is secret too, as sent: a `Basic base64(user:password)`
+   * or a signed header holds the credentials in a form their fields alone do not.
+   */
+  #learnSecrets(before: { headers: Record<string, string>; query: string }, sent: OutgoingRequest): void {
+    // Once per client: a signed header (OAuth 1) differs per request, its credentials do not.
+    if (this.#learned) return
+    this.#learned = true
+    for (const [k, v] of Object.entries(sent.headers)) {
+      if (before.headers[k] === v || k === 'accept' || k === 'content-type') continue
+      this.#addSecret(v)
+      const scheme = /^(?:Basic|Bearer|Token|OAuth)\s+(.+)$/i.exec(v)
+      if (scheme) this.#addSecret(scheme[1])
+    }
+    const had = new URLSearchParams(before.query)
+    for (const [k, v] of sent.query) if (had.get(k) !== v) this.#addSecret(v)
+  }
+
+  #addSecret(v: string): void {
+    if (v.length >= 8 && !this.#secrets.includes(v)) this.#secrets.push(v)
   }
 }
 

@@ -98,6 +98,11 @@ export class ResultCache {
     if (this.enabled && !this.#pending.has(key)) this.#store(key, value)
   }
 
+  /** Forgets one result (it is stale: the thing it describes changed). */
+  delete(key: string): void {
+    this.#entries.delete(key)
+  }
+
   clear(): void {
     this.#entries.clear()
   }

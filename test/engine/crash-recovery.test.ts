@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { tempDir } from '../helpers/databases.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
+import { LOOPBACK_EGRESS } from '../helpers/service.ts'
 
 const root = path.resolve(import.meta.dirname, '../..')
 const adminKey = 'pb_admin_crash_test_key'
@@ -37,6 +38,8 @@ async function startChild(): Promise<void> {
       PATCHBAY_DATA_DIR: dataDir,
       PATCHBAY_ADMIN_KEY: adminKey,
       PATCHBAY_TASKBOARD_URL: sandbox.url,
+      // The sandbox and the agent's receiver are on loopback: an operator-set address is checked too.
+      ...LOOPBACK_EGRESS,
       PATCHBAY_DELIVERY_SCAN_MS: '50',
       LOG_LEVEL: 'silent',
     },

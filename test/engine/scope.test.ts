@@ -9,9 +9,10 @@ import { taskboard } from '../../src/connectors/taskboard/index.ts'
 import { Registry } from '../../src/engine/registry.ts'
 import { ScopeGuard } from '../../src/engine/scope-guard.ts'
 import { defineTrigger } from '../../src/kit/define.ts'
+import { eventually } from '../helpers/receiver.ts'
 import { countRequests, type RequestCounter } from '../helpers/request-counter.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import { control } from '../helpers/taskboard.ts'
+import { control, mintTaskboardToken } from '../helpers/taskboard.ts'
 
 let t: TestService
 let conn: string
@@ -297,6 +298,7 @@ test("the engine API for triggers: checkTriggerConfig reads the trigger's scoped
     agents: engine.agents,
     clients: engine.clients,
     registry: new Registry([{ ...taskboard, triggers: [onList] }]),
+    placements: engine.placements,
   })
   const agent = await engine.agents.get(t.service.workspaceId, agentId)
   const http = engine.clients.create({
@@ -316,4 +318,97 @@ test("the engine API for triggers: checkTriggerConfig reads the trigger's scoped
     guard.checkTriggerConfig(agent, 'taskboard.test_on_list', { idList: A.list, idBoard: C.board }, http),
     (err: any) => err.code === 'SCOPE_DENIED' && err.message.includes(`board ${C.board}`),
   )
+})
+
+test("a card moved out of the scope is refused as soon as the move's event arrives, whatever the cache's lifetime", async () => {
+  const engine = t.service.engine
+  // A guard that would trust a place for an hour: only the move's event can make it look again.
+  const guard = new ScopeGuard({
+    agents: engine.agents,
+    clients: engine.clients,
+    registry: engine.registry,
+    placements: engine.placements,
+    options: { cacheTtlMs: 3_600_000 },
+  })
+  // Webhooks need the key's secret to verify deliveries: reconnect with it.
+  const reconnected = await t.api('POST', `/v1/connections/${conn}/reconnect`, {
+    authMethod: 'api_key_token',
+    credentials: {
+      key: t.taskboard.demo.key,
+      token: t.taskboard.demo.token,
+      secret: t.taskboard.demo.secret,
+    },
+  })
+  assert.equal(reconnected.status, 200, JSON.stringify(reconnected.body))
+  const trigger = await t.api('POST', `/v1/agents/${agentId}/triggers`, {
+    trigger: 'taskboard.card_moved',
+    connectionId: conn,
+    config: { idBoard: A.board },
+  })
+  assert.equal(trigger.status, 201, JSON.stringify(trigger.body))
+  const made = await t.api('POST', '/v1/steps/taskboard.create_card/run', {
+    connectionId: conn,
+    input: { idList: A.list, name: 'About to move' },
+  })
+  const card = made.body.output.id
+  const agent = await engine.agents.get(t.service.workspaceId, agentId)
+  const http = engine.clients.create({
+    connector: taskboard,
+    credentials: { key: t.taskboard.demo.key, token: t.taskboard.demo.token },
+    paced: false,
+    storedConnection: false,
+  })
+  const check = () =>
+    guard.checkResources(agent, 'taskboard', [{ kind: 'card', value: card }], http).then(
+      () => 'allowed',
+      (err) => err.code as string,
+    )
+  assert.equal(await check(), 'allowed')
+  const lookups = guard.stats.lookups
+  const moved = await t.api('POST', '/v1/steps/taskboard.api_call/run', {
+    connectionId: conn,
+    input: { method: 'PUT', endpoint: `/1/cards/${card}`, body: { idBoard: C.board, idList: C.list } },
+  })
+  assert.equal(moved.status, 200, JSON.stringify(moved.body))
+  assert.equal(await eventually(check, (v) => v === 'SCOPE_DENIED'), 'SCOPE_DENIED')
+  assert.ok(guard.stats.lookups > lookups, 'the card was looked up again')
+  await t.api('DELETE', `/v1/triggers/${trigger.body.id}`)
+})
+
+test('a page address is read only through a connection the agent may use; one it cannot place tells it nothing', async () => {
+  const cardC = await t.api('POST', '/v1/steps/taskboard.api_call/run', {
+    connectionId: conn,
+    input: { method: 'GET', endpoint: `/1/cards/${C.card}` },
+  })
+  const pageOfC: string = cardC.body.output.body.url
+  assert.match(pageOfC, /\/c\//)
+  // Another account's connection, which the agent may not use.
+  const other = await mintTaskboardToken(t.taskboard)
+  const otherConn = await t.api('POST', '/v1/connections', {
+    connector: 'taskboard',
+    authMethod: 'api_key_token',
+    credentials: { key: other.key, token: other.token },
+  })
+  assert.equal(otherConn.status, 201, JSON.stringify(otherConn.body))
+  const reads = await counter('/1/cards/')
+  const viaOther = await t.api(
+    'POST',
+    '/v1/steps/taskboard.get_card/run',
+    { connectionId: otherConn.body.id, input: { idCard: pageOfC } },
+    agentKey,
+  )
+  assert.equal(viaOther.status, 403, JSON.stringify(viaOther.body))
+  assert.equal(viaOther.body.error.code, 'CONNECTION_NOT_ALLOWED')
+  assert.equal(await reads.count(), 0, 'nothing was read through a connection the agent may not use')
+  // A page the account cannot open, and one outside the scope, answer alike: SCOPE_DENIED.
+  for (const idCard of [`${t.taskboard.webUrl}/c/ZZZZZZZZ/1-missing`, pageOfC]) {
+    const res = await t.api(
+      'POST',
+      '/v1/steps/taskboard.get_card/run',
+      { connectionId: conn, input: { idCard } },
+      agentKey,
+    )
+    assert.equal(res.status, 403, JSON.stringify(res.body))
+    assert.equal(res.body.error.code, 'SCOPE_DENIED', idCard)
+  }
 })

@@ -217,8 +217,11 @@ test('a delivery survives a failing agent endpoint and arrives when it recovers'
   const got = receiver.received
     .slice(from)
     .find((x) => x.body.data.event.data.card?.name === 'after an outage')!
-  const detail = await t.api('GET', `/v1/deliveries/${got.id}`)
-  assert.equal(detail.body.status, 'delivered')
+  // The receiver has it before the outcome is committed.
+  const detail = await eventually(
+    () => t.api('GET', `/v1/deliveries/${got.id}`),
+    (d) => d.body.status === 'delivered',
+  )
   assert.equal(detail.body.attempts.length, 3)
   assert.deepEqual(
     detail.body.attempts.map((a: any) => a.status),

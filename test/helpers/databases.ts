@@ -33,27 +33,38 @@ export function postgresUnavailableReason(): Promise<string | null> {
   return pgAvailable
 }
 
+/**
+ * The store service tests run on: PostgreSQL when PATCHBAY_TEST_DATABASE_URL is set (each
+ * service its own fresh schema), else SQLite. `npm run test:postgres` runs the event-path and
+ * trigger suites this way.
+ */
+export function serviceDatabase(): TestDatabase {
+  return process.env.PATCHBAY_TEST_DATABASE_URL ? postgres : sqlite
+}
+
+const sqlite: TestDatabase = { name: 'sqlite', fresh: () => ({ databaseUrl: null, dataDir: tempDir() }) }
+
+const postgres: TestDatabase = {
+  name: 'postgres',
+  fresh: () => ({
+    databaseUrl: POSTGRES_URL,
+    dataDir: tempDir(),
+    pgSchema: `pb_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`,
+  }),
+}
+
 export function tempDir(prefix = 'patchbay-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 }
 
 export async function testDatabases(): Promise<{ databases: TestDatabase[]; skipped: string | null }> {
-  const databases: TestDatabase[] = [
-    { name: 'sqlite', fresh: () => ({ databaseUrl: null, dataDir: tempDir() }) },
-  ]
+  const databases: TestDatabase[] = [sqlite]
   const reason = await postgresUnavailableReason()
   if (reason && process.env.CI === 'true') throw new Error(`${reason}; under CI=true PostgreSQL is required.`)
   if (reason) {
     console.log(`# skipping PostgreSQL suites: ${reason}`)
     return { databases, skipped: reason }
   }
-  databases.push({
-    name: 'postgres',
-    fresh: () => ({
-      databaseUrl: POSTGRES_URL,
-      dataDir: tempDir(),
-      pgSchema: `pb_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`,
-    }),
-  })
+  databases.push(postgres)
   return { databases, skipped: null }
 }

@@ -5,8 +5,9 @@ import { type CodehostSandbox, startCodehostSandbox } from '../../sandbox/codeho
 import { type ContactdataSandbox, startContactdataSandbox } from '../../sandbox/contactdata/index.ts'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { loadConfig } from '../../src/config.ts'
+import type { Resolve } from '../../src/kit/egress.ts'
 import { type RunningService, startService } from '../../src/service.ts'
-import { type TestDatabase, tempDir } from './databases.ts'
+import { serviceDatabase, type TestDatabase } from './databases.ts'
 
 export interface TestService {
   service: RunningService
@@ -26,7 +27,11 @@ export interface TestService {
   close(): Promise<void>
 }
 
-const sqliteOnly: TestDatabase = { name: 'sqlite', fresh: () => ({ databaseUrl: null, dataDir: tempDir() }) }
+/**
+ * The sandbox upstreams and receivers of the tests listen on loopback, which the egress guard
+ * refuses unless the operator allows it: the tests opt in, explicitly, as an operator would.
+ */
+export const LOOPBACK_EGRESS = { PATCHBAY_EGRESS_ALLOW: '127.0.0.0/8,::1' }
 
 export async function startTestService(
   opts: {
@@ -37,16 +42,18 @@ export async function startTestService(
     contactdata?: ContactdataSandbox | true
     /** A code-host sandbox to use, or true to start one. */
     codehost?: CodehostSandbox | true
+    /** Name resolution for the egress guard: a stub, so tests never resolve or reach real names. */
+    egressResolve?: Resolve
   } = {},
 ): Promise<TestService> {
   const taskboard = opts.taskboard ?? (await startTaskboardSandbox())
   const contactdata =
     opts.contactdata === true ? await startContactdataSandbox() : (opts.contactdata ?? undefined)
   const codehost = opts.codehost === true ? await startCodehostSandbox() : (opts.codehost ?? undefined)
-  const db = (opts.db ?? sqliteOnly).fresh()
+  const db = (opts.db ?? serviceDatabase()).fresh()
   const adminKey = `pb_admin_test_${Math.random().toString(36).slice(2)}`
   const config = {
-    ...loadConfig({ ...opts.env }),
+    ...loadConfig({ ...LOOPBACK_EGRESS, ...opts.env }),
     port: 0,
     host: '127.0.0.1',
     databaseUrl: db.databaseUrl,
@@ -69,6 +76,7 @@ export async function startTestService(
     },
     pgSchema: db.pgSchema,
     logging: false,
+    egressResolve: opts.egressResolve,
   })
   const api = async (method: string, path: string, body?: unknown, key = adminKey) => {
     const res = await fetch(service.url + path, {

@@ -7,6 +7,7 @@ import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/task
 import { loadConfig } from '../../src/config.ts'
 import { type RunningService, startService } from '../../src/service.ts'
 import { tempDir } from '../helpers/databases.ts'
+import { LOOPBACK_EGRESS } from '../helpers/service.ts'
 
 export interface DashboardService {
   service: RunningService
@@ -29,7 +30,7 @@ export async function startDashboardService(env: Record<string, string> = {}): P
   ])
   const adminKey = `pb_admin_web_${Math.random().toString(36).slice(2)}`
   const config = {
-    ...loadConfig({ ...env }),
+    ...loadConfig({ ...LOOPBACK_EGRESS, ...env }),
     port: 0,
     host: '127.0.0.1',
     databaseUrl: null,

@@ -41,7 +41,7 @@ export const codehostScope: ScopeSupport = {
 
   attributeApiCall: (input: { method: string; endpoint: string }) => {
     const parsed = parseEndpointPath(input.endpoint)
-    const seg = parsed.path.split('/').filter(Boolean).map(decodeSegment)
+    const seg = parsed.segments
     if (seg[0] === 'repos' && seg[1] && seg[2]) return [{ kind: 'repository', value: `${seg[1]}/${seg[2]}` }]
     if (seg[0] === 'user' && seg[1] === 'starred' && seg[2] && seg[3])
       return [{ kind: 'repository', value: `${seg[2]}/${seg[3]}` }]
@@ -69,12 +69,4 @@ export function requireInScope(ctx: StepContext, fullName: string): void {
       hint: 'Add the repository to the agent’s scope (PATCH /v1/agents/{id}) first, or use a workspace key.',
     },
   )
-}
-
-function decodeSegment(s: string): string {
-  try {
-    return decodeURIComponent(s)
-  } catch {
-    return s
-  }
 }

@@ -86,6 +86,8 @@ export const newRepository = defineTrigger({
   description:
     "Fires when a repository is created in the connection's account (watched through an account webhook; no configuration).",
   ...onAccount,
+  // A new repository cannot be in a scope by name yet: it is when the scope holds its owner.
+  eventScope: 'owner',
   config: z.object({}),
   match: (e) => is(e, 'repository.created'),
   sample: sample('repository.created', {}),
@@ -534,6 +536,10 @@ export const projectItemStatusChanged = defineTrigger({
   description:
     "Fires when the Status of an item on one of the account's projects (v2) changes; changes.field_value has from and to (option names) and project_number. Other field edits do not fire it. Narrow it with projectNumber and status (the new status).",
   ...onAccount,
+  // Its events do not name the item's repository yet (the delivery carries only the content's
+  // node id), so they cannot be held against a repository scope: delivered as the account's until
+  // the connector attributes them (then this line goes and the default, `place`, applies).
+  eventScope: 'account',
   config: z.object({
     projectNumber: z
       .number()
@@ -628,6 +634,8 @@ export const newSnippet = defineTrigger({
   description:
     "Fires when the connection's account creates a snippet (gist); watched through an account webhook, no configuration.",
   ...onAccount,
+  // A snippet belongs to the account, not to a repository.
+  eventScope: 'account',
   config: z.object({}),
   match: (e) => is(e, 'gist.created'),
   sample: sample(

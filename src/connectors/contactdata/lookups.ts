@@ -46,11 +46,15 @@ export const companyLookup = defineLookup<CompanyQuery, CompanyResult>({
   creditsOf: (r) => (r.matched && r.company ? 1 : 0),
 })
 
-/** The most a request sent through the API Call step can cost, held against the caller's budget. */
-export function worstCaseCredits(method: string, path: string, body: unknown): number {
-  if (method !== 'POST') return 0
+/**
+ * The most a request sent through the API Call step can cost, held against the caller's budget.
+ * `segments` are the endpoint's decoded path segments (kit/endpoint-path.ts), compared without
+ * regard to case, so no spelling of /person costs less than /person.
+ */
+export function worstCaseCredits(method: string, segments: readonly string[], body: unknown): number {
+  if (method.toUpperCase() !== 'POST') return 0
   const n = Array.isArray(body) ? Math.min(body.length, BULK_MAX) : 0
-  switch (path.replace(/\/+$/, '')) {
+  switch (`/${segments.join('/').toLowerCase()}`) {
     case '/person':
       return 2
     case '/company':

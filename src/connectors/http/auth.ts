@@ -1,31 +1,13 @@
 // A connection of the generic http connector: the base address of an API (a self-hosted
 // code-host installation, say) and how to authenticate to it, sealed in the vault like any
 // other credentials. The address is checked so a connection cannot point Patchbay at the
-// cloud metadata service or smuggle credentials or a query into it.
-import { isIP } from 'node:net'
+// cloud metadata service or smuggle credentials or a query into it; the egress guard
+// (kit/egress.ts) checks it again, resolved, when the connection is saved and at connect time.
 import { z } from 'zod'
 import type { AuthMethod, Credentials, OutgoingRequest } from '../../kit/define.ts'
+import { neverReachable } from '../../kit/egress.ts'
 
 const AUTH_TYPES = ['none', 'bearer', 'header', 'basic', 'query'] as const
-
-/** Hosts no connection may point at: link-local and cloud metadata addresses, "any" addresses. */
-export function refusedHost(hostname: string): string | undefined {
-  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase()
-  if (h === 'metadata.google.internal' || h === 'metadata' || h.endsWith('.metadata.internal'))
-    return 'it is a cloud metadata address'
-  if (isIP(h) === 4) {
-    const [a, b] = h.split('.').map(Number)
-    if (a === 169 && b === 254) return 'it is a link-local address (cloud metadata lives there)'
-    if (a === 0) return 'it is not a routable address'
-    if (h === '100.100.100.200') return 'it is a cloud metadata address'
-  }
-  if (isIP(h) === 6) {
-    if (h === '::' || /^fe[89ab]/.test(h)) return 'it is a link-local or unspecified address'
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h)
-    if (mapped) return refusedHost(mapped[1])
-  }
-  return undefined
-}
 
 const baseUrl = z
   .string()
@@ -48,7 +30,9 @@ const baseUrl = z
           ? 'must not carry credentials (give them as the authentication instead)'
           : u.search || u.hash || v.includes('?') || v.includes('#')
             ? 'must not have a query or fragment (give query parameters in the step)'
-            : refusedHost(u.hostname)
+            : /\/_sandbox(\/|$)/i.test(u.pathname)
+              ? "must not name a sandbox's control API"
+              : neverReachable(u.hostname) && `must not point at ${neverReachable(u.hostname)}`
     if (why) ctx.addIssue({ code: 'custom', message: why })
   })
   .describe('The API base address; every request goes below it, e.g. https://codehost.example.com/api/v3.')

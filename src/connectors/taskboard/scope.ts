@@ -75,7 +75,7 @@ export const taskboardScope: ScopeSupport = {
   }) => {
     // An endpoint the step would refuse is refused here with the step's own error.
     const parsed = parseEndpointPath(input.endpoint)
-    const segments = parsed.path.split('/').filter(Boolean).map(decodeSegment)
+    const segments = [...parsed.segments]
     if (segments[0] === '1') segments.shift()
     const resource = segments[0]?.toLowerCase()
     const kind = resource ? PATH_KINDS[resource] : undefined
@@ -117,12 +117,4 @@ function strings(v: unknown): string[] {
   if (Array.isArray(v)) v.forEach(add)
   else add(v)
   return out
-}
-
-function decodeSegment(s: string): string {
-  try {
-    return decodeURIComponent(s)
-  } catch {
-    return s
-  }
 }

@@ -283,6 +283,8 @@ export const newBoard = defineTrigger({
   instant: true,
   config: z.object({}),
   watch: (_c, account) => ({ model: account.id }),
+  // About the account: a board just made cannot be in any scope yet.
+  eventScope: 'account',
   match: (e) => e.type === 'createBoard',
   sample: {
     id: '65a4f4a0c1d2e3f405162739',

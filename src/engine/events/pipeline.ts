@@ -10,8 +10,10 @@ import { deliveries, events, inbox, type NewDelivery, type NewEvent } from '../.
 import { nowIso } from '../../store/ids.ts'
 import type { Database, InboxTable } from '../../store/schema.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
+import type { PlacementChanges } from '../placement-changes.ts'
 import type { Registry } from '../registry.ts'
-import type { AgentDirectory } from '../triggers/directories.ts'
+import type { AgentDirectory, AgentInfo } from '../triggers/directories.ts'
+import { eventOutsideScope } from '../triggers/event-scope.ts'
 import type { ListeningTrigger, TriggerService } from '../triggers/trigger-service.ts'
 import type { Deliverer } from './deliverer.ts'
 import { deliveryRow, eventRow } from './records.ts'
@@ -26,7 +28,8 @@ export interface ParsedDelivery {
 
 interface MatchContext {
   listening: Map<string, ListeningTrigger[]>
-  deliveryKinds: Map<string, string>
+  /** Each listening agent as it is now (its current scope and connections); null when gone. */
+  agents: Map<string, AgentInfo | null>
 }
 
 export class Pipeline {
@@ -35,6 +38,7 @@ export class Pipeline {
   #triggers: TriggerService
   #deliverer: Deliverer
   #log: FastifyBaseLogger
+  #placements: PlacementChanges
   agents: AgentDirectory | null = null
 
   constructor(deps: {
@@ -43,7 +47,10 @@ export class Pipeline {
     triggers: TriggerService
     deliverer: Deliverer
     log: FastifyBaseLogger
+    /** Told of every stored event's cards and lists (the scope guard's places may have moved). */
+    placements: PlacementChanges
   }) {
+    this.#placements = deps.placements
     this.#db = deps.db
     this.#registry = deps.registry
     this.#triggers = deps.triggers
@@ -105,14 +112,15 @@ export class Pipeline {
     const listening = new Map<string, ListeningTrigger[]>()
     for (const i of items)
       if (!listening.has(i.sub.id)) listening.set(i.sub.id, await this.#triggers.listeningOn(i.sub.id))
-    const deliveryKinds = new Map<string, string>()
+    const agents = new Map<string, AgentInfo | null>()
     for (const list of listening.values())
       for (const t of list)
-        if (t.target.type === 'agent' && !deliveryKinds.has(t.row.agent_id)) {
-          const agent = await this.agents?.get(t.row.workspace_id, t.row.agent_id).catch(() => null)
-          deliveryKinds.set(t.row.agent_id, agent?.delivery.type ?? 'webhook')
-        }
-    return { listening, deliveryKinds }
+        if (!agents.has(t.row.agent_id))
+          agents.set(
+            t.row.agent_id,
+            (await this.agents?.get(t.row.workspace_id, t.row.agent_id).catch(() => null)) ?? null,
+          )
+    return { listening, agents }
   }
 
   /** Stores the events, matches them and inserts the deliveries; returns the new deliveries' ids. */
@@ -134,6 +142,7 @@ export class Pipeline {
           }),
         )
     const stored = await events.upsertMany(trx, newEvents)
+    for (const { sub, events: evs } of items) this.#placements.publish(sub.connector, evs)
     const created: NewDelivery[] = []
     const matchedCount = new Map<string, number>()
     for (const { sub, events: evs } of items) {
@@ -148,6 +157,10 @@ export class Pipeline {
             this.#log.error({ trigger: t.row.id, err }, 'trigger match failed')
           }
           if (!fires) continue
+          // The agent's scope and connections as they are now, not when the trigger was made.
+          const agent = match.agents.get(t.row.agent_id)
+          if (!agent) continue
+          if (eventOutsideScope(agent, { def: t.def, connectionId: t.row.connection_id }, e)) continue
           matchedCount.set(event.id, (matchedCount.get(event.id) ?? 0) + 1)
           created.push(
             deliveryRow({
@@ -156,7 +169,7 @@ export class Pipeline {
               triggerId: t.row.id,
               eventId: event.id,
               target: t.target,
-              agentDelivery: match.deliveryKinds.get(t.row.agent_id) ?? 'webhook',
+              agentDelivery: agent.delivery.type,
               now,
             }),
           )

@@ -12,8 +12,10 @@ import type { ConnectionService } from '../connection-service.ts'
 import type { Deliverer } from '../events/deliverer.ts'
 import { deliveryRow, eventRow } from '../events/records.ts'
 import type { JobQueue } from '../job-queue.ts'
+import type { PlacementChanges } from '../placement-changes.ts'
 import type { Registry } from '../registry.ts'
 import type { AgentDirectory } from './directories.ts'
+import { connectionWithdrawn, eventOutsideScope } from './event-scope.ts'
 
 export interface PollerOptions {
   db: Kysely<Database>
@@ -23,6 +25,8 @@ export interface PollerOptions {
   deliverer: Deliverer
   jobs: JobQueue
   log: FastifyBaseLogger
+  /** Told of every polled event's cards and lists (the scope guard's places may have moved). */
+  placements: PlacementChanges
 }
 
 export class Poller {
@@ -70,12 +74,19 @@ export class Poller {
       const http = this.#o.connections.client(row.connection_id, connector, loaded.credentials, {
         paced: true,
       })
-      // The agent's scope goes to the poll, for polls that read beyond one board.
-      const agent = await this.agents?.get(row.workspace_id, row.agent_id)
-      const result = await reg.trigger.poll(
-        { http, cursor: row.poll_cursor ? JSON.parse(row.poll_cursor) : null, now, scope: agent?.scope },
+      // The agent's scope goes to the poll, for polls that read beyond one board; the agent as it
+      // is now also decides which events it gets (a narrowed scope or a connection taken away).
+      const agent = await this.agents!.get(row.workspace_id, row.agent_id)
+      const withdrawn = connectionWithdrawn(agent, row.connection_id)
+      if (withdrawn) throw new PatchbayError('CONNECTION_NOT_ALLOWED', withdrawn)
+      const polled = await reg.trigger.poll(
+        { http, cursor: row.poll_cursor ? JSON.parse(row.poll_cursor) : null, now, scope: agent.scope },
         JSON.parse(row.config),
       )
+      // Every event polled tells where its card lies now; only those in scope are delivered.
+      this.#o.placements.publish(connector.id, polled.events)
+      const trigger = { def: reg.trigger, connectionId: row.connection_id }
+      const result = { ...polled, events: polled.events.filter((e) => !eventOutsideScope(agent, trigger, e)) }
       const target = JSON.parse(row.target)
       const at = nowIso()
       const created = await this.#o.db.transaction().execute(async (trx) => {
@@ -104,7 +115,7 @@ export class Poller {
               triggerId: row.id,
               eventId: event.id,
               target,
-              agentDelivery: agent?.delivery.type ?? 'webhook',
+              agentDelivery: agent.delivery.type,
               now: at,
             }),
           ]

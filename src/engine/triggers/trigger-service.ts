@@ -89,17 +89,7 @@ export class TriggerService {
       })
     const { connector, trigger } = registered
     const agent = await this.#requireAgents().get(workspaceId, agentId)
-    let raw: unknown = req.config ?? {}
-    // A board's or card's page address given for its identifier is read into the identifier first.
-    if (this.pages?.holdsPageAddress(connector, trigger.scoped, raw)) {
-      const conn = await this.#connections.load(workspaceId, req.connectionId)
-      if (conn.row.connector === connector.id && conn.row.status === 'active')
-        raw = await this.pages.resolve(connector, trigger.scoped ?? [], raw, conn.credentials, 'config')
-    }
-    const parsed = trigger.config.safeParse(raw)
-    if (!parsed.success) throw validationError(parsed.error.issues, 'config')
-    const config = parsed.data as Record<string, unknown>
-
+    // The connection is checked before anything is read with it (a page address below).
     const loaded = await this.#connections.load(workspaceId, req.connectionId)
     if (loaded.row.connector !== connector.id)
       throw new PatchbayError(
@@ -122,6 +112,13 @@ export class TriggerService {
           hint: 'Reconnect it first (POST /v1/connections/{id}/reconnect).',
         },
       )
+    let raw: unknown = req.config ?? {}
+    // A board's or card's page address given for its identifier is read into the identifier.
+    if (this.pages?.holdsPageAddress(connector, trigger.scoped, raw))
+      raw = await this.pages.resolve(connector, trigger.scoped ?? [], raw, loaded.credentials, 'config')
+    const parsed = trigger.config.safeParse(raw)
+    if (!parsed.success) throw validationError(parsed.error.issues, 'config')
+    const config = parsed.data as Record<string, unknown>
     this.#checkScope(agent.scope, trigger, config)
 
     const target: TriggerTarget = req.target ?? { type: 'agent' }

@@ -66,6 +66,7 @@ export const codehostApiCall = defineStep({
         },
       )
     const res = await ctx.http.request({
+      passRedirects: true,
       method: input.method,
       path: parsed.path,
       query: parsed.query,

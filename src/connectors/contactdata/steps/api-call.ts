@@ -31,7 +31,7 @@ export const contactdataApiCall = defineStep({
   hints: { readOnly: false, destructive: false, idempotent: false },
   passThrough: true,
   run: async (ctx, input) => {
-    const { path, query } = parseEndpointPath(input.endpoint)
+    const { path, segments, query } = parseEndpointPath(input.endpoint)
     for (const k of Object.keys(query))
       if (/^(x[-_])?api[-_]?key$|^key$/i.test(k))
         throw new PatchbayError(
@@ -42,9 +42,9 @@ export const contactdataApiCall = defineStep({
           },
         )
     const body = input.method === 'POST' ? input.body : undefined
-    const release = (await ctx.credits?.reserve(worstCaseCredits(input.method, path, body))) ?? (() => {})
+    const release = (await ctx.credits?.reserve(worstCaseCredits(input.method, segments, body))) ?? (() => {})
     try {
-      const res = await ctx.http.request({ method: input.method, path, query, body })
+      const res = await ctx.http.request({ method: input.method, path, query, body, passRedirects: true })
       return { status: res.status, body: res.data, creditsCharged: ctx.credits?.charged ?? 0 }
     } finally {
       release()

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
-import { parseEndpointPath } from '../../../kit/endpoint-path.ts'
+import { ENDPOINT_MAX_LENGTH, parseEndpointPath } from '../../../kit/endpoint-path.ts'
 import { checkCallerHeaders } from '../../../kit/request-headers.ts'
 
 /** Response headers handed back: not cookies (they are the upstream's session, not the agent's). */
@@ -16,7 +16,7 @@ export const httpApiCall = defineStep({
     endpoint: z
       .string()
       .min(1)
-      .max(4096)
+      .max(ENDPOINT_MAX_LENGTH)
       .describe('Path below the base address, e.g. /repos/acme/api/issues?state=open. Never a full URL.'),
     query: z
       .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
@@ -42,6 +42,7 @@ export const httpApiCall = defineStep({
     const headers = checkCallerHeaders(input.headers)
     const parsed = parseEndpointPath(input.endpoint)
     const res = await ctx.http.request({
+      passRedirects: true,
       method: input.method,
       path: parsed.path,
       query: { ...parsed.query, ...input.query },

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
-import { parseEndpointPath } from '../../../kit/endpoint-path.ts'
+import { ENDPOINT_MAX_LENGTH, parseEndpointPath } from '../../../kit/endpoint-path.ts'
 import { PatchbayError } from '../../../kit/errors.ts'
 
 const authChoice = z
@@ -25,7 +25,11 @@ export const taskboardApiCall = defineStep({
   input: z.object({
     auth: authChoice,
     method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).describe('HTTP method.'),
-    endpoint: z.string().min(1).describe('Path below the task-board API base, e.g. /1/cards/{id}.'),
+    endpoint: z
+      .string()
+      .min(1)
+      .max(ENDPOINT_MAX_LENGTH)
+      .describe('Path below the task-board API base, e.g. /1/cards/{id}.'),
     body: z.record(z.string(), z.unknown()).optional().describe('JSON body for POST and PUT.'),
     query: z
       .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
@@ -54,7 +58,13 @@ export const taskboardApiCall = defineStep({
           },
         )
     }
-    const res = await ctx.http.request({ method: input.method, path, query, body: input.body })
+    const res = await ctx.http.request({
+      method: input.method,
+      path,
+      query,
+      body: input.body,
+      passRedirects: true,
+    })
     return { status: res.status, body: res.data }
   },
 })

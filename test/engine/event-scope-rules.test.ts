@@ -1,0 +1,47 @@
+// The rules an event is held to against an agent's current scope, per the trigger's `eventScope`:
+// the cases the end-to-end tests do not reach with the sandboxes (other owners, unattributed events).
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { eventOutsideScope } from '../../src/engine/triggers/event-scope.ts'
+
+const agent = {
+  scope: { boards: ['b1'], repositories: ['Octo-Demo/hello-world'] },
+  connectionIds: ['con_1'],
+}
+const on = (eventScope?: 'place' | 'owner' | 'account') => ({ def: { eventScope }, connectionId: 'con_1' })
+
+test('place (the default): the board or repository named must be in the scope', () => {
+  assert.equal(eventOutsideScope(agent, on(), { refs: { board: 'b1' } }), null)
+  assert.match(eventOutsideScope(agent, on(), { refs: { board: 'b2' } }) ?? '', /board b2 is outside/)
+  assert.equal(eventOutsideScope(agent, on(), { refs: { repository: 'octo-demo/Hello-World' } }), null)
+  assert.match(
+    eventOutsideScope(agent, on(), { refs: { repository: 'octo-demo/other' } }) ?? '',
+    /repository octo-demo\/other is outside/,
+  )
+  assert.match(eventOutsideScope(agent, on(), { refs: { account: 'octo-demo' } }) ?? '', /names no board/)
+})
+
+test('owner: a new repository is in scope when the scope holds a repository of its owner', () => {
+  assert.equal(eventOutsideScope(agent, on('owner'), { refs: { repository: 'octo-demo/brand-new' } }), null)
+  assert.match(
+    eventOutsideScope(agent, on('owner'), { refs: { repository: 'someone-else/brand-new' } }) ?? '',
+    /outside the agent's scope/,
+  )
+  assert.match(eventOutsideScope(agent, on('owner'), { refs: {} }) ?? '', /names no board/)
+})
+
+test('account: about the account itself, delivered whatever it names', () => {
+  assert.equal(eventOutsideScope(agent, on('account'), { refs: { board: 'just-made' } }), null)
+})
+
+test('a connection taken out of the agent stops every mode', () => {
+  for (const mode of ['place', 'owner', 'account'] as const)
+    assert.match(
+      eventOutsideScope(
+        agent,
+        { def: { eventScope: mode }, connectionId: 'con_2' },
+        { refs: { board: 'b1' } },
+      ) ?? '',
+      /may no longer use connection con_2/,
+    )
+})
