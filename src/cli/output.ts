@@ -1,5 +1,6 @@
 // How the CLI talks: tables and readable lines for people, JSON for scripts (--json), a spinner on
 // stderr while waiting (only when stderr is a terminal), and errors with code, message and hint.
+import { ERROR_CODES, type ErrorCodeDefinition } from '../kit/error-codes.ts'
 import { PatchbayApiError } from '../sdk/errors.ts'
 
 /** A mistake in the command line itself: exit status 2. */
@@ -92,6 +93,8 @@ export function reportError(o: Output, err: unknown): number {
       )
     o.err(`${red('error:')} ${bold(err.code)} (HTTP ${err.status}): ${err.message}`)
     if (err.hint) o.err(`${dim('hint:')} ${err.hint}`)
+    const here = (ERROR_CODES as Record<string, ErrorCodeDefinition>)[err.code]?.cli
+    if (here) o.err(`${dim('with patchbay:')} ${here}`)
     if (err.retryAfterMs !== undefined) o.err(`${dim('retry after:')} ${err.retryAfterMs} ms`)
     if (err.upstream) o.err(`${dim('upstream:')} ${err.upstream.status} ${err.upstream.body ?? ''}`.trimEnd())
     return 1

@@ -86,7 +86,7 @@ const logins = (us: any): string[] =>
 // ---- slim shapes ----
 
 export const repositoryOut = z.object({
-  fullName: z.string().describe('owner/repo'),
+  fullName: z.string().describe('owner/repo.'),
   owner: z.string(),
   name: z.string(),
   id: z.number(),
@@ -129,7 +129,7 @@ export const issueOut = z.object({
   number: z.number(),
   title: z.string(),
   body: z.string().nullable(),
-  state: z.string().describe('open or closed'),
+  state: z.string().describe('open or closed.'),
   stateReason: z.string().nullable().describe('completed, not_planned or reopened, when given.'),
   labels: z.array(z.string()),
   assignees: z.array(z.string()).describe('Logins of the assignees.'),
@@ -168,7 +168,7 @@ export const pullRequestOut = z.object({
   number: z.number(),
   title: z.string(),
   body: z.string().nullable(),
-  state: z.string().describe('open or closed'),
+  state: z.string().describe('open or closed.'),
   draft: z.boolean(),
   merged: z.boolean(),
   mergeable: z
@@ -244,7 +244,7 @@ export const workflowRunOut = z.object({
   workflowId: z.number(),
   runNumber: z.number(),
   event: z.string().describe('What started it: workflow_dispatch, push, pull_request …'),
-  status: z.string().describe('queued, in_progress or completed'),
+  status: z.string().describe('queued, in_progress or completed.'),
   conclusion: z
     .string()
     .nullable()
