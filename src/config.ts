@@ -1,6 +1,14 @@
-// Every setting Patchbay reads, in one place. The README's configuration table mirrors this file.
+// Every setting Patchbay reads, in one Zod schema: each environment variable with what it expects,
+// its default and its meaning. loadConfig checks them all at once and reports every problem, one
+// line each (the variable, its value shown safely, what was expected); main.ts prints those lines
+// and exits 2. The README's configuration table is checked against `settings` by a test.
+import net from 'node:net'
 import path from 'node:path'
+import { z } from 'zod'
 import { parseAllowList } from './kit/egress.ts'
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
 
 export interface Config {
   port: number
@@ -10,6 +18,8 @@ export interface Config {
   dataDir: string
   databaseUrl: string | null
   redisUrl: string | null
+  /** Prefix of every Redis key Patchbay writes (several deployments may share one Redis). */
+  redisPrefix: string
   masterKey: string | null
   previousMasterKeys: string[]
   adminKey: string | null
@@ -18,7 +28,11 @@ export interface Config {
   upstreamRetries: number
   /** Pacing budgets of ready-made steps per connector, overriding the connector's default. */
   pacing: Record<string, { points: number; durationMs: number }>
-  logLevel: string
+  logLevel: LogLevel
+  /** `pretty` (human-readable) or `json`; unset: pretty when stdout is a terminal. */
+  logFormat: 'pretty' | 'json'
+  /** Bearer token `/metrics` asks for; null leaves `/metrics` off. */
+  metricsToken: string | null
   /** Result cache and coalescing of lookups per connector (contact-data), overriding its defaults. */
   lookups: Record<string, { cacheTtlMs?: number; cacheMaxEntries?: number; coalesceWindowMs?: number }>
   /** Push deliveries: waits between attempts (the last one dead-letters), timeout, retry scan. */
@@ -35,120 +49,405 @@ export interface Config {
   egressAllow: string[]
 }
 
-/** `PATCHBAY_CODEHOST_CLIENT_ID` + `PATCHBAY_CODEHOST_CLIENT_SECRET` (both or neither), per connector. */
-function parseOAuthApps(env: NodeJS.ProcessEnv): Config['oauthApps'] {
-  const out: Config['oauthApps'] = {}
-  for (const id of ['taskboard', 'codehost', 'contactdata']) {
-    const p = `PATCHBAY_${id.toUpperCase()}_CLIENT_`
-    const clientId = env[`${p}ID`] || undefined
-    const clientSecret = env[`${p}SECRET`] || undefined
-    if (!clientId && !clientSecret) continue
-    if (!clientId || !clientSecret) throw new Error(`${p}ID and ${p}SECRET must be set together`)
-    out[id] = { clientId, clientSecret }
-  }
-  return out
-}
-
-function parseWebUrls(env: NodeJS.ProcessEnv): Config['webUrls'] {
-  const out: Config['webUrls'] = {}
-  for (const id of ['taskboard', 'codehost']) {
-    const v = env[`PATCHBAY_${id.toUpperCase()}_WEB_URL`]
-    if (v) out[id] = v
-  }
-  return out
-}
-
-/**
- * `PATCHBAY_CONTACTDATA_CACHE_TTL_MS`, `PATCHBAY_CONTACTDATA_CACHE_MAX_ENTRIES` and
- * `PATCHBAY_CONTACTDATA_COALESCE_MS` (0 turns the cache or coalescing off).
- */
-function parseLookups(int: (name: string) => number | undefined): Config['lookups'] {
-  const out: Config['lookups'] = {}
-  for (const id of ['contactdata']) {
-    const p = `PATCHBAY_${id.toUpperCase()}_`
-    const t = {
-      cacheTtlMs: int(`${p}CACHE_TTL_MS`),
-      cacheMaxEntries: int(`${p}CACHE_MAX_ENTRIES`),
-      coalesceWindowMs: int(`${p}COALESCE_MS`),
-    }
-    if (Object.values(t).some((v) => v !== undefined)) out[id] = t
-  }
-  return out
-}
-
-/** `PATCHBAY_TASKBOARD_PACING=100/10000`: 100 requests per 10,000 ms per token. */
-function parsePacing(env: NodeJS.ProcessEnv): Config['pacing'] {
-  const out: Config['pacing'] = {}
-  for (const id of ['taskboard', 'codehost', 'contactdata']) {
-    const name = `PATCHBAY_${id.toUpperCase()}_PACING`
-    const v = env[name]
-    if (!v) continue
-    const m = /^(\d+)\/(\d+)$/.exec(v.trim())
-    if (!m || Number(m[1]) < 1 || Number(m[2]) < 1)
-      throw new Error(`${name} must look like 100/10000 (requests/milliseconds), got "${v}"`)
-    out[id] = { points: Number(m[1]), durationMs: Number(m[2]) }
-  }
-  return out
-}
-
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const int = (name: string, fallback: number) => {
-    const v = env[name]
-    if (v === undefined || v === '') return fallback
-    const n = Number(v)
-    if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number, got "${v}"`)
-    return n
-  }
-  const str = (name: string) => (env[name] && env[name] !== '' ? env[name]! : null)
-  return {
-    port: int('PORT', 8080),
-    host: env.HOST || '127.0.0.1',
-    publicUrl: str('PATCHBAY_PUBLIC_URL'),
-    dataDir: path.resolve(env.PATCHBAY_DATA_DIR || './data'),
-    databaseUrl: str('PATCHBAY_DATABASE_URL'),
-    redisUrl: str('REDIS_URL'),
-    masterKey: str('PATCHBAY_MASTER_KEY'),
-    previousMasterKeys: (env.PATCHBAY_PREVIOUS_MASTER_KEYS ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-    adminKey: str('PATCHBAY_ADMIN_KEY'),
-    upstreams: {
-      taskboard: str('PATCHBAY_TASKBOARD_URL'),
-      codehost: str('PATCHBAY_CODEHOST_URL'),
-      contactdata: str('PATCHBAY_CONTACTDATA_URL'),
-    },
-    upstreamTimeoutMs: int('PATCHBAY_UPSTREAM_TIMEOUT_MS', 15_000),
-    upstreamRetries: int('PATCHBAY_UPSTREAM_RETRIES', 3),
-    pacing: parsePacing(env),
-    logLevel: env.LOG_LEVEL || 'info',
-    deliveryRetryScheduleMs: parseSchedule(env.PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS),
-    deliveryTimeoutMs: int('PATCHBAY_DELIVERY_TIMEOUT_MS', 10_000),
-    deliveryScanMs: int('PATCHBAY_DELIVERY_SCAN_MS', 1_000),
-    minPollIntervalMs: int('PATCHBAY_MIN_POLL_INTERVAL_MS', 10_000),
-    oauthApps: parseOAuthApps(env),
-    webUrls: parseWebUrls(env),
-    egressAllow: parseEgressAllow(env.PATCHBAY_EGRESS_ALLOW),
-    lookups: parseLookups((name) => (env[name] === undefined || env[name] === '' ? undefined : int(name, 0))),
+/** Bad settings, one line per problem; main.ts prints them and exits 2. */
+export class ConfigError extends Error {
+  readonly problems: string[]
+  constructor(problems: string[]) {
+    super(problems.join('\n'))
+    this.name = 'ConfigError'
+    this.problems = problems
   }
 }
 
-/** `PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS=5000,300000,…`: the waits between push attempts. */
-function parseSchedule(v: string | undefined): number[] | undefined {
-  if (!v) return undefined
-  const parts = v.split(',').map((p) => Number(p.trim()))
-  if (parts.some((n) => !Number.isInteger(n) || n < 0))
-    throw new Error(`PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS must be comma-separated milliseconds, got "${v}"`)
-  return parts
+/** A variable's value as it may be printed: secrets hidden, passwords in URLs masked. */
+export function shownSafely(name: string, value: string): string {
+  if (/KEY|SECRET|TOKEN|PASSWORD/.test(name)) return `(hidden, ${value.length} characters)`
+  return JSON.stringify(maskUrlPassword(value).slice(0, 200))
 }
 
-/** `PATCHBAY_EGRESS_ALLOW=10.0.0.0/8,git.corp.example,127.0.0.1:4010`: comma- or space-separated. */
-function parseEgressAllow(v: string | undefined): string[] {
-  const entries = (v ?? '').split(/[\s,]+/).filter(Boolean)
+export function maskUrlPassword(value: string): string {
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@]*:)[^/@]*@/i, '$1***@')
+}
+
+// ---- what a value may be: each parser returns undefined for a value it refuses, and the
+// setting's `expected` text says what it wanted.
+
+const wholeNumber = (min: number, max: number) => (v: string) => {
+  if (!/^\d+$/.test(v.trim())) return undefined
+  const n = Number(v.trim())
+  return n >= min && n <= max ? n : undefined
+}
+
+const httpUrl = (v: string) => {
   try {
-    parseAllowList(entries)
-  } catch (err) {
-    throw new Error(`PATCHBAY_EGRESS_ALLOW: ${(err as Error).message}`)
+    const u = new URL(v)
+    return u.protocol === 'http:' || u.protocol === 'https:' ? v.replace(/\/+$/, '') : undefined
+  } catch {
+    return undefined
   }
-  return entries
+}
+
+const urlWithSchemes = (schemes: string[]) => (v: string) => {
+  try {
+    return schemes.includes(new URL(v).protocol) ? v : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** An IP address, or a host name made of letters, digits, hyphens and dots (not all digits). */
+const hostAddress = (v: string) => {
+  if (net.isIP(v)) return v
+  if (/^[\d.]+$/.test(v)) return undefined
+  return /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(v)
+    ? v
+    : undefined
+}
+
+const anything = (v: string) => v
+
+const oneOf =
+  <T extends string>(values: readonly T[]) =>
+  (v: string) =>
+    (values as readonly string[]).includes(v.trim().toLowerCase()) ? (v.trim().toLowerCase() as T) : undefined
+
+/** `100/10000`: requests per milliseconds. */
+const budget = (v: string) => {
+  const m = /^(\d+)\/(\d+)$/.exec(v.trim())
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) return undefined
+  return { points: Number(m[1]), durationMs: Number(m[2]) }
+}
+
+const millisecondsList = (v: string) => {
+  const parts = v.split(',').map((p) => p.trim())
+  return parts.every((p) => /^\d+$/.test(p)) ? parts.map(Number) : undefined
+}
+
+const base64Key = (v: string) => (Buffer.from(v.trim(), 'base64').length === 32 ? v.trim() : undefined)
+
+const commaList = (check: (v: string) => string | undefined) => (v: string) => {
+  const parts = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+  return parts.every((p) => check(p) !== undefined) ? parts : undefined
+}
+
+export interface Setting {
+  /** Shown in the README's table. */
+  default: string
+  meaning: string
+  /** What a good value looks like, for the error line. */
+  expected: string
+  /** The value read, or undefined (or a thrown Error saying why) when it is refused. */
+  parse: (value: string) => unknown
+}
+
+const setting = (
+  def: string,
+  meaning: string,
+  expected: string,
+  parse: (value: string) => unknown,
+): Setting => ({ default: def, meaning, expected, parse })
+
+const MS = 'a whole number of milliseconds'
+const connectorIds = ['taskboard', 'codehost', 'contactdata'] as const
+const names: Record<(typeof connectorIds)[number], string> = {
+  taskboard: 'task-board',
+  codehost: 'code-host',
+  contactdata: 'contact-data',
+}
+
+/** Every variable Patchbay reads. */
+export const settings: Record<string, Setting> = {
+  PORT: setting('`8080`', 'HTTP port', 'a port number from 0 to 65535', wholeNumber(0, 65535)),
+  HOST: setting(
+    '`127.0.0.1`',
+    'address to listen on (`0.0.0.0` for all interfaces)',
+    'an IP address (e.g. 127.0.0.1, 0.0.0.0, ::) or a host name',
+    hostAddress,
+  ),
+  PATCHBAY_PUBLIC_URL: setting(
+    '—',
+    'the address upstreams and browsers reach Patchbay at (webhook callbacks, OAuth redirects)',
+    'an http:// or https:// address, e.g. https://patchbay.example.com',
+    httpUrl,
+  ),
+  PATCHBAY_DATA_DIR: setting(
+    '`./data`',
+    'where the embedded SQLite database and the generated master key file live',
+    'a directory path',
+    anything,
+  ),
+  PATCHBAY_DATABASE_URL: setting(
+    '—',
+    'PostgreSQL URL; when set, PostgreSQL is the store instead of SQLite',
+    'a PostgreSQL address postgres://user:password@host:5432/database (unset for the embedded SQLite)',
+    urlWithSchemes(['postgres:', 'postgresql:']),
+  ),
+  REDIS_URL: setting(
+    '—',
+    "Redis: when set, ready-made steps' pacing budgets live there, so every instance sharing a token shares its budget (a sliding log in one Lua script)",
+    'a Redis address redis://host:6379 or rediss://…',
+    urlWithSchemes(['redis:', 'rediss:']),
+  ),
+  PATCHBAY_REDIS_PREFIX: setting(
+    '`patchbay:`',
+    'prefix of every Redis key Patchbay writes (to share one Redis between deployments)',
+    'a non-empty prefix',
+    (v) => (v.trim() ? v.trim() : undefined),
+  ),
+  PATCHBAY_MASTER_KEY: setting(
+    'generated',
+    "base64 of 32 bytes: the vault's key. Unset: a key file `master.key` (mode 0600) is generated in the data directory",
+    'the base64 of exactly 32 bytes (openssl rand -base64 32)',
+    base64Key,
+  ),
+  PATCHBAY_PREVIOUS_MASTER_KEYS: setting(
+    '—',
+    'comma-separated older master keys, still used to read secrets sealed before a rotation',
+    'comma-separated base64 keys of 32 bytes each',
+    commaList(base64Key),
+  ),
+  PATCHBAY_ADMIN_KEY: setting(
+    'generated',
+    'the workspace admin key to create on first start (otherwise one is generated and printed once)',
+    'a key of at least 16 characters',
+    (v) => (v.trim().length >= 16 ? v.trim() : undefined),
+  ),
+  ...Object.fromEntries(
+    connectorIds.map((id) => [
+      `PATCHBAY_${id.toUpperCase()}_URL`,
+      setting(
+        'sandbox',
+        `${names[id]} API base address; unset runs the sandbox ${names[id]} in-process`,
+        'an http:// or https:// address',
+        httpUrl,
+      ),
+    ]),
+  ),
+  PATCHBAY_TASKBOARD_WEB_URL: setting(
+    'the API address',
+    "the task-board's web address (`{auth_url}`: token page, OAuth pages, page addresses)",
+    'an http:// or https:// address',
+    httpUrl,
+  ),
+  PATCHBAY_CODEHOST_WEB_URL: setting(
+    'the API address',
+    "the code-host's web address (`/login/oauth/authorize`, `/login/oauth/access_token`)",
+    'an http:// or https:// address',
+    httpUrl,
+  ),
+  ...Object.fromEntries(
+    connectorIds.flatMap((id) => [
+      [
+        `PATCHBAY_${id.toUpperCase()}_CLIENT_ID`,
+        setting(
+          id === 'contactdata' ? '—' : 'sandbox demo app',
+          `Patchbay's ${names[id]} OAuth app (with \`PATCHBAY_${id.toUpperCase()}_CLIENT_SECRET\`), for sign-ins`,
+          'the OAuth app id',
+          anything,
+        ),
+      ],
+      [
+        `PATCHBAY_${id.toUpperCase()}_CLIENT_SECRET`,
+        setting(
+          id === 'contactdata' ? '—' : 'sandbox demo app',
+          `the secret of Patchbay's ${names[id]} OAuth app`,
+          'the OAuth app secret',
+          anything,
+        ),
+      ],
+      [
+        `PATCHBAY_${id.toUpperCase()}_PACING`,
+        setting(
+          { taskboard: '`100/10000`', codehost: "the connector's", contactdata: '`60/60000`' }[id],
+          `pacing budget per ${names[id]} credential, shared by ready-made steps and trigger polls: requests/milliseconds`,
+          'requests/milliseconds, e.g. 100/10000',
+          budget,
+        ),
+      ],
+    ]),
+  ),
+  PATCHBAY_CONTACTDATA_CACHE_TTL_MS: setting(
+    '`86400000`',
+    "how long a lookup result is served from the connection's cache; `0` turns the cache off",
+    MS,
+    wholeNumber(0, Number.MAX_SAFE_INTEGER),
+  ),
+  PATCHBAY_CONTACTDATA_CACHE_MAX_ENTRIES: setting(
+    '`10000`',
+    'lookup results kept per connection',
+    'a whole number',
+    wholeNumber(0, Number.MAX_SAFE_INTEGER),
+  ),
+  PATCHBAY_CONTACTDATA_COALESCE_MS: setting(
+    '`5`',
+    'how long a single lookup waits for others to share a bulk call; `0` turns coalescing off',
+    MS,
+    wholeNumber(0, Number.MAX_SAFE_INTEGER),
+  ),
+  PATCHBAY_UPSTREAM_TIMEOUT_MS: setting(
+    '`15000`',
+    'per-request timeout for upstream calls',
+    MS,
+    wholeNumber(1, 600_000),
+  ),
+  PATCHBAY_UPSTREAM_RETRIES: setting(
+    '`3`',
+    'retries of a failed upstream request (idempotent requests on 5xx and network errors; any request on 429)',
+    'a whole number from 0 to 10',
+    wholeNumber(0, 10),
+  ),
+  PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS: setting(
+    '`5000,300000,1800000,7200000,18000000,36000000,36000000`',
+    'waits between push delivery attempts; after the last, a delivery is dead-lettered',
+    'comma-separated milliseconds, e.g. 5000,300000',
+    millisecondsList,
+  ),
+  PATCHBAY_DELIVERY_TIMEOUT_MS: setting(
+    '`10000`',
+    'how long an agent endpoint has to answer a push',
+    MS,
+    wholeNumber(1, 600_000),
+  ),
+  PATCHBAY_DELIVERY_SCAN_MS: setting(
+    '`1000`',
+    'how often due retries are looked for',
+    MS,
+    wholeNumber(1, 3_600_000),
+  ),
+  PATCHBAY_MIN_POLL_INTERVAL_MS: setting(
+    '`10000`',
+    'the shortest poll interval a polled trigger may ask for',
+    MS,
+    wholeNumber(0, Number.MAX_SAFE_INTEGER),
+  ),
+  PATCHBAY_EGRESS_ALLOW: setting(
+    '—',
+    'non-public hosts, `host:port` pairs and CIDR ranges Patchbay may send to (comma- or space-separated), e.g. `10.0.0.0/8,git.corp.example`',
+    'comma-separated hosts, host:port pairs or CIDR ranges, e.g. 10.0.0.0/8,git.corp.example',
+    (v) => {
+      const entries = v.split(/[\s,]+/).filter(Boolean)
+      parseAllowList(entries)
+      return entries
+    },
+  ),
+  LOG_LEVEL: setting(
+    '`info`',
+    'the least severe log lines written: `fatal`, `error`, `warn`, `info`, `debug` (adds one line per request), `trace` or `silent`',
+    `one of ${LOG_LEVELS.join(', ')}`,
+    oneOf(LOG_LEVELS),
+  ),
+  LOG_FORMAT: setting(
+    '`pretty` on a terminal, else `json`',
+    'log lines as readable text (`pretty`) or one JSON object per line (`json`)',
+    'pretty or json',
+    oneOf(['pretty', 'json'] as const),
+  ),
+  PATCHBAY_METRICS_TOKEN: setting(
+    '— (`/metrics` off)',
+    'turns on Prometheus metrics at `/metrics`, readable with `Authorization: Bearer <token>`',
+    'a token of at least 16 characters',
+    (v) => (v.trim().length >= 16 ? v.trim() : undefined),
+  ),
+}
+
+/** The schema over the whole environment: every variable optional, each checked by its setting. */
+export const environmentSchema = z.object(
+  Object.fromEntries(
+    Object.entries(settings).map(([name, s]) => [
+      name,
+      z
+        .string()
+        .optional()
+        .transform((v, ctx) => {
+          if (v === undefined || v === '') return undefined
+          let out: unknown
+          let why = ''
+          try {
+            out = s.parse(v)
+          } catch (err) {
+            why = ` (${(err as Error).message})`
+          }
+          if (out === undefined)
+            ctx.addIssue({
+              code: 'custom',
+              message: `${name}=${shownSafely(name, v)}: expected ${s.expected}${why}`,
+            })
+          return out
+        }),
+    ]),
+  ),
+)
+
+/** Reads and checks every setting; throws ConfigError listing every problem. */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { stdoutIsTerminal?: boolean } = {},
+): Config {
+  const parsed = environmentSchema.safeParse(env)
+  const problems = parsed.success ? [] : parsed.error.issues.map((i) => i.message)
+  const v = (parsed.success ? parsed.data : {}) as Record<string, any>
+  const oauthApps: Config['oauthApps'] = {}
+  for (const id of connectorIds) {
+    const p = `PATCHBAY_${id.toUpperCase()}_CLIENT_`
+    const clientId = env[`${p}ID`]
+    const clientSecret = env[`${p}SECRET`]
+    if (clientId && clientSecret) oauthApps[id] = { clientId, clientSecret }
+    else if (clientId || clientSecret)
+      problems.push(
+        `${clientId ? `${p}SECRET` : `${p}ID`} is not set: expected ${p}ID and ${p}SECRET together`,
+      )
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
+
+  const pacing: Config['pacing'] = {}
+  for (const id of connectorIds) {
+    const b = v[`PATCHBAY_${id.toUpperCase()}_PACING`]
+    if (b) pacing[id] = b
+  }
+  const lookups: Config['lookups'] = {}
+  const t = {
+    cacheTtlMs: v.PATCHBAY_CONTACTDATA_CACHE_TTL_MS,
+    cacheMaxEntries: v.PATCHBAY_CONTACTDATA_CACHE_MAX_ENTRIES,
+    coalesceWindowMs: v.PATCHBAY_CONTACTDATA_COALESCE_MS,
+  }
+  if (Object.values(t).some((x) => x !== undefined)) lookups.contactdata = t
+  const webUrls: Config['webUrls'] = {}
+  for (const id of ['taskboard', 'codehost']) {
+    const w = v[`PATCHBAY_${id.toUpperCase()}_WEB_URL`]
+    if (w) webUrls[id] = w
+  }
+  return {
+    port: v.PORT ?? 8080,
+    host: v.HOST ?? '127.0.0.1',
+    publicUrl: v.PATCHBAY_PUBLIC_URL ?? null,
+    dataDir: path.resolve(v.PATCHBAY_DATA_DIR ?? './data'),
+    databaseUrl: v.PATCHBAY_DATABASE_URL ?? null,
+    redisUrl: v.REDIS_URL ?? null,
+    redisPrefix: v.PATCHBAY_REDIS_PREFIX ?? 'patchbay:',
+    masterKey: v.PATCHBAY_MASTER_KEY ?? null,
+    previousMasterKeys: v.PATCHBAY_PREVIOUS_MASTER_KEYS ?? [],
+    adminKey: v.PATCHBAY_ADMIN_KEY ?? null,
+    upstreams: {
+      taskboard: v.PATCHBAY_TASKBOARD_URL ?? null,
+      codehost: v.PATCHBAY_CODEHOST_URL ?? null,
+      contactdata: v.PATCHBAY_CONTACTDATA_URL ?? null,
+    },
+    upstreamTimeoutMs: v.PATCHBAY_UPSTREAM_TIMEOUT_MS ?? 15_000,
+    upstreamRetries: v.PATCHBAY_UPSTREAM_RETRIES ?? 3,
+    pacing,
+    logLevel: v.LOG_LEVEL ?? 'info',
+    logFormat: v.LOG_FORMAT ?? ((opts.stdoutIsTerminal ?? process.stdout.isTTY) ? 'pretty' : 'json'),
+    metricsToken: v.PATCHBAY_METRICS_TOKEN ?? null,
+    lookups,
+    deliveryRetryScheduleMs: v.PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS,
+    deliveryTimeoutMs: v.PATCHBAY_DELIVERY_TIMEOUT_MS ?? 10_000,
+    deliveryScanMs: v.PATCHBAY_DELIVERY_SCAN_MS ?? 1_000,
+    minPollIntervalMs: v.PATCHBAY_MIN_POLL_INTERVAL_MS ?? 10_000,
+    oauthApps,
+    webUrls,
+    egressAllow: v.PATCHBAY_EGRESS_ALLOW ?? [],
+  }
 }

@@ -1,10 +1,25 @@
 // `npm start`: Patchbay on its embedded default (SQLite in ./data), with the sandbox upstreams
 // in-process for every upstream whose address is not configured.
 import { describeSandboxes, type Sandboxes, startSandboxes } from '../sandbox/index.ts'
-import { loadConfig } from './config.ts'
-import { startService } from './service.ts'
+import { type Config, ConfigError, loadConfig } from './config.ts'
+import { StartupError, startService } from './service.ts'
 
-const config = loadConfig()
+/** A bad setting or a service that does not answer: one line each on stderr, exit 2, no stack trace. */
+function exitOnStartFailure(err: unknown): never {
+  if (err instanceof ConfigError || err instanceof StartupError) {
+    const lines = err instanceof ConfigError ? err.problems : [err.message]
+    for (const line of lines) process.stderr.write(`patchbay: ${line}\n`)
+    process.exit(2)
+  }
+  throw err
+}
+
+let config: Config
+try {
+  config = loadConfig()
+} catch (err) {
+  exitOnStartFailure(err)
+}
 const missing = (['taskboard', 'codehost', 'contactdata'] as const).filter((c) => !config.upstreams[c])
 let sandboxes: Sandboxes | null = null
 if (missing.length > 0) {
@@ -34,7 +49,10 @@ if (sandboxes?.taskboard)
 const egressAllow = [sandboxes?.taskboard, sandboxes?.codehost, sandboxes?.contactdata].flatMap((s) =>
   s ? [new URL(s.url).host] : [],
 )
-const service = await startService(config, { baseUrls, oauthApps, egressAllow })
+const service = await startService(config, { baseUrls, oauthApps, egressAllow }).catch(async (err) => {
+  await sandboxes?.close()
+  return exitOnStartFailure(err)
+})
 
 const out: string[] = [`Patchbay is listening on ${service.url}  (API reference: ${service.url}/docs)`]
 if (service.generatedAdminKey) {

@@ -1,9 +1,13 @@
 // Starts Patchbay: the store, the vault, the engine and the HTTP server, in that order.
 import type { FastifyInstance } from 'fastify'
+import { Redis } from 'ioredis'
+import pg from 'pg'
 import { pino } from 'pino'
-import type { Config } from './config.ts'
+import { type Config, maskUrlPassword } from './config.ts'
 import { Engine } from './engine/engine.ts'
+import type { Clock } from './kit/clock.ts'
 import { EgressGuard, type Resolve } from './kit/egress.ts'
+import type { Pacer } from './kit/pacer.ts'
 import { createRedisPacer } from './kit/redis-pacer.ts'
 import { buildApp, loggerOptions } from './server/app.ts'
 import { bootstrapWorkspace } from './server/bootstrap.ts'
@@ -28,13 +32,67 @@ export interface ServiceOptions {
   logging?: boolean
   /** OAuth apps to use where the configuration names none (the sandbox's demo app). */
   oauthApps?: Record<string, { clientId: string; clientSecret: string } | undefined>
+  /** Time for the parts that wait (tests drive a manual clock). */
+  clock?: Clock
+  /** A pacer instead of the in-memory one (tests count what it lets through). */
+  pacer?: Pacer
   /** Allow-list entries beside PATCHBAY_EGRESS_ALLOW: what the caller started itself (the embedded sandbox's host:port). */
   egressAllow?: string[]
   /** Name resolution for the egress guard (tests give a stub resolver). */
   egressResolve?: Resolve
 }
 
+/** A start that cannot go on (a database or Redis that does not answer): one line, exit 2. */
+export class StartupError extends Error {
+  override name = 'StartupError'
+}
+
+/** How long a start waits for PostgreSQL or Redis to answer before giving up. */
+const CONNECT_TIMEOUT_MS = 5_000
+
+async function checkPostgres(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
+  try {
+    await client.connect()
+    await client.query('select 1')
+  } catch (err) {
+    throw new StartupError(
+      `PATCHBAY_DATABASE_URL=${JSON.stringify(maskUrlPassword(url))}: PostgreSQL did not answer (${(err as Error).message || (err as { code?: string }).code}); start it, or fix the address`,
+    )
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+/** The service's one Redis connection, checked at start; later outages are logged, not thrown. */
+async function connectRedis(config: Config, log: pino.Logger): Promise<Redis> {
+  const redis = new Redis(config.redisUrl!, {
+    lazyConnect: true,
+    keyPrefix: config.redisPrefix,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    maxRetriesPerRequest: 3,
+  })
+  let lastWarned = 0
+  redis.on('error', (err) => {
+    // ioredis reconnects by itself; one warning a minute says so without flooding the log.
+    if (Date.now() - lastWarned < 60_000) return
+    lastWarned = Date.now()
+    log.warn({ err: err.message }, 'Redis is not answering; retrying')
+  })
+  try {
+    await redis.connect()
+    await redis.ping()
+  } catch (err) {
+    redis.disconnect()
+    throw new StartupError(
+      `REDIS_URL=${JSON.stringify(maskUrlPassword(config.redisUrl!))}: Redis did not answer (${(err as Error).message}); start it, fix the address, or unset REDIS_URL`,
+    )
+  }
+  return redis
+}
+
 export async function startService(config: Config, opts: ServiceOptions): Promise<RunningService> {
+  if (config.databaseUrl) await checkPostgres(config.databaseUrl)
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -44,14 +102,15 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   // One logger for the server and the engine, so both are redacted alike.
   const log =
     opts.logging === false ? pino({ level: 'silent' }) : pino(loggerOptions(config.logLevel) as object)
-  // With Redis, every instance sharing a token shares its pacing budget.
-  const redisPacer = config.redisUrl ? createRedisPacer(config.redisUrl) : null
+  const redis = config.redisUrl ? await connectRedis(config, log).catch(closeStore(store)) : null
   const engine = new Engine({
     egress: new EgressGuard({
       allow: [...config.egressAllow, ...(opts.egressAllow ?? [])],
       resolve: opts.egressResolve,
     }),
-    pacer: redisPacer ?? undefined,
+    // With Redis, every instance sharing a token shares its pacing budget.
+    pacer: opts.pacer ?? (redis ? createRedisPacer(redis) : undefined),
+    clock: opts.clock,
     store,
     vault,
     baseUrls: opts.baseUrls,
@@ -84,7 +143,15 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     close: async () => {
       await app.close()
       await engine.close()
-      await redisPacer?.close()
+      await redis?.quit()
     },
   }
 }
+
+/** Closes the store before passing on a start's failure. */
+const closeStore =
+  (store: { close(): Promise<void> }) =>
+  async (err: unknown): Promise<never> => {
+    await store.close()
+    throw err
+  }

@@ -2,6 +2,7 @@
 // all start from here.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Dispatcher } from 'undici'
+import { type Clock, systemClock } from '../kit/clock.ts'
 import { EgressGuard } from '../kit/egress.ts'
 import { createDispatcher } from '../kit/http.ts'
 import { type Budget, createPacer, type Pacer } from '../kit/pacer.ts'
@@ -54,6 +55,8 @@ export interface EngineOptions {
   events?: EventOptions
   /** Sign-in flows: each connector's OAuth app and web address (when not its API address). */
   oauth?: { apps?: Record<string, OAuthApp | undefined>; webUrls?: Record<string, string | undefined> }
+  /** Time for the parts that wait (pacing, rate budgets); tests drive it by hand. */
+  clock?: Clock
 }
 
 export class Engine {
@@ -83,7 +86,7 @@ export class Engine {
   /** Upstreams' web pages: token-page addresses, and page addresses read into identifiers. */
   readonly pages: UpstreamPages
   /** Request budgets upstreams report (code-host x-ratelimit-*), per credential. */
-  readonly rateBudgets = new RateBudgets()
+  readonly rateBudgets: RateBudgets
   /** Sign-in through upstreams' web pages (OAuth), for connectors that declare a flow. */
   readonly oauth: OAuthFlows
   /** The one egress guard: addresses checked when saved, and at connect time by the dispatcher. */
@@ -98,10 +101,12 @@ export class Engine {
     this.stepRuns = new StepRuns(opts.store.db)
     this.egress = opts.egress ?? new EgressGuard()
     this.#dispatcher = opts.dispatcher ?? createDispatcher(this.egress)
+    const clock = opts.clock ?? systemClock
+    this.rateBudgets = new RateBudgets(clock)
     this.clients = new UpstreamClients({
       baseUrls: opts.baseUrls,
       dispatcher: this.#dispatcher,
-      pacer: opts.pacer ?? createPacer(),
+      pacer: opts.pacer ?? createPacer(clock),
       timeoutMs: opts.timeoutMs ?? 15_000,
       retry: { ...defaultRetryPolicy, ...opts.retry },
       pacing: opts.pacing,

@@ -3,6 +3,7 @@
 // of spending a request on a refusal — or, when the reset is further away than the cap, are
 // refused at once with RATE_LIMITED and retryAfterMs, nothing sent. API Call steps are only
 // tracked (the caller paces them; an upstream refusal still comes back as RATE_LIMITED).
+import { type Clock, systemClock } from '../kit/clock.ts'
 import type { ConnectorDefinition, RateBudgetState } from '../kit/define.ts'
 import { PatchbayError } from '../kit/errors.ts'
 
@@ -18,6 +19,11 @@ export class RateBudgets {
   #lanes = new Map<string, Map<string, TrackedBudget>>()
   /** Ready-made requests held back for a reset, and refused because the reset was too far (for tests and diagnosis). */
   readonly stats = { waits: 0, refusals: 0 }
+  #clock: Clock
+
+  constructor(clock: Clock = systemClock) {
+    this.#clock = clock
+  }
 
   /** Reads a response's headers into the credential's lane. */
   record(connector: ConnectorDefinition, key: string, headers: Record<string, string>): void {
@@ -30,7 +36,7 @@ export class RateBudgets {
       this.#lanes.set(key, lane)
     }
     const { resource, ...state } = read
-    lane.set(resource, { ...state, observedAt: Date.now() })
+    lane.set(resource, { ...state, observedAt: this.#clock.now() })
   }
 
   /**
@@ -48,7 +54,7 @@ export class RateBudgets {
     const resource = support.resourceOf(req)
     const b = this.#lanes.get(key)?.get(resource)
     if (!b || b.remaining > 0) return
-    const waitMs = b.resetAt + RESET_MARGIN_MS - Date.now()
+    const waitMs = b.resetAt + RESET_MARGIN_MS - this.#clock.now()
     if (waitMs <= 0) return
     if (waitMs > maxWaitMs) {
       this.stats.refusals++
@@ -62,7 +68,7 @@ export class RateBudgets {
       )
     }
     this.stats.waits++
-    await new Promise((r) => setTimeout(r, waitMs))
+    await this.#clock.sleep(waitMs)
     // The window has turned: trust the upstream again until its next answer says otherwise.
     const now = this.#lanes.get(key)?.get(resource)
     if (now === b) this.#lanes.get(key)!.set(resource, { ...b, remaining: b.limit, used: 0 })

@@ -6,6 +6,7 @@
 // request. Two misaligned fixed windows let twice the budget through across a boundary, which
 // the upstream answers with 429s. A sliding log — never more than `points` sends in any span of
 // `durationMs` — stays under the upstream's limit whatever its window alignment.
+import { type Clock, systemClock } from './clock.ts'
 
 export interface Budget {
   points: number
@@ -28,7 +29,7 @@ interface Lane {
 /** Allowance for network jitter: a request may reach the upstream a little later than sent. */
 const marginMs = (budget: Budget) => Math.max(20, Math.round(budget.durationMs * 0.005))
 
-export function createPacer(): Pacer {
+export function createPacer(clock: Clock = systemClock): Pacer {
   const lanes = new Map<string, Lane>()
   return {
     wait(key, budget) {
@@ -41,13 +42,13 @@ export function createPacer(): Pacer {
       l.waiting++
       const turn = l.tail.then(async () => {
         for (;;) {
-          const now = performance.now()
+          const now = clock.now()
           while (l.sent.length > 0 && now - l.sent[0] >= budget.durationMs + marginMs(budget)) l.sent.shift()
           if (l.sent.length < budget.points) {
             l.sent.push(now)
             return
           }
-          await sleep(l.sent[0] + budget.durationMs + marginMs(budget) - now)
+          await clock.sleep(Math.max(1, l.sent[0] + budget.durationMs + marginMs(budget) - now))
         }
       })
       l.tail = turn.finally(() => {
@@ -58,5 +59,3 @@ export function createPacer(): Pacer {
     },
   }
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(1, Math.ceil(ms))))

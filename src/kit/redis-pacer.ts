@@ -2,7 +2,7 @@
 // shares its budget. One Lua script does the check-and-record atomically: it drops sends older
 // than the window, records this one when there is room, or says how long to wait. Times are
 // Redis's own, so instances with skewed clocks still agree.
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { Budget, Pacer } from './pacer.ts'
 
 const SLIDING_LOG = `
@@ -22,13 +22,8 @@ local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
 return tonumber(oldest[2]) + window - now + 1
 `
 
-export interface RedisPacer extends Pacer {
-  close(): Promise<void>
-}
-
-export function createRedisPacer(url: string, opts: { keyPrefix?: string } = {}): RedisPacer {
-  const redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 })
-  const prefix = opts.keyPrefix ?? 'patchbay:pace:'
+/** Paces on `redis` (the service's connection, which prefixes every key with the deployment's prefix). */
+export function createRedisPacer(redis: Redis, prefix = 'pace:'): Pacer {
   let seq = 0
   const unique = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`
   return {
@@ -42,9 +37,6 @@ export function createRedisPacer(url: string, opts: { keyPrefix?: string } = {})
         if (waitMs <= 0) return
         await new Promise((r) => setTimeout(r, waitMs))
       }
-    },
-    async close() {
-      await redis.quit()
     },
   }
 }

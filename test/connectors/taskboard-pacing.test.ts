@@ -1,10 +1,13 @@
 // Pacing against the sandbox with a short window: ready-made steps and trigger polls on one token
 // share one budget and together stay under the upstream's limit (no retries are allowed here, so
 // a single 429 would fail a step or a poll); the API Call step is not paced and surfaces the
-// upstream's 429 as RATE_LIMITED.
+// upstream's 429 as RATE_LIMITED. Time is driven by hand (Patchbay's clock and the sandbox's move
+// together), so the outcome does not depend on the machine's speed or load.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
+import { createPacer } from '../../src/kit/pacer.ts'
+import { countingPacer, ManualClock, SharedTime } from '../helpers/manual-clock.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import { control } from '../helpers/taskboard.ts'
 
@@ -12,12 +15,18 @@ let sandbox: TaskboardSandbox
 let t: TestService
 let connectionId: string
 let card: string
+const clock = new ManualClock()
+const pacer = countingPacer(createPacer(clock))
+let time: SharedTime
 
 before(async () => {
   sandbox = await startTaskboardSandbox()
+  time = new SharedTime(clock, pacer, sandbox)
   await control(sandbox, 'POST', '/rate-limits', { tokenLimit: 10, keyLimit: 100_000, windowMs: 1000 })
   t = await startTestService({
     taskboard: sandbox,
+    clock,
+    pacer,
     env: {
       PATCHBAY_TASKBOARD_PACING: '10/1000',
       PATCHBAY_UPSTREAM_RETRIES: '0',
@@ -38,6 +47,7 @@ before(async () => {
   card = made.body.output.id
 })
 after(async () => {
+  time.close()
   await t.close()
   await sandbox.close()
 })
@@ -61,12 +71,18 @@ test('ready-made steps and trigger polls on one token share its budget: no 429 r
     triggers.push(trig.body.id)
   }
   // 35 steps and 3 polls at once: three and a half times the per-second budget.
-  const steps = Array.from({ length: 35 }, () =>
-    t.api('POST', '/v1/steps/taskboard.get_card/run', { connectionId, input: { idCard: card } }),
-  )
-  const polls = triggers.map((id) => t.api('POST', `/v1/triggers/${id}/poll`))
-  const results = await Promise.all(steps)
-  await Promise.all(polls)
+  // A fresh window: the requests made so far (the connection's check is not paced) are behind us.
+  await time.advance(1_100)
+  const results = await time.run(async () => {
+    const steps = Array.from({ length: 35 }, () =>
+      t.api('POST', '/v1/steps/taskboard.get_card/run', { connectionId, input: { idCard: card } }),
+    )
+    const polls = triggers.map((id) => t.api('POST', `/v1/triggers/${id}/poll`))
+    await Promise.all(polls)
+    return Promise.all(steps)
+  })
+  // Pacing held most of them back: they went out over at least four windows of the budget.
+  assert.ok(pacer.granted >= 38)
   for (const r of results) {
     assert.equal(r.status, 200, JSON.stringify(r.body))
     assert.equal(r.body.meta.attempts, 1)
@@ -79,6 +95,9 @@ test('ready-made steps and trigger polls on one token share its budget: no 429 r
 })
 
 test('the API Call step is not paced: over the budget it comes back RATE_LIMITED', async () => {
+  const granted = pacer.granted
+  // A fresh window of 10 requests, the same for all 30 (time stands still meanwhile).
+  await time.advance(1_100)
   const calls = await Promise.all(
     Array.from({ length: 30 }, () =>
       t.api('POST', '/v1/steps/taskboard.api_call/run', {
@@ -87,9 +106,10 @@ test('the API Call step is not paced: over the budget it comes back RATE_LIMITED
       }),
     ),
   )
+  assert.equal(pacer.granted, granted, 'nothing went through the pacer')
   const limited = calls.filter((r) => r.status === 429)
-  assert.ok(limited.length > 0, 'some calls went over the upstream limit')
-  assert.ok(calls.some((r) => r.status === 200))
+  assert.equal(limited.length, 20, 'the calls over the upstream limit of 10')
+  assert.equal(calls.filter((r) => r.status === 200).length, 10)
   for (const r of limited) {
     assert.equal(r.body.error.code, 'RATE_LIMITED')
     assert.match(r.body.error.hint, /retry/i)

@@ -51,7 +51,7 @@ async function startChild(): Promise<void> {
         .then((r) => r.ok)
         .catch(() => false),
     (ok) => ok,
-    20_000,
+    60_000,
   )
 }
 

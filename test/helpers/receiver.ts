@@ -51,8 +51,8 @@ export class Receiver {
     return this
   }
 
-  /** Waits until `predicate` holds over what was received (gives up after `timeoutMs`). */
-  async until(predicate: (r: Received[]) => boolean, timeoutMs = 10_000): Promise<Received[]> {
+  /** Waits until `predicate` holds over what was received (gives up after `timeoutMs`, generous for loaded machines). */
+  async until(predicate: (r: Received[]) => boolean, timeoutMs = 30_000): Promise<Received[]> {
     const deadline = Date.now() + timeoutMs
     while (!predicate(this.received)) {
       if (Date.now() > deadline)
@@ -84,7 +84,7 @@ export class Receiver {
 export async function eventually<T>(
   fn: () => Promise<T>,
   ok: (v: T) => boolean,
-  timeoutMs = 10_000,
+  timeoutMs = 30_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {

@@ -5,7 +5,9 @@ import { type CodehostSandbox, startCodehostSandbox } from '../../sandbox/codeho
 import { type ContactdataSandbox, startContactdataSandbox } from '../../sandbox/contactdata/index.ts'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { loadConfig } from '../../src/config.ts'
+import type { Clock } from '../../src/kit/clock.ts'
 import type { Resolve } from '../../src/kit/egress.ts'
+import type { Pacer } from '../../src/kit/pacer.ts'
 import { type RunningService, startService } from '../../src/service.ts'
 import { serviceDatabase, type TestDatabase } from './databases.ts'
 
@@ -28,6 +30,12 @@ export interface TestService {
 }
 
 /**
+ * Redis keys of this test file: files run in parallel (and other checkouts may share the Redis),
+ * so each test process writes under its own prefix; the instances of one file share it.
+ */
+export const TEST_REDIS_PREFIX = `patchbay-test:${process.pid}-${Math.random().toString(36).slice(2, 8)}:`
+
+/**
  * The sandbox upstreams and receivers of the tests listen on loopback, which the egress guard
  * refuses unless the operator allows it: the tests opt in, explicitly, as an operator would.
  */
@@ -42,6 +50,10 @@ export async function startTestService(
     contactdata?: ContactdataSandbox | true
     /** A code-host sandbox to use, or true to start one. */
     codehost?: CodehostSandbox | true
+    /** Time for the waiting parts (a ManualClock drives it by hand). */
+    clock?: Clock
+    /** A pacer instead of the in-memory one. */
+    pacer?: Pacer
     /** Name resolution for the egress guard: a stub, so tests never resolve or reach real names. */
     egressResolve?: Resolve
   } = {},
@@ -53,7 +65,7 @@ export async function startTestService(
   const db = (opts.db ?? serviceDatabase()).fresh()
   const adminKey = `pb_admin_test_${Math.random().toString(36).slice(2)}`
   const config = {
-    ...loadConfig({ ...LOOPBACK_EGRESS, ...opts.env }),
+    ...loadConfig({ PATCHBAY_REDIS_PREFIX: TEST_REDIS_PREFIX, ...LOOPBACK_EGRESS, ...opts.env }),
     port: 0,
     host: '127.0.0.1',
     databaseUrl: db.databaseUrl,
@@ -76,6 +88,8 @@ export async function startTestService(
     },
     pgSchema: db.pgSchema,
     logging: false,
+    clock: opts.clock,
+    pacer: opts.pacer,
     egressResolve: opts.egressResolve,
   })
   const api = async (method: string, path: string, body?: unknown, key = adminKey) => {

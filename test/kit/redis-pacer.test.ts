@@ -1,10 +1,14 @@
 // Two Patchbay instances sharing Redis share a token's pacing budget: together they never send
-// more than the budget allows, so the upstream never answers 429.
+// more than the budget allows, so the upstream never answers 429. The Redis pacer keeps Redis's
+// own time (so instances agree), which a test cannot drive by hand: the upstream's window here is
+// a fifth of the budget's, so a request may take up to 0.8 s to arrive (a loaded machine) without
+// a false 429, while two instances pacing alone (ten requests at once) would still meet one.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import { Redis } from 'ioredis'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { REDIS_URL, redisUnavailableReason } from '../helpers/redis.ts'
-import { startTestService, type TestService } from '../helpers/service.ts'
+import { startTestService, TEST_REDIS_PREFIX, type TestService } from '../helpers/service.ts'
 import { control } from '../helpers/taskboard.ts'
 
 const reason = await redisUnavailableReason()
@@ -16,7 +20,7 @@ const instances: TestService[] = []
 before(async () => {
   if (reason) return
   sandbox = await startTaskboardSandbox()
-  await control(sandbox, 'POST', '/rate-limits', { tokenLimit: 5, keyLimit: 1000, windowMs: 1000 })
+  await control(sandbox, 'POST', '/rate-limits', { tokenLimit: 5, keyLimit: 1000, windowMs: 200 })
   for (let i = 0; i < 2; i++)
     instances.push(
       await startTestService({ taskboard: sandbox, env: { REDIS_URL, PATCHBAY_TASKBOARD_PACING: '5/1000' } }),
@@ -60,4 +64,13 @@ test('two instances on one token stay inside its budget together', { skip: reaso
     runs.map((r) => r.body.meta.attempts),
     Array(14).fill(1),
   )
+  // The sliding log lives in Redis under this deployment's prefix, never more than the budget in it.
+  const redis = new Redis(REDIS_URL)
+  try {
+    const [key] = await redis.keys(`${TEST_REDIS_PREFIX}pace:*`)
+    assert.ok(key, 'the pacing log is in Redis under the deployment prefix')
+    assert.ok((await redis.zcard(key)) <= 5)
+  } finally {
+    redis.disconnect()
+  }
 })

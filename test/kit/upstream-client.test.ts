@@ -1,4 +1,5 @@
-// ctx.http against the sandbox over real HTTP: retries, pacing, error mapping and 401 → lapsed.
+// ctx.http against the sandbox over real HTTP: retries, error mapping and 401 → lapsed (pacing:
+// test/connectors/taskboard-pacing.test.ts).
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
@@ -14,7 +15,7 @@ before(async () => {
   sandbox = await startTaskboardSandbox()
   t = await startTestService({
     taskboard: sandbox,
-    env: { PATCHBAY_TASKBOARD_PACING: '5/1000', PATCHBAY_UPSTREAM_TIMEOUT_MS: '400' },
+    env: { PATCHBAY_UPSTREAM_TIMEOUT_MS: '400' },
   })
   const cards = await (
     await fetch(`${sandbox.url}/1/lists/${sandbox.demo.listIds[0]}/cards`, {
@@ -76,35 +77,6 @@ test('an upstream that does not answer is UPSTREAM_TIMEOUT, and the service keep
   assert.equal(res.body.error.code, 'UPSTREAM_TIMEOUT')
   await control(sandbox, 'DELETE', '/faults')
   assert.equal((await getDemoCard()).status, 200)
-})
-
-test('ready-made steps are paced under the token budget; unpaced API Calls meet the upstream 429 as RATE_LIMITED', async () => {
-  await control(sandbox, 'POST', '/rate-limits', { tokenLimit: 5, keyLimit: 1000, windowMs: 1000 })
-  try {
-    const paced = await Promise.all(Array.from({ length: 12 }, () => getDemoCard()))
-    for (const r of paced) assert.equal(r.status, 200, JSON.stringify(r.body))
-    // Pacing kept every request inside the budget, so none needed a second attempt.
-    assert.deepEqual(
-      paced.map((r) => r.body.meta.attempts),
-      Array(12).fill(1),
-    )
-
-    await new Promise((r) => setTimeout(r, 1100))
-    const raw = await Promise.all(
-      Array.from({ length: 12 }, () =>
-        t.api('POST', '/v1/steps/taskboard.api_call/run', {
-          connectionId,
-          input: { method: 'GET', endpoint: '/1/members/me' },
-        }),
-      ),
-    )
-    const limited = raw.filter((r) => r.status === 429)
-    assert.ok(limited.length > 0, 'some unpaced calls meet the limit')
-    assert.equal(limited[0].body.error.code, 'RATE_LIMITED')
-    assert.equal(limited[0].body.error.upstream.status, 429)
-  } finally {
-    await control(sandbox, 'POST', '/rate-limits', { tokenLimit: 100, keyLimit: 300, windowMs: 10_000 })
-  }
 })
 
 test('a 401 marks the connection lapsed; reconnecting in place (same id) makes it active again', async () => {

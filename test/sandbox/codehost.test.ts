@@ -84,7 +84,7 @@ async function pushBranch(
 
 async function until<T>(
   fn: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 3000,
+  timeoutMs = 20_000,
 ): Promise<T> {
   const end = Date.now() + timeoutMs
   for (;;) {

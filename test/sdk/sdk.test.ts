@@ -229,7 +229,7 @@ test("follows the agent's event stream and resumes after the last event it saw",
   )
 })
 
-async function until(ok: () => boolean, timeoutMs = 10_000) {
+async function until(ok: () => boolean, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs
   while (!ok()) {
     if (Date.now() > deadline) throw new Error('condition not met in time')
