@@ -155,20 +155,37 @@ export function SchemaFields({
           ctx={inner}
         />
       ))}
-      {Object.entries(props).map(([name, p]) => (
-        <SchemaField
-          key={name}
-          name={name}
-          path={name}
-          schema={p}
-          required={required.has(name)}
-          value={v[name]}
-          onChange={(x) => onChange(setKey(v, name, x))}
-          ctx={inner}
-        />
-      ))}
+      {parentsFirst(Object.keys(props), ctx.pickers ?? [])
+        .map((name) => [name, props[name]] as const)
+        .map(([name, p]) => (
+          <SchemaField
+            key={name}
+            name={name}
+            path={name}
+            schema={p}
+            required={required.has(name)}
+            value={v[name]}
+            onChange={(x) => onChange(setKey(v, name, x))}
+            ctx={inner}
+          />
+        ))}
     </>
   )
+}
+
+/** Field names with the fields a picker depends on moved before it (the board before its list). */
+function parentsFirst(names: string[], pickers: PickerSummary[]): string[] {
+  const out = [...names]
+  for (const p of pickers)
+    for (const parent of p.parents) {
+      const at = out.indexOf(p.field)
+      const from = out.indexOf(parent)
+      if (at >= 0 && from > at) {
+        out.splice(from, 1)
+        out.splice(at, 0, parent)
+      }
+    }
+  return out
 }
 
 function HelperPicker({

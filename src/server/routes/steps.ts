@@ -48,48 +48,38 @@ export const stepRoutes =
         return engine.registry.stepSummary(req.params.stepId)
       },
     )
-    app.get(
-      '/v1/steps/:stepId/options/:field',
-      {
-        schema: {
-          tags: ['steps'],
-          summary:
-            "The choices of a field that names an upstream resource (a board, a list, a repository …), listed with a connection; the fields it depends on are given as query parameters (?idBoard=… for a list). An agent key sees only its scope's",
-          params: z.object({ stepId: z.string(), field: z.string().max(100) }),
-          querystring: ChoicesQuery,
-          response: { 200: ChoicesView, ...errorResponses },
+    // The choices of a step's input field and of a trigger's config field: one route shape each.
+    const choicesRoute = (kind: 'step' | 'trigger', url: string, summary: string) =>
+      app.get(
+        url,
+        {
+          schema: {
+            tags: [kind === 'step' ? 'steps' : 'triggers'],
+            summary,
+            params: z.object({ id: z.string(), field: z.string().max(100) }),
+            querystring: ChoicesQuery,
+            response: { 200: ChoicesView, ...errorResponses },
+          },
         },
-      },
-      async (req) => {
-        const { connectionId, ...parents } = req.query
-        return engine.choices.list(req.caller, {
-          of: { kind: 'step', id: req.params.stepId },
-          field: req.params.field,
-          connectionId,
-          parents,
-        })
-      },
+        async (req) => {
+          const { connectionId, ...parents } = req.query
+          return engine.choices.list(req.caller, {
+            of: { kind, id: req.params.id },
+            field: req.params.field,
+            connectionId,
+            parents,
+          })
+        },
+      )
+    choicesRoute(
+      'step',
+      '/v1/steps/:id/options/:field',
+      "The choices of a field that names an upstream resource (a board, a list, a repository …), listed with a connection; the fields it depends on are given as query parameters (?idBoard=… for a list). An agent key sees only its scope's",
     )
-    app.get(
-      '/v1/catalog/triggers/:triggerId/options/:field',
-      {
-        schema: {
-          tags: ['triggers'],
-          summary: "The choices of a trigger config's field (the board to watch …), as for a step's",
-          params: z.object({ triggerId: z.string(), field: z.string().max(100) }),
-          querystring: ChoicesQuery,
-          response: { 200: ChoicesView, ...errorResponses },
-        },
-      },
-      async (req) => {
-        const { connectionId, ...parents } = req.query
-        return engine.choices.list(req.caller, {
-          of: { kind: 'trigger', id: req.params.triggerId },
-          field: req.params.field,
-          connectionId,
-          parents,
-        })
-      },
+    choicesRoute(
+      'trigger',
+      '/v1/catalog/triggers/:id/options/:field',
+      "The choices of a trigger config's field (the board to watch …), as for a step's",
     )
     app.post(
       '/v1/steps/:stepId/run',
