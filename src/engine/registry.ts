@@ -25,8 +25,8 @@ export interface StepSummary {
   description: string
   hints: { readOnly: boolean; destructive: boolean; idempotent: boolean }
   passThrough: boolean
-  inputSchema: unknown
-  outputSchema: unknown
+  inputSchema: JsonSchemaObject
+  outputSchema: JsonSchemaObject
   /** Fields whose choices can be listed (GET /v1/steps/:id/options/:field), parents first. */
   pickers: PickerSummary[]
 }
@@ -153,8 +153,12 @@ function normalize(s: string): string {
   return s.toLowerCase().replace(/[^a-z0-9]/g, '')
 }
 
-export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): unknown {
-  return withTitles(z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }))
+export type JsonSchemaObject = Record<string, unknown>
+
+export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchemaObject {
+  return withTitles(
+    z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchemaObject,
+  )
 }
 
 /**

@@ -27,6 +27,7 @@ export const connectionRoutes =
       '/v1/connections',
       {
         schema: {
+          operationId: 'createConnection',
           tags: ['connections'],
           summary:
             'Connect an account: the credentials are checked with the upstream, then sealed in the vault',
@@ -53,6 +54,7 @@ export const connectionRoutes =
       '/v1/connections',
       {
         schema: {
+          operationId: 'listConnections',
           tags: ['connections'],
           summary: 'List connections, optionally of one connector',
           querystring: z.object({ connector: z.string().optional() }),
@@ -71,6 +73,7 @@ export const connectionRoutes =
       '/v1/connections/:id',
       {
         schema: {
+          operationId: 'getConnection',
           tags: ['connections'],
           summary: 'One connection',
           params,
@@ -86,6 +89,7 @@ export const connectionRoutes =
       '/v1/connections/:id/reconnect',
       {
         schema: {
+          operationId: 'reconnectConnection',
           tags: ['connections'],
           summary: 'Fix a lapsed connection in place with fresh credentials for the same account (same id)',
           params,
@@ -103,6 +107,7 @@ export const connectionRoutes =
       '/v1/connections/:id',
       {
         schema: {
+          operationId: 'deleteConnection',
           tags: ['connections'],
           summary:
             'Disconnect: removes the connection, its credentials, its triggers and their upstream webhooks',

@@ -3,7 +3,20 @@ import { z } from 'zod'
 import { AgentToolbox } from '../../engine/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { errorResponses } from '../schemas.ts'
+import { errorResponses, StepResult, StepSummary } from '../schemas.ts'
+
+const StepRun = z
+  .object({
+    id: z.string(),
+    stepId: z.string(),
+    connectionId: z.string().nullable(),
+    status: z.string().describe('ok or error.'),
+    errorCode: z.string().nullable(),
+    durationMs: z.number(),
+    attempts: z.number(),
+    createdAt: z.string(),
+  })
+  .meta({ id: 'StepRun' })
 
 const ChoicesQuery = z
   .object({
@@ -18,13 +31,15 @@ const ChoicesQuery = z
   .catchall(z.string().max(2000))
   .describe('The values of the fields the choices depend on, by field name (idBoard, owner, repo …).')
 
-const ChoicesView = z.object({
-  field: z.string(),
-  noun: z.string().describe('What is picked: board, list, repository …'),
-  parents: z.array(z.string()).describe('The fields the choices depend on.'),
-  connectionId: z.string(),
-  choices: z.array(z.object({ value: z.string(), label: z.string(), detail: z.string().optional() })),
-})
+const ChoicesView = z
+  .object({
+    field: z.string(),
+    noun: z.string().describe('What is picked: board, list, repository …'),
+    parents: z.array(z.string()).describe('The fields the choices depend on.'),
+    connectionId: z.string(),
+    choices: z.array(z.object({ value: z.string(), label: z.string(), detail: z.string().optional() })),
+  })
+  .meta({ id: 'FieldChoices' })
 
 export const stepRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
@@ -34,10 +49,11 @@ export const stepRoutes =
       '/v1/steps/:stepId',
       {
         schema: {
+          operationId: 'getStep',
           tags: ['steps'],
           summary: 'One tool step with its input and output JSON Schemas',
           params: z.object({ stepId: z.string() }),
-          response: { 200: z.any(), ...errorResponses },
+          response: { 200: StepSummary, ...errorResponses },
         },
       },
       async (req) => {
@@ -54,6 +70,7 @@ export const stepRoutes =
         url,
         {
           schema: {
+            operationId: kind === 'step' ? 'listStepFieldChoices' : 'listTriggerFieldChoices',
             tags: [kind === 'step' ? 'steps' : 'triggers'],
             summary,
             params: z.object({ id: z.string(), field: z.string().max(100) }),
@@ -85,6 +102,7 @@ export const stepRoutes =
       '/v1/steps/:stepId/run',
       {
         schema: {
+          operationId: 'runStep',
           tags: ['steps'],
           summary: 'Run one tool step with a connection',
           params: z.object({ stepId: z.string().describe('Such as taskboard.create_card.') }),
@@ -101,10 +119,7 @@ export const stepRoutes =
               .describe("The step's input, per its inputSchema."),
           }),
           response: {
-            200: z.object({
-              output: z.unknown(),
-              meta: z.object({ runId: z.string(), durationMs: z.number(), attempts: z.number() }),
-            }),
+            200: StepResult,
             ...errorResponses,
           },
         },
@@ -115,6 +130,7 @@ export const stepRoutes =
       '/v1/runs',
       {
         schema: {
+          operationId: 'listRuns',
           tags: ['steps'],
           summary:
             'Recent step runs, newest first (no inputs or outputs are kept); an agent key sees its own',
@@ -123,7 +139,7 @@ export const stepRoutes =
             before: z.string().optional().describe('createdAt of the last run of the previous page.'),
           }),
           response: {
-            200: z.object({ runs: z.array(z.any()), next: z.string().nullable() }),
+            200: z.object({ runs: z.array(StepRun), next: z.string().nullable() }),
             ...errorResponses,
           },
         },
