@@ -339,8 +339,24 @@ function objectSchema(schema: unknown): ObjectSchema | null {
   return rest.type === 'object' ? (rest as ObjectSchema) : null
 }
 
-/** A tool's input is what its templates read: each `{{input.x…}}` names a property x. */
+/**
+ * A tool's input: its declared inputs, or else what its templates read (each `{{input.x…}}`
+ * names a property x).
+ */
 function toolInputSchema(tool: ToolView): ObjectSchema {
+  if (tool.inputs) {
+    const declared = Object.entries(tool.inputs)
+    return {
+      type: 'object',
+      properties: Object.fromEntries(
+        declared.map(([name, d]) => [
+          name,
+          { ...(d.type ? { type: d.type } : {}), ...(d.description ? { description: d.description } : {}) },
+        ]),
+      ),
+      required: declared.filter(([, d]) => d.required).map(([name]) => name),
+    }
+  }
   const uses = new Map<string, string[]>()
   tool.steps.forEach((step, i) => {
     for (const { field, text } of stringsOf(step.input, 'input')) {

@@ -87,6 +87,8 @@ export interface KnownValues {
   outputs: unknown[]
   /** The events that may start the tool (a sample of each targeting trigger's), with the trigger's name. */
   events: Array<{ trigger: string; event: unknown }>
+  /** The tool's declared inputs, when it declares them: {{input.x}} must read one. */
+  inputs?: string[]
 }
 
 /**
@@ -105,6 +107,11 @@ export function checkStepTemplates(
   for (const s of stringsOf(input, field))
     for (const part of parseTemplate(s.text, s.field)) {
       if (typeof part === 'string') continue
+      if (part.root === 'input' && known?.inputs && !known.inputs.includes(part.path[0] ?? ''))
+        throw new TemplateError(
+          s.field,
+          `{{${part.expression}}} is not one of the tool's inputs (${known.inputs.join(', ') || 'none declared'})`,
+        )
       if (part.root === 'event' && known)
         for (const { trigger, event } of known.events) {
           const miss = missingInValue(event, part.path)

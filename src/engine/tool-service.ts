@@ -22,6 +22,7 @@ import {
   TemplateValueMissing,
 } from './templates.ts'
 import {
+  type DeclaredInputs,
   type NewTool,
   NewToolInput,
   type ToolChanges,
@@ -36,6 +37,8 @@ export interface ToolView {
   agentId: string
   name: string
   description: string
+  /** The declared inputs, or null when the tool declares none (then its templates say what it reads). */
+  inputs: DeclaredInputs | null
   steps: ToolStep[]
   createdAt: string
   updatedAt: string
@@ -91,6 +94,7 @@ export function toolView(row: ToolRow): ToolView {
     agentId: row.agent_id,
     name: row.name,
     description: row.description,
+    inputs: row.inputs ? JSON.parse(row.inputs) : null,
     steps: JSON.parse(row.steps),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -154,13 +158,15 @@ export class ToolService {
     const parsed = NewToolInput.safeParse(input)
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const agent = await this.#agents.get(workspaceId, agentId)
-    await this.#checkSteps(workspaceId, agent, parsed.data.steps, [])
+    const inputs = parsed.data.inputs ?? null
+    await this.#checkSteps(workspaceId, agent, parsed.data.steps, [], inputs)
     const row = await this.#tools.insert({
       workspace_id: workspaceId,
       agent_id: agentId,
       name: parsed.data.name,
       description: parsed.data.description,
       steps: JSON.stringify(parsed.data.steps),
+      inputs: inputs && JSON.stringify(inputs),
     })
     return toolView(row)
   }
@@ -190,7 +196,11 @@ export class ToolService {
     const tool = await this.get(workspaceId, agentId, toolId)
     const events = this.#eventsOf([triggerKey])
     tool.steps.forEach((step, i) => {
-      this.#checkTemplates(step, i, tool.steps.slice(0, i), { outputs: this.#outputs(tool.steps), events })
+      this.#checkTemplates(step, i, tool.steps.slice(0, i), {
+        outputs: this.#outputs(tool.steps),
+        events,
+        inputs: tool.inputs ? Object.keys(tool.inputs) : undefined,
+      })
     })
   }
 
@@ -245,18 +255,24 @@ export class ToolService {
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const c = parsed.data
     const agent = await this.#agents.get(workspaceId, agentId)
-    if (!(await this.#tools.get(workspaceId, agentId, toolId))) throw toolNotFound(agentId, toolId)
-    if (c.steps)
+    const row = await this.#tools.get(workspaceId, agentId, toolId)
+    if (!row) throw toolNotFound(agentId, toolId)
+    const current = toolView(row)
+    // New steps, or new inputs, are checked together with whichever of the two stays.
+    const inputs = c.inputs === undefined ? current.inputs : c.inputs
+    if (c.steps || c.inputs !== undefined)
       await this.#checkSteps(
         workspaceId,
         agent,
-        c.steps,
+        c.steps ?? current.steps,
         await this.#startingEvents(workspaceId, agentId, toolId),
+        inputs,
       )
     await this.#tools.update(workspaceId, agentId, toolId, {
       name: c.name,
       description: c.description,
       steps: c.steps && JSON.stringify(c.steps),
+      inputs: c.inputs === undefined ? undefined : c.inputs && JSON.stringify(c.inputs),
     })
     return this.get(workspaceId, agentId, toolId)
   }
@@ -286,6 +302,15 @@ export class ToolService {
         },
       )
     const tool = await this.get(workspaceId, agentId, toolId)
+    const missing = Object.entries(tool.inputs ?? {})
+      .filter(([name, d]) => d.required && (input as Record<string, unknown>)[name] === undefined)
+      .map(([name]) => `input.${name}`)
+    if (missing.length)
+      throw new PatchbayError(
+        'VALIDATION_FAILED',
+        `Invalid input: ${missing.map((m) => `${m}: the tool requires it`).join('; ')}.`,
+        { hint: `Give the tool's required inputs: ${Object.keys(tool.inputs ?? {}).join(', ')}.` },
+      )
     const caller: Caller = { workspaceId, keyId: req.keyId ?? `agent:${agentId}`, kind: 'agent', agentId }
 
     const row: ToolRunRow = {
@@ -399,6 +424,7 @@ export class ToolService {
     agent: AgentView,
     steps: ToolStep[],
     events: KnownValues['events'],
+    inputs: DeclaredInputs | null,
   ): Promise<void> {
     const connections = new Map((await this.#connections.list(workspaceId)).map((c) => [c.id, c]))
     const names: Array<string | undefined> = []
@@ -447,7 +473,11 @@ export class ToolService {
             hint: `List ${registered.connector.name} connections with GET /v1/connections?connector=${registered.connector.id}.`,
           },
         )
-      this.#checkTemplates(step, i, steps.slice(0, i), { outputs: this.#outputs(steps), events })
+      this.#checkTemplates(step, i, steps.slice(0, i), {
+        outputs: this.#outputs(steps),
+        events,
+        inputs: inputs ? Object.keys(inputs) : undefined,
+      })
       this.#refuseInlineCredentials(step.stepId, step.input, i, true)
       names.push(step.name)
     }

@@ -357,6 +357,44 @@ test("a trigger's events are checked against the tool's {{event.…}} templates,
   )
 })
 
+test("a tool's declared inputs: templates may read only them, agents see them, a run without a required one is refused", async () => {
+  const step = (name: string) => ({
+    stepId: 'taskboard.create_card',
+    connectionId: conn,
+    input: { idList: B.list, name },
+  })
+  const inputs = { title: { type: 'string', description: 'The card title.', required: true } }
+  const wrong = await createTool({ name: 'Declared', inputs, steps: [step('{{input.titel}}')] })
+  assert.equal(wrong.status, 400, JSON.stringify(wrong.body))
+  assert.equal(wrong.body.error.code, 'INVALID_TEMPLATE')
+  assert.match(
+    wrong.body.error.message,
+    /steps\.0\.input\.name: \{\{input\.titel\}\} is not one of the tool's inputs \(title\)/,
+  )
+  const tool = await createTool({ name: 'Declared', inputs, steps: [step('{{input.title}}')] })
+  assert.equal(tool.status, 201, JSON.stringify(tool.body))
+  assert.deepEqual(tool.body.inputs, inputs)
+  // Changing the inputs alone checks the steps that stay against them.
+  const narrowed = await t.api('PATCH', `/v1/agents/${agentId}/tools/${tool.body.id}`, {
+    inputs: { other: {} },
+  })
+  assert.equal(narrowed.body.error.code, 'INVALID_TEMPLATE')
+  // Agents see the declared inputs as the tool's parameters.
+  const listed = (await t.api('GET', `/v1/agents/${agentId}/tools.json?format=anthropic`)).body
+  const fn = listed.find((x: any) => x.name === 'tool_declared')
+  assert.deepEqual(fn.input_schema.required, ['title'])
+  assert.equal(fn.input_schema.properties.title.type, 'string')
+  // A run without the required input is refused before anything acts.
+  const before = await cardsOn(B.board)
+  const refused = await runTool(tool.body.id, {})
+  assert.equal(refused.status, 400)
+  assert.equal(refused.body.error.code, 'VALIDATION_FAILED')
+  assert.match(refused.body.error.message, /input\.title: the tool requires it/)
+  assert.equal(await cardsOn(B.board), before)
+  const ran = await runTool(tool.body.id, { title: 'Declared input' })
+  assert.equal(ran.body.status, 'succeeded', JSON.stringify(ran.body))
+})
+
 test('a run whose later step needs a value the input lacks stops before its first step acts', async () => {
   const tool = (
     await createTool({
