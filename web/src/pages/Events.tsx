@@ -14,7 +14,7 @@ import {
   useLoad,
 } from '../components.tsx'
 import { href, navigate, type Route } from '../router.ts'
-import type { Agent, Attempt, Delivery, PatchbayEvent } from '../types.ts'
+import type { Agent, Delivery, DeliveryDetail, PatchbayEvent } from '../types.ts'
 import { useWorkspace } from '../workspace.tsx'
 
 const POLL_MS = 1500
@@ -330,7 +330,7 @@ function DeliveryList() {
                     <NextTry d={d} />
                   </td>
                   <td data-label="Attempts">
-                    {typeof d.attempts === 'number' ? d.attempts : d.attempts.length}
+                    {d.attempts}
                     {d.lastStatus ? <span className="muted small"> · last {d.lastStatus}</span> : null}
                   </td>
                   <td data-label="Event">
@@ -408,7 +408,7 @@ function EventPage({ id }: { id: string }) {
   )
 }
 
-function target(d: Delivery): string {
+function target(d: Pick<Delivery, 'target'>): string {
   if (d.target.type === 'webhook') return `webhook ${d.target.url ?? ''}`
   if (d.target.type === 'tool') return `tool ${d.target.toolId ?? ''}`
   return d.target.type
@@ -456,11 +456,6 @@ function DeliveryItem({
       <ErrorBox error={replay.error} title="Replay failed" />
     </li>
   )
-}
-
-interface DeliveryDetail extends Delivery {
-  attempts: Attempt[]
-  payload: unknown
 }
 
 function DeliveryPage({ id }: { id: string }) {
@@ -540,9 +535,7 @@ function DeliveryPage({ id }: { id: string }) {
                       <span className="muted">—</span>
                     )}
                   </td>
-                  <td data-label="Duration">
-                    {a.duration_ms !== undefined ? `${String(a.duration_ms)} ms` : '—'}
-                  </td>
+                  <td data-label="Duration">{`${String(a.durationMs)} ms`}</td>
                   <td data-label="Error">{a.error ? String(a.error) : '—'}</td>
                 </tr>
               ))}
@@ -557,14 +550,12 @@ function DeliveryPage({ id }: { id: string }) {
 }
 
 function attemptsText(d: Delivery): string {
-  const n = typeof d.attempts === 'number' ? d.attempts : d.attempts.length
-  return `${n} attempt${n === 1 ? '' : 's'}`
+  return `${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`
 }
 
 /** When a pending delivery that failed before is tried again. */
 function NextTry({ d }: { d: Delivery }) {
-  const tried = typeof d.attempts === 'number' ? d.attempts : d.attempts.length
-  if (d.status !== 'pending' || !d.nextAttemptAt || tried === 0) return null
+  if (d.status !== 'pending' || !d.nextAttemptAt || d.attempts === 0) return null
   return (
     <div className="small">
       Next try <Time iso={d.nextAttemptAt} />
