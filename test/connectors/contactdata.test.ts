@@ -3,7 +3,7 @@
 // credits and rate limits. Upstream calls are counted with the sandbox's GET /_sandbox/usage.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import type { Caller } from '../../src/engine/caller.ts'
+import type { Caller } from '../../src/engine/access/caller.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import { control } from '../helpers/taskboard.ts'
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { AgentToolbox } from '../../engine/agent-toolbox.ts'
+import { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { errorResponses, StepResult, StepSummary } from '../schemas.ts'

@@ -2,14 +2,14 @@
 // its trigger twin): the field's picker (kit/pickers.ts, declared by the connector next to the
 // field's schema) is run with a connection, after the parents it depends on are checked against
 // an agent's scope. The dashboard's dropdowns, the CLI and other front ends read the same.
-import { PatchbayError } from '../kit/errors.ts'
-import type { Choice, Picker } from '../kit/pickers.ts'
-import { fieldPickers } from '../kit/pickers.ts'
-import type { AgentService } from './agent-service.ts'
-import type { Caller } from './caller.ts'
-import type { ConnectionService } from './connection-service.ts'
-import type { Registry } from './registry.ts'
-import type { ScopeGuard } from './scope-guard.ts'
+import { PatchbayError } from '../../kit/errors.ts'
+import type { Choice, Picker } from '../../kit/pickers.ts'
+import { fieldPickers } from '../../kit/pickers.ts'
+import type { Caller } from '../access/caller.ts'
+import type { ScopeGuard } from '../access/scope-guard.ts'
+import type { AgentService } from '../agents/agent-service.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
+import type { Registry } from '../registry.ts'
 
 export interface ChoicesRequest {
   /** A step (`taskboard.create_card`) or a trigger (`taskboard.new_card`) of the catalog. */
