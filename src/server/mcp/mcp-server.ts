@@ -1,4 +1,4 @@
-// One agent's MCP server: its tools are the agent's callables (engine/agent-toolbox.ts: the
+// One agent's MCP server: its tools are the agent's callables (engine/agents/agent-toolbox.ts: the
 // allowed tool steps, from the registry, and the agent's tools), and its resources are the
 // agent's recent events (deliveries). Built per request: the HTTP endpoint is stateless.
 import { readFileSync } from 'node:fs'
