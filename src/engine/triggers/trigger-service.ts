@@ -5,13 +5,19 @@
 // triggers listen on a subscription.
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { ConnectorDefinition, Credentials, TriggerDefinition } from '../../kit/define.ts'
+import {
+  type ConnectorDefinition,
+  type Credentials,
+  type TriggerDefinition,
+  triggerMechanism,
+} from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
 import type { Http } from '../../kit/http.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { SubscriptionRow, Subscriptions } from '../../store/subscriptions.ts'
 import type { TriggerRow, Triggers } from '../../store/triggers.ts'
 import type { Vault } from '../../store/vault.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
@@ -43,8 +49,6 @@ export class TriggerService {
   #tools: ToolRunner
   /** The address upstreams call back; set once the server listens. */
   publicUrl = ''
-  /** Called when a polled trigger is created, so the poller schedules it. */
-  onPolledTrigger: (row: TriggerRow) => void = () => {}
   #subs: Subscriptions
   #triggers: Triggers
   #registry: Registry
@@ -52,7 +56,9 @@ export class TriggerService {
   #clients: UpstreamClients
   #vault: Vault
   #log: FastifyBaseLogger
+  /** Who listens on each webhook (subscription id), until a change to its triggers. */
   #listening = new Map<string, ListeningTrigger[]>()
+  #changes: Changes
   #locks = new Map<string, Promise<unknown>>()
   /** Lowest poll interval allowed, per trigger (tests shorten it). */
   minPollIntervalMs = MIN_POLL_INTERVAL_MS
@@ -70,7 +76,14 @@ export class TriggerService {
     agents: AgentDirectory
     tools: ToolRunner
     pages: UpstreamPages
+    changes: Changes
   }) {
+    this.#changes = deps.changes
+    // Triggers added or removed on any instance: who listens on a webhook is read again.
+    deps.changes.subscribe('triggers', (ids) => {
+      if (ids.length === 0) this.#listening.clear()
+      for (const id of ids) this.#listening.delete(id)
+    })
     this.#agents = deps.agents
     this.#tools = deps.tools
     this.#pages = deps.pages
@@ -124,7 +137,12 @@ export class TriggerService {
       raw = await this.#pages.resolve(connector, trigger.scoped ?? [], raw, loaded.credentials, 'config')
     const parsed = trigger.config.safeParse(raw)
     if (!parsed.success) throw validationError(parsed.error.issues, 'config')
-    const config = parsed.data as Record<string, unknown>
+    let config = parsed.data as Record<string, unknown>
+    if (trigger.prepare)
+      config = trigger.prepare(config, {
+        id: loaded.row.account_id,
+        name: loaded.row.account_name,
+      }) as Record<string, unknown>
     this.#checkScope(agent.scope, trigger, config)
 
     const target: TriggerTarget = req.target ?? { type: 'agent' }
@@ -137,7 +155,7 @@ export class TriggerService {
 
     let subscriptionId: string | null = null
     let pollIntervalMs: number | null = null
-    if (trigger.instant) {
+    if (triggerMechanism(trigger, config).kind === 'webhook') {
       if (!connector.webhooks || !trigger.watch)
         throw new Error(`${req.trigger} is instant but has no webhook support`)
       const missing = connector.webhooks.cannotVerify?.(loaded.credentials)
@@ -168,8 +186,7 @@ export class TriggerService {
       poll_interval_ms: pollIntervalMs,
       next_poll_at: pollIntervalMs ? nowIso() : null,
     })
-    if (subscriptionId) this.#listening.delete(subscriptionId)
-    if (pollIntervalMs) this.onPolledTrigger(row)
+    if (subscriptionId) this.#changes.publish('triggers', [subscriptionId])
     return this.view(row)
   }
 
@@ -200,7 +217,7 @@ export class TriggerService {
     await this.#triggers.delete(row.id)
     let cleanup: { ok: boolean; error?: string } = { ok: true }
     if (row.subscription_id) {
-      this.#listening.delete(row.subscription_id)
+      this.#changes.publish('triggers', [row.subscription_id])
       cleanup = await this.#release(row.subscription_id)
     }
     return { deleted: true, cleanup }
@@ -254,16 +271,36 @@ export class TriggerService {
   }
 
   /** On start: every stored webhook exists upstream, and none is left without triggers. */
-  async reconcile(): Promise<{ checked: number; reregistered: number; removed: number; errors: number }> {
-    const stats = { checked: 0, reregistered: 0, removed: 0, errors: 0 }
+  async reconcile(): Promise<{
+    checked: number
+    reregistered: number
+    removed: number
+    missing: number
+    errors: number
+  }> {
+    const stats = { checked: 0, reregistered: 0, removed: 0, missing: 0, errors: 0 }
     for (const sub of await this.#subs.all()) {
       stats.checked++
       const r = await this.#reconcileOne(sub)
       if (r === 'reregistered') stats.reregistered++
       if (r === 'removed') stats.removed++
+      if (r === 'missing') stats.missing++
       if (r === 'error') stats.errors++
     }
     return stats
+  }
+
+  /**
+   * The upstream refused the connection's credentials (a revoked or expired token): the webhooks
+   * it made are gone with them (the upstream removes a token's webhooks), so the webhook is
+   * `missing` until the connection is reconnected, which registers it again.
+   */
+  async markMissing(subscriptionId: string, connectionId: string): Promise<void> {
+    await this.#subs.update(subscriptionId, {
+      status: 'missing',
+      last_error: `the upstream refused the connection's credentials (revoked or expired), and removes the webhooks made with them; reconnect connection ${connectionId} (POST /v1/connections/${connectionId}/reconnect) to register it again`,
+    })
+    this.#listening.delete(subscriptionId)
   }
 
   /** The triggers listening on a subscription (cached for the pipeline). */
@@ -299,14 +336,17 @@ export class TriggerService {
   async view(row: TriggerRow) {
     const reg = this.#registry.triggers.get(row.trigger_key)
     const sub = row.subscription_id ? await this.#subs.get(row.subscription_id) : undefined
+    const config = JSON.parse(row.config)
+    const delivery = reg ? triggerMechanism(reg.trigger, config) : null
     return {
       id: row.id,
       agentId: row.agent_id,
       trigger: row.trigger_key,
       name: reg?.trigger.name ?? row.trigger_key,
-      instant: reg?.trigger.instant ?? false,
+      instant: delivery?.kind === 'webhook',
+      delivery,
       connectionId: row.connection_id,
-      config: JSON.parse(row.config),
+      config,
       target: JSON.parse(row.target),
       webhook: sub
         ? {
@@ -393,10 +433,13 @@ export class TriggerService {
         try {
           const id = await this.#registerUpstream(sub, secret)
           await this.#subs.update(sub.id, { upstream_hook_id: id, status: 'active', last_error: null })
+          this.#changes.publish('triggers', [sub.id])
           return { ...sub, upstream_hook_id: id }
         } catch (err) {
           await this.#subs.delete(sub.id)
           const e = err as PatchbayError
+          // A connector that knows which permission is missing says so itself.
+          if (e instanceof PatchbayError && e.code === 'WEBHOOK_PERMISSION_MISSING') throw e
           // A refused credential and an unreachable callback have different fixes: say which it is.
           const refused =
             e.upstream?.status === 401 || e.upstream?.status === 403 || e.code === 'CONNECTION_LAPSED'
@@ -450,11 +493,17 @@ export class TriggerService {
   async #reconcileOne(
     sub: SubscriptionRow,
     force = false,
-  ): Promise<'ok' | 'reregistered' | 'removed' | 'error'> {
+  ): Promise<'ok' | 'reregistered' | 'removed' | 'missing' | 'error'> {
     try {
       if (!force && (await this.#triggers.countForSubscription(sub.id)) === 0) {
         await this.#release(sub.id)
         return 'removed'
+      }
+      // A lapsed connection's webhooks went with its credentials; asking again would only be refused.
+      const loaded = await this.#connections.load(sub.workspace_id, sub.connection_id)
+      if (loaded.row.status === 'lapsed') {
+        if (sub.status !== 'missing') await this.markMissing(sub.id, sub.connection_id)
+        return 'missing'
       }
       const { http, connector } = await this.#http(sub.connection_id, sub.workspace_id)
       const upstream = await connector.webhooks!.list(http, sub.model)
@@ -463,17 +512,30 @@ export class TriggerService {
         upstream.find((h) => h.id === sub.upstream_hook_id) ??
         upstream.find((h) => h.callbackUrl === callbackUrl && h.model === sub.model)
       if (found && found.callbackUrl === callbackUrl) {
-        if (found.id !== sub.upstream_hook_id || sub.status !== 'active')
+        if (found.id !== sub.upstream_hook_id || sub.status !== 'active') {
           await this.#subs.update(sub.id, { upstream_hook_id: found.id, status: 'active', last_error: null })
+          this.#changes.publish('triggers', [sub.id])
+        }
         return 'ok'
       }
       const id = await this.#registerUpstream(sub, this.subscriptionSecret(sub))
       await this.#subs.update(sub.id, { upstream_hook_id: id, status: 'active', last_error: null })
+      this.#changes.publish('triggers', [sub.id])
       return 'reregistered'
     } catch (err) {
+      // A 401 marked the connection lapsed (its client does): the webhook is gone upstream.
+      if (err instanceof PatchbayError && err.code === 'CONNECTION_LAPSED') {
+        this.#log.warn(
+          { subscription: sub.id },
+          'webhook reconcile: the connection was refused; webhook missing',
+        )
+        await this.markMissing(sub.id, sub.connection_id)
+        return 'missing'
+      }
       const message = (err as Error).message
       this.#log.warn({ subscription: sub.id, err: message }, 'webhook reconcile failed')
       await this.#subs.update(sub.id, { status: 'error', last_error: message })
+      this.#changes.publish('triggers', [sub.id])
       return 'error'
     }
   }
@@ -495,7 +557,7 @@ export class TriggerService {
       }
     }
     await this.#subs.delete(sub.id)
-    this.#listening.delete(sub.id)
+    this.#changes.publish('triggers', [sub.id])
     return result
   }
 }
