@@ -44,6 +44,9 @@ export interface ListeningTrigger {
 export const MIN_POLL_INTERVAL_MS = 10_000
 export const DEFAULT_POLL_INTERVAL_MS = 60_000
 
+/** How long a new webhook is left alone by reconciliation while its trigger is being saved. */
+const SUBSCRIPTION_SETTLE_MS = 60_000
+
 export class TriggerService {
   #agents: AgentDirectory
   #tools: ToolRunner
@@ -495,7 +498,12 @@ export class TriggerService {
     force = false,
   ): Promise<'ok' | 'reregistered' | 'removed' | 'missing' | 'error'> {
     try {
-      if (!force && (await this.#triggers.countForSubscription(sub.id)) === 0) {
+      // A webhook made moments ago may still be on its way: its trigger row is written after the
+      // upstream registration (here or on another instance). A reconcile running in between must
+      // neither register it a second time nor remove it for having no trigger yet.
+      const young = Date.now() - Date.parse(sub.created_at) < SUBSCRIPTION_SETTLE_MS
+      if (!force && young && !sub.upstream_hook_id) return 'ok'
+      if (!force && !young && (await this.#triggers.countForSubscription(sub.id)) === 0) {
         await this.#release(sub.id)
         return 'removed'
       }
