@@ -3,8 +3,9 @@
 //
 // The rule: a new code is added HERE, and nowhere else. `new PatchbayError(code, …)` only accepts
 // the codes below (a free string does not compile), the OpenAPI document's error enum is this
-// list, and the README's table of codes is generated from it (`npm run docs:errors`; a test fails
-// when the README is out of date).
+// list, and the README's table of codes is generated from it. After adding or changing a code run
+// `npm run docs:errors && npm run api:types` (the README table and the dashboard's API types; tests
+// fail while either is out of date).
 
 export interface ErrorCodeDefinition {
   /** The HTTP status the code is served with. */
@@ -459,6 +460,12 @@ export const ERROR_CODES = {
     status: 400,
     meaning: 'A polled trigger’s interval is below the installation’s minimum.',
     hint: 'Use a longer interval (PATCHBAY_MIN_POLL_INTERVAL_MS is the minimum).',
+  },
+  WEBHOOK_PERMISSION_MISSING: {
+    status: 403,
+    meaning:
+      'The upstream refused to register a webhook because the connection lacks a permission (a code-host organization webhook needs an owner of the organization and the admin:org_hook scope); the message names it.',
+    hint: 'Connect an account with the permission the message names, or configure the trigger so it needs none.',
   },
   WEBHOOK_REGISTRATION_FAILED: {
     status: 502,

@@ -186,6 +186,8 @@ export interface DeliveriesTable {
   tool_run_id: string | null
   created_at: string
   delivered_at: string | null
+  /** While an instance holds this delivery (its lease); null when nobody does. */
+  claimed_until: string | null
 }
 
 export interface DeliveryAttemptsTable {
@@ -265,4 +267,22 @@ export interface Database {
   events: EventsTable
   deliveries: DeliveriesTable
   delivery_attempts: DeliveryAttemptsTable
+  oauth_flows: OAuthFlowsTable
+  credit_holds: CreditHoldsTable
+}
+
+export interface OAuthFlowsTable {
+  state: string
+  connector: string
+  /** Sealed JSON: what the callback needs (request-token secret, verifier, return address …). */
+  data: string
+  expires_at: string
+}
+
+export interface CreditHoldsTable {
+  id: string
+  workspace_id: string
+  agent_id: string
+  amount: number
+  expires_at: string
 }

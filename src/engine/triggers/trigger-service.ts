@@ -5,13 +5,19 @@
 // triggers listen on a subscription.
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { ConnectorDefinition, Credentials, TriggerDefinition } from '../../kit/define.ts'
+import {
+  type ConnectorDefinition,
+  type Credentials,
+  type TriggerDefinition,
+  triggerMechanism,
+} from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
 import type { Http } from '../../kit/http.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { SubscriptionRow, Subscriptions } from '../../store/subscriptions.ts'
 import type { TriggerRow, Triggers } from '../../store/triggers.ts'
 import type { Vault } from '../../store/vault.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
@@ -43,8 +49,6 @@ export class TriggerService {
   #tools: ToolRunner
   /** The address upstreams call back; set once the server listens. */
   publicUrl = ''
-  /** Called when a polled trigger is created, so the poller schedules it. */
-  onPolledTrigger: (row: TriggerRow) => void = () => {}
   #subs: Subscriptions
   #triggers: Triggers
   #registry: Registry
@@ -52,7 +56,9 @@ export class TriggerService {
   #clients: UpstreamClients
   #vault: Vault
   #log: FastifyBaseLogger
+  /** Who listens on each webhook (subscription id), until a change to its triggers. */
   #listening = new Map<string, ListeningTrigger[]>()
+  #changes: Changes
   #locks = new Map<string, Promise<unknown>>()
   /** Lowest poll interval allowed, per trigger (tests shorten it). */
   minPollIntervalMs = MIN_POLL_INTERVAL_MS
@@ -70,7 +76,14 @@ export class TriggerService {
     agents: AgentDirectory
     tools: ToolRunner
     pages: UpstreamPages
+    changes: Changes
   }) {
+    this.#changes = deps.changes
+    // Triggers added or removed on any instance: who listens on a webhook is read again.
+    deps.changes.subscribe('triggers', (ids) => {
+      if (ids.length === 0) this.#listening.clear()
+      for (const id of ids) this.#listening.delete(id)
+    })
     this.#agents = deps.agents
     this.#tools = deps.tools
     this.#pages = deps.pages
@@ -124,7 +137,12 @@ export class TriggerService {
       raw = await this.#pages.resolve(connector, trigger.scoped ?? [], raw, loaded.credentials, 'config')
     const parsed = trigger.config.safeParse(raw)
     if (!parsed.success) throw validationError(parsed.error.issues, 'config')
-    const config = parsed.data as Record<string, unknown>
+    let config = parsed.data as Record<string, unknown>
+    if (trigger.prepare)
+      config = trigger.prepare(config, {
+        id: loaded.row.account_id,
+        name: loaded.row.account_name,
+      }) as Record<string, unknown>
     this.#checkScope(agent.scope, trigger, config)
 
     const target: TriggerTarget = req.target ?? { type: 'agent' }
@@ -135,7 +153,7 @@ export class TriggerService {
 
     let subscriptionId: string | null = null
     let pollIntervalMs: number | null = null
-    if (trigger.instant) {
+    if (triggerMechanism(trigger, config).kind === 'webhook') {
       if (!connector.webhooks || !trigger.watch)
         throw new Error(`${req.trigger} is instant but has no webhook support`)
       const missing = connector.webhooks.cannotVerify?.(loaded.credentials)
@@ -166,8 +184,7 @@ export class TriggerService {
       poll_interval_ms: pollIntervalMs,
       next_poll_at: pollIntervalMs ? nowIso() : null,
     })
-    if (subscriptionId) this.#listening.delete(subscriptionId)
-    if (pollIntervalMs) this.onPolledTrigger(row)
+    if (subscriptionId) this.#changes.publish('triggers', [subscriptionId])
     return this.view(row)
   }
 
@@ -198,7 +215,7 @@ export class TriggerService {
     await this.#triggers.delete(row.id)
     let cleanup: { ok: boolean; error?: string } = { ok: true }
     if (row.subscription_id) {
-      this.#listening.delete(row.subscription_id)
+      this.#changes.publish('triggers', [row.subscription_id])
       cleanup = await this.#release(row.subscription_id)
     }
     return { deleted: true, cleanup }
@@ -317,14 +334,17 @@ export class TriggerService {
   async view(row: TriggerRow) {
     const reg = this.#registry.triggers.get(row.trigger_key)
     const sub = row.subscription_id ? await this.#subs.get(row.subscription_id) : undefined
+    const config = JSON.parse(row.config)
+    const delivery = reg ? triggerMechanism(reg.trigger, config) : null
     return {
       id: row.id,
       agentId: row.agent_id,
       trigger: row.trigger_key,
       name: reg?.trigger.name ?? row.trigger_key,
-      instant: reg?.trigger.instant ?? false,
+      instant: delivery?.kind === 'webhook',
+      delivery,
       connectionId: row.connection_id,
-      config: JSON.parse(row.config),
+      config,
       target: JSON.parse(row.target),
       webhook: sub
         ? {
@@ -411,10 +431,13 @@ export class TriggerService {
         try {
           const id = await this.#registerUpstream(sub, secret)
           await this.#subs.update(sub.id, { upstream_hook_id: id, status: 'active', last_error: null })
+          this.#changes.publish('triggers', [sub.id])
           return { ...sub, upstream_hook_id: id }
         } catch (err) {
           await this.#subs.delete(sub.id)
           const e = err as PatchbayError
+          // A connector that knows which permission is missing says so itself.
+          if (e instanceof PatchbayError && e.code === 'WEBHOOK_PERMISSION_MISSING') throw e
           throw new PatchbayError(
             'WEBHOOK_REGISTRATION_FAILED',
             `${connector.name} refused to create the webhook for ${model}: ${e.message}`,
@@ -480,12 +503,15 @@ export class TriggerService {
         upstream.find((h) => h.id === sub.upstream_hook_id) ??
         upstream.find((h) => h.callbackUrl === callbackUrl && h.model === sub.model)
       if (found && found.callbackUrl === callbackUrl) {
-        if (found.id !== sub.upstream_hook_id || sub.status !== 'active')
+        if (found.id !== sub.upstream_hook_id || sub.status !== 'active') {
           await this.#subs.update(sub.id, { upstream_hook_id: found.id, status: 'active', last_error: null })
+          this.#changes.publish('triggers', [sub.id])
+        }
         return 'ok'
       }
       const id = await this.#registerUpstream(sub, this.subscriptionSecret(sub))
       await this.#subs.update(sub.id, { upstream_hook_id: id, status: 'active', last_error: null })
+      this.#changes.publish('triggers', [sub.id])
       return 'reregistered'
     } catch (err) {
       // A 401 marked the connection lapsed (its client does): the webhook is gone upstream.
@@ -500,6 +526,7 @@ export class TriggerService {
       const message = (err as Error).message
       this.#log.warn({ subscription: sub.id, err: message }, 'webhook reconcile failed')
       await this.#subs.update(sub.id, { status: 'error', last_error: message })
+      this.#changes.publish('triggers', [sub.id])
       return 'error'
     }
   }
@@ -521,7 +548,7 @@ export class TriggerService {
       }
     }
     await this.#subs.delete(sub.id)
-    this.#listening.delete(sub.id)
+    this.#changes.publish('triggers', [sub.id])
     return result
   }
 }
