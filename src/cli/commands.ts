@@ -528,6 +528,17 @@ export const commands: Command[] = [
       const count = str(ctx, 'count')
       if (count !== undefined && !/^[1-9]\d*$/.test(count))
         throw new UsageError('--count must be a positive number.')
+      // Say where the agent's events go: a webhook agent's are pushed there, not to this stream.
+      const agent = await ctx.client().agents.get(agentId)
+      if (agent.delivery.type === 'webhook') {
+        ctx.o.err(
+          `Agent ${agent.name} (${agentId}) has its events pushed to its webhook ${agent.delivery.url}; its stream carries none, so there is nothing to follow here.\n` +
+            `  What was delivered: GET /v1/deliveries?agentId=${agentId}, or the Deliveries view of the dashboard's Events page.\n` +
+            `  To follow its events here, make the stream its target: PATCH /v1/agents/${agentId} {"delivery":{"type":"stream"}}, or "Events go to" in the agent's settings.`,
+        )
+        return 1
+      }
+      ctx.o.err(dim(`Agent ${agent.name} (${agentId}) receives its events on this stream.`))
       const ctrl = new AbortController()
       const stop = () => ctrl.abort()
       process.on('SIGINT', stop)

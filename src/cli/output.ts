@@ -1,5 +1,7 @@
 // How the CLI talks: tables and readable lines for people, JSON for scripts (--json), a spinner on
 // stderr while waiting (only when stderr is a terminal), and errors with code, message and hint.
+import stringWidth from 'string-width'
+import { ERROR_CODES, type ErrorCodeDefinition } from '../kit/error-codes.ts'
 import { PatchbayApiError } from '../sdk/errors.ts'
 
 /** A mistake in the command line itself: exit status 2. */
@@ -30,20 +32,29 @@ export const dim = color(2)
 export const red = color(31)
 export const green = color(32)
 
-/** A table with a header row; cells are cut to `max` characters on a terminal. */
+/**
+ * A table with a header row; cells are cut to `max` columns on a terminal. Widths are the columns
+ * a terminal gives the text (string-width: a CJK character or an emoji takes two), not its length.
+ */
 export function table(rows: ReadonlyArray<object>, columns: string[], max = 60): string {
   const cut = (v: unknown) => {
     const s = v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v)
     const flat = s.replace(/\s+/g, ' ')
-    return process.stdout.isTTY && flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
+    if (!process.stdout.isTTY || stringWidth(flat) <= max) return flat
+    let out = ''
+    for (const { segment } of new Intl.Segmenter().segment(flat)) {
+      if (stringWidth(out + segment) > max - 1) break
+      out += segment
+    }
+    return `${out}…`
   }
   const cells = rows.map((r) => columns.map((c) => cut((r as Record<string, unknown>)[c])))
   // accountName → ACCOUNT NAME
   const header = columns.map((c) => c.replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase())
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)))
+  const widths = header.map((h, i) => Math.max(stringWidth(h), ...cells.map((row) => stringWidth(row[i]))))
   const line = (values: string[]) =>
     values
-      .map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i])))
+      .map((v, i) => (i === values.length - 1 ? v : v + ' '.repeat(widths[i] - stringWidth(v))))
       .join('  ')
       .trimEnd()
   return [line(header), ...cells.map(line)].join('\n')
@@ -92,6 +103,8 @@ export function reportError(o: Output, err: unknown): number {
       )
     o.err(`${red('error:')} ${bold(err.code)} (HTTP ${err.status}): ${err.message}`)
     if (err.hint) o.err(`${dim('hint:')} ${err.hint}`)
+    const here = (ERROR_CODES as Record<string, ErrorCodeDefinition>)[err.code]?.cli
+    if (here) o.err(`${dim('with patchbay:')} ${here}`)
     if (err.retryAfterMs !== undefined) o.err(`${dim('retry after:')} ${err.retryAfterMs} ms`)
     if (err.upstream) o.err(`${dim('upstream:')} ${err.upstream.status} ${err.upstream.body ?? ''}`.trimEnd())
     return 1

@@ -18,6 +18,7 @@ import { OAuthFlowRows } from '../store/oauth-flows.ts'
 import { StepRuns } from '../store/step-runs.ts'
 import { ToolRuns } from '../store/tool-runs.ts'
 import { Tools } from '../store/tools.ts'
+import { Triggers } from '../store/triggers.ts'
 import type { Vault } from '../store/vault.ts'
 import { CreditService } from './access/credits.ts'
 import { KeyRevocations } from './access/key-revocations.ts'
@@ -30,6 +31,7 @@ import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
 import { type EventOptions, EventSystem } from './events/event-system.ts'
 import { type Sweeps, TimerSweeps } from './jobs/sweeps.ts'
 import { Registry } from './registry.ts'
+import { ChoiceService } from './steps/choices.ts'
 import { StepRunner } from './steps/step-runner.ts'
 import { type LookupTuning, StepServices } from './steps/step-services.ts'
 import { ToolService } from './tools/tool-service.ts'
@@ -82,6 +84,8 @@ export class Engine {
   readonly scope: ScopeGuard
   /** Agents' tools and their runs. */
   readonly tools: ToolService
+  /** The choices of fields that name upstream resources (dropdowns, GET …/options/:field). */
+  readonly choices: ChoiceService
   /** Changes every instance hears about at once (caches dropped, streams woken). */
   readonly changes: Changes
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
@@ -175,10 +179,17 @@ export class Engine {
       pages: this.pages,
       log: opts.log,
     })
+    this.choices = new ChoiceService({
+      registry: this.registry,
+      connections: this.connections,
+      agents: this.agents,
+      scope: this.scope,
+    })
     const causations = new Causations(opts.store.db)
     this.tools = new ToolService({
       tools: new Tools(opts.store.db),
       runs: new ToolRuns(opts.store.db),
+      triggers: new Triggers(opts.store.db),
       agents: this.agents,
       connections: this.connections,
       registry: this.registry,

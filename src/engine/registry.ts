@@ -8,6 +8,7 @@ import {
   type TriggerDefinition,
   triggerMechanisms,
 } from '../kit/define.ts'
+import { fieldPickers } from '../kit/pickers.ts'
 
 export interface RegisteredStep {
   /** `taskboard.create_card` */
@@ -31,6 +32,31 @@ export interface StepSummary {
   passThrough: boolean
   inputSchema: JsonSchemaObject
   outputSchema: JsonSchemaObject
+  /** Fields whose choices can be listed (GET /v1/steps/:id/options/:field), parents first. */
+  pickers: PickerSummary[]
+}
+
+/**
+ * A field whose choices can be listed: what it picks, the fields it depends on, whether it takes
+ * a list of them, and whether it is a helper (a parent that is no field of the input: it only
+ * narrows the choices, as the board does for Get List Cards' list).
+ */
+export interface PickerSummary {
+  field: string
+  noun: string
+  parents: string[]
+  many: boolean
+  helper: boolean
+}
+
+export function pickerSummaries(schema: z.ZodType): PickerSummary[] {
+  return [...fieldPickers(schema)].map(([field, p]) => ({
+    field,
+    noun: p.picker.noun,
+    parents: p.picker.parents.map((x) => x.field),
+    many: p.many,
+    helper: p.helper,
+  }))
 }
 
 export class Registry {
@@ -76,6 +102,7 @@ export class Registry {
         passThrough: Boolean(step.passThrough),
         inputSchema: jsonSchema(step.input, 'input'),
         outputSchema: jsonSchema(step.output, 'output'),
+        pickers: pickerSummaries(step.input),
       }
       this.#summaries.set(id, s)
     }
@@ -102,6 +129,7 @@ export class Registry {
         instant: t.instant,
         delivery: triggerMechanisms(t),
         configSchema: jsonSchema(t.config, 'input'),
+        pickers: pickerSummaries(t.config),
         sample: t.sample ?? null,
       })),
     }))
@@ -134,5 +162,67 @@ function normalize(s: string): string {
 export type JsonSchemaObject = Record<string, unknown>
 
 export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchemaObject {
-  return z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchemaObject
+  return withTitles(
+    z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchemaObject,
+  )
+}
+
+/**
+ * Every property gets a `title` in human words (forms show it as the label, with the field's name
+ * as a hint): the connector's own (`.meta({ title })`), else one made from the name — idList →
+ * "List", perPage → "Per page", desc → "Description".
+ */
+function withTitles<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(withTitles) as T
+  if (!schema || typeof schema !== 'object') return schema
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === 'properties' && v && typeof v === 'object')
+      out[k] = Object.fromEntries(
+        Object.entries(v).map(([name, p]) => {
+          const titled = withTitles(p)
+          return [
+            name,
+            titled && typeof titled === 'object' && !('title' in titled)
+              ? { title: titleOf(name), ...titled }
+              : titled,
+          ]
+        }),
+      )
+    else out[k] = withTitles(v)
+  }
+  return out as T
+}
+
+/** Field names that abbreviate, said in full. */
+const NAMES: Record<string, string> = {
+  desc: 'Description',
+  pos: 'Position',
+  q: 'Search query',
+  repo: 'Repository',
+  sha: 'Commit SHA',
+}
+/** Words written in capitals. */
+const WORDS: Record<string, string> = {
+  url: 'URL',
+  api: 'API',
+  id: 'ID',
+  ids: 'IDs',
+  html: 'HTML',
+  sha: 'SHA',
+}
+
+/** `idList` → "List", `perPage` → "Per page", `linkedInUrl` → "Linked in URL", `check_run_id` → "Check run ID". */
+export function titleOf(name: string): string {
+  if (NAMES[name]) return NAMES[name]
+  // A task-board identifier field is named after what it identifies.
+  const base = /^id[A-Z]/.test(name) ? name.slice(2) : name
+  const words = base
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .split(/[\s_-]+/)
+    .filter(Boolean)
+    .map((w) => WORDS[w.toLowerCase()] ?? w.toLowerCase())
+  if (words.length === 0) return name
+  const first = words[0]
+  return [first[0].toUpperCase() + first.slice(1), ...words.slice(1)].join(' ')
 }

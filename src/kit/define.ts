@@ -381,6 +381,11 @@ export interface ConnectorDefinition<Id extends string = string, S extends StepD
   /** Credential fields that are not secret (an address, a token kind), so errors need not hide them. */
   publicCredentialFields?: string[]
   /**
+   * What people need to tell connections apart, read from the credentials (a token's kind, what
+   * it is restricted to), shown with each connection. Never anything secret.
+   */
+  describeCredentials?: (credentials: Credentials) => Record<string, string>
+  /**
    * Whether a 401 means the credentials themselves were refused (the connection lapses), as
    * opposed to a permission the account lacks. Absent: every 401 is a credentials failure.
    */

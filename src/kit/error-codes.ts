@@ -19,6 +19,13 @@ export interface ErrorCodeDefinition {
   readonly meaning: string
   /** What to do, when the thrower gives no hint of its own. */
   readonly hint: string
+  /**
+   * What to do in the dashboard (its page and button), shown there with the hint, so a user in the
+   * dashboard is not sent to a REST route.
+   */
+  readonly dashboard?: string
+  /** The `patchbay` command that does it, printed by the CLI with the hint. */
+  readonly cli?: string
 }
 
 export const ERROR_CODES = {
@@ -27,6 +34,8 @@ export const ERROR_CODES = {
     status: 401,
     meaning: 'No key, an unknown key, or a revoked key (or the key of a deleted agent).',
     hint: 'Send Authorization: Bearer <key> with a workspace or agent key.',
+    dashboard: 'Sign in again with the workspace key.',
+    cli: 'Give the key with --key or PATCHBAY_KEY.',
   },
   ADMIN_KEY_REQUIRED: {
     status: 403,
@@ -131,6 +140,8 @@ export const ERROR_CODES = {
     status: 400,
     meaning: 'A {{…}} template of a tool step names nothing it can read.',
     hint: 'Templates are {{input.…}}, {{event.…}}, {{steps.<index or name>.output.…}} of an earlier step.',
+    dashboard:
+      'Fix the template in the step’s input; the step’s page under Tool steps shows its output fields.',
   },
   TEMPLATE_VALUE_MISSING: {
     status: 400,
@@ -165,11 +176,27 @@ export const ERROR_CODES = {
     status: 400,
     meaning: 'The step needs a connection and none was given (or several could be meant).',
     hint: 'Give connectionId; list connections with GET /v1/connections?connector=<id>.',
+    dashboard:
+      'Choose a connection in the form; connect an account on the Connections page first if there is none.',
+    cli: 'Give --connection <id>; patchbay connections list shows them.',
+  },
+  FIELD_HAS_NO_CHOICES: {
+    status: 404,
+    meaning:
+      'GET …/options/:field named a field whose choices cannot be listed (not a board, list, repository … field).',
+    hint: 'The fields with choices are the pickers of the step in the catalog (GET /v1/steps/{id}).',
+  },
+  PARENT_REQUIRED: {
+    status: 400,
+    meaning: 'The choices of a field depend on another (a list on its board) and its value was not given.',
+    hint: 'Pick the parent first and give its value as a query parameter (?idBoard=…).',
+    dashboard: 'Choose the field it depends on first (the board before its lists).',
   },
   CONNECTION_AMBIGUOUS: {
     status: 400,
     meaning: 'An agent call could use more than one of the agent’s connections.',
     hint: 'Name the connection to use in the arguments.',
+    cli: 'Give --connection <id>; patchbay connections list shows them.',
   },
   CONNECTION_CONNECTOR_MISMATCH: {
     status: 400,
@@ -181,16 +208,22 @@ export const ERROR_CODES = {
     alsoStatus: [400],
     meaning: 'The agent may not use that connection (400 when a tool names it).',
     hint: 'Use one of the agent’s connections, or add this one to it (PATCH /v1/agents/{id}).',
+    dashboard: 'Tick the connection under Connections in the agent’s settings (Agents page).',
   },
   CONNECTION_LAPSED: {
     status: 409,
     meaning: 'The upstream refused the connection’s credentials; the connection is lapsed.',
     hint: 'Reconnect it (POST /v1/connections/{id}/reconnect) or disconnect and connect again.',
+    dashboard: 'On the Connections page, use the connection’s Reconnect button.',
+    cli: 'Connect the account again: patchbay connections add (it reconnects the account in place).',
   },
   CONNECTION_CANNOT_VERIFY_WEBHOOKS: {
     status: 400,
     meaning: 'An instant trigger on a connection that cannot verify the upstream’s deliveries.',
     hint: 'Reconnect with the secret that signs the upstream’s webhooks, or use a sign-in connection.',
+    dashboard:
+      'On the Connections page, connect the account again with its API secret filled in (it reconnects in place).',
+    cli: 'Run patchbay connections add with the secret in the credentials (it reconnects the account in place).',
   },
   ACCOUNT_MISMATCH: {
     status: 400,
@@ -211,6 +244,7 @@ export const ERROR_CODES = {
     status: 403,
     meaning: 'The resource is outside the agent’s scope (its boards and repositories).',
     hint: 'Use a resource in the agent’s scope, or add it to the scope (PATCH /v1/agents/{id}).',
+    dashboard: 'Add the board or repository to the agent’s scope in its settings (Agents page).',
   },
   SCOPE_KIND_UNSUPPORTED: {
     status: 400,
@@ -222,7 +256,7 @@ export const ERROR_CODES = {
   INVALID_ENDPOINT: {
     status: 400,
     meaning:
-      'An API Call endpoint that is not a plain path on the upstream: a URL, climbing (..), encoded dots or slashes, ; path parameters, lookalike dots, or longer than 4096 characters.',
+      'An API Call endpoint that is not a plain path on the upstream: a URL, climbing (..), encoded dots or slashes, path parameters (;…), lookalike dots, or longer than 4096 characters.',
     hint: 'Give a path such as /1/boards/{id}, without scheme, host or "..".',
   },
   INVALID_HEADER: {
@@ -234,6 +268,7 @@ export const ERROR_CODES = {
     status: 400,
     meaning: 'A Code-Host API Call without accept: application/vnd.codehost+json; nothing was sent.',
     hint: 'Add "accept": "application/vnd.codehost+json" to headers and run the step again.',
+    dashboard: 'Add "accept": "application/vnd.codehost+json" to the Headers field of the form.',
   },
   PAGE_ADDRESS_INVALID: {
     status: 400,
@@ -469,8 +504,10 @@ export const ERROR_CODES = {
   },
   WEBHOOK_REGISTRATION_FAILED: {
     status: 502,
-    meaning: 'The upstream refused to register the webhook of an instant trigger.',
-    hint: 'Check that Patchbay is reachable from the upstream at PATCHBAY_PUBLIC_URL.',
+    meaning:
+      'The upstream did not register the webhook of an instant trigger: it refused the connection’s credentials, or could not reach the callback.',
+    hint: 'A refused credential: reconnect the connection. An unreachable callback: set PATCHBAY_PUBLIC_URL to an address the upstream reaches.',
+    dashboard: 'A refused credential: use the connection’s Reconnect button on the Connections page.',
   },
   EVENT_NOT_FOUND: {
     status: 404,

@@ -58,6 +58,17 @@ export const ToolView = z
     agentId: z.string(),
     name: z.string(),
     description: z.string(),
+    inputs: z
+      .record(
+        z.string(),
+        z.object({
+          type: z.string().optional(),
+          description: z.string().optional(),
+          required: z.boolean().optional(),
+        }),
+      )
+      .nullable()
+      .describe('The declared inputs; null when the tool declares none.'),
     steps: z.array(ToolStep),
     createdAt: z.string(),
     updatedAt: z.string(),

@@ -41,8 +41,26 @@ export const ConnectionView = z
     statusReason: z.string().nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
+    details: z
+      .record(z.string(), z.string())
+      .describe(
+        "What tells it apart from the account's other connections: a code-host token's kind and reach.",
+      ),
   })
   .meta({ id: 'Connection' })
+
+/** A field whose choices GET …/options/:field lists (the catalog's `pickers`). */
+export const PickerSummary = z
+  .object({
+    field: z.string(),
+    noun: z.string().describe('What is picked: board, list, repository …'),
+    parents: z.array(z.string()).describe('The fields the choices depend on.'),
+    many: z.boolean().describe('The field takes a list of them.'),
+    helper: z
+      .boolean()
+      .describe('A parent that is no field of the input: it only narrows the choices (a list’s board).'),
+  })
+  .meta({ id: 'Picker' })
 
 export const StepSummary = z
   .object({
@@ -54,6 +72,7 @@ export const StepSummary = z
     passThrough: z.boolean().describe('An API Call step: any method and path of the upstream.'),
     inputSchema: JsonSchema,
     outputSchema: JsonSchema,
+    pickers: z.array(PickerSummary).describe('Fields whose choices can be listed, parents first.'),
   })
   .meta({ id: 'Step' })
 
@@ -95,6 +114,7 @@ export const Connector = z
         delivery: z.array(TriggerMechanism).describe('Every way the upstream delivers it, and when.'),
         configSchema: JsonSchema,
         sample: z.unknown().describe('An example of the event data.'),
+        pickers: z.array(PickerSummary).describe('Config fields whose choices can be listed.'),
       }),
     ),
   })

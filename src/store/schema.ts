@@ -225,6 +225,8 @@ export interface ToolsTable {
   description: string
   /** JSON: [{ name?, stepId, connectionId, input }]. */
   steps: string
+  /** JSON: the declared inputs, { name: { type?, description?, required? } }; null when none are. */
+  inputs: string | null
   created_at: string
   updated_at: string
 }

@@ -11,9 +11,11 @@ export class Tools {
     this.#db = db
   }
 
-  async insert(values: Omit<ToolRow, 'id' | 'created_at' | 'updated_at'>): Promise<ToolRow> {
+  async insert(
+    values: Omit<ToolRow, 'id' | 'created_at' | 'updated_at' | 'inputs'> & { inputs?: string | null },
+  ): Promise<ToolRow> {
     const now = nowIso()
-    const row: ToolRow = { ...values, id: newId('tool'), created_at: now, updated_at: now }
+    const row: ToolRow = { inputs: null, ...values, id: newId('tool'), created_at: now, updated_at: now }
     await this.#db.insertInto('tools').values(row).execute()
     return row
   }
@@ -43,7 +45,7 @@ export class Tools {
     workspaceId: string,
     agentId: string,
     id: string,
-    values: Partial<Pick<ToolRow, 'name' | 'description' | 'steps'>>,
+    values: Partial<Pick<ToolRow, 'name' | 'description' | 'steps' | 'inputs'>>,
   ): Promise<boolean> {
     const r = await this.#db
       .updateTable('tools')

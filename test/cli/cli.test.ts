@@ -279,6 +279,21 @@ test('events tail prints the agent’s events and stops after --count', async ()
   assert.equal(JSON.parse(resumed.stdout).delivery.data.event.data.card.name, 'tail two')
 })
 
+test('events tail on an agent whose events go to a webhook says so and what to do, instead of waiting for nothing', async () => {
+  const hooked = await t.api('POST', '/v1/agents', {
+    name: 'Hooked',
+    scope: { boards: [] },
+    connectionIds: [],
+    delivery: { type: 'webhook', url: 'https://agent.example/hook' },
+  })
+  assert.equal(hooked.status, 201, JSON.stringify(hooked.body))
+  const tail = await cli(['events', 'tail', '--agent', hooked.body.id, '--count', '1'])
+  assert.equal(tail.code, 1)
+  assert.match(tail.stderr, /pushed to its webhook https:\/\/agent\.example\/hook/)
+  assert.match(tail.stderr, /GET \/v1\/deliveries\?agentId=/)
+  assert.match(tail.stderr, /"delivery":\{"type":"stream"\}/)
+})
+
 test('mcp serves the agent over stdio through the running Patchbay', async () => {
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -291,7 +306,10 @@ test('mcp serves the agent over stdio through the running Patchbay', async () =>
   await client.connect(transport)
   try {
     const { tools } = await client.listTools()
-    assert.deepEqual(tools.map((x) => x.name).sort(), await taskboardToolNames())
+    assert.deepEqual(
+      tools.map((x) => x.name).sort(),
+      [...(await taskboardToolNames()), 'describe_tool'].sort(),
+    )
     const made: any = await client.callTool({
       name: 'taskboard_create_card',
       arguments: { idList: t.taskboard.demo.listIds[0], name: 'Over stdio' },

@@ -247,6 +247,12 @@ describe('access tokens', () => {
   test('a fine-grained token reaches only its repositories: anything else is refused as not found', async () => {
     const token = await mintToken(sb, { kind: 'fine_grained', repositories: ['octo-demo/hello-world'] })
     const conn = await connectWithToken(t, token)
+    // The connection says what kind of token it holds and what it reaches.
+    const shown = (await t.api('GET', `/v1/connections/${conn}`)).body
+    assert.deepEqual(shown.details, {
+      tokenKind: 'fine-grained token',
+      repositories: 'only the repositories the token was made for',
+    })
     const run = (step: string, input: Record<string, unknown>) =>
       t.api('POST', `/v1/steps/codehost.${step}/run`, { connectionId: conn, input })
     assert.equal((await run('get_repository', { owner: 'octo-demo', repo: 'hello-world' })).status, 200)

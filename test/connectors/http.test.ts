@@ -57,7 +57,13 @@ after(async () => {
 })
 
 async function connect(credentials: Record<string, unknown>) {
-  return t.api('POST', '/v1/connections', { connector: 'http', authMethod: 'custom', credentials })
+  // Each test's connection of its own, even for an address connected before.
+  return t.api('POST', '/v1/connections', {
+    connector: 'http',
+    authMethod: 'custom',
+    credentials,
+    second: true,
+  })
 }
 
 async function call(connectionId: string, input: Record<string, unknown>) {

@@ -16,9 +16,16 @@ let oauthConnection: string
 
 const demoLogin = { username: 'demo', password: 'demo' }
 
-/** Starts a sign-in, approves it as demo and follows the redirect to Patchbay's callback. */
+/**
+ * Starts a sign-in, approves it as demo and follows the redirect to Patchbay's callback. Each
+ * sign-in makes a connection of its own (`second`), so the tests can count them.
+ */
 async function signIn(body: Record<string, unknown>, button = 'Allow') {
-  const start = await t.api('POST', '/v1/connections/oauth/start', { connector: 'taskboard', ...body })
+  const start = await t.api('POST', '/v1/connections/oauth/start', {
+    connector: 'taskboard',
+    second: true,
+    ...body,
+  })
   assert.equal(start.status, 200, JSON.stringify(start.body))
   const approved = await approve(start.body.authorizeUrl, demoLogin, button)
   assert.equal(approved.status, 302)

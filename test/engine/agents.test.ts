@@ -18,6 +18,8 @@ before(async () => {
         connector: 'taskboard',
         authMethod: 'api_key_token',
         credentials: { key: t.taskboard.demo.key, token },
+        // Two connections of one account, as a workspace may keep them.
+        second: true,
       })
     ).body.id as string
   conn = await connect(t.taskboard.demo.token)

@@ -170,6 +170,7 @@ test('a connection the agent may not use is refused with CONNECTION_NOT_ALLOWED 
       connector: 'taskboard',
       authMethod: 'api_key_token',
       credentials: { key: t.taskboard.demo.key, token: t.taskboard.demo.token },
+      second: true,
     })
   ).body.id
   const sent = await counter('/1/')

@@ -269,6 +269,8 @@ test('diagnose: a lapsed connection is named first, with the fix', async () => {
       connector: 'taskboard',
       authMethod: 'api_key_token',
       credentials: { key: sandbox.demo.key, token, secret: sandbox.demo.secret },
+      // A connection of its own, beside the one made before.
+      second: true,
     })
   ).body.id
   const agentId = await makeAgent({ type: 'stream' }, [sandbox.demo.boardId], [conn])
@@ -308,6 +310,8 @@ test('reconnecting with a new token moves the webhook to it: the old token keeps
       connector: 'taskboard',
       authMethod: 'api_key_token',
       credentials: { key: sandbox.demo.key, token: oldToken, secret: sandbox.demo.secret },
+      // A connection of its own, beside the one made before.
+      second: true,
     })
   ).body.id
   const agentId = await makeAgent({ type: 'stream' }, [sandbox.demo.boardId], [conn])

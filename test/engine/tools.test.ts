@@ -24,6 +24,7 @@ before(async () => {
         connector: 'taskboard',
         authMethod: 'api_key_token',
         credentials: { key: t.taskboard.demo.key, token: t.taskboard.demo.token },
+        second: true,
       })
     ).body.id as string
   conn = await connect()
@@ -193,14 +194,15 @@ test('the first failing step ends the run: later steps are skipped, the run is f
   assert.equal(run.steps[2].output, undefined)
   assert.equal(await cardsOn(C.board), before, 'the agent reached nothing on board C')
 
+  // An absent whole value would leave a required field empty: the run stops before any step acts.
   const missing = await runTool(tool.id, { targetList: B.list })
   assert.equal(missing.body.status, 'failed')
-  assert.equal(
-    missing.body.errorCode,
-    'VALIDATION_FAILED',
-    'an absent whole value leaves a required field empty',
+  assert.equal(missing.body.errorCode, 'TEMPLATE_VALUE_MISSING')
+  assert.match(missing.body.errorMessage, /steps\.0\.input\.idCard: \{\{input\.cardId\}\} has no value/)
+  assert.deepEqual(
+    missing.body.steps.map((s: any) => s.status),
+    ['failed', 'skipped', 'skipped'],
   )
-  assert.match(missing.body.errorMessage, /input\.idCard/)
 
   const text = (
     await createTool({
@@ -246,7 +248,7 @@ test('templates are checked when a tool is saved, naming the step and the field'
           { stepId: 'taskboard.get_card', connectionId: conn, input: { idCard: '{{input.id}}' } },
         ],
       }),
-      /Step 0, steps\.0\.input\.idCard: .*refers to step 1, which runs later/,
+      /Step 0 \(taskboard\.get_card\), steps\.0\.input\.idCard: .*refers to step 1, which runs later/,
     ],
     [
       createTool({
@@ -270,6 +272,153 @@ test('templates are checked when a tool is saved, naming the step and the field'
     assert.equal(res.body.error.code, 'INVALID_TEMPLATE', JSON.stringify(res.body))
     assert.match(res.body.error.message, message)
   }
+})
+
+test("a path an earlier step's output cannot hold is refused at save, naming the step and the path", async () => {
+  const res = await createTool({
+    name: 'Reads nothing',
+    steps: [
+      { name: 'card', stepId: 'taskboard.get_card', connectionId: conn, input: { idCard: '{{input.id}}' } },
+      {
+        stepId: 'taskboard.create_card',
+        connectionId: conn,
+        input: { idList: '{{steps.card.output.idList}}', name: 'About {{steps.card.output.nope}}' },
+      },
+    ],
+  })
+  assert.equal(res.status, 400, JSON.stringify(res.body))
+  assert.equal(res.body.error.code, 'INVALID_TEMPLATE')
+  assert.match(
+    res.body.error.message,
+    /Step 1 \(taskboard\.create_card\), steps\.1\.input\.name: \{\{steps\.card\.output\.nope\}\} is not in the output of step 0: output has no "nope"; it has id, name/,
+  )
+  assert.deepEqual(res.body.error.details, { step: 1, field: 'steps.1.input.name' })
+  // Deeper paths and lists are followed too; an API Call's body may hold anything.
+  const deeper = await createTool({
+    name: 'Deeper',
+    steps: [
+      { stepId: 'taskboard.get_card', connectionId: conn, input: { idCard: '{{input.id}}' } },
+      {
+        stepId: 'taskboard.get_card',
+        connectionId: conn,
+        input: { idCard: '{{steps.0.output.name.first}}' },
+      },
+    ],
+  })
+  assert.match(deeper.body.error.message, /output\.name is string, which has no "first"/)
+  const fine = await createTool({
+    name: 'Fine',
+    steps: [
+      {
+        stepId: 'taskboard.api_call',
+        connectionId: conn,
+        input: { method: 'GET', endpoint: '/1/members/me' },
+      },
+      {
+        stepId: 'taskboard.get_card',
+        connectionId: conn,
+        input: { idCard: '{{steps.0.output.body.idCards.0}}' },
+      },
+      {
+        stepId: 'taskboard.get_card',
+        connectionId: conn,
+        input: { idCard: '{{steps.1.output.idLabels.0}}' },
+      },
+    ],
+  })
+  assert.equal(fine.status, 201, JSON.stringify(fine.body))
+})
+
+test("a trigger's events are checked against the tool's {{event.…}} templates, whichever is saved first", async () => {
+  const tool = (
+    await createTool({
+      name: 'Notes moves',
+      steps: [
+        {
+          stepId: 'taskboard.create_card',
+          connectionId: conn,
+          input: { idList: B.list, name: '{{event.data.card.name}} went to {{event.data.listAfter.name}}' },
+        },
+      ],
+    })
+  ).body
+  // New Card's events hold no listAfter: the trigger is refused, naming the step and path.
+  const wrong = await t.api('POST', `/v1/agents/${agentId}/triggers`, {
+    trigger: 'taskboard.new_card',
+    connectionId: conn,
+    config: { idBoard: A.board },
+    target: { type: 'tool', toolId: tool.id },
+  })
+  assert.equal(wrong.status, 400, JSON.stringify(wrong.body))
+  assert.equal(wrong.body.error.code, 'INVALID_TEMPLATE')
+  assert.match(
+    wrong.body.error.message,
+    /steps\.0\.input\.name: \{\{event\.data\.listAfter\.name\}\} is not in the events of New Card/,
+  )
+})
+
+test("a tool's declared inputs: templates may read only them, agents see them, a run without a required one is refused", async () => {
+  const step = (name: string) => ({
+    stepId: 'taskboard.create_card',
+    connectionId: conn,
+    input: { idList: B.list, name },
+  })
+  const inputs = { title: { type: 'string', description: 'The card title.', required: true } }
+  const wrong = await createTool({ name: 'Declared', inputs, steps: [step('{{input.titel}}')] })
+  assert.equal(wrong.status, 400, JSON.stringify(wrong.body))
+  assert.equal(wrong.body.error.code, 'INVALID_TEMPLATE')
+  assert.match(
+    wrong.body.error.message,
+    /steps\.0\.input\.name: \{\{input\.titel\}\} is not one of the tool's inputs \(title\)/,
+  )
+  const tool = await createTool({ name: 'Declared', inputs, steps: [step('{{input.title}}')] })
+  assert.equal(tool.status, 201, JSON.stringify(tool.body))
+  assert.deepEqual(tool.body.inputs, inputs)
+  // Changing the inputs alone checks the steps that stay against them.
+  const narrowed = await t.api('PATCH', `/v1/agents/${agentId}/tools/${tool.body.id}`, {
+    inputs: { other: {} },
+  })
+  assert.equal(narrowed.body.error.code, 'INVALID_TEMPLATE')
+  // Agents see the declared inputs as the tool's parameters.
+  const listed = (await t.api('GET', `/v1/agents/${agentId}/tools.json?format=anthropic`)).body
+  const fn = listed.find((x: any) => x.name === 'tool_declared')
+  assert.deepEqual(fn.input_schema.required, ['title'])
+  assert.equal(fn.input_schema.properties.title.type, 'string')
+  // A run without the required input is refused before anything acts.
+  const before = await cardsOn(B.board)
+  const refused = await runTool(tool.body.id, {})
+  assert.equal(refused.status, 400)
+  assert.equal(refused.body.error.code, 'VALIDATION_FAILED')
+  assert.match(refused.body.error.message, /input\.title: the tool requires it/)
+  assert.equal(await cardsOn(B.board), before)
+  const ran = await runTool(tool.body.id, { title: 'Declared input' })
+  assert.equal(ran.body.status, 'succeeded', JSON.stringify(ran.body))
+})
+
+test('a run whose later step needs a value the input lacks stops before its first step acts', async () => {
+  const tool = (
+    await createTool({
+      name: 'Two cards',
+      steps: [
+        { stepId: 'taskboard.create_card', connectionId: conn, input: { idList: B.list, name: 'First' } },
+        {
+          stepId: 'taskboard.create_card',
+          connectionId: conn,
+          input: { idList: B.list, name: 'For {{input.who}}' },
+        },
+      ],
+    })
+  ).body
+  const before = await cardsOn(B.board)
+  const run = (await runTool(tool.id, {})).body
+  assert.equal(run.status, 'failed')
+  assert.equal(run.errorCode, 'TEMPLATE_VALUE_MISSING')
+  assert.match(run.errorMessage, /Step 1 .*steps\.1\.input\.name: \{\{input\.who\}\} has no value/)
+  assert.deepEqual(
+    run.steps.map((s: any) => s.status),
+    ['skipped', 'failed'],
+  )
+  assert.equal(await cardsOn(B.board), before, 'the first step made no card')
 })
 
 test('step ids, connections, names and credentials are checked when a tool is saved', async () => {

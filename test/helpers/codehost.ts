@@ -46,12 +46,16 @@ export async function mintToken(
   return made.token
 }
 
-/** Connects a code-host account with a token; returns the connection id. */
+/**
+ * Connects a code-host account with a token as a connection of its own (`second`: tests compare
+ * tokens of one account side by side); returns the connection id.
+ */
 export async function connectWithToken(t: TestService, token: string): Promise<string> {
   const res = await t.api('POST', '/v1/connections', {
     connector: 'codehost',
     authMethod: 'token',
     credentials: { token },
+    second: true,
   })
   if (res.status !== 201) throw new Error(`connect: ${res.status} ${JSON.stringify(res.body)}`)
   return res.body.id

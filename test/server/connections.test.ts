@@ -56,6 +56,43 @@ for (const db of databases) {
       assert.deepEqual((await t.api('GET', '/v1/connections?connector=codehost')).body.connections, [])
     })
 
+    test('connecting an account again reconnects its connection in place, unless a second one is asked for', async () => {
+      const first = await t.api('POST', '/v1/connections', {
+        connector: 'taskboard',
+        authMethod: 'api_key_token',
+        credentials: demoCredentials(),
+      })
+      const again = await t.api('POST', '/v1/connections', {
+        connector: 'taskboard',
+        authMethod: 'api_key_token',
+        credentials: demoCredentials(),
+      })
+      assert.equal(again.status, 200, JSON.stringify(again.body))
+      assert.equal(again.body.reconnected, true)
+      assert.equal(again.body.id, first.body.id)
+      const mine = (await t.api('GET', '/v1/connections?connector=taskboard')).body.connections.filter(
+        (c: any) => c.accountName === sandbox.demo.username && c.authMethod === 'api_key_token',
+      )
+      assert.equal(mine.length, 1, 'one connection for the account')
+      // It works as before.
+      const run = await t.api('POST', '/v1/steps/taskboard.get_boards/run', {
+        connectionId: first.body.id,
+        input: {},
+      })
+      assert.equal(run.status, 200)
+
+      const second = await t.api('POST', '/v1/connections', {
+        connector: 'taskboard',
+        authMethod: 'api_key_token',
+        credentials: demoCredentials(),
+        second: true,
+      })
+      assert.equal(second.status, 201)
+      assert.equal(second.body.reconnected, false)
+      assert.notEqual(second.body.id, first.body.id)
+      await t.api('DELETE', `/v1/connections/${second.body.id}`)
+    })
+
     test('credentials the identity call refuses: 400 INVALID_CREDENTIALS naming the problem, nothing stored', async () => {
       const before = (await t.api('GET', '/v1/connections')).body.connections.length
       const res = await t.api('POST', '/v1/connections', {

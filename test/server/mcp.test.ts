@@ -110,25 +110,36 @@ test("tools/list shows exactly the agent's allowed steps and tools, described fr
     const steps = [...t.service.engine.registry.steps.keys()].filter((id) => id.startsWith('taskboard.'))
     assert.deepEqual(
       tools.map((x) => x.name).sort(),
-      [...steps.map((id) => id.replace('.', '_')), 'tool_copy_a_card'].sort(),
+      [...steps.map((id) => id.replace('.', '_')), 'tool_copy_a_card', 'describe_tool'].sort(),
     )
     const catalog = (await t.api('GET', '/v1/steps/taskboard.get_card')).body
     const getCard = tools.find((x) => x.name === 'taskboard_get_card')!
     assert.equal(getCard.title, catalog.name)
-    assert.match(getCard.description!, new RegExp(catalog.description.slice(0, 40)))
-    assert.deepEqual(getCard.annotations, {
-      title: 'Get Card',
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: true,
-    })
-    assert.deepEqual(getCard.inputSchema.properties!.idCard, catalog.inputSchema.properties.idCard)
+    // The list is lean: a one-sentence description and the schema without the fields' guidance…
+    assert.ok(getCard.description!.length <= 160)
+    assert.ok(catalog.description.startsWith(getCard.description!.replace(/…$/, '')), getCard.description)
+    assert.deepEqual(getCard.annotations, { readOnlyHint: true, idempotentHint: true })
+    const { description: _guidance, title: _label, ...idCard } = catalog.inputSchema.properties.idCard
+    assert.deepEqual(getCard.inputSchema.properties!.idCard, idCard)
     assert.deepEqual((getCard.inputSchema.properties as any).connectionId.enum, [conn])
     assert.deepEqual(getCard.inputSchema.required, ['idCard'])
-    assert.equal(getCard.outputSchema?.type, 'object')
+    assert.equal(getCard.outputSchema, undefined)
+    // …and describe_tool tells the rest: the whole description, the fields' guidance and the output.
+    const described: any = await client.callTool({
+      name: 'describe_tool',
+      arguments: { name: 'taskboard_get_card' },
+    })
+    const full = JSON.parse(described.content[0].text)
+    assert.match(full.description, new RegExp(catalog.description.slice(0, 40)))
+    assert.equal(
+      full.inputSchema.properties.idCard.description,
+      catalog.inputSchema.properties.idCard.description,
+    )
+    assert.equal(full.outputSchema.type, 'object')
+    assert.ok(tools.some((x) => x.name === 'describe_tool'))
     const apiCall = tools.find((x) => x.name === 'taskboard_api_call')!
-    assert.equal(apiCall.annotations?.destructiveHint, true)
+    // MCP's defaults (destructive, not read-only) go unsaid.
+    assert.equal(apiCall.annotations, undefined)
     const copy = tools.find((x) => x.name === 'tool_copy_a_card')!
     assert.deepEqual(Object.keys(copy.inputSchema.properties!).sort(), ['cardId', 'targetList'])
     assert.match(copy.description!, /Copies a card/)
@@ -321,9 +332,45 @@ test('with several connections of a connector, connectionId must be given', asyn
       arguments: { idList: t.taskboard.demo.listIds[0], name: 'This one', connectionId: conn },
     })
     assert.equal(ok.structuredContent.name, 'This one')
+    // The REST route asks the same of an agent key.
+    const rest = await t.api(
+      'POST',
+      '/v1/steps/taskboard.create_card/run',
+      { input: { idList: t.taskboard.demo.listIds[0], name: 'Which one?' } },
+      key,
+    )
+    assert.equal(rest.status, 400)
+    assert.equal(rest.body.error.code, 'CONNECTION_AMBIGUOUS')
   } finally {
     await client.close()
   }
+})
+
+test("POST /v1/steps/:id/run with an agent key defaults to the agent's only connection of the connector, like MCP", async () => {
+  const run = await t.api(
+    'POST',
+    '/v1/steps/taskboard.create_card/run',
+    { input: { idList: t.taskboard.demo.listIds[0], name: 'No connectionId given' } },
+    agentKey,
+  )
+  assert.equal(run.status, 200, JSON.stringify(run.body))
+  assert.equal(run.body.output.name, 'No connectionId given')
+  const runs = (await t.api('GET', '/v1/runs?limit=5', undefined, agentKey)).body.runs
+  assert.equal(runs.find((r: any) => r.id === run.body.meta.runId).connectionId, conn)
+  // A connector the agent has no connection of is still refused, naming what to do.
+  const none = await t.api(
+    'POST',
+    '/v1/steps/contactdata.find_company/run',
+    { input: { domain: 'acme.com' } },
+    agentKey,
+  )
+  assert.equal(none.status, 400)
+  assert.equal(none.body.error.code, 'CONNECTION_REQUIRED')
+  // A workspace key still names its connection.
+  const admin = await t.api('POST', '/v1/steps/taskboard.create_card/run', {
+    input: { idList: t.taskboard.demo.listIds[0], name: 'x' },
+  })
+  assert.equal(admin.body.error.code, 'CONNECTION_REQUIRED')
 })
 
 test("the agent's recent events are MCP resources", async () => {

@@ -52,6 +52,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/steps/{id}/options/{field}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The choices of a field that names an upstream resource (a board, a list, a repository …), listed with a connection; the fields it depends on are given as query parameters (?idBoard=… for a list). An agent key sees only its scope's */
+        get: operations["listStepFieldChoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/catalog/triggers/{id}/options/{field}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The choices of a trigger config's field (the board to watch …), as for a step's */
+        get: operations["listTriggerFieldChoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/steps/{stepId}/run": {
         parameters: {
             query?: never;
@@ -654,7 +688,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Run a function call as the model wrote it: a step ({output, meta}) or a tool ({run}), as the agent */
+        /** Run a function call as the model wrote it: a step ({output, meta}), a tool ({run}) or describe_tool ({output}), as the agent */
         post: operations["callFunction"];
         delete?: never;
         options?: never;
@@ -690,7 +724,7 @@ export interface components {
                  * @description Stable, machine-readable error code (the README lists what each means).
                  * @enum {string}
                  */
-                code: "UNAUTHORIZED" | "ADMIN_KEY_REQUIRED" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "INVALID_CURSOR" | "INTERNAL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "MALFORMED_DELIVERY";
+                code: "UNAUTHORIZED" | "ADMIN_KEY_REQUIRED" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "INVALID_CURSOR" | "INTERNAL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "MALFORMED_DELIVERY";
                 /** @description What was wrong. */
                 message: string;
                 /** @description What to do about it. */
@@ -720,6 +754,21 @@ export interface components {
             statusReason: string | null;
             createdAt: string;
             updatedAt: string;
+            /** @description What tells it apart from the account's other connections: a code-host token's kind and reach. */
+            details: {
+                [key: string]: string;
+            };
+        };
+        Picker: {
+            field: string;
+            /** @description What is picked: board, list, repository … */
+            noun: string;
+            /** @description The fields the choices depend on. */
+            parents: string[];
+            /** @description The field takes a list of them. */
+            many: boolean;
+            /** @description A parent that is no field of the input: it only narrows the choices (a list’s board). */
+            helper: boolean;
         };
         Step: {
             /** @description Such as taskboard.create_card. */
@@ -736,6 +785,8 @@ export interface components {
             passThrough: boolean;
             inputSchema: components["schemas"]["JsonSchema"];
             outputSchema: components["schemas"]["JsonSchema"];
+            /** @description Fields whose choices can be listed, parents first. */
+            pickers: components["schemas"]["Picker"][];
         };
         TriggerMechanism: {
             /** @enum {string} */
@@ -772,6 +823,8 @@ export interface components {
                 configSchema: components["schemas"]["JsonSchema"];
                 /** @description An example of the event data. */
                 sample: unknown;
+                /** @description Config fields whose choices can be listed. */
+                pickers: components["schemas"]["Picker"][];
             }[];
         };
         StepResult: {
@@ -820,6 +873,14 @@ export interface components {
             agentId: string;
             name: string;
             description: string;
+            /** @description The declared inputs; null when the tool declares none. */
+            inputs: {
+                [key: string]: {
+                    type?: string;
+                    description?: string;
+                    required?: boolean;
+                };
+            } | null;
             steps: {
                 name?: string;
                 stepId: string;
@@ -951,6 +1012,19 @@ export interface components {
             attempts: number;
             createdAt: string;
         };
+        FieldChoices: {
+            field: string;
+            /** @description What is picked: board, list, repository … */
+            noun: string;
+            /** @description The fields the choices depend on. */
+            parents: string[];
+            connectionId: string;
+            choices: {
+                value: string;
+                label: string;
+                detail?: string;
+            }[];
+        };
         Trigger: {
             id: string;
             agentId: string;
@@ -996,6 +1070,8 @@ export interface components {
             healthy: boolean;
             checks: {
                 cause: string;
+                /** @description What the check looks at, in words: Connection, Event types … */
+                label: string;
                 /** @enum {string} */
                 status: "ok" | "problem" | "info";
                 message: string;
@@ -1185,6 +1261,94 @@ export interface operations {
             };
         };
     };
+    listStepFieldChoices: {
+        parameters: {
+            query?: {
+                /** @description The connection to list with; an agent key defaults to the agent's only one of the connector. */
+                connectionId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                field: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FieldChoices"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTriggerFieldChoices: {
+        parameters: {
+            query?: {
+                /** @description The connection to list with; an agent key defaults to the agent's only one of the connector. */
+                connectionId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                field: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FieldChoices"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     runStep: {
         parameters: {
             query?: never;
@@ -1198,7 +1362,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The connection to run with (from GET /v1/connections). */
+                    /** @description The connection to run with (from GET /v1/connections). With an agent key it may be left out: the agent's only connection of the step's connector is used. */
                     connectionId?: string;
                     /**
                      * @description The step's input, per its inputSchema.
@@ -1345,17 +1509,64 @@ export interface operations {
                     credentials: {
                         [key: string]: unknown;
                     };
+                    /** @description Make a second connection even when the account already has one of this connector and method. Without it, that one is reconnected in place (200, same id). */
+                    second?: boolean;
                 };
             };
         };
         responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        connector: string;
+                        authMethod: string;
+                        /** @description The upstream account the connection is shown under. */
+                        accountName: string;
+                        accountId: string;
+                        /** @enum {string} */
+                        status: "active" | "lapsed";
+                        statusReason: string | null;
+                        createdAt: string;
+                        updatedAt: string;
+                        /** @description What tells it apart from the account's other connections: a code-host token's kind and reach. */
+                        details: {
+                            [key: string]: string;
+                        };
+                        /** @description true: the account already had a connection of this connector and method, which now has these credentials. */
+                        reconnected: boolean;
+                    };
+                };
+            };
             /** @description Default Response */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Connection"];
+                    "application/json": {
+                        id: string;
+                        connector: string;
+                        authMethod: string;
+                        /** @description The upstream account the connection is shown under. */
+                        accountName: string;
+                        accountId: string;
+                        /** @enum {string} */
+                        status: "active" | "lapsed";
+                        statusReason: string | null;
+                        createdAt: string;
+                        updatedAt: string;
+                        /** @description What tells it apart from the account's other connections: a code-host token's kind and reach. */
+                        details: {
+                            [key: string]: string;
+                        };
+                        /** @description true: the account already had a connection of this connector and method, which now has these credentials. */
+                        reconnected: boolean;
+                    };
                 };
             };
             /** @description Default Response */
@@ -2044,6 +2255,16 @@ export interface operations {
                      * @default
                      */
                     description?: string;
+                    /** @description The inputs the tool takes, by name. When given, every {{input.x}} must read one of them (checked at save), and agents see them as the tool's parameters. */
+                    inputs?: {
+                        [key: string]: {
+                            /** @enum {string} */
+                            type?: "string" | "number" | "integer" | "boolean" | "object" | "array";
+                            description?: string;
+                            /** @description A run without it is refused before any step acts. */
+                            required?: boolean;
+                        };
+                    };
                     /** @description Run in order. */
                     steps: {
                         /** @description Optional; later steps can read this step as {{steps.<name>.output…}}. */
@@ -2189,6 +2410,16 @@ export interface operations {
                     name?: string;
                     /** @description What the tool does, for people and LLMs. */
                     description?: string;
+                    /** @description null removes the declaration. */
+                    inputs?: {
+                        [key: string]: {
+                            /** @enum {string} */
+                            type?: "string" | "number" | "integer" | "boolean" | "object" | "array";
+                            description?: string;
+                            /** @description A run without it is refused before any step acts. */
+                            required?: boolean;
+                        };
+                    } | null;
                     /** @description Run in order. */
                     steps?: {
                         /** @description Optional; later steps can read this step as {{steps.<name>.output…}}. */
@@ -3432,6 +3663,8 @@ export interface operations {
                     returnTo?: string;
                     /** @description Reconnect this connection in place (same id, same account) instead of adding one. */
                     connectionId?: string;
+                    /** @description Make a second connection even when the account already has one of this connector and method (otherwise the sign-in reconnects that one in place). */
+                    second?: boolean;
                     /** @description The connector's sign-in method (default: its first). */
                     authMethod?: string;
                 };
@@ -3675,7 +3908,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A step’s result, or a tool’s run. */
+            /** @description A step’s result, a tool’s run, or what describe_tool tells. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3683,6 +3916,9 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["StepResult"] | {
                         run: components["schemas"]["ToolRun"];
+                    } | {
+                        /** @description describe_tool: the tool told in full. */
+                        output: unknown;
                     };
                 };
             };

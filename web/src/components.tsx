@@ -1,5 +1,7 @@
 // Small building blocks shared by the pages.
+
 import { type ReactNode, useCallback, useEffect, useId, useRef, useState } from 'react'
+import { ERROR_CODES, type ErrorCodeDefinition } from '../../src/kit/error-codes.ts'
 import { ApiError } from './api.ts'
 
 /** Loads data on mount and when `deps` change; `reload` fetches again. */
@@ -65,6 +67,11 @@ export function useAction<A extends unknown[], R>(
 }
 
 /** An API error with its code, message and hint; any other error with its message. */
+/** What to do about an error in the dashboard itself (the registry's `dashboard`), if it says. */
+function dashboardAction(code: string | null): string | undefined {
+  return code ? (ERROR_CODES as Record<string, ErrorCodeDefinition>)[code]?.dashboard : undefined
+}
+
 export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
   if (!error) return null
   const e =
@@ -83,6 +90,7 @@ export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
         ) : null}
       </p>
       <p className="error-message">{e.message}</p>
+      {dashboardAction(e.code) ? <p className="error-hint">Here: {dashboardAction(e.code)}</p> : null}
       {e.hint ? <p className="error-hint">Hint: {e.hint}</p> : null}
       {error instanceof ApiError && error.details !== undefined ? (
         <details>

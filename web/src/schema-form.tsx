@@ -1,9 +1,11 @@
 // Forms generated from JSON Schemas (step inputs, trigger configs, credentials): strings, numbers,
 // booleans, enums, nested objects, arrays, variants chosen by a constant ("type": "connection"),
-// and JSON text areas for free-form objects. Validation is the API's: its VALIDATION_FAILED names
-// the field.
-import { type ReactNode, useId, useState } from 'react'
-import type { JsonSchema } from './types.ts'
+// and JSON text areas for free-form objects. Labels are the schemas' titles (with the field's name
+// as a hint); fields that name an upstream resource are searchable dropdowns of its choices
+// (pickers, following their parents: a board's lists); errors (validate.ts, the same schema the
+// API checks) are shown next to their fields as the user types.
+import { type ReactNode, useEffect, useId, useState } from 'react'
+import type { Choice, JsonSchema, PickerSummary } from './types.ts'
 
 /** A JSON text area's text that does not parse; blocks submitting until fixed. */
 export class InvalidJson {
@@ -16,8 +18,16 @@ export class InvalidJson {
 export interface FormContext {
   /** Fields shown as password inputs (keys, tokens, secrets). */
   secret?: (name: string) => boolean
-  /** Suggested values for a field (a datalist), e.g. the boards an account can see. */
-  suggest?: (name: string, schema: JsonSchema) => Array<{ value: string; label?: string }> | undefined
+  /** The form's fields whose choices can be listed (the catalog's `pickers`). */
+  pickers?: PickerSummary[]
+  /** Lists a field's choices, given the values of the fields it depends on. */
+  choices?: (field: string, parents: Record<string, string>) => Promise<Choice[]>
+  /** Why choices cannot be listed yet (no connection is chosen), if so. */
+  choicesBlocked?: string
+  /** A message per field path (`idList`, `auth.key`), shown under the field. */
+  errors?: Record<string, string>
+  /** The values of the form's top-level fields and helpers, which pickers read their parents from. */
+  values?: Record<string, unknown>
 }
 
 type Kind =
@@ -90,9 +100,18 @@ export function kindOf(s: JsonSchema): Kind {
   }
 }
 
-/** The starting value of a form: each field's default, nothing else. */
+/**
+ * The starting value of a form: each field's default, and for free-form JSON fields the first of
+ * their examples (what the upstream requires, such as the code-host's accept header).
+ */
 export function initialValue(s: JsonSchema): unknown {
-  if (s.default !== undefined) return structuredClone(s.default)
+  if (
+    s.default !== undefined &&
+    !(kindOf(s) === 'json' && isEmptyObject(s.default) && Array.isArray(s.examples))
+  )
+    return structuredClone(s.default)
+  if (kindOf(s) === 'json' && Array.isArray(s.examples) && s.examples.length)
+    return structuredClone(s.examples[0])
   if (kindOf(s) === 'object') {
     const out: Record<string, unknown> = {}
     for (const [k, p] of Object.entries(s.properties ?? {})) {
@@ -120,21 +139,75 @@ export function SchemaFields({
   const props = schema.properties ?? {}
   const required = new Set(schema.required ?? [])
   const v = value ?? {}
+  // Parents that are no field of the form (Get List Cards' board) only narrow the choices.
+  const [helpers, setHelpers] = useState<Record<string, string>>({})
+  const helperPickers = (ctx.pickers ?? []).filter((p) => p.helper)
+  const inner: FormContext = { ...ctx, values: { ...helpers, ...v } }
   if (Object.keys(props).length === 0) return <p className="muted">This form has no fields.</p>
   return (
     <>
-      {Object.entries(props).map(([name, p]) => (
-        <SchemaField
-          key={name}
-          name={name}
-          schema={p}
-          required={required.has(name)}
-          value={v[name]}
-          onChange={(x) => onChange(setKey(v, name, x))}
-          ctx={ctx}
+      {helperPickers.map((p) => (
+        <HelperPicker
+          key={p.field}
+          picker={p}
+          value={helpers[p.field]}
+          onChange={(x) => setHelpers((h) => ({ ...h, [p.field]: x ?? '' }))}
+          ctx={inner}
         />
       ))}
+      {parentsFirst(Object.keys(props), ctx.pickers ?? [])
+        .map((name) => [name, props[name]] as const)
+        .map(([name, p]) => (
+          <SchemaField
+            key={name}
+            name={name}
+            path={name}
+            schema={p}
+            required={required.has(name)}
+            value={v[name]}
+            onChange={(x) => onChange(setKey(v, name, x))}
+            ctx={inner}
+          />
+        ))}
     </>
+  )
+}
+
+/** Field names with the fields a picker depends on moved before it (the board before its list). */
+function parentsFirst(names: string[], pickers: PickerSummary[]): string[] {
+  const out = [...names]
+  for (const p of pickers)
+    for (const parent of p.parents) {
+      const at = out.indexOf(p.field)
+      const from = out.indexOf(parent)
+      if (at >= 0 && from > at) {
+        out.splice(from, 1)
+        out.splice(at, 0, parent)
+      }
+    }
+  return out
+}
+
+function HelperPicker({
+  picker,
+  value,
+  onChange,
+  ctx,
+}: {
+  picker: PickerSummary
+  value: string | undefined
+  onChange: (v: string | undefined) => void
+  ctx: FormContext
+}) {
+  const id = useId()
+  const noun = picker.noun.charAt(0).toUpperCase() + picker.noun.slice(1)
+  return (
+    <div className="field">
+      <label htmlFor={id}>
+        {noun} <span className="muted small">(to choose from; not sent)</span>
+      </label>
+      <PickerInput id={id} picker={picker} value={value} onChange={onChange} ctx={ctx} numeric={false} />
+    </div>
   )
 }
 
@@ -157,6 +230,7 @@ function Described({ id, schema, extra }: { id: string; schema: JsonSchema; extr
 
 export function SchemaField({
   name,
+  path = name,
   label,
   schema,
   required,
@@ -165,6 +239,8 @@ export function SchemaField({
   ctx,
 }: {
   name: string
+  /** Where the field is in the form's value (`auth.key`, `idLabels.0`), for its error. */
+  path?: string
   label?: string
   schema: JsonSchema
   required: boolean
@@ -174,20 +250,49 @@ export function SchemaField({
 }) {
   const id = useId()
   const hintId = `${id}-hint`
+  const errorId = `${id}-error`
   const kind = kindOf(schema)
-  const text = label ?? name
+  const text = label ?? schema.title ?? name
+  const error = ctx.errors?.[path]
   const labelEl = (
     <label htmlFor={id}>
       {text}
       {required ? <span className="req"> (required)</span> : null}
+      {text !== name && !label ? <code className="field-name">{name}</code> : null}
     </label>
   )
   const common = {
     id,
     name,
-    'aria-describedby': schema.description ? hintId : undefined,
+    'aria-describedby':
+      [schema.description ? hintId : '', error ? errorId : ''].join(' ').trim() || undefined,
     'aria-required': required || undefined,
+    'aria-invalid': error ? true : undefined,
   }
+  const errorEl = error ? (
+    <p className="field-error" id={errorId} role="alert">
+      {error}
+    </p>
+  ) : null
+  // A field that names an upstream resource: a searchable dropdown of its choices.
+  const picker = (kind === 'string' || kind === 'number') && pickerFor(ctx, path)
+  if (picker)
+    return (
+      <div className="field">
+        {labelEl}
+        <PickerInput
+          id={id}
+          picker={picker}
+          value={value === undefined ? undefined : String(value)}
+          onChange={(x) => onChange(kind === 'number' && x !== undefined && /^\d+$/.test(x) ? Number(x) : x)}
+          ctx={ctx}
+          numeric={kind === 'number'}
+          common={common}
+        />
+        {errorEl}
+        <Described id={hintId} schema={schema} />
+      </div>
+    )
 
   switch (kind) {
     case 'const':
@@ -209,14 +314,13 @@ export function SchemaField({
               </option>
             ))}
           </select>
+          {errorEl}
           <Described id={hintId} schema={schema} />
         </div>
       )
     }
     case 'string': {
       const secret = ctx.secret?.(name) ?? false
-      const suggestions = ctx.suggest?.(name, schema)
-      const listId = suggestions?.length ? `${id}-list` : undefined
       const long = /^(desc|description|body|text|content|message|comment)$/i.test(name)
       return (
         <div className="field">
@@ -234,20 +338,11 @@ export function SchemaField({
               type={secret ? 'password' : 'text'}
               autoComplete={secret ? 'off' : undefined}
               spellCheck={false}
-              list={listId}
               value={typeof value === 'string' ? value : ''}
               onChange={(e) => onChange(e.target.value === '' ? undefined : e.target.value)}
             />
           )}
-          {listId ? (
-            <datalist id={listId}>
-              {suggestions!.map((s) => (
-                <option key={s.value} value={s.value}>
-                  {s.label ?? s.value}
-                </option>
-              ))}
-            </datalist>
-          ) : null}
+          {errorEl}
           <Described id={hintId} schema={schema} />
         </div>
       )
@@ -266,6 +361,7 @@ export function SchemaField({
             value={typeof value === 'number' ? value : ''}
             onChange={(e) => onChange(e.target.value === '' ? undefined : Number(e.target.value))}
           />
+          {errorEl}
           <Described id={hintId} schema={schema} />
         </div>
       )
@@ -296,6 +392,7 @@ export function SchemaField({
             <SchemaField
               key={k}
               name={k}
+              path={`${path}.${k}`}
               schema={p}
               required={req.has(k)}
               value={obj[k]}
@@ -310,9 +407,9 @@ export function SchemaField({
       )
     }
     case 'variant':
-      return <VariantField {...{ name: text, schema, required, value, onChange, ctx }} />
+      return <VariantField {...{ name: text, path, schema, required, value, onChange, ctx }} />
     case 'array':
-      return <ArrayField {...{ name: text, schema, required, value, onChange, ctx }} />
+      return <ArrayField {...{ name: text, field: name, path, schema, required, value, onChange, ctx }} />
     case 'flex':
       return (
         <FlexField
@@ -324,17 +421,18 @@ export function SchemaField({
             value,
             onChange,
             common,
-            suggestions: ctx.suggest?.(name, schema),
+            errorEl,
           }}
         />
       )
     default:
-      return <JsonField {...{ id, hintId, labelEl, schema, value, onChange, common }} />
+      return <JsonField {...{ id, hintId, labelEl, schema, value, onChange, common, errorEl }} />
   }
 }
 
 function VariantField({
   name,
+  path,
   schema,
   required,
   value,
@@ -342,6 +440,7 @@ function VariantField({
   ctx,
 }: {
   name: string
+  path: string
   schema: JsonSchema
   required: boolean
   value: unknown
@@ -389,6 +488,7 @@ function VariantField({
               <SchemaField
                 key={k}
                 name={k}
+                path={`${path}.${k}`}
                 schema={p}
                 required={(current.required ?? []).includes(k)}
                 value={obj[k]}
@@ -403,6 +503,8 @@ function VariantField({
 
 function ArrayField({
   name,
+  field,
+  path,
   schema,
   required,
   value,
@@ -410,6 +512,9 @@ function ArrayField({
   ctx,
 }: {
   name: string
+  /** The field's own name (name is its label). */
+  field: string
+  path: string
   schema: JsonSchema
   required: boolean
   value: unknown
@@ -426,13 +531,15 @@ function ArrayField({
         {required ? <span className="req"> (required)</span> : null}
       </legend>
       {schema.description ? <p className="hint">{schema.description}</p> : null}
+      {ctx.errors?.[path] ? <p className="field-error">{ctx.errors[path]}</p> : null}
       {items.length === 0 ? <p className="muted">No items.</p> : null}
       <ol className="array-items">
         {items.map((item, i) => (
           // biome-ignore lint/suspicious/noArrayIndexKey: items have no identity of their own
           <li key={i} className="array-item">
             <SchemaField
-              name={`${name}[${i}]`}
+              name={`${field}[${i}]`}
+              path={`${path}.${i}`}
               label={`${name} item ${i + 1}`}
               schema={itemSchema}
               required={false}
@@ -462,6 +569,7 @@ interface LeafProps {
   id: string
   hintId: string
   labelEl: ReactNode
+  errorEl: ReactNode
   schema: JsonSchema
   value: unknown
   onChange: (v: unknown) => void
@@ -469,22 +577,13 @@ interface LeafProps {
 }
 
 /** A text box for "a string, a number or a list of them" (anyOf), read by what was typed. */
-function FlexField({
-  id,
-  hintId,
-  labelEl,
-  schema,
-  value,
-  onChange,
-  common,
-  suggestions,
-}: LeafProps & { suggestions?: Array<{ value: string; label?: string }> }) {
+function FlexField({ id, hintId, labelEl, schema, value, onChange, common, errorEl }: LeafProps) {
   const display = (v: unknown) => (v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v))
   const [text, setText] = useState(() => display(value))
   const opts = options(schema) ?? [schema]
   const accepts = new Set(opts.flatMap(typesOf))
   const enumValues = opts.flatMap((o) => [...(o.enum ?? []), ...(o.items?.enum ?? [])]).map(String)
-  const listValues = [...new Set([...enumValues, ...(suggestions ?? []).map((s) => s.value)])]
+  const listValues = [...new Set(enumValues)]
   const listId = listValues.length ? `${id}-list` : undefined
   const parse = (t: string): unknown => {
     const s = t.trim()
@@ -522,13 +621,14 @@ function FlexField({
           ))}
         </datalist>
       ) : null}
+      {errorEl}
       <Described id={hintId} schema={schema} extra={extra} />
     </div>
   )
 }
 
 /** Free-form objects and anything else: JSON text. */
-function JsonField({ hintId, labelEl, schema, value, onChange, common }: LeafProps) {
+function JsonField({ hintId, labelEl, schema, value, onChange, common, errorEl }: LeafProps) {
   const [text, setText] = useState(() =>
     value === undefined ? '' : value instanceof InvalidJson ? value.text : JSON.stringify(value, null, 2),
   )
@@ -555,7 +655,7 @@ function JsonField({ hintId, labelEl, schema, value, onChange, common }: LeafPro
           }
         }}
       />
-      {invalid ? <p className="field-error">Not valid JSON yet.</p> : null}
+      {invalid ? <p className="field-error">Not valid JSON yet.</p> : errorEl}
       <Described id={hintId} schema={schema} extra=" (JSON)" />
     </div>
   )
@@ -582,4 +682,154 @@ export function compact(v: unknown): unknown {
     return out
   }
   return v
+}
+
+const isEmptyObject = (v: unknown) => !!v && typeof v === 'object' && Object.keys(v).length === 0
+
+/** The picker of a top-level field (or of a list field's items: `idLabels.0` → idLabels). */
+function pickerFor(ctx: FormContext, path: string): PickerSummary | undefined {
+  const field = path.replace(/\.\d+$/, '')
+  if (field.includes('.')) return undefined
+  return ctx.pickers?.find((p) => p.field === field && !p.helper)
+}
+
+/**
+ * A searchable dropdown of a field's choices (a combobox): typing filters them, a click or Enter
+ * picks one, and anything typed is kept as the value too (an id, a page address, a template).
+ * The choices are listed once the fields they depend on have values.
+ */
+function PickerInput({
+  id,
+  picker,
+  value,
+  onChange,
+  ctx,
+  numeric,
+  common,
+}: {
+  id: string
+  picker: PickerSummary
+  value: string | undefined
+  onChange: (v: string | undefined) => void
+  ctx: FormContext
+  numeric: boolean
+  common?: Record<string, unknown>
+}) {
+  const listId = `${id}-choices`
+  const [open, setOpen] = useState(false)
+  const [active, setActive] = useState(0)
+  const [state, setState] = useState<{ key: string; choices?: Choice[]; error?: string; loading?: boolean }>({
+    key: '',
+  })
+  const parents: Record<string, string> = {}
+  const missing: string[] = []
+  for (const p of picker.parents) {
+    const v = ctx.values?.[p]
+    if (v === undefined || v === '' || (typeof v === 'string' && v.includes('{{'))) missing.push(p)
+    else parents[p] = String(v)
+  }
+  const blocked =
+    ctx.choicesBlocked ?? (missing.length ? `Choose the ${missing.join(' and ')} first.` : undefined)
+  const key = blocked ? '' : JSON.stringify(parents)
+  const load = ctx.choices
+  // Listed when the dropdown opens, and again when a parent changes (the loader itself is made
+  // anew on each render of the form, so it is not what the effect follows).
+  // biome-ignore lint/correctness/useExhaustiveDependencies: keyed by the parents' values
+  useEffect(() => {
+    if (!open || blocked || !load) return
+    let live = true
+    setState((s) => (s.key === key && !s.error ? s : { key, loading: true }))
+    load(picker.field, parents).then(
+      (choices) => live && setState({ key, choices }),
+      (err: Error) => live && setState({ key, error: err.message }),
+    )
+    return () => {
+      live = false
+    }
+  }, [open, blocked, key, picker.field])
+  const text = value ?? ''
+  const all = state.key === key ? (state.choices ?? []) : []
+  const exact = all.find((c) => c.value === text)
+  const q = exact ? '' : text.toLowerCase()
+  const shown = all.filter(
+    (c) => !q || c.label.toLowerCase().includes(q) || c.value.toLowerCase().includes(q),
+  )
+  const pick = (c: Choice) => {
+    onChange(c.value)
+    setOpen(false)
+  }
+  return (
+    <div className="picker">
+      <input
+        {...common}
+        id={id}
+        type="text"
+        role="combobox"
+        aria-expanded={open}
+        aria-controls={listId}
+        aria-autocomplete="list"
+        autoComplete="off"
+        spellCheck={false}
+        inputMode={numeric ? 'numeric' : undefined}
+        placeholder={`Search ${picker.noun}s, or type ${numeric ? 'a number' : 'an id'}…`}
+        aria-activedescendant={open && shown[active] ? `${listId}-${active}` : undefined}
+        value={text}
+        onFocus={() => setOpen(true)}
+        // Choosing with the mouse keeps the focus here (the options' mousedown is prevented).
+        onBlur={() => setOpen(false)}
+        onChange={(e) => {
+          onChange(e.target.value === '' ? undefined : e.target.value)
+          setOpen(true)
+          setActive(0)
+        }}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape') setOpen(false)
+          else if (e.key === 'ArrowDown') {
+            setOpen(true)
+            setActive((a) => Math.min(a + 1, shown.length - 1))
+            e.preventDefault()
+          } else if (e.key === 'ArrowUp') {
+            setActive((a) => Math.max(a - 1, 0))
+            e.preventDefault()
+          } else if (e.key === 'Enter' && open && shown[active]) {
+            pick(shown[active])
+            e.preventDefault()
+          }
+        }}
+      />
+      {exact ? <p className="picked small">{exact.label}</p> : null}
+      {open ? (
+        <div className="choices" id={listId} role="listbox" aria-label={`${picker.noun} choices`}>
+          {blocked ? (
+            <p className="muted small">{blocked}</p>
+          ) : state.loading || state.key !== key ? (
+            <p className="muted small">Loading {picker.noun}s…</p>
+          ) : state.error ? (
+            <p className="field-error small">{state.error}</p>
+          ) : shown.length === 0 ? (
+            <p className="muted small">No {picker.noun} matches; what you typed is kept.</p>
+          ) : (
+            shown.map((c, i) => (
+              // The keyboard works on the input (arrows, Enter: aria-activedescendant), as a combobox's does.
+              // biome-ignore lint/a11y/useKeyWithClickEvents: the input handles the keys for its options
+              <div
+                key={c.value}
+                id={`${listId}-${i}`}
+                role="option"
+                aria-selected={i === active}
+                tabIndex={-1}
+                className={i === active ? 'active' : undefined}
+                onMouseDown={(e) => e.preventDefault()}
+                onClick={() => pick(c)}
+              >
+                <span>{c.label}</span>
+                {c.detail ? <span className="muted small"> · {c.detail}</span> : null}
+                <code className="muted small">{c.value}</code>
+              </div>
+            ))
+          )}
+        </div>
+      ) : null}
+    </div>
+  )
 }

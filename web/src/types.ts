@@ -54,6 +54,9 @@ export type Connector = Omit<Schemas['Connector'], 'auth' | 'steps' | 'triggers'
   triggers: TriggerSummary[]
 }
 export type Connection = Schemas['Connection']
+/** A field whose choices can be listed (GET /v1/steps/:id/options/:field). */
+export type PickerSummary = Schemas['Picker']
+export type Choice = Schemas['FieldChoices']['choices'][number]
 export type Agent = Schemas['Agent']
 export type AgentKey = Schemas['AgentKey']
 export type Trigger = Schemas['Trigger']

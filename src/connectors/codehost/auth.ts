@@ -55,3 +55,22 @@ export function authorizeCodehost(req: OutgoingRequest, credentials: Credentials
     req.headers.accept = CODEHOST_MEDIA_TYPE
   req.headers['x-codehost-api-version'] ??= '2022-11-28'
 }
+
+const TOKEN_KINDS: Record<TokenKind, string> = {
+  oauth: 'sign-in (OAuth)',
+  classic: 'classic token',
+  fine_grained: 'fine-grained token',
+  unknown: 'token of an unknown kind',
+}
+
+/** The token's kind and what it reaches, to tell connections of one account apart. */
+export function describeCodehostCredentials(credentials: Credentials): Record<string, string> {
+  const kind = (credentials.tokenKind as TokenKind | undefined) ?? tokenKind(credentials.token ?? '')
+  return {
+    tokenKind: TOKEN_KINDS[kind] ?? kind,
+    repositories:
+      kind === 'fine_grained'
+        ? 'only the repositories the token was made for'
+        : `every repository the account reaches${credentials.scope ? ` (scopes: ${credentials.scope})` : ''}`,
+  }
+}

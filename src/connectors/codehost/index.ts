@@ -1,5 +1,5 @@
 import { defineConnector } from '../../kit/define.ts'
-import { authorizeCodehost, codehostSignIn, codehostToken } from './auth.ts'
+import { authorizeCodehost, codehostSignIn, codehostToken, describeCodehostCredentials } from './auth.ts'
 import {
   classifyCodehostError,
   codehostErrorMessage,
@@ -42,6 +42,7 @@ export const codehost = defineConnector({
     return { accountName: me.login, accountId: String(me.id) }
   },
   publicCredentialFields: ['tokenKind', 'scope'],
+  describeCredentials: describeCodehostCredentials,
   errorMessage: codehostErrorMessage,
   rateLimitHint: codehostRateLimitHint,
   classifyError: classifyCodehostError,

@@ -3,17 +3,27 @@
 import { z } from 'zod'
 import type { ScopedField, StepContext } from '../../kit/define.ts'
 import type { QueryValue } from '../../kit/http.ts'
+import { picked } from '../../kit/pickers.ts'
+import { issues, owners, pulls, repos } from './pickers.ts'
 
-export const owner = z
-  .string()
-  .regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, 'must be an account or organization login, e.g. octo-demo')
-  .describe('The account or organization that owns the repository: the part before the slash in owner/repo.')
+export const owner = picked(
+  z
+    .string()
+    .regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, 'must be an account or organization login, e.g. octo-demo')
+    .describe(
+      'The account or organization that owns the repository: the part before the slash in owner/repo.',
+    ),
+  owners,
+)
 
-export const repo = z
-  .string()
-  .regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be a repository name such as hello-world (no owner, no slash)')
-  .refine((s) => s !== '.' && s !== '..', 'must be a repository name')
-  .describe('The repository name: the part after the slash in owner/repo, e.g. hello-world.')
+export const repo = picked(
+  z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be a repository name such as hello-world (no owner, no slash)')
+    .refine((s) => s !== '.' && s !== '..', 'must be a repository name')
+    .describe('The repository name: the part after the slash in owner/repo, e.g. hello-world.'),
+  repos,
+)
 
 /** `owner` and `repo`, the two inputs every repository step starts with. */
 export const repository = { owner, repo }
@@ -28,6 +38,9 @@ export function repoName(i: { owner?: string; repo?: string }): string | undefin
 }
 
 export const issueNumber = (what = 'issue') =>
+  picked(issueNumberSchema(what), what === 'issue' ? issues : pulls)
+
+const issueNumberSchema = (what: string) =>
   z
     .number()
     .int()
@@ -73,7 +86,7 @@ const logins = (us: any): string[] =>
 // ---- slim shapes ----
 
 export const repositoryOut = z.object({
-  fullName: z.string().describe('owner/repo'),
+  fullName: z.string().describe('owner/repo.'),
   owner: z.string(),
   name: z.string(),
   id: z.number(),
@@ -116,7 +129,7 @@ export const issueOut = z.object({
   number: z.number(),
   title: z.string(),
   body: z.string().nullable(),
-  state: z.string().describe('open or closed'),
+  state: z.string().describe('open or closed.'),
   stateReason: z.string().nullable().describe('completed, not_planned or reopened, when given.'),
   labels: z.array(z.string()),
   assignees: z.array(z.string()).describe('Logins of the assignees.'),
@@ -155,7 +168,7 @@ export const pullRequestOut = z.object({
   number: z.number(),
   title: z.string(),
   body: z.string().nullable(),
-  state: z.string().describe('open or closed'),
+  state: z.string().describe('open or closed.'),
   draft: z.boolean(),
   merged: z.boolean(),
   mergeable: z
@@ -231,7 +244,7 @@ export const workflowRunOut = z.object({
   workflowId: z.number(),
   runNumber: z.number(),
   event: z.string().describe('What started it: workflow_dispatch, push, pull_request …'),
-  status: z.string().describe('queued, in_progress or completed'),
+  status: z.string().describe('queued, in_progress or completed.'),
   conclusion: z
     .string()
     .nullable()

@@ -14,7 +14,7 @@ export const apiKeyToken: AuthMethod = {
   id: 'api_key_token',
   name: 'API key plus token',
   description:
-    'For server-to-server automation and service accounts: an API key from the task-board extension admin page and a token approved at {auth_url}/1/authorize (POST /v1/connectors/taskboard/token-url builds that address).',
+    'For server-to-server automation and service accounts: an API key from the task-board extension admin page and a token approved on the task-board’s token request page (the dashboard’s “Build the token request address”, or POST /v1/connectors/taskboard/token-url, builds that address).',
   credentials: z.object({
     key: z.string().min(1).describe("The extension's API key."),
     token: z.string().min(1).describe('The token approved for that key.'),

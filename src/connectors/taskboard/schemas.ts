@@ -1,16 +1,33 @@
 // Field schemas shared by the task-board steps and triggers, described for an LLM reading the
 // catalog, and the slim shapes the steps return.
 import { z } from 'zod'
+import { type Picker, picked } from '../../kit/pickers.ts'
+import { boards, cards, checklists, labels, lists } from './pickers.ts'
 
 const ID = /^[0-9a-f]{24}$/
 /** An identifier, or (for boards and cards) a page address the engine reads into one. */
 const ID_OR_PAGE = /^(?:[0-9a-f]{24}|https?:\/\/\S+)$/
 
+/** Where the choices of each kind of identifier come from (dropdowns in forms, GET …/options/:field). */
+const PICKERS: Record<string, Picker> = {
+  board: boards,
+  list: lists,
+  card: cards,
+  label: labels,
+  checklist: checklists,
+}
+
+const withPicker = <T extends z.ZodType>(what: string, schema: T): T =>
+  PICKERS[what] ? picked(schema, PICKERS[what]) : schema
+
 export const taskboardId = (what: string, source: string) =>
-  z
-    .string()
-    .regex(ID, `must be a ${what} identifier: 24 lowercase hexadecimal characters`)
-    .describe(`Identifier of the ${what} (24 hex characters). ${source}`)
+  withPicker(
+    what,
+    z
+      .string()
+      .regex(ID, `must be a ${what} identifier: 24 lowercase hexadecimal characters`)
+      .describe(`Identifier of the ${what} (24 hex characters). ${source}`),
+  )
 
 /**
  * A board or card: its identifier or its page address (https://…/b/{shortLink}/… or
@@ -18,6 +35,9 @@ export const taskboardId = (what: string, source: string) =>
  * input is validated (connector `pageAddresses`), so a step's `run` only ever sees identifiers.
  */
 export const taskboardRef = (what: 'board' | 'card', source: string) =>
+  withPicker(what, taskboardRefSchema(what, source))
+
+const taskboardRefSchema = (what: 'board' | 'card', source: string) =>
   z
     .string()
     .regex(ID_OR_PAGE, {

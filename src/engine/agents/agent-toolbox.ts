@@ -16,28 +16,48 @@ import type { AgentService, AgentView } from './agent-service.ts'
 export type ObjectSchema = { type: 'object'; properties?: Record<string, unknown>; [k: string]: unknown }
 
 export interface AgentCallable {
-  /** `taskboard_create_card` (the step id with '.' → '_'), or `tool_<name>` for a tool. */
+  /** `taskboard_create_card` (the step id with '.' → '_'), `tool_<name>` for a tool, or DESCRIBE_TOOL. */
+  name: string
+  title: string
+  /** Concise: what the tool does, in a sentence. The whole guidance is in `describe`. */
+  description: string
+  /** The input schema with each field's description cut to its first sentence. */
+  inputSchema: ObjectSchema
+  /**
+   * Only the hints that differ from MCP's defaults (readOnlyHint false, destructiveHint true,
+   * idempotentHint false, openWorldHint true): the defaults cost context and say nothing.
+   */
+  annotations: { readOnlyHint?: true; destructiveHint?: false; idempotentHint?: true }
+  /** What DESCRIBE_TOOL answers: the whole description and schemas, for an agent that asks. */
+  describe: ToolDescription
+  target:
+    | { kind: 'step'; stepId: string; connector: string; connections: ConnectionView[] }
+    | { kind: 'tool'; toolId: string }
+    | { kind: 'describe' }
+}
+
+/** One callable told in full: its guidance (where each id comes from) and the shape of its result. */
+export interface ToolDescription {
   name: string
   title: string
   description: string
   inputSchema: ObjectSchema
   /** Present when the result is always an object of this shape (steps whose output is an object). */
   outputSchema?: ObjectSchema
-  annotations: {
-    title: string
-    readOnlyHint: boolean
-    destructiveHint: boolean
-    idempotentHint: boolean
-    openWorldHint: true
-  }
-  target:
-    | { kind: 'step'; stepId: string; connector: string; connections: ConnectionView[] }
-    | { kind: 'tool'; toolId: string }
 }
 
 export type CallResult =
   | { kind: 'step'; output: unknown; meta: { runId: string; durationMs: number; attempts: number } }
   | { kind: 'tool'; run: ToolRunView }
+  | { kind: 'describe'; output: ToolDescription }
+
+/**
+ * The callable that tells the rest in full. `tools/list` and the function-calling exports carry
+ * concise descriptions (a large catalog would otherwise fill much of a model's context before it
+ * does anything); the guidance each step has — where an id comes from, what a field accepts, the
+ * output's shape — is one call away.
+ */
+export const DESCRIBE_TOOL = 'describe_tool'
 
 /** The argument every step callable takes besides the step's own input. */
 export const CONNECTION_ARGUMENT = 'connectionId'
@@ -67,6 +87,12 @@ export class AgentToolbox {
 
   /** Everything the agent may call: its allowed steps, then its tools. */
   async list(caller: Caller): Promise<AgentCallable[]> {
+    const out = await this.#callables(caller)
+    out.push(describeCallable())
+    return out
+  }
+
+  async #callables(caller: Caller): Promise<AgentCallable[]> {
     const agent = await this.agent(caller)
     const own = new Set(agent.connectionIds)
     const connections = (await this.#d.connections.list(caller.workspaceId)).filter((c) => own.has(c.id))
@@ -91,13 +117,25 @@ export class AgentToolbox {
    * run (status `failed`) so its record reaches the caller.
    */
   async call(caller: Caller, name: string, args: unknown): Promise<CallResult> {
-    const callable = (await this.list(caller)).find((c) => c.name === name)
+    const callables = await this.list(caller)
+    const callable = callables.find((c) => c.name === name)
     if (!callable) throw unknownCallable(name)
     const given = args ?? {}
     if (typeof given !== 'object' || Array.isArray(given))
       throw new PatchbayError('VALIDATION_FAILED', 'Invalid input: the arguments must be an object.', {
         hint: "Send the arguments as a JSON object per the tool's inputSchema.",
       })
+    if (callable.target.kind === 'describe') {
+      const wanted = (given as Record<string, unknown>).name
+      const described = callables.find((c) => c.name === wanted && c.target.kind !== 'describe')
+      if (typeof wanted !== 'string' || !described)
+        throw new PatchbayError(
+          'VALIDATION_FAILED',
+          `Invalid input: name: ${typeof wanted === 'string' ? `this agent has no tool "${wanted}"` : 'must be the name of one of the tools'}.`,
+          { hint: `Give the name of a tool from the tool list, e.g. {"name": "${callables[0].name}"}.` },
+        )
+      return { kind: 'describe', output: described.describe }
+    }
     if (callable.target.kind === 'tool') {
       const agent = await this.agent(caller)
       const run = await this.#d.tools.run(caller.workspaceId, agent.id, callable.target.toolId, {
@@ -116,19 +154,43 @@ export class AgentToolbox {
         },
       )
     const { stepId, connections } = callable.target
-    const connectionId = chosen ?? (connections.length === 1 ? connections[0].id : undefined)
+    const result = await this.#runStep(caller, stepId, connections, { connectionId: chosen, input })
+    return { kind: 'step', output: result.output, meta: result.meta }
+  }
+
+  /**
+   * Runs a step as an agent (POST /v1/steps/:id/run with an agent key): without a connectionId,
+   * with the agent's only connection of the step's connector, as MCP and function calling do.
+   */
+  async runStep(caller: Caller, stepId: string, req: { connectionId?: string; input?: unknown }) {
+    const registered = this.#d.registry.steps.get(stepId)
+    if (req.connectionId || caller.kind !== 'agent' || !registered)
+      return this.#d.steps.run(caller, stepId, req)
+    const agent = await this.agent(caller)
+    const connections = (await this.#d.connections.list(caller.workspaceId)).filter(
+      (c) => agent.connectionIds.includes(c.id) && c.connector === registered.connector.id,
+    )
+    return this.#runStep(caller, stepId, connections, req)
+  }
+
+  async #runStep(
+    caller: Caller,
+    stepId: string,
+    connections: ConnectionView[],
+    req: { connectionId?: string; input?: unknown },
+  ) {
+    const connectionId = req.connectionId ?? (connections.length === 1 ? connections[0].id : undefined)
     try {
-      const result = await this.#d.steps.run(caller, stepId, { connectionId, input })
-      return { kind: 'step', output: result.output, meta: result.meta }
+      return await this.#d.steps.run(caller, stepId, { connectionId, input: req.input })
     } catch (err) {
       // No connection was named and the agent has several of this connector: say which.
       if (err instanceof PatchbayError && err.code === 'CONNECTION_REQUIRED' && connections.length > 1)
         throw new PatchbayError(
           'CONNECTION_AMBIGUOUS',
-          `The agent has ${connections.length} ${callable.target.connector} connections; say which with ${CONNECTION_ARGUMENT}: ${connections
+          `The agent has ${connections.length} ${connections[0].connector} connections; say which with ${CONNECTION_ARGUMENT}: ${connections
             .map((c) => `${c.id} (${c.accountName})`)
             .join(', ')}.`,
-          { hint: `Add "${CONNECTION_ARGUMENT}": "<one of them>" to the arguments.` },
+          { hint: `Add "${CONNECTION_ARGUMENT}": "<one of them>".` },
         )
       throw err
     }
@@ -144,32 +206,33 @@ export class AgentToolbox {
     const choices = connections.map(
       (c) => `${c.id} (${c.accountName}${c.status === 'lapsed' ? ', lapsed' : ''})`,
     )
+    // With one connection the property is the default (the server's instructions say so); with
+    // several the agent must choose, and is told which account each one is.
     const connectionProperty = {
       type: 'string',
       enum: connections.map((c) => c.id),
-      description:
-        connections.length === 1
-          ? `The ${connector.name} connection to use; defaults to the agent's only one: ${choices[0]}.`
-          : `The ${connector.name} connection to use — needed, since the agent has several: ${choices.join(', ')}.`,
+      ...(connections.length > 1
+        ? {
+            description: `Needed: the agent has several ${connector.name} connections: ${choices.join(', ')}.`,
+          }
+        : {}),
     }
     const output = objectSchema(summary.outputSchema)
     const title = summary.name
+    const description = `${connector.name}${connector.beta ? ' (beta)' : ''}: ${summary.description}`
+    const withConnection = (schema: ObjectSchema) => ({
+      ...schema,
+      properties: { ...schema.properties, [CONNECTION_ARGUMENT]: connectionProperty },
+    })
+    const inputSchema = withConnection(input)
+    const name = callableNameOfStep(stepId)
     return {
-      name: callableNameOfStep(stepId),
+      name,
       title,
-      description: `${connector.name}${connector.beta ? ' (beta)' : ''}: ${summary.description}`,
-      inputSchema: {
-        ...input,
-        properties: { ...input.properties, [CONNECTION_ARGUMENT]: connectionProperty },
-      },
-      outputSchema: output ?? undefined,
-      annotations: {
-        title,
-        readOnlyHint: summary.hints.readOnly,
-        destructiveHint: summary.hints.destructive,
-        idempotentHint: summary.hints.idempotent,
-        openWorldHint: true,
-      },
+      description: concise(`${connector.beta ? '(beta) ' : ''}${summary.description}`, 160),
+      inputSchema: withConnection(leanSchema(input)),
+      annotations: leanAnnotations(summary.hints),
+      describe: { name, title, description, inputSchema, ...(output ? { outputSchema: output } : {}) },
       target: { kind: 'step', stepId, connector: connector.id, connections },
     }
   }
@@ -183,18 +246,19 @@ export class AgentToolbox {
     let name = `tool_${slug(tool.name)}`.slice(0, 64)
     if (name === 'tool_' || taken.has(name)) name = `tool_${slug(tool.name).slice(0, 40)}_${slug(tool.id)}`
     const chain = steps.map((x) => x.summary?.name ?? x.s.stepId).join(' → ')
+    const description = `${tool.description ? `${tool.description} ` : ''}(A tool of this agent: runs ${chain} in order and returns the run record with each step's output.)`
+    const inputSchema = toolInputSchema(tool)
     return {
       name,
       title: tool.name,
-      description: `${tool.description ? `${tool.description} ` : ''}(A tool of this agent: runs ${chain} in order and returns the run record with each step's output.)`,
-      inputSchema: toolInputSchema(tool),
-      annotations: {
-        title: tool.name,
-        readOnlyHint: hints.every((h) => h?.readOnly === true),
-        destructiveHint: hints.some((h) => h?.destructive !== false),
-        idempotentHint: hints.every((h) => h?.idempotent === true),
-        openWorldHint: true,
-      },
+      description,
+      inputSchema,
+      annotations: leanAnnotations({
+        readOnly: hints.every((h) => h?.readOnly === true),
+        destructive: hints.some((h) => h?.destructive !== false),
+        idempotent: hints.every((h) => h?.idempotent === true),
+      }),
+      describe: { name, title: tool.name, description, inputSchema },
       target: { kind: 'tool', toolId: tool.id },
     }
   }
@@ -206,6 +270,68 @@ export function unknownCallable(name: string): PatchbayError {
   })
 }
 
+function describeCallable(): AgentCallable {
+  const description =
+    "Tells one of these tools in full: what it does, where each input's value comes from, and the shape of its result. Ask before a tool's first use."
+  const inputSchema: ObjectSchema = {
+    type: 'object',
+    properties: { name: { type: 'string', description: 'A tool name from this list.' } },
+    required: ['name'],
+  }
+  return {
+    name: DESCRIBE_TOOL,
+    title: 'Describe a tool',
+    description,
+    inputSchema,
+    annotations: leanAnnotations({ readOnly: true, destructive: false, idempotent: true }),
+    describe: { name: DESCRIBE_TOOL, title: 'Describe a tool', description, inputSchema },
+    target: { kind: 'describe' },
+  }
+}
+
+/** MCP's annotations without the values its defaults already give. */
+function leanAnnotations(h: { readOnly?: boolean; destructive?: boolean; idempotent?: boolean }) {
+  return {
+    ...(h.readOnly ? { readOnlyHint: true as const } : {}),
+    // destructiveHint means something only for a tool that writes.
+    ...(h.destructive === false && !h.readOnly ? { destructiveHint: false as const } : {}),
+    ...(h.idempotent ? { idempotentHint: true as const } : {}),
+  }
+}
+
+/** The first sentence of a text (a description's summary); "e.g." and the like do not end one. */
+export function concise(text: string, max = 160): string {
+  const first = /^.*?[.!?](?=\s+[A-Z“"(]|$)/s.exec(text)?.[0] ?? text
+  if (first.length <= max) return first
+  const cut = first.slice(0, max - 1)
+  return `${cut.slice(0, cut.lastIndexOf(' ') > 0 ? cut.lastIndexOf(' ') : cut.length)}…`
+}
+
+/**
+ * A JSON Schema as lean as it can be without saying less about what is valid: the fields'
+ * descriptions and titles (the guidance describe_tool gives, the forms' labels), a `format`'s spelled-out pattern, "no limit"
+ * bounds and the dialect are left out; names, types, enums, patterns, bounds, defaults and what
+ * is required stay.
+ */
+export function leanSchema<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(leanSchema) as T
+  if (!schema || typeof schema !== 'object') return schema
+  const s = schema as Record<string, unknown>
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(s)) {
+    if (k === '$schema' || ((k === 'description' || k === 'title') && typeof v === 'string')) continue
+    if (k === 'pattern' && typeof s.format === 'string') continue
+    if ((k === 'maximum' || k === 'minimum') && Math.abs(Number(v)) >= Number.MAX_SAFE_INTEGER) continue
+    if (k === 'propertyNames' && JSON.stringify(v) === '{"type":"string"}') continue
+    // Each property is a schema (a property named "description" too).
+    out[k] =
+      k === 'properties' && v && typeof v === 'object'
+        ? Object.fromEntries(Object.entries(v).map(([p, ps]) => [p, leanSchema(ps)]))
+        : leanSchema(v)
+  }
+  return out as T
+}
+
 /** The schema without `$schema` (MCP clients compile it with their own dialect), if it is an object. */
 function objectSchema(schema: unknown): ObjectSchema | null {
   if (!schema || typeof schema !== 'object') return null
@@ -213,8 +339,24 @@ function objectSchema(schema: unknown): ObjectSchema | null {
   return rest.type === 'object' ? (rest as ObjectSchema) : null
 }
 
-/** A tool's input is what its templates read: each `{{input.x…}}` names a property x. */
+/**
+ * A tool's input: its declared inputs, or else what its templates read (each `{{input.x…}}`
+ * names a property x).
+ */
 function toolInputSchema(tool: ToolView): ObjectSchema {
+  if (tool.inputs) {
+    const declared = Object.entries(tool.inputs)
+    return {
+      type: 'object',
+      properties: Object.fromEntries(
+        declared.map(([name, d]) => [
+          name,
+          { ...(d.type ? { type: d.type } : {}), ...(d.description ? { description: d.description } : {}) },
+        ]),
+      ),
+      required: declared.filter(([, d]) => d.required).map(([name]) => name),
+    }
+  }
   const uses = new Map<string, string[]>()
   tool.steps.forEach((step, i) => {
     for (const { field, text } of stringsOf(step.input, 'input')) {

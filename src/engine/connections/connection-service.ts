@@ -22,6 +22,8 @@ export interface ConnectionView {
   statusReason: string | null
   createdAt: string
   updatedAt: string
+  /** What tells it apart from other connections of the account (a code-host token's kind and reach). */
+  details: Record<string, string>
 }
 
 export interface LoadedConnection {
@@ -33,9 +35,17 @@ export interface NewConnection {
   connector: string
   authMethod: string
   credentials: Record<string, unknown>
+  /**
+   * Make a second connection even when the account already has one of this connector and
+   * method; otherwise that one is reconnected in place (same id, so its triggers and agents stay).
+   */
+  second?: boolean
 }
 
-export function connectionView(row: ConnectionRow): ConnectionView {
+/** A connection made, or an existing one of the same account reconnected in place. */
+export type ConnectResult = ConnectionView & { reconnected: boolean }
+
+export function connectionView(row: ConnectionRow, details: Record<string, string> = {}): ConnectionView {
   return {
     id: row.id,
     connector: row.connector,
@@ -46,6 +56,7 @@ export function connectionView(row: ConnectionRow): ConnectionView {
     statusReason: row.status_reason,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    details,
   }
 }
 
@@ -81,25 +92,35 @@ export class ConnectionService {
     this.#clients = deps.clients
   }
 
-  async create(workspaceId: string, input: NewConnection): Promise<ConnectionView> {
-    const { credentials, identity } = await this.#verify(input)
-    const row = await this.#repo.insert({
-      workspace_id: workspaceId,
-      connector: input.connector,
-      auth_method: input.authMethod,
-      account_name: identity.accountName,
-      account_id: identity.accountId,
-      secret: this.#vault.seal(credentials),
-    })
-    return connectionView(row)
+  async create(workspaceId: string, input: NewConnection): Promise<ConnectResult> {
+    return this.#connect(workspaceId, input, await this.#verify(input))
   }
 
   /**
    * Stores credentials a sign-in flow produced (engine/oauth-flows.ts): there is no credentials
    * schema to check them against, so they are only identified upstream, sealed and listed.
    */
-  async createVerified(workspaceId: string, input: NewConnection): Promise<ConnectionView> {
-    const { credentials, identity } = await this.#verify(input, true)
+  async createVerified(workspaceId: string, input: NewConnection): Promise<ConnectResult> {
+    return this.#connect(workspaceId, input, await this.#verify(input, true))
+  }
+
+  /**
+   * One connection per account: credentials for an account that already has a connection of this
+   * connector and method replace that connection's in place, unless a second one is asked for.
+   */
+  async #connect(
+    workspaceId: string,
+    input: NewConnection,
+    verified: { credentials: Credentials; identity: { accountName: string; accountId: string } },
+  ): Promise<ConnectResult> {
+    const { credentials, identity } = verified
+    if (!input.second) {
+      const same = (await this.#repo.list(workspaceId, { connector: input.connector })).find(
+        (r) => r.auth_method === input.authMethod && r.account_id === identity.accountId,
+      )
+      if (same)
+        return { ...(await this.#replace(workspaceId, same, input.authMethod, verified)), reconnected: true }
+    }
     const row = await this.#repo.insert({
       workspace_id: workspaceId,
       connector: input.connector,
@@ -108,7 +129,7 @@ export class ConnectionService {
       account_id: identity.accountId,
       secret: this.#vault.seal(credentials),
     })
-    return connectionView(row)
+    return { ...this.#view(row, credentials), reconnected: false }
   }
 
   /** A sign-in flow's reconnect in place (same id, same account). */
@@ -135,24 +156,52 @@ export class ConnectionService {
         `The credentials belong to ${identity.accountName}, but connection ${id} is for ${row.account_name}.`,
         { hint: 'Reconnect with the same account, or create a new connection for the other account.' },
       )
+    return this.#replace(workspaceId, row, input.authMethod, { credentials, identity })
+  }
+
+  async #replace(
+    workspaceId: string,
+    row: ConnectionRow,
+    authMethod: string,
+    {
+      credentials,
+      identity,
+    }: { credentials: Credentials; identity: { accountName: string; accountId: string } },
+  ): Promise<ConnectionView> {
     const previous = this.#vault.open<Credentials>(row.secret)
-    await this.#repo.replaceSecret(id, {
+    await this.#repo.replaceSecret(row.id, {
       secret: this.#vault.seal(credentials),
       account_name: identity.accountName,
       account_id: identity.accountId,
-      auth_method: input.authMethod,
+      auth_method: authMethod,
     })
-    this.#changes.publish('connections', [id])
-    await this.onReplaced(id, previous)
-    return connectionView((await this.#repo.get(workspaceId, id))!)
+    this.#cache.delete(row.id)
+    this.#changes.publish('connections', [row.id])
+    await this.onReplaced(row.id, previous)
+    return this.#view((await this.#repo.get(workspaceId, row.id))!, credentials)
+  }
+
+  /** The connection as the API shows it, with what its credentials say about it. */
+  #view(row: ConnectionRow, credentials?: Credentials): ConnectionView {
+    const describe = this.#registry.connector(row.connector)?.describeCredentials
+    if (!describe) return connectionView(row)
+    return connectionView(row, describe(credentials ?? this.#open(row).credentials))
+  }
+
+  #open(row: ConnectionRow): LoadedConnection {
+    const cached = this.#cache.get(row.id)
+    if (cached && cached.row.secret === row.secret) return cached
+    const loaded = { row, credentials: this.#vault.open<Credentials>(row.secret) }
+    this.#cache.set(row.id, loaded)
+    return loaded
   }
 
   async list(workspaceId: string, connector?: string): Promise<ConnectionView[]> {
-    return (await this.#repo.list(workspaceId, { connector })).map(connectionView)
+    return (await this.#repo.list(workspaceId, { connector })).map((r) => this.#view(r))
   }
 
   async get(workspaceId: string, id: string): Promise<ConnectionView> {
-    return connectionView(await this.#requireRow(workspaceId, id))
+    return this.#view(await this.#requireRow(workspaceId, id))
   }
 
   async delete(workspaceId: string, id: string): Promise<void> {

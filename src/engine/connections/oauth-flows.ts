@@ -30,6 +30,11 @@ export interface OAuthStartRequest {
   returnTo?: string
   /** Reconnect this connection in place instead of creating one. */
   connectionId?: string
+  /**
+   * Make a second connection even when the account already has one of this connector and method
+   * (otherwise the sign-in reconnects that one in place).
+   */
+  second?: boolean
   /** Which of the connector's sign-in methods; the first with a flow by default. */
   authMethod?: string
 }
@@ -60,6 +65,8 @@ interface SealedState {
   m: OAuthMode
   r?: string
   id?: string
+  /** A second connection was asked for. */
+  s?: true
   n: string
   exp: number
 }
@@ -139,6 +146,7 @@ export class OAuthFlows {
       m: mode,
       r: returnTo,
       id: req.connectionId,
+      ...(req.second ? { s: true } : {}),
       n: randomBytes(16).toString('base64url'),
       exp,
     }
@@ -202,12 +210,13 @@ export class OAuthFlows {
         await this.onReconnected(connection.id)
         return { ...base, connection, reconnected: true }
       }
-      const connection = await this.#connections.createVerified(opened.ws, {
+      const { reconnected, ...connection } = await this.#connections.createVerified(opened.ws, {
         connector: connector.id,
         authMethod: method.id,
         credentials,
+        second: opened.s === true,
       })
-      return { ...base, connection, reconnected: false }
+      return { ...base, connection, reconnected }
     } catch (err) {
       const error =
         err instanceof PatchbayError

@@ -1,7 +1,8 @@
 // Templates in tool step inputs: `{{input.x}}`, `{{event.data.card.id}}`, `{{steps.0.output.id}}`
 // and `{{steps.<name>.output.id}}`. A string that is exactly one `{{…}}` keeps the referenced
 // value's type (an object, a number); anywhere else the value is written into the text.
-// Templates are checked when a tool is saved, so a run never meets a malformed one.
+// Templates are checked when a tool is saved, so a run never meets a malformed one, nor a path
+// that earlier steps' outputs or the events that start it cannot hold.
 
 export type TemplateRoot = 'input' | 'event' | 'steps'
 
@@ -80,21 +81,48 @@ export function stringsOf(value: unknown, field: string): Array<{ field: string;
   return []
 }
 
+/** What is known, when a tool is saved, of the values its templates read. */
+export interface KnownValues {
+  /** The JSON Schema of each step's output, by index. */
+  outputs: unknown[]
+  /** The events that may start the tool (a sample of each targeting trigger's), with the trigger's name. */
+  events: Array<{ trigger: string; event: unknown }>
+  /** The tool's declared inputs, when it declares them: {{input.x}} must read one. */
+  inputs?: string[]
+}
+
 /**
- * Checks every template in one step's input: syntax, roots, and that step references name an
- * earlier step (by index or name) and read its `output`. `earlier` are the names of the steps
- * before this one, by index (undefined for unnamed ones).
+ * Checks every template in one step's input: syntax, roots, that step references name an
+ * earlier step (by index or name) and read its `output`, and — given what is known — that the
+ * path exists in that step's output schema and in every event that may start the tool.
+ * `earlier` are the names of the steps before this one, by index (undefined for unnamed ones).
  */
 export function checkStepTemplates(
   input: unknown,
   field: string,
   index: number,
   earlier: Array<string | undefined>,
+  known?: KnownValues,
 ) {
   for (const s of stringsOf(input, field))
     for (const part of parseTemplate(s.text, s.field)) {
-      if (typeof part === 'string' || part.root !== 'steps') continue
-      const [which, what] = part.path
+      if (typeof part === 'string') continue
+      if (part.root === 'input' && known?.inputs && !known.inputs.includes(part.path[0] ?? ''))
+        throw new TemplateError(
+          s.field,
+          `{{${part.expression}}} is not one of the tool's inputs (${known.inputs.join(', ') || 'none declared'})`,
+        )
+      if (part.root === 'event' && known)
+        for (const { trigger, event } of known.events) {
+          const miss = missingInValue(event, part.path)
+          if (miss)
+            throw new TemplateError(
+              s.field,
+              `{{${part.expression}}} is not in the events of ${trigger}: ${miss}`,
+            )
+        }
+      if (part.root !== 'steps') continue
+      const [which, what, ...rest] = part.path
       if (which === undefined)
         throw new TemplateError(
           s.field,
@@ -120,7 +148,67 @@ export function checkStepTemplates(
           s.field,
           `{{${part.expression}}} must read the step's output: {{steps.${which}.output…}}`,
         )
+      const miss = known ? missingInSchema(known.outputs[at], rest) : undefined
+      if (miss)
+        throw new TemplateError(s.field, `{{${part.expression}}} is not in the output of step ${at}: ${miss}`)
     }
+}
+
+/**
+ * Where a path leaves what a JSON Schema allows, said for a person ("output.nope: it has id,
+ * name, …"), or undefined when the path can hold a value. Where the schema says nothing (any
+ * value, an open object) every path is allowed.
+ */
+export function missingInSchema(schema: unknown, path: string[], at = 'output'): string | undefined {
+  if (path.length === 0 || !schema || typeof schema !== 'object') return undefined
+  const s = schema as Record<string, any>
+  const variants = s.anyOf ?? s.oneOf
+  if (Array.isArray(variants)) {
+    const misses = variants.map((v) => missingInSchema(v, path, at))
+    return misses.every(Boolean) ? misses.find((m) => m) : undefined
+  }
+  const [seg, ...rest] = path
+  const types: string[] = Array.isArray(s.type) ? s.type : typeof s.type === 'string' ? [s.type] : []
+  if (types.length === 0 && !s.properties && !s.items) return undefined
+  const here = `${at}.${seg}`
+  if (s.properties || types.includes('object')) {
+    if (s.properties && Object.hasOwn(s.properties, seg))
+      return missingInSchema(s.properties[seg], rest, here)
+    const extra = s.additionalProperties
+    if (extra === false)
+      return `${at} has no "${seg}"; it has ${Object.keys(s.properties ?? {}).join(', ') || 'no fields'}`
+    // An open object (a record, or one whose other properties are allowed) may hold anything.
+    return extra && typeof extra === 'object' ? missingInSchema(extra, rest, here) : undefined
+  }
+  if (types.includes('array')) {
+    if (seg === 'length') return rest.length ? `${here} is a number` : undefined
+    if (/^\d+$/.test(seg)) return missingInSchema(s.items, rest, here)
+    return `${at} is a list; read an item by its index (${at}.0…)`
+  }
+  return `${at} is ${types.filter((t) => t !== 'null').join(' or ') || 'null'}, which has no "${seg}"`
+}
+
+/** Where a path leaves a sample value, said for a person, or undefined when it holds a value. */
+export function missingInValue(value: unknown, path: string[], at = 'event'): string | undefined {
+  let cur = value
+  let here = at
+  for (const seg of path) {
+    if (Array.isArray(cur)) {
+      if (seg === 'length' || /^\d+$/.test(seg)) {
+        cur = seg === 'length' ? cur.length : (cur[Number(seg)] ?? cur[0])
+        here = `${here}.${seg}`
+        continue
+      }
+      return `${here} is a list; read an item by its index (${here}.0…)`
+    }
+    if (cur === null || typeof cur !== 'object')
+      return `${here} is ${cur === null ? 'null' : typeof cur}, which has no "${seg}"`
+    if (!Object.hasOwn(cur, seg))
+      return `${here} has no "${seg}"; it has ${Object.keys(cur).join(', ') || 'no fields'}`
+    cur = (cur as Record<string, unknown>)[seg]
+    here = `${here}.${seg}`
+  }
+  return undefined
 }
 
 export interface TemplateContext {
@@ -157,6 +245,31 @@ export function renderTemplates(value: unknown, ctx: TemplateContext, field: str
     return out
   }
   return value
+}
+
+/**
+ * Before a run's first step acts: the first {{input.…}} or {{event.…}} in a step's input that has
+ * no value in this run where one is needed (inside a text, or alone in a required field), or
+ * undefined. Step outputs are not known yet; their paths were checked against the output schemas.
+ */
+export function missingBeforeRun(
+  value: unknown,
+  field: string,
+  ctx: Pick<TemplateContext, 'input' | 'event'>,
+  required: Set<string>,
+): TemplateValueMissing | undefined {
+  for (const s of stringsOf(value, field)) {
+    if (!s.text.includes('{{')) continue
+    const exact = EXACT.test(s.text)
+    for (const part of parseTemplate(s.text, s.field)) {
+      if (typeof part === 'string' || part.root === 'steps') continue
+      if (lookup(part, { ...ctx, steps: [] }) !== undefined) continue
+      // A whole-string reference to something absent leaves an optional field out.
+      const topField = s.field.slice(field.length + 1).split('.')[0]
+      if (!exact || required.has(topField)) return new TemplateValueMissing(s.field, part.expression)
+    }
+  }
+  return undefined
 }
 
 function renderString(text: string, ctx: TemplateContext, field: string): unknown {

@@ -33,17 +33,41 @@ export const ToolStepInput = z
   })
   .strict()
 
+/** What a tool takes: {{input.x}} may read only these when they are declared. */
+export const ToolInputs = z
+  .record(
+    z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'must be a name of letters, digits and _ (at most 64)'),
+    z
+      .object({
+        type: z.enum(['string', 'number', 'integer', 'boolean', 'object', 'array']).optional(),
+        description: z.string().max(1000).optional(),
+        required: z.boolean().optional().describe('A run without it is refused before any step acts.'),
+      })
+      .strict(),
+  )
+  .describe(
+    "The inputs the tool takes, by name. When given, every {{input.x}} must read one of them (checked at save), and agents see them as the tool's parameters.",
+  )
+
 const name = z.string().trim().min(1, 'must not be empty').max(200)
 const description = z.string().max(4000).describe('What the tool does, for people and LLMs.')
 const steps = z.array(ToolStepInput).min(1, 'must hold at least one step').max(50).describe('Run in order.')
 
-export const NewToolInput = z.object({ name, description: description.default(''), steps }).strict()
+export const NewToolInput = z
+  .object({ name, description: description.default(''), inputs: ToolInputs.optional(), steps })
+  .strict()
 
 export const ToolChangesInput = z
-  .object({ name: name.optional(), description: description.optional(), steps: steps.optional() })
+  .object({
+    name: name.optional(),
+    description: description.optional(),
+    inputs: ToolInputs.nullable().optional().describe('null removes the declaration.'),
+    steps: steps.optional(),
+  })
   .strict()
   .refine((v) => Object.values(v).some((x) => x !== undefined), 'name at least one field to change')
 
 export type ToolStep = z.output<typeof ToolStepInput>
+export type DeclaredInputs = z.output<typeof ToolInputs>
 export type NewTool = z.input<typeof NewToolInput>
 export type ToolChanges = z.input<typeof ToolChangesInput>

@@ -8,13 +8,22 @@ import type { Causations } from '../../store/causations.ts'
 import { nowIso } from '../../store/ids.ts'
 import { newToolRunId, type ToolRunRow, type ToolRuns } from '../../store/tool-runs.ts'
 import type { ToolRow, Tools } from '../../store/tools.ts'
+import type { Triggers } from '../../store/triggers.ts'
 import type { Caller } from '../access/caller.ts'
 import type { AgentService, AgentView } from '../agents/agent-service.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
 import type { StepRunner } from '../steps/step-runner.ts'
-import { checkStepTemplates, renderTemplates, TemplateError, TemplateValueMissing } from './templates.ts'
 import {
+  checkStepTemplates,
+  type KnownValues,
+  missingBeforeRun,
+  renderTemplates,
+  TemplateError,
+  TemplateValueMissing,
+} from './templates.ts'
+import {
+  type DeclaredInputs,
   type NewTool,
   NewToolInput,
   type ToolChanges,
@@ -29,6 +38,8 @@ export interface ToolView {
   agentId: string
   name: string
   description: string
+  /** The declared inputs, or null when the tool declares none (then its templates say what it reads). */
+  inputs: DeclaredInputs | null
   steps: ToolStep[]
   createdAt: string
   updatedAt: string
@@ -90,6 +101,7 @@ export function toolView(row: ToolRow): ToolView {
     agentId: row.agent_id,
     name: row.name,
     description: row.description,
+    inputs: row.inputs ? JSON.parse(row.inputs) : null,
     steps: JSON.parse(row.steps),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -125,12 +137,15 @@ export class ToolService {
   #connections: ConnectionService
   #registry: Registry
   #steps: StepRunner
+  #triggers: Triggers
   #log: FastifyBaseLogger
   #causations: Causations
 
   constructor(deps: {
     tools: Tools
     runs: ToolRuns
+    /** The triggers that start tools: their events are what {{event.…}} reads. */
+    triggers: Triggers
     agents: AgentService
     connections: ConnectionService
     registry: Registry
@@ -145,6 +160,7 @@ export class ToolService {
     this.#connections = deps.connections
     this.#registry = deps.registry
     this.#steps = deps.steps
+    this.#triggers = deps.triggers
     this.#log = deps.log
   }
 
@@ -152,13 +168,15 @@ export class ToolService {
     const parsed = NewToolInput.safeParse(input)
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const agent = await this.#agents.get(workspaceId, agentId)
-    await this.#checkSteps(workspaceId, agent, parsed.data.steps)
+    const inputs = parsed.data.inputs ?? null
+    await this.#checkSteps(workspaceId, agent, parsed.data.steps, [], inputs)
     const row = await this.#tools.insert({
       workspace_id: workspaceId,
       agent_id: agentId,
       name: parsed.data.name,
       description: parsed.data.description,
       steps: JSON.stringify(parsed.data.steps),
+      inputs: inputs && JSON.stringify(inputs),
     })
     return toolView(row)
   }
@@ -185,6 +203,63 @@ export class ToolService {
     return (await this.#tools.get(workspaceId, agentId, toolId)) !== undefined
   }
 
+  /**
+   * For the trigger code, before a trigger targets this tool: refuses it (INVALID_TEMPLATE, naming
+   * the step and path) when the tool's {{event.…}} templates read what the trigger's events do not hold.
+   */
+  async checkStartingTrigger(workspaceId: string, agentId: string, toolId: string, triggerKey: string) {
+    const tool = await this.get(workspaceId, agentId, toolId)
+    const events = this.#eventsOf([triggerKey])
+    tool.steps.forEach((step, i) => {
+      this.#checkTemplates(step, i, tool.steps.slice(0, i), {
+        outputs: this.#outputs(tool.steps),
+        events,
+        inputs: tool.inputs ? Object.keys(tool.inputs) : undefined,
+      })
+    })
+  }
+
+  /** Samples of the events of the triggers that start this tool, as a tool run sees them. */
+  async #startingEvents(workspaceId: string, agentId: string, toolId: string) {
+    const rows = await this.#triggers.list(workspaceId, { agentId })
+    const keys = rows
+      .filter((r) => {
+        const target = JSON.parse(r.target)
+        return target.type === 'tool' && target.toolId === toolId
+      })
+      .map((r) => r.trigger_key)
+    return this.#eventsOf([...new Set(keys)])
+  }
+
+  #eventsOf(triggerKeys: string[]): KnownValues['events'] {
+    const out: KnownValues['events'] = []
+    for (const key of triggerKeys) {
+      const registered = this.#registry.triggers.get(key)
+      const sample = registered?.trigger.sample as Record<string, unknown> | undefined
+      if (!registered || !sample) continue
+      out.push({
+        trigger: `${registered.trigger.name} (${key})`,
+        // The event as a tool run receives it ({{event.…}}): the delivery's event object.
+        event: {
+          id: 'evt_sample',
+          connector: registered.connector.id,
+          type: sample.type,
+          upstreamId: sample.id,
+          occurredAt: sample.occurredAt,
+          refs: sample.refs ?? {},
+          data: sample.data,
+        },
+      })
+    }
+    return out
+  }
+
+  #outputs(steps: ToolStep[]): unknown[] {
+    return steps.map((s) =>
+      this.#registry.steps.has(s.stepId) ? this.#registry.stepSummary(s.stepId).outputSchema : undefined,
+    )
+  }
+
   async update(
     workspaceId: string,
     agentId: string,
@@ -195,12 +270,24 @@ export class ToolService {
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const c = parsed.data
     const agent = await this.#agents.get(workspaceId, agentId)
-    if (!(await this.#tools.get(workspaceId, agentId, toolId))) throw toolNotFound(agentId, toolId)
-    if (c.steps) await this.#checkSteps(workspaceId, agent, c.steps)
+    const row = await this.#tools.get(workspaceId, agentId, toolId)
+    if (!row) throw toolNotFound(agentId, toolId)
+    const current = toolView(row)
+    // New steps, or new inputs, are checked together with whichever of the two stays.
+    const inputs = c.inputs === undefined ? current.inputs : c.inputs
+    if (c.steps || c.inputs !== undefined)
+      await this.#checkSteps(
+        workspaceId,
+        agent,
+        c.steps ?? current.steps,
+        await this.#startingEvents(workspaceId, agentId, toolId),
+        inputs,
+      )
     await this.#tools.update(workspaceId, agentId, toolId, {
       name: c.name,
       description: c.description,
       steps: c.steps && JSON.stringify(c.steps),
+      inputs: c.inputs === undefined ? undefined : c.inputs && JSON.stringify(c.inputs),
     })
     return this.get(workspaceId, agentId, toolId)
   }
@@ -230,6 +317,15 @@ export class ToolService {
         },
       )
     const tool = await this.get(workspaceId, agentId, toolId)
+    const missing = Object.entries(tool.inputs ?? {})
+      .filter(([name, d]) => d.required && (input as Record<string, unknown>)[name] === undefined)
+      .map(([name]) => `input.${name}`)
+    if (missing.length)
+      throw new PatchbayError(
+        'VALIDATION_FAILED',
+        `Invalid input: ${missing.map((m) => `${m}: the tool requires it`).join('; ')}.`,
+        { hint: `Give the tool's required inputs: ${Object.keys(tool.inputs ?? {}).join(', ')}.` },
+      )
     const caller: Caller = { workspaceId, keyId: req.keyId ?? `agent:${agentId}`, kind: 'agent', agentId }
 
     const row: ToolRunRow = {
@@ -252,10 +348,22 @@ export class ToolService {
     const records: ToolStepRecord[] = []
     const done: Array<{ name?: string; output: unknown }> = []
     let failure: { code: string; message: string } | null = null
+    // Every input a later step needs from the tool's input or the event is checked before the
+    // first step acts, so a run never stops half-way for a value it could have known was missing.
+    const unbuildable = this.#unbuildable(tool.steps, { input, event: req.event ?? null })
+    if (unbuildable)
+      failure = this.#stepError(unbuildable.error, unbuildable.index, tool.steps[unbuildable.index])
     for (const [index, step] of tool.steps.entries()) {
       const base = { index, name: step.name ?? null, stepId: step.stepId, connectionId: step.connectionId }
       if (failure) {
-        records.push({ ...base, status: 'skipped', error: null, runId: null, durationMs: null })
+        const mine = unbuildable?.index === index
+        records.push({
+          ...base,
+          status: mine ? 'failed' : 'skipped',
+          error: mine ? failure : null,
+          runId: null,
+          durationMs: null,
+        })
         continue
       }
       const started = performance.now()
@@ -340,8 +448,17 @@ export class ToolService {
     return toolRunView(row)
   }
 
-  /** Checks a chain of steps before it is saved: step ids, connections, names and templates. */
-  async #checkSteps(workspaceId: string, agent: AgentView, steps: ToolStep[]): Promise<void> {
+  /**
+   * Checks a chain of steps before it is saved: step ids, connections, names and templates (each
+   * path against the earlier steps' output schemas and the events of the triggers that start it).
+   */
+  async #checkSteps(
+    workspaceId: string,
+    agent: AgentView,
+    steps: ToolStep[],
+    events: KnownValues['events'],
+    inputs: DeclaredInputs | null,
+  ): Promise<void> {
     const connections = new Map((await this.#connections.list(workspaceId)).map((c) => [c.id, c]))
     const names: Array<string | undefined> = []
     for (const [i, step] of steps.entries()) {
@@ -389,21 +506,35 @@ export class ToolService {
             hint: `List ${registered.connector.name} connections with GET /v1/connections?connector=${registered.connector.id}.`,
           },
         )
-      try {
-        checkStepTemplates(step.input, `${at}.input`, i, names)
-      } catch (err) {
-        if (!(err instanceof TemplateError)) throw err
-        throw new PatchbayError(
-          'INVALID_TEMPLATE',
-          `Step ${i}${step.name ? ` ("${step.name}")` : ''}, ${err.field}: ${err.message}.`,
-          {
-            hint: 'Templates are {{input.…}}, {{event.…}}, {{steps.<index or name>.output.…}} of an earlier step.',
-            details: { step: i, field: err.field },
-          },
-        )
-      }
+      this.#checkTemplates(step, i, steps.slice(0, i), {
+        outputs: this.#outputs(steps),
+        events,
+        inputs: inputs ? Object.keys(inputs) : undefined,
+      })
       this.#refuseInlineCredentials(step.stepId, step.input, i, true)
       names.push(step.name)
+    }
+  }
+
+  #checkTemplates(step: ToolStep, i: number, earlier: ToolStep[], known: KnownValues): void {
+    try {
+      checkStepTemplates(
+        step.input,
+        `steps.${i}.input`,
+        i,
+        earlier.map((s) => s.name),
+        known,
+      )
+    } catch (err) {
+      if (!(err instanceof TemplateError)) throw err
+      throw new PatchbayError(
+        'INVALID_TEMPLATE',
+        `Step ${i}${step.name ? ` ("${step.name}")` : ''} (${step.stepId}), ${err.field}: ${err.message}.`,
+        {
+          hint: "Templates are {{input.…}}, {{event.…}} and {{steps.<index or name>.output.…}} of an earlier step; the catalog (GET /v1/steps/{id}) shows each step's outputSchema and each trigger's sample.",
+          details: { step: i, field: err.field },
+        },
+      )
     }
   }
 
@@ -427,6 +558,17 @@ export class ToolService {
         `steps.${index}.input carries credentials${saving ? '' : ' (after its templates were filled in)'}; a tool's steps use the agent's connections.`,
         { hint: 'Remove the credentials from the step input (e.g. auth) and give the step a connectionId.' },
       )
+  }
+
+  #unbuildable(steps: ToolStep[], ctx: { input: unknown; event: unknown }) {
+    for (const [index, step] of steps.entries()) {
+      const schema = this.#registry.steps.has(step.stepId)
+        ? (this.#registry.stepSummary(step.stepId).inputSchema as { required?: string[] })
+        : {}
+      const error = missingBeforeRun(step.input, `steps.${index}.input`, ctx, new Set(schema.required ?? []))
+      if (error) return { index, error }
+    }
+    return undefined
   }
 
   #stepError(err: unknown, index: number, step: ToolStep): { code: ErrorCode; message: string } {

@@ -12,9 +12,20 @@ import type { TriggerService } from './trigger-service.ts'
 
 export interface DiagnosisCheck {
   cause: 'delivery' | 'connection_lapsed' | 'wrong_board' | 'event_type_mismatch' | 'polling_interval'
+  /** What the check looks at, for people ("Connection", not "connection_lapsed" next to "ok"). */
+  label?: string
   status: 'ok' | 'problem' | 'info'
   message: string
   fix?: string
+}
+
+/** Each check's name as a person reads it next to its status. */
+const LABELS: Record<DiagnosisCheck['cause'], string> = {
+  delivery: 'Delivery to the agent',
+  connection_lapsed: 'Connection',
+  wrong_board: 'Watched board or repository',
+  event_type_mismatch: 'Event types',
+  polling_interval: 'Polling',
 }
 
 const RECENT = 200
@@ -27,7 +38,7 @@ export async function diagnoseTrigger(
     triggers: TriggerService
   },
   row: TriggerRow,
-): Promise<{ triggerId: string; healthy: boolean; checks: DiagnosisCheck[] }> {
+): Promise<{ triggerId: string; healthy: boolean; checks: Array<DiagnosisCheck & { label: string }> }> {
   const checks: DiagnosisCheck[] = []
   const reg = deps.registry.triggers.get(row.trigger_key)!
   const config = JSON.parse(row.config)
@@ -62,7 +73,7 @@ export async function diagnoseTrigger(
       cause: 'connection_lapsed',
       status: 'problem',
       message: `The connection ${loaded.row.account_name} has lapsed: ${loaded.row.status_reason ?? 'the upstream refused its credentials'}.`,
-      fix: `Reconnect it: POST /v1/connections/${loaded.row.id}/reconnect (its webhooks are registered again).`,
+      fix: `Reconnect it: the Reconnect button on the Connections page, or POST /v1/connections/${loaded.row.id}/reconnect (its webhooks are registered again).`,
     })
   } else {
     checks.push({
@@ -156,7 +167,11 @@ export async function diagnoseTrigger(
           : undefined,
     })
   }
-  return { triggerId: row.id, healthy: !checks.some((c) => c.status === 'problem'), checks }
+  return {
+    triggerId: row.id,
+    healthy: !checks.some((c) => c.status === 'problem'),
+    checks: checks.map((c) => ({ ...c, label: LABELS[c.cause] })),
+  }
 }
 
 async function checkWatchedModel(

@@ -18,6 +18,13 @@ export interface AgentDirectory {
 
 export interface ToolRunner {
   exists(workspaceId: string, agentId: string, toolId: string): Promise<boolean>
+  /** Refuses a trigger whose events lack what the tool's {{event.…}} templates read. */
+  checkStartingTrigger(
+    workspaceId: string,
+    agentId: string,
+    toolId: string,
+    triggerKey: string,
+  ): Promise<void>
   run(
     workspaceId: string,
     agentId: string,

@@ -44,6 +44,9 @@ export interface ListeningTrigger {
 export const MIN_POLL_INTERVAL_MS = 10_000
 export const DEFAULT_POLL_INTERVAL_MS = 60_000
 
+/** How long a new webhook is left alone by reconciliation while its trigger is being saved. */
+const SUBSCRIPTION_SETTLE_MS = 60_000
+
 export class TriggerService {
   #agents: AgentDirectory
   #tools: ToolRunner
@@ -150,6 +153,8 @@ export class TriggerService {
       throw new PatchbayError('TOOL_NOT_FOUND', `Agent ${agentId} has no tool "${target.toolId}".`, {
         hint: 'Create the tool first (POST /v1/agents/{id}/tools), or target the agent.',
       })
+    if (target.type === 'tool')
+      await this.#tools.checkStartingTrigger(workspaceId, agentId, target.toolId, req.trigger)
 
     let subscriptionId: string | null = null
     let pollIntervalMs: number | null = null
@@ -438,11 +443,18 @@ export class TriggerService {
           const e = err as PatchbayError
           // A connector that knows which permission is missing says so itself.
           if (e instanceof PatchbayError && e.code === 'WEBHOOK_PERMISSION_MISSING') throw e
+          // A refused credential and an unreachable callback have different fixes: say which it is.
+          const refused =
+            e.upstream?.status === 401 || e.upstream?.status === 403 || e.code === 'CONNECTION_LAPSED'
           throw new PatchbayError(
             'WEBHOOK_REGISTRATION_FAILED',
-            `${connector.name} refused to create the webhook for ${model}: ${e.message}`,
+            refused
+              ? `${connector.name} refused the connection's credentials when creating the webhook for ${model}: ${e.message}`
+              : `${connector.name} could not create the webhook for ${model}: ${e.message}`,
             {
-              hint: 'Check that Patchbay is reachable from the upstream at PATCHBAY_PUBLIC_URL and that the connection can see the model.',
+              hint: refused
+                ? `The connection may not create webhooks on ${model}: reconnect it with an account that may (the Reconnect button on the Connections page, or POST /v1/connections/${connectionId}/reconnect).`
+                : `The upstream must reach Patchbay's callback at ${this.callbackUrl(connector.id, sub.id).replace(/\/[^/]+$/, '/…')}: set PATCHBAY_PUBLIC_URL to an address it can reach, then add the trigger again.`,
               upstream: e.upstream,
             },
           )
@@ -486,7 +498,12 @@ export class TriggerService {
     force = false,
   ): Promise<'ok' | 'reregistered' | 'removed' | 'missing' | 'error'> {
     try {
-      if (!force && (await this.#triggers.countForSubscription(sub.id)) === 0) {
+      // A webhook made moments ago may still be on its way: its trigger row is written after the
+      // upstream registration (here or on another instance). A reconcile running in between must
+      // neither register it a second time nor remove it for having no trigger yet.
+      const young = Date.now() - Date.parse(sub.created_at) < SUBSCRIPTION_SETTLE_MS
+      if (!force && young && !sub.upstream_hook_id) return 'ok'
+      if (!force && !young && (await this.#triggers.countForSubscription(sub.id)) === 0) {
         await this.#release(sub.id)
         return 'removed'
       }

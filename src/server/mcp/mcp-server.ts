@@ -1,4 +1,4 @@
-// One agent's MCP server: its tools are the agent's callables (engine/agent-toolbox.ts: the
+// One agent's MCP server: its tools are the agent's callables (engine/agents/agent-toolbox.ts: the
 // allowed tool steps, from the registry, and the agent's tools), and its resources are the
 // agent's recent events (deliveries). Built per request: the HTTP endpoint is stateless.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
@@ -36,6 +36,7 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
         `Tools of the Patchbay agent "${agent.name}" (${agent.id}).`,
         "Step tools are named <connector>_<step> (taskboard_create_card); the agent's own tools are tool_<name>.",
         "Each step tool takes an optional connectionId (the agent's only connection of that connector by default).",
+        'Descriptions here are short: describe_tool {"name": "<tool>"} tells a tool in full (where each input comes from, the shape of its result).',
         `Resources: ${RECENT_EVENTS_URI} (the agent's recent events, newest first) and ${DELIVERY_URI}{deliveryId} (one event delivery).`,
         'Errors come back as tool errors whose text is {"error":{"code","message","hint"}}; RATE_LIMITED means retry later with increasing delays.',
       ].join('\n'),
@@ -48,8 +49,7 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
       title: c.title,
       description: c.description,
       inputSchema: c.inputSchema,
-      ...(c.outputSchema ? { outputSchema: c.outputSchema } : {}),
-      annotations: c.annotations,
+      ...(Object.keys(c.annotations).length ? { annotations: c.annotations } : {}),
     })),
   }))
 
@@ -71,6 +71,7 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
           )
         return { content: [text(run)], structuredContent: run as unknown as Record<string, unknown> }
       }
+      if (result.kind === 'describe') return { content: [text(result.output)] }
       const output = result.output
       const structured =
         output !== null && typeof output === 'object' && !Array.isArray(output)

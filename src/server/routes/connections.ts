@@ -4,6 +4,14 @@ import type { Engine } from '../../engine/engine.ts'
 import { requireAdmin } from '../authenticate.ts'
 import { ConnectionView, errorResponses } from '../schemas.ts'
 
+const Connected = ConnectionView.extend({
+  reconnected: z
+    .boolean()
+    .describe(
+      'true: the account already had a connection of this connector and method, which now has these credentials.',
+    ),
+})
+
 const credentialsBody = {
   authMethod: z.string().describe('An auth method id from the catalog, e.g. api_key_token.'),
   credentials: z
@@ -26,13 +34,20 @@ export const connectionRoutes =
           body: z.object({
             connector: z.string().describe('taskboard, codehost, contactdata …'),
             ...credentialsBody,
+            second: z
+              .boolean()
+              .optional()
+              .describe(
+                'Make a second connection even when the account already has one of this connector and method. Without it, that one is reconnected in place (200, same id).',
+              ),
           }),
-          response: { 201: ConnectionView, ...errorResponses },
+          response: { 200: Connected, 201: Connected, ...errorResponses },
         },
       },
       async (req, reply) => {
         requireAdmin(req)
-        return reply.code(201).send(await engine.connections.create(req.caller.workspaceId, req.body))
+        const made = await engine.connections.create(req.caller.workspaceId, req.body)
+        return reply.code(made.reconnected ? 200 : 201).send(made)
       },
     )
     app.get(

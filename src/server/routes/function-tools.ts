@@ -59,7 +59,7 @@ export const functionToolRoutes =
               input_schema: c.inputSchema,
             }))
           default:
-            return callables.map(({ target: _target, ...tool }) => tool)
+            return callables.map(({ target: _target, describe: _describe, ...tool }) => tool)
         }
       },
     )
@@ -70,7 +70,7 @@ export const functionToolRoutes =
           operationId: 'callFunction',
           tags: ['tools'],
           summary:
-            'Run a function call as the model wrote it: a step ({output, meta}) or a tool ({run}), as the agent',
+            'Run a function call as the model wrote it: a step ({output, meta}), a tool ({run}) or describe_tool ({output}), as the agent',
           params,
           body: z.object({
             name: z.string().min(1).describe('A name from tools.json, e.g. taskboard_create_card.'),
@@ -81,8 +81,12 @@ export const functionToolRoutes =
           }),
           response: {
             200: z
-              .union([StepResult, z.object({ run: ToolRunView })])
-              .describe('A step’s result, or a tool’s run.'),
+              .union([
+                StepResult,
+                z.object({ run: ToolRunView }),
+                z.object({ output: z.unknown().describe('describe_tool: the tool told in full.') }),
+              ])
+              .describe('A step’s result, a tool’s run, or what describe_tool tells.'),
             ...errorResponses,
           },
         },
@@ -101,7 +105,8 @@ export const functionToolRoutes =
           }
         }
         const result = await toolbox.call(caller, req.body.name, args)
-        return result.kind === 'step' ? { output: result.output, meta: result.meta } : { run: result.run }
+        if (result.kind === 'step') return { output: result.output, meta: result.meta }
+        return result.kind === 'describe' ? { output: result.output } : { run: result.run }
       },
     )
   }

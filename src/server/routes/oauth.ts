@@ -47,6 +47,12 @@ export const oauthRoutes =
               .string()
               .optional()
               .describe('Reconnect this connection in place (same id, same account) instead of adding one.'),
+            second: z
+              .boolean()
+              .optional()
+              .describe(
+                'Make a second connection even when the account already has one of this connector and method (otherwise the sign-in reconnects that one in place).',
+              ),
             authMethod: z
               .string()
               .optional()

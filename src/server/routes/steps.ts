@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { errorResponses, StepResult, StepSummary } from '../schemas.ts'
@@ -17,9 +18,33 @@ const StepRun = z
   })
   .meta({ id: 'StepRun' })
 
+const ChoicesQuery = z
+  .object({
+    connectionId: z
+      .string()
+      .max(200)
+      .optional()
+      .describe(
+        "The connection to list with; an agent key defaults to the agent's only one of the connector.",
+      ),
+  })
+  .catchall(z.string().max(2000))
+  .describe('The values of the fields the choices depend on, by field name (idBoard, owner, repo …).')
+
+const ChoicesView = z
+  .object({
+    field: z.string(),
+    noun: z.string().describe('What is picked: board, list, repository …'),
+    parents: z.array(z.string()).describe('The fields the choices depend on.'),
+    connectionId: z.string(),
+    choices: z.array(z.object({ value: z.string(), label: z.string(), detail: z.string().optional() })),
+  })
+  .meta({ id: 'FieldChoices' })
+
 export const stepRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
   async (app) => {
+    const toolbox = new AgentToolbox(engine)
     app.get(
       '/v1/steps/:stepId',
       {
@@ -39,6 +64,40 @@ export const stepRoutes =
         return engine.registry.stepSummary(req.params.stepId)
       },
     )
+    // The choices of a step's input field and of a trigger's config field: one route shape each.
+    const choicesRoute = (kind: 'step' | 'trigger', url: string, summary: string) =>
+      app.get(
+        url,
+        {
+          schema: {
+            operationId: kind === 'step' ? 'listStepFieldChoices' : 'listTriggerFieldChoices',
+            tags: [kind === 'step' ? 'steps' : 'triggers'],
+            summary,
+            params: z.object({ id: z.string(), field: z.string().max(100) }),
+            querystring: ChoicesQuery,
+            response: { 200: ChoicesView, ...errorResponses },
+          },
+        },
+        async (req) => {
+          const { connectionId, ...parents } = req.query
+          return engine.choices.list(req.caller, {
+            of: { kind, id: req.params.id },
+            field: req.params.field,
+            connectionId,
+            parents,
+          })
+        },
+      )
+    choicesRoute(
+      'step',
+      '/v1/steps/:id/options/:field',
+      "The choices of a field that names an upstream resource (a board, a list, a repository …), listed with a connection; the fields it depends on are given as query parameters (?idBoard=… for a list). An agent key sees only its scope's",
+    )
+    choicesRoute(
+      'trigger',
+      '/v1/catalog/triggers/:id/options/:field',
+      "The choices of a trigger config's field (the board to watch …), as for a step's",
+    )
     app.post(
       '/v1/steps/:stepId/run',
       {
@@ -51,7 +110,9 @@ export const stepRoutes =
             connectionId: z
               .string()
               .optional()
-              .describe('The connection to run with (from GET /v1/connections).'),
+              .describe(
+                "The connection to run with (from GET /v1/connections). With an agent key it may be left out: the agent's only connection of the step's connector is used.",
+              ),
             input: z
               .record(z.string(), z.unknown())
               .default({})
@@ -63,7 +124,7 @@ export const stepRoutes =
           },
         },
       },
-      async (req) => engine.steps.run(req.caller, req.params.stepId, req.body),
+      async (req) => toolbox.runStep(req.caller, req.params.stepId, req.body),
     )
     app.get(
       '/v1/runs',

@@ -162,6 +162,9 @@ export const triggerRoutes =
                 checks: z.array(
                   z.object({
                     cause: z.string(),
+                    label: z
+                      .string()
+                      .describe('What the check looks at, in words: Connection, Event types …'),
                     status: z.enum(['ok', 'problem', 'info']),
                     message: z.string(),
                     fix: z.string().optional(),

@@ -100,7 +100,7 @@ function ConnectorCard({
           ) : null}
         </h2>
         <p className="muted small">
-          {connector.steps.length} tool steps · {connector.triggers.length} triggers
+          {plural(connector.steps.length, 'tool step')} · {plural(connector.triggers.length, 'trigger')}
         </p>
       </header>
       <p>{connector.description}</p>
@@ -140,9 +140,9 @@ function ConnectorCard({
             key={m.id}
             connector={connector}
             method={m}
-            onDone={async (c) => {
+            onDone={async (c, verb) => {
               setOpen(null)
-              await onConnected(c)
+              await onConnected(c, verb)
             }}
           />
         ))}
@@ -181,6 +181,15 @@ function ConnectionItem({
             {method?.name ?? connection.authMethod} · connected <Time iso={connection.createdAt} /> ·{' '}
             <code>{connection.id}</code>
           </div>
+          {Object.keys(connection.details ?? {}).length ? (
+            <div className="small connection-details">
+              {Object.entries(connection.details ?? {}).map(([k, v]) => (
+                <span key={k} className="detail">
+                  {k === 'tokenKind' ? v : k === 'repositories' ? `reaches ${v}` : `${k}: ${v}`}
+                </span>
+              ))}
+            </div>
+          ) : null}
           {connection.status === 'lapsed' && connection.statusReason ? (
             <p className="small warn-text">{connection.statusReason}</p>
           ) : null}
@@ -248,7 +257,7 @@ function ConnectPanel({
   connector: Connector
   method: AuthMethod
   reconnect?: Connection
-  onDone: (c: Connection) => Promise<void>
+  onDone: (c: Connection, verb?: string) => Promise<void>
 }) {
   const headingId = useId()
   return (
@@ -273,7 +282,7 @@ function OAuthButtons({
   connector: Connector
   method: AuthMethod
   reconnect?: Connection
-  onDone: (c: Connection) => Promise<void>
+  onDone: (c: Connection, verb?: string) => Promise<void>
 }) {
   const [waiting, setWaiting] = useState<OAuthMode | null>(null)
   const [error, setError] = useState<unknown>(null)
@@ -332,10 +341,12 @@ function CredentialsForm({
   connector: Connector
   method: AuthMethod
   reconnect?: Connection
-  onDone: (c: Connection) => Promise<void>
+  onDone: (c: Connection, verb?: string) => Promise<void>
 }) {
   const schema = method.credentialsSchema!
   const [value, setValue] = useState(() => (initialValue(schema) ?? {}) as Record<string, unknown>)
+  const [second, setSecond] = useState(false)
+  const secondId = useId()
   const submit = useAction(async () => {
     const bad = invalidFields(value)
     if (bad.length) throw new Error(`Fix the JSON of ${bad.join(', ')}.`)
@@ -345,12 +356,13 @@ function CredentialsForm({
           authMethod: method.id,
           credentials,
         })
-      : await post<Connection>('/v1/connections', {
+      : await post<Connection & { reconnected: boolean }>('/v1/connections', {
           connector: connector.id,
           authMethod: method.id,
           credentials,
+          ...(second ? { second: true } : {}),
         })
-    await onDone(c)
+    await onDone(c, 'reconnected' in c && c.reconnected ? 'Reconnected' : undefined)
   })
   const onSubmit = (e: FormEvent) => {
     e.preventDefault()
@@ -366,6 +378,21 @@ function CredentialsForm({
           connectorId={connector.id}
           apiKey={typeof value.key === 'string' ? value.key : ''}
         />
+      ) : null}
+      {!reconnect ? (
+        <div className="field field-check">
+          <input
+            id={secondId}
+            type="checkbox"
+            checked={second}
+            onChange={(e) => setSecond(e.target.checked)}
+          />
+          <label htmlFor={secondId}>Make a second connection if this account is already connected</label>
+          <p className="hint">
+            Otherwise an account connected before with this method gets these credentials (reconnected in
+            place, keeping its triggers and agents).
+          </p>
+        </div>
       ) : null}
       <ErrorBox error={submit.error} title={reconnect ? 'Reconnect failed' : 'Connect failed'} />
       <button type="submit" className="primary" disabled={submit.pending}>
@@ -439,4 +466,9 @@ function TokenRequestHelper({ connectorId, apiKey }: { connectorId: string; apiK
       ) : null}
     </details>
   )
+}
+
+/** "1 tool step", "12 tool steps". */
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`
 }

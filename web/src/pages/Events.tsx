@@ -327,6 +327,7 @@ function DeliveryList() {
                   <td data-label="Status">
                     <Status value={d.status} />
                     {d.lastError ? <div className="warn-text small">{d.lastError}</div> : null}
+                    <NextTry d={d} />
                   </td>
                   <td data-label="Attempts">
                     {d.attempts}
@@ -434,11 +435,11 @@ function DeliveryItem({
         <div>
           <strong>{agentName}</strong> <Status value={d.status} />{' '}
           <span className="muted small">
-            {target(d)} · {d.attempts} attempt
-            {d.attempts === 1 ? '' : 's'}
+            {target(d)} · {attemptsText(d)}
             {d.lastStatus ? ` · last answer ${d.lastStatus}` : ''}
           </span>
           {d.lastError ? <p className="warn-text small">{d.lastError}</p> : null}
+          <NextTry d={d} />
         </div>
         <div className="row">
           <a href={href('events', 'delivery', d.id)}>Attempts</a>
@@ -545,5 +546,19 @@ function DeliveryPage({ id }: { id: string }) {
       <h2>Payload the agent receives</h2>
       <JsonView value={x.payload} label="Delivery payload" />
     </section>
+  )
+}
+
+function attemptsText(d: Delivery): string {
+  return `${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`
+}
+
+/** When a pending delivery that failed before is tried again. */
+function NextTry({ d }: { d: Delivery }) {
+  if (d.status !== 'pending' || !d.nextAttemptAt || d.attempts === 0) return null
+  return (
+    <div className="small">
+      Next try <Time iso={d.nextAttemptAt} />
+    </div>
   )
 }

@@ -2,8 +2,8 @@
 // run with a chosen connection.
 import { type FormEvent, useEffect, useId, useState } from 'react'
 import { get, post } from '../api.ts'
+import { choicesOf, useFieldErrors } from '../choices.ts'
 import { Badge, ErrorBox, JsonView, Loading, useAction, useLoad } from '../components.tsx'
-import { suggestFrom, useDirectory } from '../directory.ts'
 import { href, type Route } from '../router.ts'
 import { compact, initialValue, invalidFields, SchemaFields } from '../schema-form.tsx'
 import type { StepSummary } from '../types.ts'
@@ -107,19 +107,24 @@ function StepForm({ step }: { step: StepSummary }) {
   const [connectionId, setConnectionId] = useState(
     () => (conns.find((c) => c.status === 'active') ?? conns[0])?.id ?? '',
   )
-  const [value, setValue] = useState(() => (initialValue(step.inputSchema) ?? {}) as Record<string, unknown>)
+  const [initial] = useState(() => (initialValue(step.inputSchema) ?? {}) as Record<string, unknown>)
+  const [value, setValue] = useState(initial)
   const [result, setResult] = useState<RunResult | null>(null)
   const [formKey, setFormKey] = useState(0)
-  const chosen = conns.filter((c) => c.id === connectionId)
-  const dir = useDirectory(chosen)
+  const sent = compact(value)
+  const validation = useFieldErrors(step.inputSchema, sent, initial)
   const run = useAction(async () => {
     setResult(null)
     const bad = invalidFields(value)
     if (bad.length) throw new Error(`Fix the JSON of ${bad.join(', ')} before running.`)
+    if (!validation.check())
+      throw new Error(
+        `Fix the ${validation.count === 1 ? 'field' : `${validation.count} fields`} marked below before running.`,
+      )
     setResult(
       await post<RunResult>(`/v1/steps/${encodeURIComponent(step.id)}/run`, {
         connectionId: connectionId || undefined,
-        input: compact(value),
+        input: sent,
       }),
     )
   })
@@ -168,7 +173,12 @@ function StepForm({ step }: { step: StepSummary }) {
               schema={step.inputSchema}
               value={value}
               onChange={setValue}
-              ctx={{ suggest: suggestFrom(dir.directory) }}
+              ctx={{
+                pickers: step.pickers,
+                choices: choicesOf('step', step.id, connectionId || undefined),
+                choicesBlocked: connectionId ? undefined : 'Choose a connection first.',
+                errors: validation.errors,
+              }}
             />
           </fieldset>
           <div className="row">
@@ -178,7 +188,8 @@ function StepForm({ step }: { step: StepSummary }) {
             <button
               type="button"
               onClick={() => {
-                setValue((initialValue(step.inputSchema) ?? {}) as Record<string, unknown>)
+                setValue(initial)
+                validation.reset()
                 setFormKey((k) => k + 1)
                 setResult(null)
                 run.clear()

@@ -2,8 +2,8 @@
 // upstream webhook's state (or the poll schedule) and the diagnosis of why one does not fire.
 import { type FormEvent, useId, useState } from 'react'
 import { del, enc, get, post } from '../api.ts'
+import { choicesOf } from '../choices.ts'
 import { Badge, ErrorBox, JsonView, Status, Time, useAction, useLoad } from '../components.tsx'
-import { suggestFrom, useDirectory } from '../directory.ts'
 import { compact, initialValue, invalidFields, SchemaFields } from '../schema-form.tsx'
 import type { Agent, Diagnosis, Tool, Trigger } from '../types.ts'
 import { useWorkspace } from '../workspace.tsx'
@@ -159,7 +159,7 @@ function DiagnosisView({ d }: { d: Diagnosis }) {
       <ul className="diagnosis-checks">
         {d.checks.map((c) => (
           <li key={c.cause}>
-            <Status value={c.status} /> <strong>{c.cause}</strong>: {c.message}
+            <Status value={c.status} /> <strong>{c.label ?? c.cause}</strong>: {c.message}
             {c.fix ? <div className="small">Fix: {c.fix}</div> : null}
           </li>
         ))}
@@ -185,7 +185,6 @@ function NewTriggerForm({ agent, onCreated }: { agent: Agent; onCreated: () => P
     [agent.id],
   )
   const chosenConnection = usable.find((c) => c.id === connectionId) ?? usable[0]
-  const dir = useDirectory(chosenConnection ? [chosenConnection] : [])
   const create = useAction(async () => {
     const bad = invalidFields(config)
     if (bad.length) throw new Error(`Fix the JSON of ${bad.join(', ')}.`)
@@ -203,15 +202,16 @@ function NewTriggerForm({ agent, onCreated }: { agent: Agent; onCreated: () => P
     e.preventDefault()
     void create.run()
   }
-  // Boards in the agent's scope come first among the suggestions.
-  const suggest = (name: string) => {
-    const all = suggestFrom(dir.directory)(name)
-    if (name !== 'idBoard') return all
-    const inScope = agent.scope.boards.map((b) => ({
-      value: b,
-      label: `${dir.directory.boards.find((x) => x.id === b)?.name ?? b} (in scope)`,
-    }))
-    return [...inScope, ...(all ?? []).filter((x) => !agent.scope.boards.includes(x.value))]
+  // The choices of the config's fields; boards in the agent's scope come first, marked so.
+  const listChoices = choicesOf('trigger', triggerId, chosenConnection?.id)
+  const choices = async (field: string, parents: Record<string, string>) => {
+    const all = await listChoices(field, parents)
+    if (field !== 'idBoard') return all
+    const inScope = (c: { value: string }) => agent.scope.boards.includes(c.value)
+    return [
+      ...all.filter(inScope).map((c) => ({ ...c, detail: 'in scope' })),
+      ...all.filter((c) => !inScope(c)),
+    ]
   }
   return (
     <form className="form panel" onSubmit={submit} aria-label="Add a trigger">
@@ -271,7 +271,11 @@ function NewTriggerForm({ agent, onCreated }: { agent: Agent; onCreated: () => P
               schema={trig.configSchema}
               value={config}
               onChange={setConfig}
-              ctx={{ suggest }}
+              ctx={{
+                pickers: trig.pickers,
+                choices,
+                choicesBlocked: chosenConnection ? undefined : 'Choose a connection first.',
+              }}
             />
           </fieldset>
           <div className="field">

@@ -30,7 +30,9 @@ export const codehostApiCall = defineStep({
       .default({})
       .describe(
         'Request headers; must include "accept": "application/vnd.codehost+json". Never authorization.',
-      ),
+      )
+      // Forms start from this, so a first call from the dashboard already carries the header.
+      .meta({ examples: [{ accept: 'application/vnd.codehost+json' }] }),
     body: z
       .record(z.string(), z.unknown())
       .optional()

@@ -38,7 +38,7 @@ export const createBranch = defineStep({
   }),
   output: z.object({
     branch: z.string(),
-    ref: z.string().describe('refs/heads/<branch>'),
+    ref: z.string().describe('The full reference: refs/heads/<branch>.'),
     sha: z.string().describe('The commit the branch points at.'),
   }),
   hints: { readOnly: false, idempotent: false },

@@ -12,7 +12,7 @@ const pathField = z
 const entry = z.object({
   name: z.string(),
   path: z.string(),
-  type: z.string().describe('file, dir, symlink or submodule'),
+  type: z.string().describe('file, dir, symlink or submodule.'),
   size: z.number(),
   sha: z.string(),
 })

@@ -67,7 +67,7 @@ export const updateProjectV2ItemStatus = defineStep({
     optionId: z.string(),
     content: z
       .object({
-        type: z.string().describe('Issue, PullRequest or DraftIssue'),
+        type: z.string().describe('Issue, PullRequest or DraftIssue.'),
         number: z.number().nullable(),
         title: z.string().nullable(),
         repository: z.string().nullable(),

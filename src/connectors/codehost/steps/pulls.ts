@@ -80,7 +80,7 @@ export const getReviewers = defineStep({
       z.object({
         id: z.number(),
         reviewer: z.string().nullable(),
-        state: z.string().describe('APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED or PENDING'),
+        state: z.string().describe('APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED or PENDING.'),
         body: z.string().nullable(),
         submittedAt: z.string().nullable(),
       }),

@@ -57,7 +57,7 @@ export const starRepo = defineStep({
   description:
     'Stars a repository as the connected account. Starring an already starred repository changes nothing.',
   input: z.object(repository),
-  output: z.object({ starred: z.literal(true), repository: z.string().describe('owner/repo') }),
+  output: z.object({ starred: z.literal(true), repository: z.string().describe('owner/repo.') }),
   hints: { readOnly: false, idempotent: true },
   scoped: onRepository,
   run: async (ctx, input) => {

@@ -1,0 +1,162 @@
+// The choices of a field that names an upstream resource (GET /v1/steps/:id/options/:field and
+// its trigger twin): the field's picker (kit/pickers.ts, declared by the connector next to the
+// field's schema) is run with a connection, after the parents it depends on are checked against
+// an agent's scope. The dashboard's dropdowns, the CLI and other front ends read the same.
+import { PatchbayError } from '../../kit/errors.ts'
+import type { Choice, Picker } from '../../kit/pickers.ts'
+import { fieldPickers } from '../../kit/pickers.ts'
+import type { Caller } from '../access/caller.ts'
+import type { ScopeGuard } from '../access/scope-guard.ts'
+import type { AgentService } from '../agents/agent-service.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
+import type { Registry } from '../registry.ts'
+
+export interface ChoicesRequest {
+  /** A step (`taskboard.create_card`) or a trigger (`taskboard.new_card`) of the catalog. */
+  of: { kind: 'step' | 'trigger'; id: string }
+  field: string
+  /** Needed with a workspace key; an agent key defaults to the agent's only connection of the connector. */
+  connectionId?: string
+  /** The values of the fields the choices depend on (a list's idBoard). */
+  parents: Record<string, string>
+}
+
+export interface ChoicesView {
+  field: string
+  /** What is picked: "board", "list" … */
+  noun: string
+  parents: string[]
+  connectionId: string
+  choices: Choice[]
+}
+
+/** At most this many choices are returned; a front end lets the user type the rest. */
+const MAX_CHOICES = 500
+
+export class ChoiceService {
+  #registry: Registry
+  #connections: ConnectionService
+  #agents: AgentService
+  #scope: ScopeGuard
+
+  constructor(deps: {
+    registry: Registry
+    connections: ConnectionService
+    agents: AgentService
+    scope: ScopeGuard
+  }) {
+    this.#registry = deps.registry
+    this.#connections = deps.connections
+    this.#agents = deps.agents
+    this.#scope = deps.scope
+  }
+
+  async list(caller: Caller, req: ChoicesRequest): Promise<ChoicesView> {
+    const { connector, schema, where } = this.#target(req.of)
+    const found = fieldPickers(schema).get(req.field)
+    if (!found)
+      throw new PatchbayError(
+        'FIELD_HAS_NO_CHOICES',
+        `The ${where} has no field "${req.field}" whose choices can be listed.`,
+        {
+          hint: `The fields with choices are in the catalog: GET /v1/${req.of.kind === 'step' ? 'steps' : 'catalog/triggers'}/${req.of.id} (pickers).`,
+        },
+      )
+    const picker: Picker = found.picker
+    const parents: Record<string, string> = {}
+    for (const p of picker.parents) {
+      const value = req.parents[p.field]
+      if (!value)
+        throw new PatchbayError(
+          'PARENT_REQUIRED',
+          `The ${picker.noun} choices depend on ${p.field} (the ${p.picker.noun}); give it as ?${p.field}=….`,
+          { hint: `Pick the ${p.picker.noun} first: its choices are at …/options/${p.field}.` },
+        )
+      parents[p.field] = value
+    }
+
+    const connectionId = req.connectionId ?? (await this.#defaultConnection(caller, connector.id))
+    const loaded = await this.#connections.load(caller.workspaceId, connectionId)
+    if (loaded.row.connector !== connector.id)
+      throw new PatchbayError(
+        'CONNECTION_CONNECTOR_MISMATCH',
+        `Connection ${connectionId} is a ${loaded.row.connector} connection; ${req.of.id} needs a ${connector.id} connection.`,
+        { hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.` },
+      )
+    if (loaded.row.status === 'lapsed')
+      throw new PatchbayError(
+        'CONNECTION_LAPSED',
+        `Connection ${connectionId} (${loaded.row.account_name}) has lapsed.`,
+        {
+          hint: 'Reconnect it: the Reconnect button on the Connections page, or POST /v1/connections/{id}/reconnect.',
+        },
+      )
+    const target = { connectionId, credentials: loaded.credentials }
+    // An agent lists only inside its scope: the parents are checked as a step's inputs are, and
+    // listers that reach across resources (all boards) keep to ctx.scope.
+    const scope = await this.#scope.checkStep(
+      caller,
+      { id: req.of.id, connector, step: { scoped: picker.scoped ?? [] } as any },
+      parents,
+      target,
+    )
+    const http = this.#connections.client(connectionId, connector, loaded.credentials, { paced: true })
+    const choices = await picker.list(
+      {
+        http,
+        connection: {
+          id: connectionId,
+          accountName: loaded.row.account_name,
+          accountId: loaded.row.account_id,
+        },
+        scope: scope ?? undefined,
+      },
+      parents,
+    )
+    return {
+      field: req.field,
+      noun: picker.noun,
+      parents: picker.parents.map((p) => p.field),
+      connectionId,
+      choices: choices.slice(0, MAX_CHOICES),
+    }
+  }
+
+  #target(of: ChoicesRequest['of']) {
+    if (of.kind === 'step') {
+      const r = this.#registry.steps.get(of.id)
+      if (!r)
+        throw new PatchbayError('STEP_NOT_FOUND', `There is no tool step "${of.id}".`, {
+          hint: 'Find step ids with GET /v1/steps?q=<connector or step name>.',
+        })
+      return { connector: r.connector, schema: r.step.input, where: `step ${of.id}` }
+    }
+    const r = this.#registry.triggers.get(of.id)
+    if (!r)
+      throw new PatchbayError('TRIGGER_NOT_FOUND', `There is no trigger "${of.id}" in the catalog.`, {
+        hint: 'The catalog lists every trigger: GET /v1/catalog.',
+      })
+    return { connector: r.connector, schema: r.trigger.config, where: `trigger ${of.id}` }
+  }
+
+  async #defaultConnection(caller: Caller, connectorId: string): Promise<string> {
+    let mine = await this.#connections.list(caller.workspaceId, connectorId)
+    if (caller.kind === 'agent') {
+      const own = new Set((await this.#agents.forCaller(caller)).connectionIds)
+      mine = mine.filter((c) => own.has(c.id))
+      if (mine.length === 1) return mine[0].id
+    }
+    throw new PatchbayError(
+      'CONNECTION_REQUIRED',
+      mine.length > 1
+        ? `Say which connection lists the choices: ${mine.map((c) => `${c.id} (${c.accountName})`).join(', ')}.`
+        : `Listing these choices needs a ${connectorId} connection, and there is none.`,
+      {
+        hint:
+          mine.length > 1
+            ? 'Add ?connectionId=<id>.'
+            : 'Connect an account first: the Connections page of the dashboard, or POST /v1/connections.',
+      },
+    )
+  }
+}
