@@ -59,6 +59,11 @@ export class ConfigError extends Error {
   }
 }
 
+/** A start that cannot go on (a database or Redis that does not answer): one line, exit 2. */
+export class StartupError extends Error {
+  override name = 'StartupError'
+}
+
 /** A variable's value as it may be printed: secrets hidden, passwords in URLs masked. */
 export function shownSafely(name: string, value: string): string {
   if (/KEY|SECRET|TOKEN|PASSWORD/.test(name)) return `(hidden, ${value.length} characters)`
@@ -450,4 +455,10 @@ export function loadConfig(
     webUrls,
     egressAllow: v.PATCHBAY_EGRESS_ALLOW ?? [],
   }
+}
+
+/** The README's configuration table, from `settings` (npm run docs:config writes it). */
+export function configTable(): string {
+  const rows = Object.entries(settings).map(([name, s]) => `| \`${name}\` | ${s.default} | ${s.meaning} |`)
+  return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n')
 }

@@ -1,8 +1,7 @@
 // `npm start`: Patchbay on its embedded default (SQLite in ./data), with the sandbox upstreams
 // in-process for every upstream whose address is not configured.
-import { describeSandboxes, type Sandboxes, startSandboxes } from '../sandbox/index.ts'
-import { type Config, ConfigError, loadConfig } from './config.ts'
-import { StartupError, startService } from './service.ts'
+import type { Sandboxes } from '../sandbox/index.ts'
+import { type Config, ConfigError, loadConfig, StartupError } from './config.ts'
 
 /** A bad setting or a service that does not answer: one line each on stderr, exit 2, no stack trace. */
 function exitOnStartFailure(err: unknown): never {
@@ -20,6 +19,9 @@ try {
 } catch (err) {
   exitOnStartFailure(err)
 }
+// Loaded once the settings are known good, so a bad one is reported at once.
+const { describeSandboxes, startSandboxes } = await import('../sandbox/index.ts')
+const { startService } = await import('./service.ts')
 const missing = (['taskboard', 'codehost', 'contactdata'] as const).filter((c) => !config.upstreams[c])
 let sandboxes: Sandboxes | null = null
 if (missing.length > 0) {

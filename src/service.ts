@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { pino } from 'pino'
-import { type Config, maskUrlPassword } from './config.ts'
+import { type Config, maskUrlPassword, StartupError } from './config.ts'
 import { Engine } from './engine/engine.ts'
 import type { Clock } from './kit/clock.ts'
 import { EgressGuard, type Resolve } from './kit/egress.ts'
@@ -40,11 +40,6 @@ export interface ServiceOptions {
   egressAllow?: string[]
   /** Name resolution for the egress guard (tests give a stub resolver). */
   egressResolve?: Resolve
-}
-
-/** A start that cannot go on (a database or Redis that does not answer): one line, exit 2. */
-export class StartupError extends Error {
-  override name = 'StartupError'
 }
 
 /** How long a start waits for PostgreSQL or Redis to answer before giving up. */
