@@ -57,16 +57,28 @@ const service = await startService(config, { baseUrls, oauthApps, egressAllow })
 })
 
 const out: string[] = [`Patchbay is listening on ${service.url}  (API reference: ${service.url}/docs)`]
-if (service.generatedAdminKey) {
+if (service.generatedAdminKey)
   out.push(
     '',
-    'A workspace was created. Its admin key is shown this once; keep it (only its hash is stored):',
-    `  ${service.generatedAdminKey}`,
+    ...boxed([
+      'A workspace was created. Its admin key is shown this once: keep it (only its hash is stored).',
+      '',
+      `    ${service.generatedAdminKey}`,
+    ]),
   )
-}
 if (sandboxes)
   out.push('', 'Sandbox upstreams (in-process, for trying agents offline):', describeSandboxes(sandboxes))
 console.log(out.join('\n'))
+
+/** Lines in a frame, so the one-time admin key stands apart from everything else printed. */
+function boxed(lines: string[]): string[] {
+  const width = Math.max(...lines.map((l) => l.length))
+  return [
+    `┌${'─'.repeat(width + 2)}┐`,
+    ...lines.map((l) => `│ ${l.padEnd(width)} │`),
+    `└${'─'.repeat(width + 2)}┘`,
+  ]
+}
 
 let stopping = false
 const stop = async () => {

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { pino } from 'pino'
+import PinoPretty from 'pino-pretty'
 import { type Config, maskUrlPassword, StartupError } from './config.ts'
 import { Engine } from './engine/engine.ts'
 import type { Clock } from './kit/clock.ts'
@@ -30,6 +31,8 @@ export interface ServiceOptions {
   pgSchema?: string
   /** false silences the log (tests). */
   logging?: boolean
+  /** Where log lines go instead of stdout (JSON; tests read them). */
+  logDestination?: pino.DestinationStream
   /** OAuth apps to use where the configuration names none (the sandbox's demo app). */
   oauthApps?: Record<string, { clientId: string; clientSecret: string } | undefined>
   /** Time for the parts that wait (tests drive a manual clock). */
@@ -40,6 +43,17 @@ export interface ServiceOptions {
   egressAllow?: string[]
   /** Name resolution for the egress guard (tests give a stub resolver). */
   egressResolve?: Resolve
+}
+
+/** stdout as readable lines (a terminal) or JSON lines (a log collector). */
+function logStream(format: Config['logFormat']): pino.DestinationStream {
+  if (format === 'json') return pino.destination({ dest: 1, sync: true })
+  return PinoPretty({
+    colorize: process.stdout.isTTY,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname',
+    sync: true,
+  })
 }
 
 /** How long a start waits for PostgreSQL or Redis to answer before giving up. */
@@ -96,7 +110,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const vault = loadVault(config)
   // One logger for the server and the engine, so both are redacted alike.
   const log =
-    opts.logging === false ? pino({ level: 'silent' }) : pino(loggerOptions(config.logLevel) as object)
+    opts.logging === false
+      ? pino({ level: 'silent' })
+      : pino(loggerOptions(config.logLevel) as object, opts.logDestination ?? logStream(config.logFormat))
   const redis = config.redisUrl ? await connectRedis(config, log).catch(closeStore(store)) : null
   const engine = new Engine({
     egress: new EgressGuard({
@@ -123,7 +139,12 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     oauth: { apps: { ...opts.oauthApps, ...config.oauthApps }, webUrls: config.webUrls },
   })
   const boot = await bootstrapWorkspace(engine.apiKeys, config.adminKey)
-  const app = await buildApp(engine, { loggerInstance: log })
+  const app = await buildApp(engine, {
+    loggerInstance: log,
+    redis,
+    metricsToken: config.metricsToken,
+    baseUrls: opts.baseUrls,
+  })
   await app.listen({ port: config.port, host: config.host })
   const addr = app.server.address()
   const port = typeof addr === 'object' && addr ? addr.port : config.port

@@ -11,6 +11,8 @@ import type { Database } from './schema.ts'
 export interface Store {
   db: Kysely<Database>
   kind: 'sqlite' | 'postgres'
+  /** The PostgreSQL schema the store lives in, when not the default. */
+  schema?: string
   close(): Promise<void>
 }
 
@@ -47,5 +49,5 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     db = new Kysely<Database>({ dialect: nodeSqliteDialect(openSqlite(path.join(dir, 'patchbay.db'))) })
   }
   await migrate(db, opts.databaseUrl ? opts.pgSchema : undefined)
-  return { db, kind, close: () => db.destroy() }
+  return { db, kind, schema: opts.databaseUrl ? opts.pgSchema : undefined, close: () => db.destroy() }
 }

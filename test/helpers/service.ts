@@ -54,6 +54,8 @@ export async function startTestService(
     clock?: Clock
     /** A pacer instead of the in-memory one. */
     pacer?: Pacer
+    /** Log lines (JSON) go here instead of nowhere. */
+    logDestination?: { write(line: string): void }
     /** Name resolution for the egress guard: a stub, so tests never resolve or reach real names. */
     egressResolve?: Resolve
   } = {},
@@ -87,7 +89,8 @@ export async function startTestService(
         : {}),
     },
     pgSchema: db.pgSchema,
-    logging: false,
+    logging: opts.logDestination !== undefined,
+    logDestination: opts.logDestination,
     clock: opts.clock,
     pacer: opts.pacer,
     egressResolve: opts.egressResolve,
