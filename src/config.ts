@@ -329,8 +329,8 @@ export const settings: Record<string, Setting> = {
     wholeNumber(0, Number.MAX_SAFE_INTEGER),
   ),
   PATCHBAY_EGRESS_ALLOW: setting(
-    '—',
-    'non-public hosts, `host:port` pairs and CIDR ranges Patchbay may send to (comma- or space-separated), e.g. `10.0.0.0/8,git.corp.example`',
+    "— (`npm start`: its embedded sandboxes' `host:port`)",
+    'non-public hosts Patchbay may send to: comma-separated host names (`*.corp.example`), `host:port`, IPs or CIDR ranges (`10.0.0.0/8`). Link-local and metadata addresses are never allowed. See [Security](#security)',
     'comma-separated hosts, host:port pairs or CIDR ranges, e.g. 10.0.0.0/8,git.corp.example',
     (v) => {
       const entries = v.split(/[\s,]+/).filter(Boolean)

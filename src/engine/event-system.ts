@@ -92,7 +92,11 @@ export class EventSystem {
       log,
       placements: deps.placements,
     })
-    this.jobs.work('inbox', { batchSize: 1, concurrency: 1 }, () => this.pipeline.drain())
+    this.jobs.work('inbox', { batchSize: 1, concurrency: 1 }, async () => {
+      // Rows that failed a try are tried again a little later (each a bounded number of times).
+      const { retryLater } = await this.pipeline.drain()
+      if (retryLater) this.jobs.send('inbox', {}, { singletonKey: 'inbox-retry', delayMs: 5_000 })
+    })
     this.ingress = new Ingress({ db, registry, triggers: this.triggers, connections, jobs: this.jobs, log })
     this.ingress.pipeline = this.pipeline
     this.poller = new Poller({

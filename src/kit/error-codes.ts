@@ -487,7 +487,8 @@ export const ERROR_CODES = {
   },
   MALFORMED_DELIVERY: {
     status: 400,
-    meaning: 'A delivery body that is not the upstream’s JSON.',
+    meaning:
+      'A delivery body that is not the upstream’s JSON, or whose structure no upstream sends (nested more than 64 levels deep, an id that is not a string): refused before it is acknowledged.',
     hint: 'Send the upstream’s JSON delivery body unchanged.',
   },
 } as const satisfies Record<string, ErrorCodeDefinition>

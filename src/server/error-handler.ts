@@ -46,6 +46,13 @@ export function installErrorHandling(app: FastifyInstance): void {
       })
     }
     if (e.status >= 500 && !(err instanceof PatchbayError)) req.log.error({ code: e.code }, e.message)
+    // A refused request is logged once, at warn: its code and route, never its words (a message
+    // may quote the input, and input may hold a secret).
+    else if (e.status < 500)
+      req.log.warn(
+        { code: e.code, status: e.status, method: req.method, route: req.routeOptions.url ?? null },
+        'request refused',
+      )
     return reply.code(e.status).type('application/json').send(e.toBody())
   })
   app.setNotFoundHandler((req, reply) =>

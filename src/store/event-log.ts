@@ -4,7 +4,8 @@ import type { Kysely } from 'kysely'
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, EventsTable, InboxTable } from './schema.ts'
 
 type Db = Kysely<Database>
-export type InboxRow = InboxTable & { seq: number }
+export type InboxRow = Omit<InboxTable, 'seq' | 'attempts'> & { seq: number; attempts: number }
+export type NewInboxRow = Omit<InboxTable, 'seq' | 'attempts'>
 export type EventRow = Omit<EventsTable, 'seq'> & { seq: number }
 export type DeliveryRow = Omit<DeliveriesTable, 'seq'> & { seq: number }
 export type NewEvent = Omit<EventsTable, 'seq'>
@@ -12,7 +13,7 @@ export type NewDelivery = Omit<DeliveriesTable, 'seq'>
 
 export const inbox = {
   /** Stores raw deliveries; a delivery id already stored for the subscription is ignored. */
-  async insertMany(db: Db, rows: Array<Omit<InboxTable, 'seq'>>) {
+  async insertMany(db: Db, rows: Array<NewInboxRow>) {
     if (rows.length === 0) return
     await db
       .insertInto('inbox')
@@ -20,14 +21,24 @@ export const inbox = {
       .onConflict((oc) => oc.columns(['subscription_id', 'delivery_id']).doNothing())
       .execute()
   },
-  async pending(db: Db, limit: number): Promise<InboxRow[]> {
+  /** Pending rows after `afterSeq`, oldest first. */
+  async pending(db: Db, limit: number, afterSeq = 0): Promise<InboxRow[]> {
     return (await db
       .selectFrom('inbox')
       .selectAll()
       .where('status', '=', 'pending')
+      .where('seq', '>', afterSeq)
       .orderBy('seq')
       .limit(limit)
       .execute()) as InboxRow[]
+  },
+  /** Counts a failed try of a row; at `maxTries` it is set aside as failed, with the reason. */
+  async failedTry(db: Db, seq: number, error: string, maxTries: number): Promise<'retry' | 'failed'> {
+    const row = await db.selectFrom('inbox').select('attempts').where('seq', '=', seq).executeTakeFirst()
+    const attempts = Number(row?.attempts ?? 0) + 1
+    const status = attempts >= maxTries ? 'failed' : 'pending'
+    await db.updateTable('inbox').set({ attempts, error, status }).where('seq', '=', seq).execute()
+    return status === 'failed' ? 'failed' : 'retry'
   },
   async mark(db: Db, seqs: number[], status: InboxTable['status'], error: string | null = null) {
     if (seqs.length === 0) return

@@ -129,6 +129,18 @@ export interface InboxTable {
   status: 'pending' | 'done' | 'failed'
   error: string | null
   received_at: string
+  /** Times processing it failed (migration 0006); set aside as `failed` after a few. */
+  attempts: Generated<number>
+}
+
+/** A change a tool run's step made upstream, with its causation depth (migration 0006). */
+export interface CausationsTable {
+  workspace_id: string
+  connector: string
+  /** The upstream id of what the step made or changed (a card id, an action id). */
+  upstream_ref: string
+  depth: number
+  expires_at: string
 }
 
 export interface EventsTable {
@@ -240,6 +252,7 @@ export interface Database {
   subscriptions: SubscriptionsTable
   triggers: TriggersTable
   inbox: InboxTable
+  causations: CausationsTable
   events: EventsTable
   deliveries: DeliveriesTable
   delivery_attempts: DeliveryAttemptsTable

@@ -3,6 +3,8 @@
 // plain route does (401), never 2xx and never 5xx; public routes stay reachable.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import { pino } from 'pino'
+import { buildApp, loggerOptions } from '../../src/server/app.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
 let t: TestService
@@ -96,4 +98,38 @@ test("an agent key's last use is recorded (and shown in its agent's key list)", 
     if (!after) await new Promise((r) => setTimeout(r, 20))
   }
   assert.ok(after && !Number.isNaN(Date.parse(after)), `lastUsedAt: ${after}`)
+})
+
+test('a refused request is logged once at warn, with its code and route, never the key or the input', async () => {
+  const lines: Array<Record<string, unknown>> = []
+  const log = pino(loggerOptions('debug') as object, { write: (l: string) => lines.push(JSON.parse(l)) })
+  const app = await buildApp(t.service.engine, { loggerInstance: log })
+  const wrongKey = 'pb_admin_wrong_but_secret_looking_0123456789'
+  const noKey = await app.inject({ method: 'GET', url: '/%761/catalog' })
+  const wrong = await app.inject({
+    method: 'GET',
+    url: '/v1/catalog',
+    headers: { authorization: `Bearer ${wrongKey}` },
+  })
+  const badInput = await app.inject({
+    method: 'POST',
+    url: '/v1/steps/taskboard.api_call/run',
+    headers: { authorization: `Bearer ${t.adminKey}` },
+    payload: { input: { auth: { type: 'api_key_token', key: 'k', token: 'topsecret-token-0123' } } },
+  })
+  assert.deepEqual([noKey.statusCode, wrong.statusCode, badInput.statusCode], [401, 401, 400])
+  const warns = lines.filter((l) => l.level === 40)
+  assert.deepEqual(
+    warns.map((w) => [w.code, w.route]),
+    [
+      ['UNAUTHORIZED', '/v1/catalog'],
+      ['UNAUTHORIZED', '/v1/catalog'],
+      ['VALIDATION_FAILED', '/v1/steps/:stepId/run'],
+    ],
+  )
+  const all = JSON.stringify(lines)
+  assert.ok(!all.includes(wrongKey), 'the key is not logged')
+  assert.ok(!all.includes(t.adminKey), 'the admin key is not logged')
+  assert.ok(!all.includes('topsecret-token-0123'), 'the input is not logged')
+  await app.close()
 })

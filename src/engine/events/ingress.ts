@@ -6,14 +6,15 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { NormalizedEvent } from '../../kit/define.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { inbox } from '../../store/event-log.ts'
+import { inbox, type NewInboxRow } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
-import type { Database, InboxTable } from '../../store/schema.ts'
+import type { Database } from '../../store/schema.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
 import type { ConnectionService } from '../connection-service.ts'
 import type { JobQueue } from '../job-queue.ts'
 import type { Registry } from '../registry.ts'
 import type { TriggerService } from '../triggers/trigger-service.ts'
+import { deliveryShapeProblem } from './delivery-shape.ts'
 import type { Pipeline } from './pipeline.ts'
 
 /** Only these headers of a delivery are kept (the rest may carry proxies' noise). */
@@ -27,6 +28,15 @@ export interface IngressResult {
   reason?: string
 }
 
+/** A verified delivery waiting for its commit; its request is answered when it settles. */
+interface PendingDelivery {
+  row: NewInboxRow
+  sub: SubscriptionRow
+  events: NormalizedEvent[]
+  resolve: () => void
+  reject: (e: unknown) => void
+}
+
 export class Ingress {
   #db: Kysely<Database>
   #registry: Registry
@@ -35,13 +45,7 @@ export class Ingress {
   #jobs: JobQueue
   #log: FastifyBaseLogger
   #subs = new Map<string, { sub: SubscriptionRow; secret: string; at: number }>()
-  #pending: Array<{
-    row: Omit<InboxTable, 'seq'>
-    sub: SubscriptionRow
-    events: NormalizedEvent[]
-    resolve: () => void
-    reject: (e: unknown) => void
-  }> = []
+  #pending: PendingDelivery[] = []
   pipeline: Pipeline | null = null
   #flushing = false
 
@@ -89,6 +93,13 @@ export class Ingress {
       })
     }
     if ('ignore' in parsed) return { status: 'ignored', reason: parsed.ignore }
+    const problem = deliveryShapeProblem(parsed)
+    if (problem) {
+      this.#log.warn({ connector: connectorId, hook: hookId, problem }, 'refused a hostile webhook delivery')
+      throw new PatchbayError('MALFORMED_DELIVERY', `The delivery cannot be stored: ${problem}.`, {
+        hint: "Send the upstream's delivery body unchanged; this one's structure is not one the upstream sends.",
+      })
+    }
     const kept: Record<string, string> = {}
     for (const [k, v] of Object.entries(headers)) if (KEPT_HEADERS.test(k)) kept[k] = v
     await this.#commit(known.sub, parsed.events, {
@@ -124,7 +135,7 @@ export class Ingress {
     this.#subs.delete(hookId)
   }
 
-  #commit(sub: SubscriptionRow, events: NormalizedEvent[], row: Omit<InboxTable, 'seq'>): Promise<void> {
+  #commit(sub: SubscriptionRow, events: NormalizedEvent[], row: NewInboxRow): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#pending.push({ row, sub, events, resolve, reject })
       if (!this.#flushing) {
@@ -133,6 +144,33 @@ export class Ingress {
         setTimeout(() => this.#flush(), LINGER_MS)
       }
     })
+  }
+
+  /**
+   * One delivery on its own commit; if even that fails, its raw row is kept in the inbox (it is
+   * acknowledged: nothing is lost) for the drain, which retries it a bounded number of times and
+   * then sets it aside with the reason. Only when the raw row cannot be written either is the
+   * upstream told to send it again.
+   */
+  async #commitAlone(b: PendingDelivery): Promise<void> {
+    try {
+      await this.pipeline!.ingest([
+        { inbox: b.row, sub: b.sub, events: b.events, receivedAt: b.row.received_at },
+      ])
+      b.resolve()
+    } catch (err) {
+      this.#log.error(
+        { err, hook: b.row.subscription_id, delivery: b.row.delivery_id },
+        'a webhook delivery could not be processed; keeping it in the inbox',
+      )
+      try {
+        await inbox.insertMany(this.#db, [{ ...b.row, error: (err as Error).message }])
+        b.resolve()
+        this.#jobs.send('inbox', {}, { singletonKey: 'inbox', delayMs: 1000 })
+      } catch (e) {
+        b.reject(e)
+      }
+    }
   }
 
   async #flush(): Promise<void> {
@@ -145,18 +183,9 @@ export class Ingress {
         )
         for (const b of batch) b.resolve()
       } catch (err) {
-        this.#log.error({ err }, 'processing webhook deliveries failed; keeping them in the inbox')
-        try {
-          // Keep them durable all the same; the inbox worker processes them later.
-          await inbox.insertMany(
-            this.#db,
-            batch.map((b) => b.row),
-          )
-          for (const b of batch) b.resolve()
-          this.#jobs.send('inbox', {}, { singletonKey: 'inbox', delayMs: 1000 })
-        } catch (e) {
-          for (const b of batch) b.reject(e)
-        }
+        // One bad delivery must not take its neighbours down: each is tried on its own commit.
+        this.#log.warn({ err }, 'a group commit of webhook deliveries failed; committing them one by one')
+        await Promise.all(batch.map((b) => this.#commitAlone(b)))
       }
     }
     this.#flushing = false

@@ -6,9 +6,16 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
 import type { NormalizedEvent } from '../../kit/define.ts'
-import { deliveries, events, inbox, type NewDelivery, type NewEvent } from '../../store/event-log.ts'
+import {
+  deliveries,
+  events,
+  inbox,
+  type NewDelivery,
+  type NewEvent,
+  type NewInboxRow,
+} from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
-import type { Database, InboxTable } from '../../store/schema.ts'
+import type { Database } from '../../store/schema.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
 import type { PlacementChanges } from '../placement-changes.ts'
 import type { Registry } from '../registry.ts'
@@ -16,9 +23,12 @@ import type { AgentDirectory, AgentInfo } from '../triggers/directories.ts'
 import { eventOutsideScope } from '../triggers/event-scope.ts'
 import type { ListeningTrigger, TriggerService } from '../triggers/trigger-service.ts'
 import type { Deliverer } from './deliverer.ts'
+import { deliveryShapeProblem } from './delivery-shape.ts'
 import { deliveryRow, eventRow } from './records.ts'
 
 const BATCH = 500
+/** Tries of an inbox row that fails to process before it is set aside. */
+export const INBOX_MAX_TRIES = 5
 
 export interface ParsedDelivery {
   sub: SubscriptionRow
@@ -59,7 +69,7 @@ export class Pipeline {
   }
 
   /** Stores fresh deliveries (raw, as done) with their events and deliveries, in one commit. */
-  async ingest(items: Array<ParsedDelivery & { inbox: Omit<InboxTable, 'seq'> }>): Promise<void> {
+  async ingest(items: Array<ParsedDelivery & { inbox: NewInboxRow }>): Promise<void> {
     const match = await this.#prepare(items)
     const created = await this.#db.transaction().execute(async (trx) => {
       await inbox.insertMany(
@@ -71,40 +81,82 @@ export class Pipeline {
     if (created.length) await this.#deliverer.dispatchNew(created)
   }
 
-  /** Processes inbox rows left pending, until none is left. */
-  async drain(): Promise<void> {
+  /**
+   * Processes inbox rows left pending, oldest first. Rows go through together; when that commit
+   * fails, each goes through on its own, so one row that cannot be processed blocks none behind
+   * it: it is tried again on a later drain and set aside (`failed`, with the reason) after
+   * INBOX_MAX_TRIES. A row that cannot be read at all is set aside at once.
+   */
+  async drain(): Promise<{ retryLater: boolean }> {
+    let after = 0
+    let retryLater = false
     for (;;) {
-      const rows = await inbox.pending(this.#db, BATCH)
-      if (rows.length === 0) return
-      const items: ParsedDelivery[] = []
-      const done: number[] = []
-      const failed: Array<{ seq: number; error: string }> = []
+      const rows = await inbox.pending(this.#db, BATCH, after)
+      if (rows.length === 0) break
+      after = Number(rows[rows.length - 1].seq)
+      const items: Array<ParsedDelivery & { seq: number }> = []
+      const ignored: number[] = []
+      const unreadable: Array<{ seq: number; error: string }> = []
       for (const row of rows) {
         const sub = await this.#triggers.subscription(row.subscription_id)
         if (!sub) {
-          failed.push({ seq: row.seq, error: 'its webhook was removed before it was processed' })
+          unreadable.push({ seq: row.seq, error: 'its webhook was removed before it was processed' })
           continue
         }
         try {
           const parsed = this.#registry
             .connector(sub.connector)!
             .webhooks!.parse({ headers: JSON.parse(row.headers), rawBody: row.body, callbackUrl: '' })
-          if (!('ignore' in parsed)) items.push({ sub, events: parsed.events, receivedAt: row.received_at })
-          done.push(row.seq)
+          if ('ignore' in parsed) {
+            ignored.push(row.seq)
+            continue
+          }
+          const problem = deliveryShapeProblem(parsed)
+          if (problem) unreadable.push({ seq: row.seq, error: `cannot be stored: ${problem}` })
+          else items.push({ seq: row.seq, sub, events: parsed.events, receivedAt: row.received_at })
         } catch (err) {
-          failed.push({ seq: row.seq, error: `could not be read: ${(err as Error).message}` })
+          unreadable.push({ seq: row.seq, error: `could not be read: ${(err as Error).message}` })
         }
       }
-      const match = await this.#prepare(items)
-      const created = await this.#db.transaction().execute(async (trx) => {
-        const ids = await this.#apply(trx, items, match)
-        await inbox.mark(trx, done, 'done')
-        for (const f of failed) await inbox.mark(trx, [f.seq], 'failed', f.error)
-        return ids
+      await this.#db.transaction().execute(async (trx) => {
+        await inbox.mark(trx, ignored, 'done')
+        for (const f of unreadable) await inbox.mark(trx, [f.seq], 'failed', f.error)
       })
-      if (created.length) await this.#deliverer.dispatchNew(created)
-      if (rows.length < BATCH) return
+      for (const f of unreadable) this.#log.warn({ inbox: f.seq, reason: f.error }, 'inbox row set aside')
+      try {
+        await this.#commitRows(items)
+      } catch (err) {
+        this.#log.warn({ err }, 'inbox rows failed together; processing them one by one')
+        for (const item of items) {
+          try {
+            await this.#commitRows([item])
+          } catch (e) {
+            const reason = `could not be processed: ${(e as Error).message}`
+            const outcome = await inbox.failedTry(this.#db, item.seq, reason, INBOX_MAX_TRIES)
+            this.#log.error({ inbox: item.seq, err: e, outcome }, 'an inbox row could not be processed')
+            if (outcome === 'retry') retryLater = true
+          }
+        }
+      }
+      if (rows.length < BATCH) break
     }
+    return { retryLater }
+  }
+
+  /** Stores the rows' events and deliveries and marks the rows done, in one commit. */
+  async #commitRows(items: Array<ParsedDelivery & { seq: number }>): Promise<void> {
+    if (items.length === 0) return
+    const match = await this.#prepare(items)
+    const created = await this.#db.transaction().execute(async (trx) => {
+      const ids = await this.#apply(trx, items, match)
+      await inbox.mark(
+        trx,
+        items.map((i) => i.seq),
+        'done',
+      )
+      return ids
+    })
+    if (created.length) await this.#deliverer.dispatchNew(created)
   }
 
   /** What matching needs, read before the transaction: the listening triggers and delivery kinds. */

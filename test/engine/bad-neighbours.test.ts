@@ -1,0 +1,174 @@
+// Nothing acknowledged is lost to a bad neighbour. 100 correctly signed deliveries arrive at once
+// with one hostile one (nested ~6,000 levels deep, or an action id that is an object): the hostile
+// one is refused with 400 before it is acknowledged, and every good one is stored and delivered.
+// An inbox row that cannot be processed is set aside with its reason and blocks nothing behind it.
+import assert from 'node:assert/strict'
+import { createHmac, randomBytes } from 'node:crypto'
+import { after, before, test } from 'node:test'
+import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
+import { nowIso } from '../../src/store/ids.ts'
+import { eventually, Receiver } from '../helpers/receiver.ts'
+import { startTestService, type TestService } from '../helpers/service.ts'
+
+let sandbox: TaskboardSandbox
+let t: TestService
+let receiver: Receiver
+let hookId: string
+let callbackUrl: string
+
+before(async () => {
+  sandbox = await startTaskboardSandbox()
+  receiver = await new Receiver().start()
+  t = await startTestService({ taskboard: sandbox })
+  const conn = await t.api('POST', '/v1/connections', {
+    connector: 'taskboard',
+    authMethod: 'api_key_token',
+    credentials: { key: sandbox.demo.key, token: sandbox.demo.token, secret: sandbox.demo.secret },
+  })
+  const agent = await t.api('POST', '/v1/agents', {
+    name: 'neighbour',
+    scope: { boards: [sandbox.demo.boardId] },
+    connectionIds: [conn.body.id],
+    delivery: { type: 'webhook', url: receiver.url },
+  })
+  receiver.secret = agent.body.signingSecret
+  const trig = await t.api('POST', `/v1/agents/${agent.body.id}/triggers`, {
+    trigger: 'taskboard.new_card',
+    connectionId: conn.body.id,
+    config: { idBoard: sandbox.demo.boardId },
+  })
+  assert.equal(trig.status, 201, JSON.stringify(trig.body))
+  hookId = trig.body.webhook.id
+  callbackUrl = `${t.url}/hooks/taskboard/${hookId}`
+})
+
+after(async () => {
+  await t?.close()
+  await receiver?.close()
+  await sandbox?.close()
+})
+
+const hex = () => randomBytes(12).toString('hex')
+
+/** An action whose data is nested ~6,000 levels deep (written as text: too deep to stringify). */
+const deepAction = () =>
+  JSON.stringify(action(hex())).replace(
+    '"board":',
+    `"checklist":${'{"d":'.repeat(6000)}"bottom"${'}'.repeat(6000)},"board":`,
+  )
+/** A createCard action on the demo board, as the upstream sends it. */
+function action(cardId: string, extra: Record<string, unknown> = {}) {
+  return {
+    action: {
+      id: hex(),
+      type: 'createCard',
+      date: new Date().toISOString(),
+      data: {
+        board: { id: sandbox.demo.boardId },
+        list: { id: sandbox.demo.listIds[0] },
+        card: { id: cardId, name: `card ${cardId}` },
+      },
+      ...extra,
+    },
+    model: { id: sandbox.demo.boardId },
+  }
+}
+
+/** POSTs a body signed the way the upstream signs it (so only its shape can be wrong). */
+async function deliver(body: string): Promise<{ status: number; body: any }> {
+  const signature = createHmac('sha1', sandbox.demo.secret)
+    .update(body + callbackUrl)
+    .digest('base64')
+  const res = await fetch(callbackUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-taskboard-webhook': signature },
+    body,
+  })
+  const text = await res.text()
+  return { status: res.status, body: text ? JSON.parse(text) : null }
+}
+
+/** 100 good deliveries and one hostile one, all at once; the good ones must all arrive. */
+async function withNeighbour(hostile: string) {
+  const cards = Array.from({ length: 100 }, hex)
+  const from = receiver.received.length
+  const answers = await Promise.all([
+    ...cards.slice(0, 50).map((c) => deliver(JSON.stringify(action(c)))),
+    deliver(hostile),
+    ...cards.slice(50).map((c) => deliver(JSON.stringify(action(c)))),
+  ])
+  const bad = answers[50]
+  const good = [...answers.slice(0, 50), ...answers.slice(51)]
+  assert.deepEqual(
+    good.map((a) => a.status),
+    cards.map(() => 200),
+    'every good delivery is acknowledged',
+  )
+  const got = await receiver.until((r) => {
+    const seen = new Set(r.slice(from).map((x) => x.body.data.event.data.card?.id))
+    return cards.every((c) => seen.has(c))
+  }, 30_000)
+  const delivered = new Set(got.slice(from).map((x) => x.body.data.event.data.card?.id))
+  assert.equal(cards.filter((c) => delivered.has(c)).length, 100, 'every good delivery reaches the agent')
+  return bad
+}
+
+test('a delivery nested ~6,000 levels deep is refused with 400; its 100 neighbours are all delivered', async () => {
+  const bad = await withNeighbour(deepAction())
+  assert.equal(bad.status, 400)
+  assert.equal(bad.body.error.code, 'MALFORMED_DELIVERY')
+  assert.match(bad.body.error.message, /nested/)
+})
+
+test('a delivery whose action id is an object is refused with 400; its 100 neighbours are all delivered', async () => {
+  const hostile = action(hex())
+  ;(hostile.action as any).id = { $gt: '' }
+  const bad = await withNeighbour(JSON.stringify(hostile))
+  assert.equal(bad.status, 400)
+  assert.equal(bad.body.error.code, 'MALFORMED_DELIVERY')
+  assert.match(bad.body.error.message, /id/)
+})
+
+test('a body over the size limit is refused with 413, not a 500', async () => {
+  const big = action(hex(), { padding: 'x'.repeat(6 * 1024 * 1024) })
+  const res = await deliver(JSON.stringify(big))
+  assert.equal(res.status, 413)
+})
+
+test('an inbox row that cannot be processed is set aside with its reason; the rows behind it are delivered', async () => {
+  // Rows a delivery left in the inbox (an older version acknowledged them raw): a hostile one first.
+  const db = t.service.engine.store.db
+  const row = (body: string) => ({
+    subscription_id: hookId,
+    delivery_id: hex(),
+    headers: '{}',
+    body,
+    status: 'pending' as const,
+    error: null,
+    received_at: nowIso(),
+  })
+  const poisoned = row(deepAction())
+  const cards = Array.from({ length: 20 }, hex)
+  await db
+    .insertInto('inbox')
+    .values([poisoned, ...cards.map((c) => row(JSON.stringify(action(c))))])
+    .execute()
+  const from = receiver.received.length
+  await t.service.engine.events.pipeline.drain()
+  await receiver.until((r) => {
+    const seen = new Set(r.slice(from).map((x) => x.body.data.event.data.card?.id))
+    return cards.every((c) => seen.has(c))
+  })
+  const parked = await eventually(
+    () =>
+      db
+        .selectFrom('inbox')
+        .selectAll()
+        .where('delivery_id', '=', poisoned.delivery_id)
+        .executeTakeFirstOrThrow(),
+    (r) => r.status === 'failed',
+  )
+  assert.match(parked.error ?? '', /nested/)
+  const pending = await db.selectFrom('inbox').select('seq').where('status', '=', 'pending').execute()
+  assert.equal(pending.length, 0, 'nothing is left waiting behind the bad row')
+})
