@@ -1,5 +1,6 @@
 // The `patchbay` commands. Each talks to a running Patchbay through the SDK (serve and sandbox
 // start one); none knows anything about a particular step or trigger — those come from the API.
+import { existsSync } from 'node:fs'
 import type { PatchbayClient } from '../sdk/client.ts'
 import type { StreamedDelivery } from '../sdk/events.ts'
 import { dim, green, type Output, table, UsageError, withProgress } from './output.ts'
@@ -65,6 +66,20 @@ const print = (ctx: Context, value: unknown, human: () => string) =>
 
 const pretty = (v: unknown) => JSON.stringify(v, null, 2)
 
+/**
+ * The service and the sandbox run from a clone of the repository (Node runs their TypeScript);
+ * the installed package carries the SDK and the API commands only. The path is built at run time
+ * so the package's build leaves the server out.
+ */
+async function importFromRepository(file: string): Promise<void> {
+  const url = new URL(`../../${file}`, import.meta.url)
+  if (!existsSync(url))
+    throw new UsageError(
+      `This command runs Patchbay itself, which the installed package does not carry: run it from a clone of the repository (npm start), or with the container image (README: Deploying).`,
+    )
+  await import(url.href)
+}
+
 export const commands: Command[] = [
   {
     path: ['serve'],
@@ -76,7 +91,7 @@ export const commands: Command[] = [
     async run(ctx) {
       if (str(ctx, 'port')) process.env.PORT = str(ctx, 'port')
       if (str(ctx, 'host')) process.env.HOST = str(ctx, 'host')
-      await import('../main.ts')
+      await importFromRepository('src/main.ts')
       return await new Promise<number>(() => {}) // runs until Ctrl-C
     },
   },
@@ -84,7 +99,7 @@ export const commands: Command[] = [
     path: ['sandbox'],
     summary: 'Start the sandbox upstreams on fixed ports (4101–4103)',
     async run() {
-      await import('../../sandbox/main.ts')
+      await importFromRepository('sandbox/main.ts')
       return await new Promise<number>(() => {})
     },
   },

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The `patchbay` command's launcher (package.json "bin"). Patchbay is TypeScript that Node 24 runs
+// The `patchbay` command's launcher (package.json "bin"). Installed from the package, it runs the
+// built JavaScript (dist/cli/main.js). In the repository Patchbay is TypeScript that Node 24 runs
 // directly; on an older Node (the machine's own may be v20) this starts src/cli/main.ts with the
 // Node 24 the `node` devDependency installs (node_modules/node/bin/node), passing the terminal,
 // the arguments, signals and the exit status through.
@@ -11,7 +12,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 const here = dirname(realpathSync(fileURLToPath(import.meta.url)))
 const main = join(here, 'main.ts')
 
-if (Number(process.versions.node.split('.')[0]) >= 24) {
+if (!existsSync(main)) {
+  const cli = await import(pathToFileURL(join(here, '..', '..', 'dist', 'cli', 'main.js')).href)
+  await cli.run()
+} else if (Number(process.versions.node.split('.')[0]) >= 24) {
   const cli = await import(pathToFileURL(main).href)
   await cli.run()
 } else {

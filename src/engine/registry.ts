@@ -24,8 +24,8 @@ export interface StepSummary {
   description: string
   hints: { readOnly: boolean; destructive: boolean; idempotent: boolean }
   passThrough: boolean
-  inputSchema: unknown
-  outputSchema: unknown
+  inputSchema: JsonSchemaObject
+  outputSchema: JsonSchemaObject
 }
 
 export class Registry {
@@ -125,6 +125,8 @@ function normalize(s: string): string {
   return s.toLowerCase().replace(/[^a-z0-9]/g, '')
 }
 
-export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): unknown {
-  return z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' })
+export type JsonSchemaObject = Record<string, unknown>
+
+export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchemaObject {
+  return z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchemaObject
 }

@@ -17,6 +17,7 @@ import {
 import type { Redis } from 'ioredis'
 import type { Engine } from '../engine/engine.ts'
 import { installAuthentication, publicRoute } from './authenticate.ts'
+import { enforceContract, transformObject } from './contract.ts'
 import { installErrorHandling } from './error-handler.ts'
 import { mcpRoutes } from './mcp/routes.ts'
 import {
@@ -92,6 +93,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   installErrorHandling(app)
+  enforceContract(app)
   installRequestLogging(app)
   if (opts.metricsToken) {
     const metrics = installMetrics(app, engine, { token: opts.metricsToken, baseUrls: opts.baseUrls ?? {} })
@@ -105,12 +107,16 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
         title: 'Patchbay API',
         version: '1',
         description:
-          'Connections, tool steps and triggers for the task-board, code-host and contact-data connectors. Authenticate with `Authorization: Bearer <key>`.',
+          'Connections, tool steps and triggers for the task-board, code-host and contact-data connectors. Authenticate with `Authorization: Bearer <key>`. Every error is the one `Error` body; its `code` is one of the listed codes.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
+      servers: [{ url: '/', description: 'This Patchbay (the address the document was read from)' }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
+    // Schemas with a Zod registry id (.meta({ id })) become components the operations refer to.
+    transformObject,
   })
   installAuthentication(app, engine)
   // The API reference pages are public; every route they register says so.

@@ -1,6 +1,6 @@
 // Schemas of the REST API's own bodies; the OpenAPI document is generated from these.
 import { z } from 'zod'
-import { ERROR_CODE_LIST } from '../kit/error-codes.ts'
+import { ERROR_CODE_LIST, ERROR_CODES, type ErrorCodeDefinition } from '../kit/error-codes.ts'
 
 export const ErrorBody = z
   .object({
@@ -16,27 +16,89 @@ export const ErrorBody = z
     }),
   })
   .describe('The one error body of the API.')
+  .meta({ id: 'Error' })
 
-export const errorResponses = {
-  400: ErrorBody,
-  401: ErrorBody,
-  402: ErrorBody,
-  403: ErrorBody,
-  404: ErrorBody,
-  409: ErrorBody,
-  429: ErrorBody,
-  502: ErrorBody,
-  504: ErrorBody,
-}
+/** Every status an error is served with (the registry's), each answered with the one error body. */
+export const errorResponses = Object.fromEntries(
+  [
+    ...new Set(
+      Object.values(ERROR_CODES as Record<string, ErrorCodeDefinition>).flatMap((d) => [
+        d.status,
+        ...(Array.isArray(d.alsoStatus) ? d.alsoStatus : []),
+      ]),
+    ),
+  ]
+    .sort()
+    .map((status) => [status, ErrorBody]),
+) as Record<number, typeof ErrorBody>
 
-export const ConnectionView = z.object({
-  id: z.string(),
-  connector: z.string(),
-  authMethod: z.string(),
-  accountName: z.string().describe('The upstream account the connection is shown under.'),
-  accountId: z.string(),
-  status: z.enum(['active', 'lapsed']),
-  statusReason: z.string().nullable(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-})
+/** A JSON Schema (draft 2020-12), as the catalog gives them for inputs, outputs and configs. */
+export const JsonSchema = z
+  .record(z.string(), z.unknown())
+  .describe('A JSON Schema (draft 2020-12).')
+  .meta({ id: 'JsonSchema' })
+
+export const ConnectionView = z
+  .object({
+    id: z.string(),
+    connector: z.string(),
+    authMethod: z.string(),
+    accountName: z.string().describe('The upstream account the connection is shown under.'),
+    accountId: z.string(),
+    status: z.enum(['active', 'lapsed']),
+    statusReason: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Connection' })
+
+export const StepSummary = z
+  .object({
+    id: z.string().describe('Such as taskboard.create_card.'),
+    connector: z.string(),
+    name: z.string(),
+    description: z.string(),
+    hints: z.object({ readOnly: z.boolean(), destructive: z.boolean(), idempotent: z.boolean() }),
+    passThrough: z.boolean().describe('An API Call step: any method and path of the upstream.'),
+    inputSchema: JsonSchema,
+    outputSchema: JsonSchema,
+  })
+  .meta({ id: 'Step' })
+
+export const Connector = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    beta: z.boolean().optional(),
+    auth: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        description: z.string().optional(),
+        credentialsSchema: JsonSchema.nullable().describe(
+          'What POST /v1/connections asks for; null for a sign-in.',
+        ),
+      }),
+    ),
+    steps: z.array(StepSummary),
+    triggers: z.array(
+      z.object({
+        id: z.string().describe('Such as taskboard.card_moved.'),
+        name: z.string(),
+        description: z.string(),
+        instant: z.boolean().describe('Webhook-based (true) or polled (false).'),
+        configSchema: JsonSchema,
+        sample: z.unknown().describe('An example of the event data.'),
+      }),
+    ),
+  })
+  .meta({ id: 'Connector' })
+
+/** What running a step answers: its output (per the step's outputSchema) and how the run went. */
+export const StepResult = z
+  .object({
+    output: z.unknown().describe("The step's output, per its outputSchema."),
+    meta: z.object({ runId: z.string(), durationMs: z.number(), attempts: z.number() }),
+  })
+  .meta({ id: 'StepResult' })

@@ -1,5 +1,5 @@
-// The SDK against a real Patchbay and the sandbox task-board, imported as agents import it
-// (`patchbay/sdk`): typed step runs, API errors, retrying RATE_LIMITED with increasing delays,
+// The SDK (`patchbay/sdk`; test/package tests the installed package) against a real Patchbay and
+// the sandbox task-board: typed step runs, API errors, retrying RATE_LIMITED with increasing delays,
 // verifying a signed delivery, and following the agent's event stream with resume.
 import assert from 'node:assert/strict'
 import http from 'node:http'
@@ -14,7 +14,7 @@ import {
   type StepOutput,
   type StreamedDelivery,
   verifyDelivery,
-} from 'patchbay/sdk'
+} from '../../src/sdk/index.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import { control } from '../helpers/taskboard.ts'
 

@@ -9,6 +9,7 @@ import { AgentToolbox } from '../../engine/agent-toolbox.ts'
 import type { Caller } from '../../engine/caller.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
+import { errorResponses } from '../schemas.ts'
 import { buildMcpServer } from './mcp-server.ts'
 
 /** The agent a request acts as: an agent key's own, or the one a workspace key names. */
@@ -45,10 +46,24 @@ export const mcpRoutes =
       '/mcp',
       {
         schema: {
+          operationId: 'callMcp',
           tags: ['mcp'],
           summary:
             "MCP (Streamable HTTP, stateless): the agent's tool steps and tools as MCP tools, its recent events as resources",
           querystring,
+          body: z.unknown().describe('A JSON-RPC 2.0 message (or batch) of the MCP protocol.'),
+          response: {
+            200: {
+              description: 'The JSON-RPC answer (MCP over Streamable HTTP, answered as JSON).',
+              content: {
+                'application/json': {
+                  schema: z.looseObject({ jsonrpc: z.literal('2.0') }).describe('A JSON-RPC 2.0 response.'),
+                },
+              },
+            },
+            202: z.null().describe('A notification or response was accepted (nothing to answer).'),
+            ...errorResponses,
+          },
         },
       },
       async (req, reply) => {

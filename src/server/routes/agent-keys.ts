@@ -14,6 +14,7 @@ export const agentKeyRoutes =
       '/v1/agents/:id/keys',
       {
         schema: {
+          operationId: 'createAgentKey',
           tags: ['agents'],
           summary: 'Create a key that acts as this agent only; the key is in this response only',
           params,
@@ -42,6 +43,7 @@ export const agentKeyRoutes =
       '/v1/agents/:id/keys',
       {
         schema: {
+          operationId: 'listAgentKeys',
           tags: ['agents'],
           summary: "An agent's keys (never the keys themselves), revoked ones included",
           params,
@@ -57,6 +59,7 @@ export const agentKeyRoutes =
       '/v1/agents/:id/keys/:keyId',
       {
         schema: {
+          operationId: 'revokeAgentKey',
           tags: ['agents'],
           summary: 'Revoke an agent key; it is refused from the next request on',
           params: params.extend({ keyId: z.string().min(1).max(200) }),

@@ -16,6 +16,7 @@ export const agentRoutes =
       '/v1/agents',
       {
         schema: {
+          operationId: 'createAgent',
           tags: ['agents'],
           summary: 'Create an agent; its webhook signing secret is in this response only',
           body: NewAgentInput,
@@ -32,6 +33,7 @@ export const agentRoutes =
       '/v1/agents',
       {
         schema: {
+          operationId: 'listAgents',
           tags: ['agents'],
           summary: 'List agents',
           response: { 200: z.object({ agents: z.array(AgentView) }), ...errorResponses },
@@ -46,6 +48,7 @@ export const agentRoutes =
       '/v1/agents/:id',
       {
         schema: {
+          operationId: 'getAgent',
           tags: ['agents'],
           summary: 'One agent (an agent key may read its own)',
           params,
@@ -61,6 +64,7 @@ export const agentRoutes =
       '/v1/agents/:id',
       {
         schema: {
+          operationId: 'updateAgent',
           tags: ['agents'],
           summary:
             'Change an agent: name, scope, connectionIds or delivery (each given field is replaced whole)',
@@ -78,6 +82,7 @@ export const agentRoutes =
       '/v1/agents/:id',
       {
         schema: {
+          operationId: 'deleteAgent',
           tags: ['agents'],
           summary: 'Delete an agent with its tools and tool runs; its keys stop working at once',
           params,
@@ -94,6 +99,7 @@ export const agentRoutes =
       '/v1/agents/:id/webhook-secret/rotate',
       {
         schema: {
+          operationId: 'rotateWebhookSecret',
           tags: ['agents'],
           summary: 'Replace the webhook signing secret; the new one is in this response only',
           params,

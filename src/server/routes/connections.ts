@@ -19,6 +19,7 @@ export const connectionRoutes =
       '/v1/connections',
       {
         schema: {
+          operationId: 'createConnection',
           tags: ['connections'],
           summary:
             'Connect an account: the credentials are checked with the upstream, then sealed in the vault',
@@ -38,6 +39,7 @@ export const connectionRoutes =
       '/v1/connections',
       {
         schema: {
+          operationId: 'listConnections',
           tags: ['connections'],
           summary: 'List connections, optionally of one connector',
           querystring: z.object({ connector: z.string().optional() }),
@@ -56,6 +58,7 @@ export const connectionRoutes =
       '/v1/connections/:id',
       {
         schema: {
+          operationId: 'getConnection',
           tags: ['connections'],
           summary: 'One connection',
           params,
@@ -71,6 +74,7 @@ export const connectionRoutes =
       '/v1/connections/:id/reconnect',
       {
         schema: {
+          operationId: 'reconnectConnection',
           tags: ['connections'],
           summary: 'Fix a lapsed connection in place with fresh credentials for the same account (same id)',
           params,
@@ -88,6 +92,7 @@ export const connectionRoutes =
       '/v1/connections/:id',
       {
         schema: {
+          operationId: 'deleteConnection',
           tags: ['connections'],
           summary:
             'Disconnect: removes the connection, its credentials, its triggers and their upstream webhooks',

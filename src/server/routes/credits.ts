@@ -69,6 +69,7 @@ export const creditRoutes =
       '/v1/credits',
       {
         schema: {
+          operationId: 'getCredits',
           tags: ['credits'],
           summary: 'Credits charged by metered upstreams: a summary and the ledger entries, newest first',
           querystring: z.object({
@@ -131,6 +132,7 @@ export const creditRoutes =
       '/v1/credits/budgets',
       {
         schema: {
+          operationId: 'listCreditBudgets',
           tags: ['credits'],
           summary: 'Every per-agent credit budget with what is spent',
           response: { 200: z.object({ budgets: z.array(Budget) }), ...errorResponses },
@@ -146,6 +148,7 @@ export const creditRoutes =
       '/v1/credits/budgets/:agentId',
       {
         schema: {
+          operationId: 'getCreditBudget',
           tags: ['credits'],
           summary: "An agent's credit budget with what is spent",
           params,
@@ -163,6 +166,7 @@ export const creditRoutes =
       '/v1/credits/budgets/:agentId',
       {
         schema: {
+          operationId: 'setCreditBudget',
           tags: ['credits'],
           summary:
             "Set an agent's credit budget: lookups whose worst-case cost does not fit in what is left are refused before they are sent",
@@ -193,6 +197,7 @@ export const creditRoutes =
       '/v1/credits/budgets/:agentId',
       {
         schema: {
+          operationId: 'deleteCreditBudget',
           tags: ['credits'],
           summary: "Remove an agent's credit budget (the agent is then not limited)",
           params,

@@ -8,7 +8,58 @@ import { type DeliveryRow, deliveries, type EventRow, events } from '../../store
 import { requireAdmin } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
 
-const eventView = (e: EventRow) => ({
+const EventView = z
+  .object({
+    id: z.string(),
+    seq: z.number().describe('Order of arrival; pages and streams resume after a seq.'),
+    connector: z.string(),
+    type: z.string().describe('The upstream event kind, e.g. card.moved.'),
+    upstreamId: z.string(),
+    connectionId: z.string(),
+    model: z.string().describe('The watched upstream thing (board, repository …).'),
+    refs: z.record(z.string(), z.unknown()).describe('What the event is about (board, card, repository …).'),
+    data: z.unknown().describe("The event's data as the triggers describe it."),
+    matchedTriggers: z.number(),
+    occurredAt: z.string(),
+    receivedAt: z.string(),
+  })
+  .meta({ id: 'Event' })
+
+const DeliveryView = z
+  .object({
+    id: z.string(),
+    seq: z.number(),
+    agentId: z.string(),
+    eventId: z.string(),
+    triggerId: z.string(),
+    target: z
+      .looseObject({
+        type: z.enum(['webhook', 'stream', 'tool']),
+        toolId: z.string().optional().describe('For a tool target: the tool the event runs.'),
+      })
+      .describe("Where it goes: the agent's webhook or stream, or one of its tools."),
+    status: z.enum(['pending', 'delivered', 'failed', 'dead']),
+    attempts: z.number(),
+    nextAttemptAt: z.string().nullable(),
+    lastStatus: z.number().nullable(),
+    lastError: z.string().nullable(),
+    toolRunId: z.string().nullable(),
+    createdAt: z.string(),
+    deliveredAt: z.string().nullable(),
+  })
+  .meta({ id: 'Delivery' })
+
+const DeliveryAttempt = z
+  .object({
+    attempt: z.number(),
+    at: z.string(),
+    status: z.number().nullable().describe("The receiver's HTTP status, if it answered."),
+    error: z.string().nullable(),
+    durationMs: z.number(),
+  })
+  .meta({ id: 'DeliveryAttempt' })
+
+const eventView = (e: EventRow): z.infer<typeof EventView> => ({
   id: e.id,
   seq: Number(e.seq),
   connector: e.connector,
@@ -23,7 +74,7 @@ const eventView = (e: EventRow) => ({
   receivedAt: e.received_at,
 })
 
-const deliveryView = (d: DeliveryRow) => ({
+const deliveryView = (d: DeliveryRow): z.infer<typeof DeliveryView> => ({
   id: d.id,
   seq: Number(d.seq),
   agentId: d.agent_id,
@@ -65,6 +116,7 @@ export const eventRoutes =
       '/v1/events',
       {
         schema: {
+          operationId: 'listEvents',
           tags: ['events'],
           summary: 'Events received from upstreams, newest first',
           querystring: z.object({
@@ -74,7 +126,7 @@ export const eventRoutes =
             ...page,
           }),
           response: {
-            200: z.object({ events: z.array(z.any()), next: z.number().nullable() }),
+            200: z.object({ events: z.array(EventView), next: z.number().nullable() }),
             ...errorResponses,
           },
         },
@@ -99,10 +151,14 @@ export const eventRoutes =
       '/v1/events/:id',
       {
         schema: {
+          operationId: 'getEvent',
           tags: ['events'],
           summary: 'One event with its deliveries',
           params: z.object({ id: z.string() }),
-          response: { 200: z.any(), ...errorResponses },
+          response: {
+            200: EventView.extend({ deliveries: z.array(DeliveryView) }).meta({ id: 'EventWithDeliveries' }),
+            ...errorResponses,
+          },
         },
       },
       async (req) => {
@@ -120,6 +176,7 @@ export const eventRoutes =
       '/v1/deliveries',
       {
         schema: {
+          operationId: 'listDeliveries',
           tags: ['events'],
           summary: 'Deliveries, newest first (an agent key sees its own)',
           querystring: z.object({
@@ -130,7 +187,7 @@ export const eventRoutes =
             ...page,
           }),
           response: {
-            200: z.object({ deliveries: z.array(z.any()), next: z.number().nullable() }),
+            200: z.object({ deliveries: z.array(DeliveryView), next: z.number().nullable() }),
             ...errorResponses,
           },
         },
@@ -156,10 +213,19 @@ export const eventRoutes =
       '/v1/deliveries/:id',
       {
         schema: {
+          operationId: 'getDelivery',
           tags: ['events'],
           summary: 'One delivery with its attempts and the payload the agent receives',
           params: z.object({ id: z.string() }),
-          response: { 200: z.any(), ...errorResponses },
+          response: {
+            200: DeliveryView.extend({
+              attempts: z.array(DeliveryAttempt),
+              payload: z
+                .record(z.string(), z.unknown())
+                .describe('What the agent receives (the signed webhook body, or the stream message).'),
+            }).meta({ id: 'DeliveryWithAttempts' }),
+            ...errorResponses,
+          },
         },
       },
       async (req) => {
@@ -172,7 +238,13 @@ export const eventRoutes =
         const [joined] = await engine.events.deliverer.joined([d.id])
         return {
           ...deliveryView(d),
-          attempts: await deliveries.attempts(db, d.id),
+          attempts: (await deliveries.attempts(db, d.id)).map((a) => ({
+            attempt: a.attempt,
+            at: a.at,
+            status: a.status,
+            error: a.error,
+            durationMs: a.duration_ms,
+          })),
           payload: JSON.parse(engine.events.deliverer.body(joined)),
         }
       },
@@ -181,10 +253,11 @@ export const eventRoutes =
       '/v1/deliveries/:id/replay',
       {
         schema: {
+          operationId: 'replayDelivery',
           tags: ['events'],
           summary: 'Send a delivery again (same id, so receivers can deduplicate)',
           params: z.object({ id: z.string() }),
-          response: { 202: z.any(), ...errorResponses },
+          response: { 202: DeliveryView, ...errorResponses },
         },
       },
       async (req, reply) => {
@@ -198,6 +271,7 @@ export const eventRoutes =
       '/v1/agents/:agentId/stream',
       {
         schema: {
+          operationId: 'streamAgentEvents',
           tags: ['events'],
           summary: "The agent's event stream (Server-Sent Events); resumes after Last-Event-ID",
           params: z.object({ agentId: z.string() }),
@@ -209,6 +283,14 @@ export const eventRoutes =
               .optional()
               .describe('Same as the Last-Event-ID header.'),
           }),
+          response: {
+            200: {
+              description:
+                'Server-Sent Events: each `event: delivery` has `id: <seq>` and `data:` the delivery payload (as GET /v1/deliveries/{id} shows it).',
+              content: { 'text/event-stream': { schema: z.string() } },
+            },
+            ...errorResponses,
+          },
         },
       },
       async (req, reply) => {

@@ -6,9 +6,21 @@ import { z } from 'zod'
 import { AgentToolbox } from '../../engine/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { requireAdminOrSelf } from '../agent-schemas.ts'
+import { requireAdminOrSelf, ToolRunView } from '../agent-schemas.ts'
 import { agentCaller } from '../mcp/routes.ts'
-import { errorResponses } from '../schemas.ts'
+import { errorResponses, JsonSchema, StepResult } from '../schemas.ts'
+
+/** One callable in the format asked for: OpenAI's, Anthropic's, or MCP's tools/list entry. */
+const FunctionTool = z
+  .union([
+    z.object({
+      type: z.literal('function'),
+      function: z.object({ name: z.string(), description: z.string(), parameters: JsonSchema }),
+    }),
+    z.object({ name: z.string(), description: z.string(), input_schema: JsonSchema }),
+    z.looseObject({ name: z.string(), description: z.string(), inputSchema: JsonSchema }),
+  ])
+  .meta({ id: 'FunctionTool' })
 
 export const functionToolRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
@@ -19,6 +31,7 @@ export const functionToolRoutes =
       '/v1/agents/:id/tools.json',
       {
         schema: {
+          operationId: 'listFunctionTools',
           tags: ['tools'],
           summary:
             "The agent's tool steps and tools for function calling: OpenAI ([{type:'function',function:{name,description,parameters}}]), Anthropic ([{name,description,input_schema}]) or MCP (tools/list) format",
@@ -26,7 +39,7 @@ export const functionToolRoutes =
           querystring: z.object({
             format: z.enum(['openai', 'anthropic', 'mcp']).default('openai'),
           }),
-          response: { 200: z.array(z.any()), ...errorResponses },
+          response: { 200: z.array(FunctionTool), ...errorResponses },
         },
       },
       async (req) => {
@@ -36,7 +49,7 @@ export const functionToolRoutes =
         switch (req.query.format) {
           case 'openai':
             return callables.map((c) => ({
-              type: 'function',
+              type: 'function' as const,
               function: { name: c.name, description: c.description, parameters: c.inputSchema },
             }))
           case 'anthropic':
@@ -54,6 +67,7 @@ export const functionToolRoutes =
       '/v1/agents/:id/function-call',
       {
         schema: {
+          operationId: 'callFunction',
           tags: ['tools'],
           summary:
             'Run a function call as the model wrote it: a step ({output, meta}) or a tool ({run}), as the agent',
@@ -65,7 +79,12 @@ export const functionToolRoutes =
               .default({})
               .describe('The arguments: an object, or the JSON text OpenAI gives.'),
           }),
-          response: { 200: z.any(), ...errorResponses },
+          response: {
+            200: z
+              .union([StepResult, z.object({ run: ToolRunView })])
+              .describe('A step’s result, or a tool’s run.'),
+            ...errorResponses,
+          },
         },
       },
       async (req) => {

@@ -14,6 +14,9 @@ import type { OAuthOutcome } from '../../engine/oauth-flows.ts'
 import { publicRoute, requireAdmin } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
 
+/** A parameter of the sign-in callback (given twice, the first counts). */
+const callbackParam = z.union([z.string(), z.array(z.string())]).optional()
+
 export const oauthRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
   async (app) => {
@@ -21,6 +24,7 @@ export const oauthRoutes =
       '/v1/connections/oauth/start',
       {
         schema: {
+          operationId: 'startOAuth',
           tags: ['connections'],
           summary:
             "Start a sign-in through the upstream's pages: open authorizeUrl (in a pop-up for mode popup); the callback stores the connection",
@@ -73,16 +77,40 @@ export const oauthRoutes =
       {
         config: publicRoute,
         schema: {
+          operationId: 'completeOAuth',
           tags: ['connections'],
           summary:
             'Where the upstream sends the browser after sign-in (no key: the state identifies the sign-in)',
           params: z.object({ connector: z.string() }),
-          querystring: z.record(z.string(), z.union([z.string(), z.array(z.string())])),
+          // What upstreams send back (OAuth 2 and OAuth 1.0a); others pass through to the connector.
+          querystring: z.looseObject({
+            state: callbackParam.describe('The sealed state of POST /v1/connections/oauth/start.'),
+            code: callbackParam.describe('OAuth 2: the authorization code.'),
+            error: callbackParam.describe('OAuth 2: why the sign-in ended, e.g. access_denied.'),
+            error_description: callbackParam,
+            oauth_token: callbackParam.describe('OAuth 1.0a: the request token.'),
+            oauth_verifier: callbackParam.describe('OAuth 1.0a: the verifier.'),
+          }),
+          response: {
+            200: {
+              description:
+                'A page saying whether the account is connected; in a pop-up it posts {type:"patchbay:oauth", connectionId} (or {error, code}) to window.opener and closes. A failed sign-in answers the same page with the error’s status.',
+              content: { 'text/html': { schema: z.string() } },
+            },
+            302: z
+              .null()
+              .describe(
+                'Redirect mode: back to returnTo with ?connectionId=&connector= or ?error=<code>&error_description=',
+              ),
+            ...errorResponses,
+          },
         },
       },
       async (req, reply) => {
         const query: Record<string, string> = {}
-        for (const [k, v] of Object.entries(req.query)) query[k] = Array.isArray(v) ? (v[0] ?? '') : v
+        for (const [k, v] of Object.entries(req.query))
+          if (typeof v === 'string') query[k] = v
+          else if (Array.isArray(v)) query[k] = String(v[0] ?? '')
         const outcome = await engine.oauth.complete(req.params.connector, query)
         if (outcome.error)
           req.log.warn({ connector: outcome.connector, code: outcome.error.code }, 'sign-in failed')

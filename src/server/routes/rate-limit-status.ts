@@ -32,6 +32,7 @@ export const rateLimitStatusRoutes =
       '/v1/connections/:id/rate-limit-status',
       {
         schema: {
+          operationId: 'getRateLimitStatus',
           tags: ['connections'],
           summary:
             "The connection's upstream request budgets: as tracked from its responses' rate-limit headers, and as the upstream reports them now (code-host GET /rate_limit)",

@@ -23,6 +23,7 @@ export const rateLimitRoutes =
       '/v1/connections/:id/rate-limit',
       {
         schema: {
+          operationId: 'getRateLimit',
           tags: ['connections'],
           summary: "The rate limit that paces the connection's ready-made steps",
           params,
@@ -38,6 +39,7 @@ export const rateLimitRoutes =
       '/v1/connections/:id/rate-limit',
       {
         schema: {
+          operationId: 'setRateLimit',
           tags: ['connections'],
           summary: "Set the connection's rate limit to its upstream plan's (e.g. 300 requests per 60000 ms)",
           params,
@@ -62,6 +64,7 @@ export const rateLimitRoutes =
       '/v1/connections/:id/rate-limit',
       {
         schema: {
+          operationId: 'deleteRateLimit',
           tags: ['connections'],
           summary: "Remove the connection's own rate limit (back to the default)",
           params,

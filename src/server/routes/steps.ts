@@ -2,7 +2,20 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { errorResponses } from '../schemas.ts'
+import { errorResponses, StepResult, StepSummary } from '../schemas.ts'
+
+const StepRun = z
+  .object({
+    id: z.string(),
+    stepId: z.string(),
+    connectionId: z.string().nullable(),
+    status: z.string().describe('ok or error.'),
+    errorCode: z.string().nullable(),
+    durationMs: z.number(),
+    attempts: z.number(),
+    createdAt: z.string(),
+  })
+  .meta({ id: 'StepRun' })
 
 export const stepRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
@@ -11,10 +24,11 @@ export const stepRoutes =
       '/v1/steps/:stepId',
       {
         schema: {
+          operationId: 'getStep',
           tags: ['steps'],
           summary: 'One tool step with its input and output JSON Schemas',
           params: z.object({ stepId: z.string() }),
-          response: { 200: z.any(), ...errorResponses },
+          response: { 200: StepSummary, ...errorResponses },
         },
       },
       async (req) => {
@@ -29,6 +43,7 @@ export const stepRoutes =
       '/v1/steps/:stepId/run',
       {
         schema: {
+          operationId: 'runStep',
           tags: ['steps'],
           summary: 'Run one tool step with a connection',
           params: z.object({ stepId: z.string().describe('Such as taskboard.create_card.') }),
@@ -43,10 +58,7 @@ export const stepRoutes =
               .describe("The step's input, per its inputSchema."),
           }),
           response: {
-            200: z.object({
-              output: z.unknown(),
-              meta: z.object({ runId: z.string(), durationMs: z.number(), attempts: z.number() }),
-            }),
+            200: StepResult,
             ...errorResponses,
           },
         },
@@ -57,6 +69,7 @@ export const stepRoutes =
       '/v1/runs',
       {
         schema: {
+          operationId: 'listRuns',
           tags: ['steps'],
           summary:
             'Recent step runs, newest first (no inputs or outputs are kept); an agent key sees its own',
@@ -65,7 +78,7 @@ export const stepRoutes =
             before: z.string().optional().describe('createdAt of the last run of the previous page.'),
           }),
           response: {
-            200: z.object({ runs: z.array(z.any()), next: z.string().nullable() }),
+            200: z.object({ runs: z.array(StepRun), next: z.string().nullable() }),
             ...errorResponses,
           },
         },

@@ -13,6 +13,7 @@ export const tokenPageRoutes =
       '/v1/connectors/:connector/token-url',
       {
         schema: {
+          operationId: 'createTokenUrl',
           tags: ['connections'],
           summary:
             'The address where a user approves a token for their API key (open it logged in, approve, copy the token)',

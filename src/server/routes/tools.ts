@@ -19,6 +19,7 @@ export const toolRoutes =
       '/v1/agents/:id/tools',
       {
         schema: {
+          operationId: 'createTool',
           tags: ['tools'],
           summary: 'Create a tool: step ids, connections and templates are checked before it is saved',
           params: agentParams,
@@ -37,6 +38,7 @@ export const toolRoutes =
       '/v1/agents/:id/tools',
       {
         schema: {
+          operationId: 'listTools',
           tags: ['tools'],
           summary: "An agent's tools",
           params: agentParams,
@@ -52,6 +54,7 @@ export const toolRoutes =
       '/v1/agents/:id/tools/:toolId',
       {
         schema: {
+          operationId: 'getTool',
           tags: ['tools'],
           summary: 'One tool',
           params: toolParams,
@@ -67,6 +70,7 @@ export const toolRoutes =
       '/v1/agents/:id/tools/:toolId',
       {
         schema: {
+          operationId: 'updateTool',
           tags: ['tools'],
           summary: 'Change a tool: name, description or steps (steps are replaced whole and checked again)',
           params: toolParams,
@@ -83,6 +87,7 @@ export const toolRoutes =
       '/v1/agents/:id/tools/:toolId',
       {
         schema: {
+          operationId: 'deleteTool',
           tags: ['tools'],
           summary: 'Delete a tool',
           params: toolParams,
@@ -99,6 +104,7 @@ export const toolRoutes =
       '/v1/agents/:id/tools/:toolId/run',
       {
         schema: {
+          operationId: 'runTool',
           tags: ['tools'],
           summary:
             'Run a tool as its agent (its scope applies): the steps run in order and the first failure ends the run; the answer is the run record, failed or not',
@@ -127,6 +133,7 @@ export const toolRoutes =
       '/v1/agents/:id/tool-runs',
       {
         schema: {
+          operationId: 'listToolRuns',
           tags: ['tools'],
           summary: "An agent's tool runs, newest first",
           params: agentParams,
@@ -155,6 +162,7 @@ export const toolRoutes =
       '/v1/tool-runs/:id',
       {
         schema: {
+          operationId: 'getToolRun',
           tags: ['tools'],
           summary: 'One tool run with what each step did (an agent key sees only its own)',
           params: z.object({ id: z.string().min(1).max(200) }),

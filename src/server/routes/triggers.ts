@@ -43,6 +43,7 @@ export const triggerRoutes =
       '/v1/agents/:agentId/triggers',
       {
         schema: {
+          operationId: 'createTrigger',
           tags: ['triggers'],
           summary:
             'Subscribe an agent to an upstream event kind; an instant trigger registers the upstream webhook itself',
@@ -82,6 +83,7 @@ export const triggerRoutes =
       '/v1/agents/:agentId/triggers',
       {
         schema: {
+          operationId: 'listTriggers',
           tags: ['triggers'],
           summary: "An agent's triggers",
           params: z.object({ agentId: z.string() }),
@@ -97,6 +99,7 @@ export const triggerRoutes =
       '/v1/triggers/:id',
       {
         schema: {
+          operationId: 'getTrigger',
           tags: ['triggers'],
           summary: 'One trigger with its webhook or poll state',
           params: z.object({ id: z.string() }),
@@ -113,6 +116,7 @@ export const triggerRoutes =
       '/v1/triggers/:id',
       {
         schema: {
+          operationId: 'deleteTrigger',
           tags: ['triggers'],
           summary:
             'Delete a trigger; the upstream webhook goes when its last trigger does (a refused cleanup is reported, never blocking)',
@@ -135,6 +139,7 @@ export const triggerRoutes =
       '/v1/triggers/:id/diagnose',
       {
         schema: {
+          operationId: 'diagnoseTrigger',
           tags: ['triggers'],
           summary:
             'Why a trigger does not fire: the connection, the board, the event type, the polling interval — and what to do',
@@ -165,6 +170,7 @@ export const triggerRoutes =
       '/v1/triggers/:id/poll',
       {
         schema: {
+          operationId: 'pollTrigger',
           tags: ['triggers'],
           summary: 'Poll a polled trigger now',
           params: z.object({ id: z.string() }),

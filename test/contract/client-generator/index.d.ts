@@ -1,0 +1,2 @@
+/** TypeScript types of an OpenAPI document, as openapi-typescript writes them. */
+export function generateClientTypes(document: object): Promise<string>

@@ -1,0 +1,112 @@
+// The package as a user gets it: `npm pack` (prepack builds dist/), the tarball installed into a
+// fresh folder (its dependencies from this machine's npm cache, or the registry), `patchbay/sdk`
+// imported from plain ESM, a TypeScript consumer type-checked with module NodeNext, and
+// `npx patchbay --help`.
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+
+const exec = promisify(execFile)
+const root = fileURLToPath(new URL('../../', import.meta.url))
+// npm and npx run with Node 24 first on the PATH, as for a user of the package.
+const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}`, NO_COLOR: '1' }
+const npm = (args: string[], cwd: string) => exec('npm', args, { cwd, env, maxBuffer: 16 * 1024 * 1024 })
+
+let dir: string
+let app: string
+let files: string[]
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'patchbay-package-'))
+  const packed = JSON.parse((await npm(['pack', '--json', '--pack-destination', dir], root)).stdout)
+  files = packed[0].files.map((f: { path: string }) => f.path)
+  app = join(dir, 'app')
+  mkdirSync(app)
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
+  )
+  await npm(
+    ['install', join(dir, packed[0].filename), '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline'],
+    app,
+  )
+})
+after(() => rmSync(dir, { recursive: true, force: true }))
+
+test('the tarball carries the built SDK and command, not the sources, tests or benchmarks', () => {
+  for (const f of ['dist/sdk/index.js', 'dist/sdk/index.d.ts', 'dist/cli/main.js', 'src/cli/patchbay.mjs'])
+    assert.ok(files.includes(f), `${f} is missing`)
+  const extra = files.filter(
+    (f) =>
+      !/^dist\/.*\.(js|d\.ts)$/.test(f) && !['src/cli/patchbay.mjs', 'package.json', 'README.md'].includes(f),
+  )
+  assert.deepEqual(extra, [])
+})
+
+test('plain ESM imports patchbay/sdk from the installed package', async () => {
+  writeFileSync(
+    join(app, 'use.mjs'),
+    `import { PatchbayClient, PatchbayApiError, verifyDelivery } from 'patchbay/sdk'
+const client = new PatchbayClient({ url: 'http://127.0.0.1:9', key: 'pb_agent_x' })
+const err = new PatchbayApiError(404, { code: 'STEP_NOT_FOUND', message: 'no such step' })
+console.log(JSON.stringify({ url: client.url, code: err.code, verify: typeof verifyDelivery }))`,
+  )
+  const { stdout } = await exec(process.execPath, ['use.mjs'], { cwd: app, env })
+  assert.deepEqual(JSON.parse(stdout), {
+    url: 'http://127.0.0.1:9',
+    code: 'STEP_NOT_FOUND',
+    verify: 'function',
+  })
+})
+
+test('a TypeScript consumer (module NodeNext) type-checks against the package’s types', async () => {
+  writeFileSync(
+    join(app, 'use.ts'),
+    `import { PatchbayApiError, PatchbayClient, type StepInput, type StepOutput } from 'patchbay/sdk'
+
+const client = new PatchbayClient({ key: 'pb_agent_x' })
+const input: StepInput<'taskboard.create_card'> = { idList: '5f0c0c0c0c0c0c0c0c0c0c0c', name: 'Hello' }
+// @ts-expect-error a card needs its list
+const incomplete: StepInput<'taskboard.create_card'> = { name: 'Hello' }
+export async function create(): Promise<StepOutput<'taskboard.create_card'> | string> {
+  try {
+    return (await client.runStep('taskboard.create_card', input)).output
+  } catch (err) {
+    if (err instanceof PatchbayApiError && err.code === 'CONNECTION_REQUIRED') return err.hint ?? ''
+    throw err
+  }
+}
+export { incomplete }
+`,
+  )
+  writeFileSync(
+    join(app, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        target: 'ES2022',
+        types: ['node'],
+        typeRoots: [join(root, 'node_modules', '@types')],
+      },
+      files: ['use.ts'],
+    }),
+  )
+  const res = await exec(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], {
+    cwd: app,
+    env,
+  }).catch((err) => err)
+  assert.equal(res.code ?? 0, 0, `${res.stdout}${res.stderr}`)
+})
+
+test('npx patchbay --help runs the installed command', async () => {
+  const { stdout } = await exec('npx', ['--no-install', 'patchbay', '--help'], { cwd: app, env })
+  assert.match(stdout, /Usage: patchbay <command>/)
+  assert.match(stdout, /connections list/)
+})
