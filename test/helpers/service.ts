@@ -26,6 +26,8 @@ export interface TestService {
     body?: unknown,
     key?: string,
   ): Promise<{ status: number; body: T }>
+  /** Where its store is: another service given the same (db option) shares it. */
+  database: { databaseUrl: string | null; dataDir: string; pgSchema?: string }
   close(): Promise<void>
 }
 
@@ -115,6 +117,7 @@ export async function startTestService(
     contactdata,
     codehost,
     api,
+    database: db,
     close: async () => {
       await service.close()
       if (!opts.taskboard) await taskboard.close()
