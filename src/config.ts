@@ -41,6 +41,8 @@ export interface Config {
   deliveryScanMs: number
   /** The shortest poll interval a polled trigger may ask for. */
   minPollIntervalMs: number
+  /** Causation depth at which a tool run is refused (the loop guard). */
+  loopDepthLimit: number
   /** Patchbay's OAuth app per connector, for sign-in flows (PATCHBAY_<ID>_CLIENT_ID / _CLIENT_SECRET). */
   oauthApps: Record<string, { clientId: string; clientSecret: string }>
   /** Upstream web addresses (authorize pages) where they differ from the API address (PATCHBAY_<ID>_WEB_URL). */
@@ -328,6 +330,12 @@ export const settings: Record<string, Setting> = {
     MS,
     wholeNumber(0, Number.MAX_SAFE_INTEGER),
   ),
+  PATCHBAY_LOOP_DEPTH_LIMIT: setting(
+    '`3`',
+    "how long a chain of changes made by Patchbay's own tool runs may get: a tool run for an event caused at this depth is refused (LOOP_DETECTED)",
+    'a whole number, e.g. 3',
+    wholeNumber(1, 1000),
+  ),
   PATCHBAY_EGRESS_ALLOW: setting(
     "— (`npm start`: its embedded sandboxes' `host:port`)",
     'non-public hosts Patchbay may send to: comma-separated host names (`*.corp.example`), `host:port`, IPs or CIDR ranges (`10.0.0.0/8`). Link-local and metadata addresses are never allowed. See [Security](#security)',
@@ -451,6 +459,7 @@ export function loadConfig(
     deliveryTimeoutMs: v.PATCHBAY_DELIVERY_TIMEOUT_MS ?? 10_000,
     deliveryScanMs: v.PATCHBAY_DELIVERY_SCAN_MS ?? 1_000,
     minPollIntervalMs: v.PATCHBAY_MIN_POLL_INTERVAL_MS ?? 10_000,
+    loopDepthLimit: v.PATCHBAY_LOOP_DEPTH_LIMIT ?? 3,
     oauthApps,
     webUrls,
     egressAllow: v.PATCHBAY_EGRESS_ALLOW ?? [],

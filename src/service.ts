@@ -134,6 +134,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       deliveryTimeoutMs: config.deliveryTimeoutMs,
       scanIntervalMs: config.deliveryScanMs,
       minPollIntervalMs: config.minPollIntervalMs,
+      loopDepthLimit: config.loopDepthLimit,
     },
     pacing: config.pacing,
     oauth: { apps: { ...opts.oauthApps, ...config.oauthApps }, webUrls: config.webUrls },

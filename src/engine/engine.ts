@@ -9,6 +9,7 @@ import { type Budget, createPacer, type Pacer } from '../kit/pacer.ts'
 import { defaultRetryPolicy, type RetryPolicy } from '../kit/retry-policy.ts'
 import { Agents } from '../store/agents.ts'
 import { ApiKeys } from '../store/api-keys.ts'
+import { Causations } from '../store/causations.ts'
 import { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
 import { Connections } from '../store/connections.ts'
 import { CreditBudgets, CreditLedger } from '../store/credits.ts'
@@ -152,6 +153,7 @@ export class Engine {
       options: opts.scope,
     })
     this.steps.scopeGuard = this.scope
+    const causations = new Causations(opts.store.db)
     this.tools = new ToolService({
       tools: new Tools(opts.store.db),
       runs: new ToolRuns(opts.store.db),
@@ -159,6 +161,7 @@ export class Engine {
       connections: this.connections,
       registry: this.registry,
       steps: this.steps,
+      causations,
       log: opts.log,
     })
     this.events = new EventSystem({
@@ -170,6 +173,8 @@ export class Engine {
       log: opts.log,
       dispatcher: this.#dispatcher,
       placements: this.placements,
+      tools: this.tools,
+      causations,
       options: opts.events,
     })
     this.events.wire(this.agents, this.tools)

@@ -3,6 +3,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Dispatcher } from 'undici'
+import type { Causations } from '../store/causations.ts'
 import type { Database } from '../store/schema.ts'
 import { Subscriptions } from '../store/subscriptions.ts'
 import { Triggers } from '../store/triggers.ts'
@@ -10,6 +11,7 @@ import type { Vault } from '../store/vault.ts'
 import type { ConnectionService } from './connection-service.ts'
 import { Deliverer } from './events/deliverer.ts'
 import { Ingress } from './events/ingress.ts'
+import { LoopGuard } from './events/loop-guard.ts'
 import { Pipeline } from './events/pipeline.ts'
 import { StreamHub } from './events/stream-hub.ts'
 import { InProcessJobQueue } from './job-queue.ts'
@@ -28,6 +30,8 @@ export interface EventOptions {
   /** How often due retries are looked for. */
   scanIntervalMs?: number
   minPollIntervalMs?: number
+  /** Causation depth at which a tool run is refused (the loop guard); default 3. */
+  loopDepthLimit?: number
 }
 
 export class EventSystem {
@@ -56,6 +60,9 @@ export class EventSystem {
     dispatcher: Dispatcher
     /** Where stored events' cards and lists are announced (the scope guard forgets their places). */
     placements: PlacementChanges
+    /** Tool runs, for the loop guard (what they are running and what they changed). */
+    tools: ToolRunner
+    causations: Causations
     options?: EventOptions
   }) {
     const { db, registry, connections, clients, log } = deps
@@ -83,6 +90,11 @@ export class EventSystem {
       retryScheduleMs: deps.options?.retryScheduleMs,
       timeoutMs: deps.options?.deliveryTimeoutMs,
       scanIntervalMs: deps.options?.scanIntervalMs,
+      loopGuard: new LoopGuard({
+        causations: deps.causations,
+        tools: deps.tools,
+        limit: deps.options?.loopDepthLimit,
+      }),
     })
     this.pipeline = new Pipeline({
       db,

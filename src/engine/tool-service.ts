@@ -4,6 +4,7 @@
 // first failure, and records what each step did.
 import type { FastifyBaseLogger } from 'fastify'
 import { type ErrorCode, PatchbayError, validationError } from '../kit/errors.ts'
+import type { Causations } from '../store/causations.ts'
 import { nowIso } from '../store/ids.ts'
 import { newToolRunId, type ToolRunRow, type ToolRuns } from '../store/tool-runs.ts'
 import type { ToolRow, Tools } from '../store/tools.ts'
@@ -72,6 +73,12 @@ export interface ToolRunRequest {
   eventId?: string | null
   /** The API key that asked for the run (recorded on its step runs); trigger runs have none. */
   keyId?: string
+  /**
+   * How deep in a chain of Patchbay's own changes the event that started the run is (0: a change
+   * made by someone else, or no event). What the run's steps make or change is remembered one
+   * deeper, so the event they cause carries it (the loop guard, engine/events/deliverer.ts).
+   */
+  causationDepth?: number
 }
 
 /** Outputs larger than this are not kept in the run record (later steps still see them whole). */
@@ -119,6 +126,7 @@ export class ToolService {
   #registry: Registry
   #steps: StepRunner
   #log: FastifyBaseLogger
+  #causations: Causations
 
   constructor(deps: {
     tools: Tools
@@ -127,8 +135,10 @@ export class ToolService {
     connections: ConnectionService
     registry: Registry
     steps: StepRunner
+    causations: Causations
     log: FastifyBaseLogger
   }) {
+    this.#causations = deps.causations
     this.#tools = deps.tools
     this.#runs = deps.runs
     this.#agents = deps.agents
@@ -166,6 +176,11 @@ export class ToolService {
   }
 
   /** For the trigger code: whether a trigger may target this tool. */
+  /** How many of the agent's tool runs are under way (the loop guard waits for them). */
+  running(workspaceId: string, agentId: string): Promise<number> {
+    return this.#runs.running(workspaceId, agentId)
+  }
+
   async exists(workspaceId: string, agentId: string, toolId: string): Promise<boolean> {
     return (await this.#tools.get(workspaceId, agentId, toolId)) !== undefined
   }
@@ -256,6 +271,7 @@ export class ToolService {
           input: rendered,
         })
         done.push({ name: step.name, output: result.output })
+        await this.#rememberChange(workspaceId, step.stepId, result.output, (req.causationDepth ?? 0) + 1)
         records.push({
           ...base,
           status: 'succeeded',
@@ -285,6 +301,23 @@ export class ToolService {
     }
     await this.#runs.finish(row.id, finished)
     return toolRunView({ ...row, ...finished })
+  }
+
+  /**
+   * What a step made or changed, by the upstream ids its output names (a card's id, a comment's
+   * action id), remembered at `depth` before the run goes on: the events those changes cause are
+   * recognized as this run's doing. A failure to remember is logged, never failing the run.
+   */
+  async #rememberChange(workspaceId: string, stepId: string, output: unknown, depth: number) {
+    const connector = this.#registry.steps.get(stepId)?.connector.id
+    const refs = (Array.isArray(output) ? output : [output]).flatMap((o) => {
+      const id = o && typeof o === 'object' ? (o as { id?: unknown }).id : undefined
+      return typeof id === 'string' || typeof id === 'number' ? [String(id)] : []
+    })
+    if (!connector || refs.length === 0) return
+    await this.#causations
+      .record(workspaceId, connector, refs.slice(0, 100), depth)
+      .catch((err) => this.#log.error({ err }, 'could not remember a change a tool run made'))
   }
 
   async listRuns(

@@ -485,6 +485,12 @@ export const ERROR_CODES = {
     meaning: 'A delivery whose signature does not match the webhook’s secret.',
     hint: 'Deliveries must be signed by the upstream with the secret of this webhook.',
   },
+  LOOP_DETECTED: {
+    status: 409,
+    meaning:
+      'A tool run refused by the loop guard: its event was caused by a chain of the workspace’s own tool runs as long as PATCHBAY_LOOP_DEPTH_LIMIT (recorded on the delivery).',
+    hint: 'Make sure the tool does not make the change its trigger listens for, or raise PATCHBAY_LOOP_DEPTH_LIMIT.',
+  },
   MALFORMED_DELIVERY: {
     status: 400,
     meaning:

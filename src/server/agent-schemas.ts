@@ -22,15 +22,17 @@ const ToolStep = z.object({
   input: z.record(z.string(), z.unknown()),
 })
 
-export const AgentView = z.object({
-  id: z.string(),
-  name: z.string(),
-  scope: AgentScope,
-  connectionIds: z.array(z.string()).describe('Connections the agent may use.'),
-  delivery: DeliveryTarget,
-  createdAt: z.string(),
-  updatedAt: z.string(),
-})
+export const AgentView = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    scope: AgentScope,
+    connectionIds: z.array(z.string()).describe('Connections the agent may use.'),
+    delivery: DeliveryTarget,
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Agent' })
 
 export const SigningSecret = z
   .string()
@@ -38,55 +40,61 @@ export const SigningSecret = z
     'The Standard Webhooks secret (whsec_…) deliveries to the agent are signed with. Shown once: keep it.',
   )
 
-export const AgentKeyView = z.object({
-  id: z.string(),
-  agentId: z.string(),
-  name: z.string(),
-  keyPrefix: z.string().describe('The first characters of the key, to tell keys apart.'),
-  createdAt: z.string(),
-  lastUsedAt: z.string().nullable(),
-  revokedAt: z.string().nullable(),
-})
+export const AgentKeyView = z
+  .object({
+    id: z.string(),
+    agentId: z.string(),
+    name: z.string(),
+    keyPrefix: z.string().describe('The first characters of the key, to tell keys apart.'),
+    createdAt: z.string(),
+    lastUsedAt: z.string().nullable(),
+    revokedAt: z.string().nullable(),
+  })
+  .meta({ id: 'AgentKey' })
 
-export const ToolView = z.object({
-  id: z.string(),
-  agentId: z.string(),
-  name: z.string(),
-  description: z.string(),
-  steps: z.array(ToolStep),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-})
+export const ToolView = z
+  .object({
+    id: z.string(),
+    agentId: z.string(),
+    name: z.string(),
+    description: z.string(),
+    steps: z.array(ToolStep),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Tool' })
 
-export const ToolRunView = z.object({
-  id: z.string(),
-  agentId: z.string(),
-  toolId: z.string(),
-  triggerId: z
-    .string()
-    .nullable()
-    .describe('The trigger that started the run; null when run through the API.'),
-  eventId: z.string().nullable(),
-  status: z.enum(['running', 'succeeded', 'failed']),
-  input: z.unknown().describe("The tool's input."),
-  steps: z.array(
-    z.object({
-      index: z.number(),
-      name: z.string().nullable(),
-      stepId: z.string(),
-      connectionId: z.string(),
-      status: z.enum(['succeeded', 'failed', 'skipped']).describe('Steps after a failed one are skipped.'),
-      output: z.unknown().optional(),
-      error: z.object({ code: z.string(), message: z.string() }).nullable(),
-      runId: z.string().nullable().describe('The step run record (GET /v1/runs).'),
-      durationMs: z.number().nullable(),
-    }),
-  ),
-  errorCode: z.string().nullable().describe("The failing step's error code."),
-  errorMessage: z.string().nullable(),
-  createdAt: z.string(),
-  finishedAt: z.string().nullable(),
-})
+export const ToolRunView = z
+  .object({
+    id: z.string(),
+    agentId: z.string(),
+    toolId: z.string(),
+    triggerId: z
+      .string()
+      .nullable()
+      .describe('The trigger that started the run; null when run through the API.'),
+    eventId: z.string().nullable(),
+    status: z.enum(['running', 'succeeded', 'failed']),
+    input: z.unknown().describe("The tool's input."),
+    steps: z.array(
+      z.object({
+        index: z.number(),
+        name: z.string().nullable(),
+        stepId: z.string(),
+        connectionId: z.string(),
+        status: z.enum(['succeeded', 'failed', 'skipped']).describe('Steps after a failed one are skipped.'),
+        output: z.unknown().optional(),
+        error: z.object({ code: z.string(), message: z.string() }).nullable(),
+        runId: z.string().nullable().describe('The step run record (GET /v1/runs).'),
+        durationMs: z.number().nullable(),
+      }),
+    ),
+    errorCode: z.string().nullable().describe("The failing step's error code."),
+    errorMessage: z.string().nullable(),
+    createdAt: z.string(),
+    finishedAt: z.string().nullable(),
+  })
+  .meta({ id: 'ToolRun' })
 
 /** Workspace keys may act on any agent; an agent key only on its own agent. */
 export function requireAdminOrSelf(req: FastifyRequest, agentId: string): void {

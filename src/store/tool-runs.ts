@@ -23,6 +23,18 @@ export class ToolRuns {
     await this.#db.updateTable('tool_runs').set(values).where('id', '=', id).execute()
   }
 
+  /** How many of the agent's tool runs are under way. */
+  async running(workspaceId: string, agentId: string): Promise<number> {
+    const row = await this.#db
+      .selectFrom('tool_runs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('agent_id', '=', agentId)
+      .where('status', '=', 'running')
+      .executeTakeFirst()
+    return Number(row?.n ?? 0)
+  }
+
   async get(workspaceId: string, id: string): Promise<ToolRunRow | undefined> {
     return this.#db
       .selectFrom('tool_runs')

@@ -6,6 +6,7 @@ import http from 'node:http'
 import { after, before, describe, test } from 'node:test'
 import { request } from 'undici'
 import { EgressGuard, EgressRefusedError, type Resolve } from '../../src/kit/egress.ts'
+import { eventually } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
 /** The stub resolver: names of the tests, never the system's. */
@@ -303,5 +304,69 @@ describe('the guard in the service', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body))
     assert.equal(res.body.output.status, 302)
     assert.equal(internalHits, 0)
+  })
+})
+
+describe("the guard on an agent's deliveries", () => {
+  let t: TestService
+  let receiver: http.Server
+  let hits = 0
+  let agentHost = '127.0.0.1'
+  before(async () => {
+    receiver = http.createServer((req, res) => {
+      hits++
+      req.resume()
+      res.end()
+    })
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
+    t = await startTestService({
+      egressResolve: async (host) => {
+        if (host !== 'agent.test') throw Object.assign(new Error(`ENOTFOUND ${host}`), { code: 'ENOTFOUND' })
+        return [{ address: agentHost, family: 4 }]
+      },
+    })
+  })
+  after(async () => {
+    await t.close()
+    receiver.closeAllConnections()
+    await new Promise<void>((r) => receiver.close(() => r()))
+  })
+
+  test('a delivery URL whose name re-resolves to a metadata address is refused at connect time; the receiver sees nothing', async () => {
+    const demo = t.taskboard.demo
+    const conn = await t.api('POST', '/v1/connections', {
+      connector: 'taskboard',
+      authMethod: 'api_key_token',
+      credentials: { key: demo.key, token: demo.token, secret: demo.secret },
+    })
+    assert.equal(conn.status, 201, JSON.stringify(conn.body))
+    const url = `http://agent.test:${(receiver.address() as { port: number }).port}/hook`
+    const agent = await t.api('POST', '/v1/agents', {
+      name: 'flipping receiver',
+      scope: { boards: [demo.boardId] },
+      connectionIds: [conn.body.id],
+      delivery: { type: 'webhook', url },
+    })
+    assert.equal(agent.status, 201, JSON.stringify(agent.body))
+    const trigger = await t.api('POST', `/v1/agents/${agent.body.id}/triggers`, {
+      trigger: 'taskboard.new_card',
+      connectionId: conn.body.id,
+      config: { idBoard: demo.boardId },
+    })
+    assert.equal(trigger.status, 201, JSON.stringify(trigger.body))
+    agentHost = '169.254.169.254'
+    const card = await t.api('POST', '/v1/steps/taskboard.create_card/run', {
+      connectionId: conn.body.id,
+      input: { idList: demo.listIds[0], name: 'delivered nowhere' },
+    })
+    assert.equal(card.status, 200, JSON.stringify(card.body))
+    const failed = await eventually(
+      async () => (await t.api('GET', `/v1/deliveries?agentId=${agent.body.id}`)).body.deliveries,
+      (ds: any[]) => ds.some((d) => d.attempts > 0),
+    )
+    const attempted = failed.find((d: any) => d.attempts > 0)
+    assert.notEqual(attempted.status, 'delivered')
+    assert.match(attempted.lastError, /does not send to agent\.test \(169\.254\.169\.254\).*link-local/)
+    assert.equal(hits, 0)
   })
 })

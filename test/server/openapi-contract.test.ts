@@ -3,7 +3,7 @@
 // client generated with openapi-typescript compiles.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 // openapi-typescript with the TypeScript 5 compiler API it needs (test/contract/client-generator).
 import { generateClientTypes } from 'patchbay-client-generator'
+import { API_SCHEMA, apiSchemaSource } from '../../scripts/api-types.ts'
 import { ERROR_CODE_LIST } from '../../src/kit/error-codes.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
@@ -114,4 +115,12 @@ export { catalog, code, run, seq, wrong }
   )
   const res = await run(bin('tsc'), ['-p', join(dir, 'tsconfig.json')]).catch((err) => err)
   assert.equal(res.code ?? 0, 0, `${res.stdout}${res.stderr}`)
+})
+
+test('the dashboard’s API types are the contract’s (web/src/api-schema.ts; npm run api:types rewrites it)', async () => {
+  assert.equal(
+    readFileSync(API_SCHEMA, 'utf8'),
+    await apiSchemaSource(doc),
+    'web/src/api-schema.ts is out of date: run npm run api:types',
+  )
 })

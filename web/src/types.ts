@@ -1,4 +1,8 @@
-// Shapes of what the API answers, as far as the dashboard reads them.
+// Shapes of what the API answers: the API contract's (web/src/api-schema.ts, generated from
+// /openapi.json by npm run api:types), with JSON Schemas read as the forms read them.
+import type { components } from './api-schema.ts'
+
+type Schemas = components['schemas']
 
 export type JsonSchema = {
   type?: string | string[]
@@ -37,166 +41,28 @@ export interface AuthMethod {
   [k: string]: unknown
 }
 
-export interface StepSummary {
-  id: string
-  connector: string
-  name: string
-  description: string
-  hints: { readOnly: boolean; destructive: boolean; idempotent: boolean }
-  passThrough: boolean
-  inputSchema: JsonSchema
-  outputSchema: JsonSchema
+/** The contract's JSON Schemas (open objects) as the forms read them. */
+type WithSchemas<T, K extends keyof T> = Omit<T, K> & {
+  [P in K]: null extends T[P] ? JsonSchema | null : JsonSchema
 }
 
-export interface TriggerSummary {
-  id: string
-  name: string
-  description: string
-  instant: boolean
-  configSchema: JsonSchema
-  sample: unknown
-}
-
-export interface Connector {
-  id: string
-  name: string
-  description: string
-  beta?: boolean
+export type StepSummary = WithSchemas<Schemas['Step'], 'inputSchema' | 'outputSchema'>
+export type TriggerSummary = WithSchemas<Schemas['Connector']['triggers'][number], 'configSchema'>
+export type Connector = Omit<Schemas['Connector'], 'auth' | 'steps' | 'triggers'> & {
   auth: AuthMethod[]
   steps: StepSummary[]
   triggers: TriggerSummary[]
 }
-
-export interface Connection {
-  id: string
-  connector: string
-  authMethod: string
-  accountName: string
-  accountId: string
-  status: 'active' | 'lapsed'
-  statusReason: string | null
-  createdAt: string
-  updatedAt: string
-}
-
-export interface Agent {
-  id: string
-  name: string
-  scope: { boards: string[]; repositories: string[] }
-  connectionIds: string[]
-  delivery: { type: 'webhook'; url: string } | { type: 'stream' }
-  createdAt: string
-  updatedAt: string
-}
-
-export interface AgentKey {
-  id: string
-  agentId: string
-  name: string
-  keyPrefix: string
-  createdAt: string
-  lastUsedAt: string | null
-  revokedAt: string | null
-}
-
-export interface Trigger {
-  id: string
-  agentId: string
-  trigger: string
-  name: string
-  instant: boolean
-  connectionId: string
-  config: Record<string, unknown>
-  target: unknown
-  webhook: {
-    id: string
-    model: string
-    upstreamHookId: string | null
-    status: string
-    lastError: string | null
-  } | null
-  poll: {
-    intervalMs: number
-    lastPollAt: string | null
-    nextPollAt: string | null
-    lastError: string | null
-  } | null
-  createdAt: string
-}
-
-export interface Diagnosis {
-  triggerId: string
-  healthy: boolean
-  checks: Array<{ cause: string; status: 'ok' | 'problem' | 'info'; message: string; fix?: string }>
-}
-
-export interface ToolStepSpec {
-  name?: string
-  stepId: string
-  connectionId: string
-  input: Record<string, unknown>
-}
-
-export interface Tool {
-  id: string
-  agentId: string
-  name: string
-  description: string
-  steps: ToolStepSpec[]
-  createdAt: string
-  updatedAt: string
-}
-
-export interface ToolRun {
-  id: string
-  toolId: string
-  status: 'running' | 'succeeded' | 'failed'
-  steps: Array<{
-    index: number
-    name: string | null
-    stepId: string
-    connectionId: string
-    status: 'succeeded' | 'failed' | 'skipped'
-    output?: unknown
-    error: { code: string; message: string } | null
-  }>
-  errorCode: string | null
-  errorMessage: string | null
-  createdAt: string
-}
-
-export interface PatchbayEvent {
-  id: string
-  seq: number
-  connector: string
-  type: string
-  upstreamId: string
-  connectionId: string | null
-  model: string | null
-  refs: Record<string, unknown>
-  data: unknown
-  matchedTriggers: number
-  occurredAt: string
-  receivedAt: string
-}
-
-export interface Delivery {
-  id: string
-  seq: number
-  agentId: string
-  eventId: string
-  triggerId: string | null
-  target: { type: string; url?: string; toolId?: string }
-  status: 'pending' | 'delivered' | 'failed' | 'dead'
-  attempts: number | Attempt[]
-  nextAttemptAt: string | null
-  lastStatus: number | null
-  lastError: string | null
-  toolRunId: string | null
-  createdAt: string
-  deliveredAt: string | null
-}
-
-export interface Attempt {
-  [k: string]: unknown
-}
+export type Connection = Schemas['Connection']
+export type Agent = Schemas['Agent']
+export type AgentKey = Schemas['AgentKey']
+export type Trigger = Schemas['Trigger']
+export type Diagnosis = Schemas['Diagnosis']
+export type ToolStepSpec = Schemas['Tool']['steps'][number]
+export type Tool = Schemas['Tool']
+export type ToolRun = Schemas['ToolRun']
+export type PatchbayEvent = Schemas['Event']
+export type Attempt = Schemas['DeliveryAttempt']
+export type Delivery = Schemas['Delivery']
+/** One delivery as GET /v1/deliveries/{id} shows it: each attempt, and the payload. */
+export type DeliveryDetail = Schemas['DeliveryWithAttempts']

@@ -10,6 +10,7 @@ import { nowIso } from '../../store/ids.ts'
 import type { Database, DeliveryAttemptsTable } from '../../store/schema.ts'
 import type { JobQueue } from '../job-queue.ts'
 import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
+import type { LoopGuard } from './loop-guard.ts'
 import { signDelivery } from './standard-webhooks.ts'
 import type { StreamHub } from './stream-hub.ts'
 
@@ -26,6 +27,7 @@ export interface DelivererOptions {
   log: FastifyBaseLogger
   retryScheduleMs?: number[]
   timeoutMs?: number
+  loopGuard: LoopGuard
   scanIntervalMs?: number
 }
 
@@ -309,17 +311,30 @@ export class Deliverer {
       const started = performance.now()
       // A run that cannot start (the tool was deleted, its input is refused) fails the delivery
       // with the reason, instead of leaving it pending to be picked up again and again.
-      const run = await this.tools!.run(row.workspace_id, row.agent_id, target.toolId, {
-        input: event.data,
-        event,
-        triggerId: row.trigger_id,
-        eventId: row.event_id,
-      }).catch((err: Error & { code?: string }) => ({
-        id: null as string | null,
-        status: 'failed',
-        errorCode: err.code ?? 'INTERNAL',
-        errorMessage: err.message,
-      }))
+      // A tool answering its own changes is stopped at the loop guard's limit (engine/events/loop-guard.ts).
+      const guard = await this.#o.loopGuard.check({
+        workspaceId: row.workspace_id,
+        agentId: row.agent_id,
+        connector: row.e_connector,
+        upstreamId: row.e_upstream_id,
+        refs: JSON.parse(row.e_refs),
+      })
+      const run = guard.refused
+        ? { id: null, status: 'failed', errorCode: 'LOOP_DETECTED', errorMessage: guard.refused }
+        : await this.tools!.run(row.workspace_id, row.agent_id, target.toolId, {
+            input: event.data,
+            event,
+            triggerId: row.trigger_id,
+            eventId: row.event_id,
+            causationDepth: guard.depth,
+          }).catch((err: Error & { code?: string }) => ({
+            id: null as string | null,
+            status: 'failed',
+            errorCode: err.code ?? 'INTERNAL',
+            errorMessage: err.message,
+          }))
+      if (guard.refused)
+        this.#o.log.warn({ delivery: id, depth: guard.depth }, 'loop guard refused a tool run')
       const ok = run.status === 'succeeded'
       const at = nowIso()
       await this.#o.db.transaction().execute(async (trx) => {

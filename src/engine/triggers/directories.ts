@@ -22,6 +22,14 @@ export interface ToolRunner {
     workspaceId: string,
     agentId: string,
     toolId: string,
-    opts: { input: unknown; event?: unknown; triggerId?: string; eventId?: string },
+    opts: {
+      input: unknown
+      event?: unknown
+      triggerId?: string
+      eventId?: string
+      causationDepth?: number
+    },
   ): Promise<{ id: string; status: string; errorCode?: string | null; errorMessage?: string | null }>
+  /** How many of the agent's tool runs are under way. */
+  running(workspaceId: string, agentId: string): Promise<number>
 }

@@ -4,36 +4,38 @@ import type { Engine } from '../../engine/engine.ts'
 import { requireAdmin } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
 
-const TriggerView = z.object({
-  id: z.string(),
-  agentId: z.string(),
-  trigger: z.string().describe('Catalog id, e.g. taskboard.card_moved.'),
-  name: z.string(),
-  instant: z.boolean(),
-  connectionId: z.string(),
-  config: z.record(z.string(), z.unknown()),
-  target: z.unknown(),
-  webhook: z
-    .object({
-      id: z.string(),
-      model: z.string(),
-      upstreamHookId: z.string().nullable(),
-      status: z.string(),
-      lastError: z.string().nullable(),
-    })
-    .nullable()
-    .describe('The upstream webhook the trigger listens through (instant triggers).'),
-  poll: z
-    .object({
-      intervalMs: z.number(),
-      lastPollAt: z.string().nullable(),
-      nextPollAt: z.string().nullable(),
-      lastError: z.string().nullable(),
-    })
-    .nullable()
-    .describe('The schedule (polled triggers).'),
-  createdAt: z.string(),
-})
+const TriggerView = z
+  .object({
+    id: z.string(),
+    agentId: z.string(),
+    trigger: z.string().describe('Catalog id, e.g. taskboard.card_moved.'),
+    name: z.string(),
+    instant: z.boolean(),
+    connectionId: z.string(),
+    config: z.record(z.string(), z.unknown()),
+    target: z.unknown(),
+    webhook: z
+      .object({
+        id: z.string(),
+        model: z.string(),
+        upstreamHookId: z.string().nullable(),
+        status: z.string(),
+        lastError: z.string().nullable(),
+      })
+      .nullable()
+      .describe('The upstream webhook the trigger listens through (instant triggers).'),
+    poll: z
+      .object({
+        intervalMs: z.number(),
+        lastPollAt: z.string().nullable(),
+        nextPollAt: z.string().nullable(),
+        lastError: z.string().nullable(),
+      })
+      .nullable()
+      .describe('The schedule (polled triggers).'),
+    createdAt: z.string(),
+  })
+  .meta({ id: 'Trigger' })
 
 export const triggerRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
@@ -145,18 +147,20 @@ export const triggerRoutes =
             'Why a trigger does not fire: the connection, the board, the event type, the polling interval — and what to do',
           params: z.object({ id: z.string() }),
           response: {
-            200: z.object({
-              triggerId: z.string(),
-              healthy: z.boolean(),
-              checks: z.array(
-                z.object({
-                  cause: z.string(),
-                  status: z.enum(['ok', 'problem', 'info']),
-                  message: z.string(),
-                  fix: z.string().optional(),
-                }),
-              ),
-            }),
+            200: z
+              .object({
+                triggerId: z.string(),
+                healthy: z.boolean(),
+                checks: z.array(
+                  z.object({
+                    cause: z.string(),
+                    status: z.enum(['ok', 'problem', 'info']),
+                    message: z.string(),
+                    fix: z.string().optional(),
+                  }),
+                ),
+              })
+              .meta({ id: 'Diagnosis' }),
             ...errorResponses,
           },
         },

@@ -14,7 +14,7 @@ import {
   useLoad,
 } from '../components.tsx'
 import { href, navigate, type Route } from '../router.ts'
-import type { Agent, Attempt, Delivery, PatchbayEvent } from '../types.ts'
+import type { Agent, Delivery, DeliveryDetail, PatchbayEvent } from '../types.ts'
 import { useWorkspace } from '../workspace.tsx'
 
 const POLL_MS = 1500
@@ -329,7 +329,7 @@ function DeliveryList() {
                     {d.lastError ? <div className="warn-text small">{d.lastError}</div> : null}
                   </td>
                   <td data-label="Attempts">
-                    {typeof d.attempts === 'number' ? d.attempts : d.attempts.length}
+                    {d.attempts}
                     {d.lastStatus ? <span className="muted small"> · last {d.lastStatus}</span> : null}
                   </td>
                   <td data-label="Event">
@@ -407,7 +407,7 @@ function EventPage({ id }: { id: string }) {
   )
 }
 
-function target(d: Delivery): string {
+function target(d: Pick<Delivery, 'target'>): string {
   if (d.target.type === 'webhook') return `webhook ${d.target.url ?? ''}`
   if (d.target.type === 'tool') return `tool ${d.target.toolId ?? ''}`
   return d.target.type
@@ -434,7 +434,7 @@ function DeliveryItem({
         <div>
           <strong>{agentName}</strong> <Status value={d.status} />{' '}
           <span className="muted small">
-            {target(d)} · {typeof d.attempts === 'number' ? d.attempts : d.attempts.length} attempt
+            {target(d)} · {d.attempts} attempt
             {d.attempts === 1 ? '' : 's'}
             {d.lastStatus ? ` · last answer ${d.lastStatus}` : ''}
           </span>
@@ -455,11 +455,6 @@ function DeliveryItem({
       <ErrorBox error={replay.error} title="Replay failed" />
     </li>
   )
-}
-
-interface DeliveryDetail extends Delivery {
-  attempts: Attempt[]
-  payload: unknown
 }
 
 function DeliveryPage({ id }: { id: string }) {
@@ -539,9 +534,7 @@ function DeliveryPage({ id }: { id: string }) {
                       <span className="muted">—</span>
                     )}
                   </td>
-                  <td data-label="Duration">
-                    {a.duration_ms !== undefined ? `${String(a.duration_ms)} ms` : '—'}
-                  </td>
+                  <td data-label="Duration">{`${String(a.durationMs)} ms`}</td>
                   <td data-label="Error">{a.error ? String(a.error) : '—'}</td>
                 </tr>
               ))}
