@@ -332,7 +332,7 @@ export const settings: Record<string, Setting> = {
   ),
   PATCHBAY_LOOP_DEPTH_LIMIT: setting(
     '`3`',
-    "how long a chain of changes made by Patchbay's own tool runs may get: a tool run for an event caused at this depth is refused (LOOP_DETECTED)",
+    "the loop guard: a tool run for an event caused at this depth by the workspace's own tool runs is refused (`LOOP_DETECTED` on its delivery)",
     'a whole number, e.g. 3',
     wholeNumber(1, 1000),
   ),
