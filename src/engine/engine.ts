@@ -18,21 +18,21 @@ import { StepRuns } from '../store/step-runs.ts'
 import { ToolRuns } from '../store/tool-runs.ts'
 import { Tools } from '../store/tools.ts'
 import type { Vault } from '../store/vault.ts'
-import { AgentService } from './agent-service.ts'
-import { ConnectionService } from './connection-service.ts'
-import { CreditService } from './credits.ts'
-import { type EventOptions, EventSystem } from './event-system.ts'
-import { KeyRevocations } from './key-revocations.ts'
-import { type OAuthApp, OAuthFlows } from './oauth-flows.ts'
-import { PlacementChanges } from './placement-changes.ts'
-import { RateBudgets } from './rate-budgets.ts'
+import { CreditService } from './access/credits.ts'
+import { KeyRevocations } from './access/key-revocations.ts'
+import { PlacementChanges } from './access/placement-changes.ts'
+import { ScopeGuard, type ScopeGuardOptions } from './access/scope-guard.ts'
+import { AgentService } from './agents/agent-service.ts'
+import { ConnectionService } from './connections/connection-service.ts'
+import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
+import { type EventOptions, EventSystem } from './events/event-system.ts'
 import { Registry } from './registry.ts'
-import { ScopeGuard, type ScopeGuardOptions } from './scope-guard.ts'
-import { StepRunner } from './step-runner.ts'
-import { type LookupTuning, StepServices } from './step-services.ts'
-import { ToolService } from './tool-service.ts'
-import { UpstreamClients } from './upstream-clients.ts'
-import { UpstreamPages } from './upstream-pages.ts'
+import { StepRunner } from './steps/step-runner.ts'
+import { type LookupTuning, StepServices } from './steps/step-services.ts'
+import { ToolService } from './tools/tool-service.ts'
+import { RateBudgets } from './upstream/rate-budgets.ts'
+import { UpstreamClients } from './upstream/upstream-clients.ts'
+import { UpstreamPages } from './upstream/upstream-pages.ts'
 
 export interface EngineOptions {
   store: Store
@@ -71,7 +71,7 @@ export class Engine {
   readonly stepServices: StepServices
   /** Agents: scope, connections, delivery target, signing secret and agent keys. */
   readonly agents: AgentService
-  /** The agent scope check every agent's step passes (installed as steps.scopeGuard). */
+  /** The agent scope check every agent's step passes. */
   readonly scope: ScopeGuard
   /** Agents' tools and their runs. */
   readonly tools: ToolService
@@ -109,6 +109,11 @@ export class Engine {
       pacing: opts.pacing,
       budgets: this.rateBudgets,
     })
+    this.pages = new UpstreamPages({
+      registry: this.registry,
+      clients: this.clients,
+      webUrls: opts.oauth?.webUrls,
+    })
     this.connections = new ConnectionService({
       repo: new Connections(opts.store.db),
       vault: opts.vault,
@@ -129,14 +134,6 @@ export class Engine {
       registry: this.registry,
       tuning: opts.lookups,
     })
-    this.steps = new StepRunner({
-      services: this.stepServices,
-      registry: this.registry,
-      connections: this.connections,
-      clients: this.clients,
-      runs: this.stepRuns,
-      log: opts.log,
-    })
     this.agents = new AgentService({
       repo: new Agents(opts.store.db),
       keys: this.apiKeys,
@@ -152,7 +149,16 @@ export class Engine {
       placements: this.placements,
       options: opts.scope,
     })
-    this.steps.scopeGuard = this.scope
+    this.steps = new StepRunner({
+      services: this.stepServices,
+      registry: this.registry,
+      connections: this.connections,
+      clients: this.clients,
+      runs: this.stepRuns,
+      scopeGuard: this.scope,
+      pages: this.pages,
+      log: opts.log,
+    })
     const causations = new Causations(opts.store.db)
     this.tools = new ToolService({
       tools: new Tools(opts.store.db),
@@ -172,19 +178,13 @@ export class Engine {
       vault: opts.vault,
       log: opts.log,
       dispatcher: this.#dispatcher,
-      placements: this.placements,
+      agents: this.agents,
       tools: this.tools,
+      pages: this.pages,
+      placements: this.placements,
       causations,
       options: opts.events,
     })
-    this.events.wire(this.agents, this.tools)
-    this.pages = new UpstreamPages({
-      registry: this.registry,
-      clients: this.clients,
-      webUrls: opts.oauth?.webUrls,
-    })
-    this.steps.pages = this.pages
-    this.events.triggers.pages = this.pages
     this.oauth = new OAuthFlows({
       registry: this.registry,
       connections: this.connections,
@@ -194,7 +194,6 @@ export class Engine {
       webUrls: opts.oauth?.webUrls,
       publicUrl: () => this.events.triggers.publicUrl,
     })
-    // A reconnect through a sign-in registers the connection's webhooks again, as POST …/reconnect does.
     // Every reconnect (credentials or sign-in) registers the connection's webhooks again.
     this.connections.onReplaced = (id, previous) => this.events.triggers.reregisterForConnection(id, previous)
     // An agent's triggers (and, with the last of them, their upstream webhooks) go with it.

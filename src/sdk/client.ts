@@ -2,13 +2,13 @@
 // own schemas (steps.ts); the other views are the engine's own types. Types only are imported
 // from the service, so the client loads nothing of it at run time.
 
-import type { NewAgent } from '../engine/agent-input.ts'
-import type { AgentKeyView, AgentView } from '../engine/agent-service.ts'
-import type { ConnectionView } from '../engine/connection-service.ts'
-import type { EventSystem } from '../engine/event-system.ts'
+import type { NewAgent } from '../engine/agents/agent-input.ts'
+import type { AgentKeyView, AgentView } from '../engine/agents/agent-service.ts'
+import type { ConnectionView } from '../engine/connections/connection-service.ts'
+import type { EventSystem } from '../engine/events/event-system.ts'
 import type { StepSummary } from '../engine/registry.ts'
-import type { NewTool } from '../engine/tool-input.ts'
-import type { ToolRunView, ToolView } from '../engine/tool-service.ts'
+import type { NewTool } from '../engine/tools/tool-input.ts'
+import type { ToolRunView, ToolView } from '../engine/tools/tool-service.ts'
 import type { NewTrigger, TriggerService } from '../engine/triggers/trigger-service.ts'
 import { PatchbayApiError } from './errors.ts'
 import { followStream, type StreamedDelivery, type StreamOptions } from './events.ts'

@@ -4,7 +4,7 @@
 // decoded and normalized the path, never the raw request line: `/%761/agents` is `/v1/agents`
 // and needs a key exactly like it.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Caller } from '../engine/caller.ts'
+import type { Caller } from '../engine/access/caller.ts'
 import type { Engine } from '../engine/engine.ts'
 import { PatchbayError } from '../kit/errors.ts'
 

@@ -3,7 +3,7 @@
 // credits and rate limits. Upstream calls are counted with the sandbox's GET /_sandbox/usage.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import type { Caller } from '../../src/engine/caller.ts'
+import type { Caller } from '../../src/engine/access/caller.ts'
 import { createPacer } from '../../src/kit/pacer.ts'
 import { countingPacer, ManualClock, SharedTime } from '../helpers/manual-clock.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
-import { OAUTH_STATE_TTL_MS } from '../../src/engine/oauth-flows.ts'
+import { OAUTH_STATE_TTL_MS } from '../../src/engine/connections/oauth-flows.ts'
 import { eventually } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import { control } from '../helpers/taskboard.ts'

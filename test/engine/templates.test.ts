@@ -7,7 +7,7 @@ import {
   renderTemplates,
   TemplateError,
   TemplateValueMissing,
-} from '../../src/engine/templates.ts'
+} from '../../src/engine/tools/templates.ts'
 
 const ctx = {
   input: { name: 'Ada', count: 3, tags: ['a', 'b'], nothing: null },

@@ -67,6 +67,21 @@ test('every route of /openapi.json, in every spelling, refuses no key and a wron
   assert.deepEqual(failures, [])
 })
 
+test('with a valid key, an encoded spelling answers exactly what the plain route answers', async () => {
+  const plain = await send('GET', '/v1/catalog', t.adminKey)
+  assert.equal(plain.status, 200)
+  for (const path of spellings('/v1/catalog')) {
+    const res = await send('GET', path, t.adminKey)
+    assert.equal(res.status, 200, path)
+    assert.equal(res.text, plain.text, path)
+  }
+  for (const path of spellings('/v1/agents/agt_nope')) {
+    const res = await send('GET', path, t.adminKey)
+    assert.equal(res.status, 404, path)
+    assert.equal(JSON.parse(res.text).error.code, 'AGENT_NOT_FOUND', path)
+  }
+})
+
 test('the MCP endpoint, encoded, needs a key too', async () => {
   for (const path of ['/mcp', '/%6dcp', '/%6D%63%70']) {
     const res = await send('POST', path)

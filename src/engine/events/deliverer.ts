@@ -8,7 +8,7 @@ import { PatchbayError } from '../../kit/errors.ts'
 import { type DeliveryRow, deliveries } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Database, DeliveryAttemptsTable } from '../../store/schema.ts'
-import type { JobQueue } from '../job-queue.ts'
+import type { JobQueue } from '../jobs/job-queue.ts'
 import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
 import type { LoopGuard } from './loop-guard.ts'
 import { signDelivery } from './standard-webhooks.ts'
@@ -25,6 +25,8 @@ export interface DelivererOptions {
   hub: StreamHub
   dispatcher: Dispatcher
   log: FastifyBaseLogger
+  agents: AgentDirectory
+  tools: ToolRunner
   retryScheduleMs?: number[]
   timeoutMs?: number
   loopGuard: LoopGuard
@@ -42,8 +44,6 @@ type Joined = DeliveryRow & {
 }
 
 export class Deliverer {
-  agents: AgentDirectory | null = null
-  tools: ToolRunner | null = null
   readonly retryScheduleMs: number[]
   #o: DelivererOptions
   #inFlight = new Set<string>()
@@ -171,10 +171,10 @@ export class Deliverer {
   async #target(row: DeliveryRow): Promise<{ url: string | null; secret: string }> {
     const cached = this.#urls.get(row.agent_id)
     if (cached && Date.now() - cached.at < 5_000) return cached
-    const agent = await this.agents!.get(row.workspace_id, row.agent_id)
+    const agent = await this.#o.agents.get(row.workspace_id, row.agent_id)
     const entry = {
       url: agent.delivery.type === 'webhook' ? agent.delivery.url : null,
-      secret: await this.agents!.signingSecret(row.agent_id),
+      secret: await this.#o.agents.signingSecret(row.agent_id),
       at: Date.now(),
     }
     this.#urls.set(row.agent_id, entry)
@@ -321,18 +321,20 @@ export class Deliverer {
       })
       const run = guard.refused
         ? { id: null, status: 'failed', errorCode: 'LOOP_DETECTED', errorMessage: guard.refused }
-        : await this.tools!.run(row.workspace_id, row.agent_id, target.toolId, {
-            input: event.data,
-            event,
-            triggerId: row.trigger_id,
-            eventId: row.event_id,
-            causationDepth: guard.depth,
-          }).catch((err: Error & { code?: string }) => ({
-            id: null as string | null,
-            status: 'failed',
-            errorCode: err.code ?? 'INTERNAL',
-            errorMessage: err.message,
-          }))
+        : await this.#o.tools
+            .run(row.workspace_id, row.agent_id, target.toolId, {
+              input: event.data,
+              event,
+              triggerId: row.trigger_id,
+              eventId: row.event_id,
+              causationDepth: guard.depth,
+            })
+            .catch((err: Error & { code?: string }) => ({
+              id: null as string | null,
+              status: 'failed',
+              errorCode: err.code ?? 'INTERNAL',
+              errorMessage: err.message,
+            }))
       if (guard.refused)
         this.#o.log.warn({ delivery: id, depth: guard.depth }, 'loop guard refused a tool run')
       const ok = run.status === 'succeeded'

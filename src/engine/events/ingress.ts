@@ -10,8 +10,8 @@ import { inbox, type NewInboxRow } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
-import type { ConnectionService } from '../connection-service.ts'
-import type { JobQueue } from '../job-queue.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
+import type { JobQueue } from '../jobs/job-queue.ts'
 import type { Registry } from '../registry.ts'
 import type { TriggerService } from '../triggers/trigger-service.ts'
 import { deliveryShapeProblem } from './delivery-shape.ts'
@@ -46,7 +46,7 @@ export class Ingress {
   #log: FastifyBaseLogger
   #subs = new Map<string, { sub: SubscriptionRow; secret: string; at: number }>()
   #pending: PendingDelivery[] = []
-  pipeline: Pipeline | null = null
+  #pipeline: Pipeline
   #flushing = false
 
   constructor(deps: {
@@ -55,8 +55,10 @@ export class Ingress {
     triggers: TriggerService
     connections: ConnectionService
     jobs: JobQueue
+    pipeline: Pipeline
     log: FastifyBaseLogger
   }) {
+    this.#pipeline = deps.pipeline
     this.#db = deps.db
     this.#registry = deps.registry
     this.#triggers = deps.triggers
@@ -154,7 +156,7 @@ export class Ingress {
    */
   async #commitAlone(b: PendingDelivery): Promise<void> {
     try {
-      await this.pipeline!.ingest([
+      await this.#pipeline.ingest([
         { inbox: b.row, sub: b.sub, events: b.events, receivedAt: b.row.received_at },
       ])
       b.resolve()
@@ -178,7 +180,7 @@ export class Ingress {
       const batch = this.#pending.splice(0, 500)
       try {
         // The raw rows, their events and their deliveries in one commit.
-        await this.pipeline!.ingest(
+        await this.#pipeline.ingest(
           batch.map((b) => ({ inbox: b.row, sub: b.sub, events: b.events, receivedAt: b.row.received_at })),
         )
         for (const b of batch) b.resolve()

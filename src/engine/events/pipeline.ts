@@ -17,7 +17,7 @@ import {
 import { nowIso } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
-import type { PlacementChanges } from '../placement-changes.ts'
+import type { PlacementChanges } from '../access/placement-changes.ts'
 import type { Registry } from '../registry.ts'
 import type { AgentDirectory, AgentInfo } from '../triggers/directories.ts'
 import { eventOutsideScope } from '../triggers/event-scope.ts'
@@ -49,18 +49,20 @@ export class Pipeline {
   #deliverer: Deliverer
   #log: FastifyBaseLogger
   #placements: PlacementChanges
-  agents: AgentDirectory | null = null
+  #agents: AgentDirectory
 
   constructor(deps: {
     db: Kysely<Database>
     registry: Registry
     triggers: TriggerService
     deliverer: Deliverer
+    agents: AgentDirectory
     log: FastifyBaseLogger
     /** Told of every stored event's cards and lists (the scope guard's places may have moved). */
     placements: PlacementChanges
   }) {
     this.#placements = deps.placements
+    this.#agents = deps.agents
     this.#db = deps.db
     this.#registry = deps.registry
     this.#triggers = deps.triggers
@@ -170,7 +172,7 @@ export class Pipeline {
         if (!agents.has(t.row.agent_id))
           agents.set(
             t.row.agent_id,
-            (await this.agents?.get(t.row.workspace_id, t.row.agent_id).catch(() => null)) ?? null,
+            (await this.#agents.get(t.row.workspace_id, t.row.agent_id).catch(() => null)) ?? null,
           )
     return { listening, agents }
   }

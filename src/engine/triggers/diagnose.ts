@@ -5,9 +5,9 @@ import type { NormalizedEvent } from '../../kit/define.ts'
 import { events } from '../../store/event-log.ts'
 import type { Database } from '../../store/schema.ts'
 import type { TriggerRow } from '../../store/triggers.ts'
-import type { ConnectionService } from '../connection-service.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
-import type { UpstreamClients } from '../upstream-clients.ts'
+import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 import type { TriggerService } from './trigger-service.ts'
 
 export interface DiagnosisCheck {

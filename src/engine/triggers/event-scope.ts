@@ -11,7 +11,7 @@
 // Snippet). An event that names no place is not delivered by a `place` or `owner` trigger, so a
 // connector that cannot attribute an event keeps it from scoped agents rather than leaking it.
 import type { NormalizedEvent, TriggerDefinition } from '../../kit/define.ts'
-import { ownerInScope, placeInScope } from '../scope-guard.ts'
+import { ownerInScope, placeInScope } from '../access/scope-guard.ts'
 
 export interface EventScopeAgent {
   scope: { boards: string[]; repositories: string[] }

@@ -8,11 +8,11 @@ import { deliveries, events } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
 import type { TriggerRow, Triggers } from '../../store/triggers.ts'
-import type { ConnectionService } from '../connection-service.ts'
+import type { PlacementChanges } from '../access/placement-changes.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Deliverer } from '../events/deliverer.ts'
 import { deliveryRow, eventRow } from '../events/records.ts'
-import type { JobQueue } from '../job-queue.ts'
-import type { PlacementChanges } from '../placement-changes.ts'
+import type { JobQueue } from '../jobs/job-queue.ts'
 import type { Registry } from '../registry.ts'
 import type { AgentDirectory } from './directories.ts'
 import { connectionWithdrawn, eventOutsideScope } from './event-scope.ts'
@@ -24,13 +24,13 @@ export interface PollerOptions {
   connections: ConnectionService
   deliverer: Deliverer
   jobs: JobQueue
+  agents: AgentDirectory
   log: FastifyBaseLogger
   /** Told of every polled event's cards and lists (the scope guard's places may have moved). */
   placements: PlacementChanges
 }
 
 export class Poller {
-  agents: AgentDirectory | null = null
   #o: PollerOptions
 
   constructor(opts: PollerOptions) {
@@ -76,7 +76,7 @@ export class Poller {
       })
       // The agent's scope goes to the poll, for polls that read beyond one board; the agent as it
       // is now also decides which events it gets (a narrowed scope or a connection taken away).
-      const agent = await this.agents!.get(row.workspace_id, row.agent_id)
+      const agent = await this.#o.agents.get(row.workspace_id, row.agent_id)
       const withdrawn = connectionWithdrawn(agent, row.connection_id)
       if (withdrawn) throw new PatchbayError('CONNECTION_NOT_ALLOWED', withdrawn)
       const polled = await reg.trigger.poll(

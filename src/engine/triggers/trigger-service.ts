@@ -12,10 +12,10 @@ import { nowIso } from '../../store/ids.ts'
 import type { SubscriptionRow, Subscriptions } from '../../store/subscriptions.ts'
 import type { TriggerRow, Triggers } from '../../store/triggers.ts'
 import type { Vault } from '../../store/vault.ts'
-import type { ConnectionService } from '../connection-service.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
-import type { UpstreamClients } from '../upstream-clients.ts'
-import type { UpstreamPages } from '../upstream-pages.ts'
+import type { UpstreamClients } from '../upstream/upstream-clients.ts'
+import type { UpstreamPages } from '../upstream/upstream-pages.ts'
 import type { AgentDirectory, ToolRunner } from './directories.ts'
 
 export type TriggerTarget = { type: 'agent' } | { type: 'tool'; toolId: string }
@@ -39,8 +39,8 @@ export const MIN_POLL_INTERVAL_MS = 10_000
 export const DEFAULT_POLL_INTERVAL_MS = 60_000
 
 export class TriggerService {
-  agents: AgentDirectory | null = null
-  tools: ToolRunner | null = null
+  #agents: AgentDirectory
+  #tools: ToolRunner
   /** The address upstreams call back; set once the server listens. */
   publicUrl = ''
   /** Called when a polled trigger is created, so the poller schedules it. */
@@ -56,8 +56,8 @@ export class TriggerService {
   #locks = new Map<string, Promise<unknown>>()
   /** Lowest poll interval allowed, per trigger (tests shorten it). */
   minPollIntervalMs = MIN_POLL_INTERVAL_MS
-  /** Reads page addresses in scoped config fields into identifiers (engine/upstream-pages.ts). */
-  pages: UpstreamPages | null = null
+  /** Reads page addresses in scoped config fields into identifiers (upstream/upstream-pages.ts). */
+  #pages: UpstreamPages
 
   constructor(deps: {
     subscriptions: Subscriptions
@@ -67,7 +67,13 @@ export class TriggerService {
     clients: UpstreamClients
     vault: Vault
     log: FastifyBaseLogger
+    agents: AgentDirectory
+    tools: ToolRunner
+    pages: UpstreamPages
   }) {
+    this.#agents = deps.agents
+    this.#tools = deps.tools
+    this.#pages = deps.pages
     this.#subs = deps.subscriptions
     this.#triggers = deps.triggers
     this.#registry = deps.registry
@@ -88,7 +94,7 @@ export class TriggerService {
         hint: 'Trigger ids are listed in GET /v1/catalog (e.g. taskboard.card_moved).',
       })
     const { connector, trigger } = registered
-    const agent = await this.#requireAgents().get(workspaceId, agentId)
+    const agent = await this.#agents.get(workspaceId, agentId)
     // The connection is checked before anything is read with it (a page address below).
     const loaded = await this.#connections.load(workspaceId, req.connectionId)
     if (loaded.row.connector !== connector.id)
@@ -114,15 +120,15 @@ export class TriggerService {
       )
     let raw: unknown = req.config ?? {}
     // A board's or card's page address given for its identifier is read into the identifier.
-    if (this.pages?.holdsPageAddress(connector, trigger.scoped, raw))
-      raw = await this.pages.resolve(connector, trigger.scoped ?? [], raw, loaded.credentials, 'config')
+    if (this.#pages.holdsPageAddress(connector, trigger.scoped, raw))
+      raw = await this.#pages.resolve(connector, trigger.scoped ?? [], raw, loaded.credentials, 'config')
     const parsed = trigger.config.safeParse(raw)
     if (!parsed.success) throw validationError(parsed.error.issues, 'config')
     const config = parsed.data as Record<string, unknown>
     this.#checkScope(agent.scope, trigger, config)
 
     const target: TriggerTarget = req.target ?? { type: 'agent' }
-    if (target.type === 'tool' && !(await this.#requireTools().exists(workspaceId, agentId, target.toolId)))
+    if (target.type === 'tool' && !(await this.#tools.exists(workspaceId, agentId, target.toolId)))
       throw new PatchbayError('TOOL_NOT_FOUND', `Agent ${agentId} has no tool "${target.toolId}".`, {
         hint: 'Create the tool first (POST /v1/agents/{id}/tools), or target the agent.',
       })
@@ -482,15 +488,5 @@ export class TriggerService {
     await this.#subs.delete(sub.id)
     this.#listening.delete(sub.id)
     return result
-  }
-
-  #requireAgents(): AgentDirectory {
-    if (!this.agents) throw new Error('TriggerService used before agents were wired')
-    return this.agents
-  }
-
-  #requireTools(): ToolRunner {
-    if (!this.tools) throw new Error('TriggerService used before tools were wired')
-    return this.tools
   }
 }

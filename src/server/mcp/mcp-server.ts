@@ -13,9 +13,9 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { AgentView } from '../../engine/agent-service.ts'
-import type { AgentToolbox } from '../../engine/agent-toolbox.ts'
-import type { Caller } from '../../engine/caller.ts'
+import type { Caller } from '../../engine/access/caller.ts'
+import type { AgentView } from '../../engine/agents/agent-service.ts'
+import type { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { isErrorCode } from '../../kit/error-codes.ts'
 import { PatchbayError } from '../../kit/errors.ts'

@@ -2,7 +2,7 @@
 // Managed with a workspace (admin) key; an agent key may read its own agent.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { AgentChangesInput, NewAgentInput } from '../../engine/agent-input.ts'
+import { AgentChangesInput, NewAgentInput } from '../../engine/agents/agent-input.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { AgentView, requireAdminOrSelf, SigningSecret } from '../agent-schemas.ts'
 import { requireAdmin } from '../authenticate.ts'

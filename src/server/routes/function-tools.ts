@@ -3,7 +3,7 @@
 // call as the model wrote it ({name, arguments}).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { AgentToolbox } from '../../engine/agent-toolbox.ts'
+import { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { requireAdminOrSelf, ToolRunView } from '../agent-schemas.ts'

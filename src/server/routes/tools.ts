@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
-import { NewToolInput, ToolChangesInput } from '../../engine/tool-input.ts'
+import { NewToolInput, ToolChangesInput } from '../../engine/tools/tool-input.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { decodeCursor } from '../../store/tool-runs.ts'
 import { requireAdminOrSelf, ToolRunView, ToolView } from '../agent-schemas.ts'

@@ -1,16 +1,15 @@
 // Connections: check credentials with the upstream's identity call, keep them sealed in the
 // vault, hand decrypted credentials to the step runner from a small cache, and mark a
 // connection lapsed when the upstream refuses it.
-
-import type { ConnectorDefinition, Credentials } from '../kit/define.ts'
-import type { EgressGuard } from '../kit/egress.ts'
-import { PatchbayError, validationError } from '../kit/errors.ts'
-import type { UpstreamClient } from '../kit/http.ts'
-import type { Budget } from '../kit/pacer.ts'
-import type { ConnectionRow, Connections } from '../store/connections.ts'
-import type { Vault } from '../store/vault.ts'
-import type { Registry } from './registry.ts'
-import type { UpstreamClients } from './upstream-clients.ts'
+import type { ConnectorDefinition, Credentials } from '../../kit/define.ts'
+import type { EgressGuard } from '../../kit/egress.ts'
+import { PatchbayError, validationError } from '../../kit/errors.ts'
+import type { UpstreamClient } from '../../kit/http.ts'
+import type { Budget } from '../../kit/pacer.ts'
+import type { ConnectionRow, Connections } from '../../store/connections.ts'
+import type { Vault } from '../../store/vault.ts'
+import type { Registry } from '../registry.ts'
+import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 
 export interface ConnectionView {
   id: string

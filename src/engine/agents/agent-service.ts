@@ -2,11 +2,14 @@
 // connections it may use, a delivery target for its events, a Standard Webhooks signing secret
 // sealed in the vault (shown once), and agent keys that act as it and nothing more.
 import { randomBytes } from 'node:crypto'
-import type { EgressGuard } from '../kit/egress.ts'
-import { PatchbayError, validationError } from '../kit/errors.ts'
-import type { AgentRow, Agents } from '../store/agents.ts'
-import type { ApiKeyRow, ApiKeys } from '../store/api-keys.ts'
-import type { Vault } from '../store/vault.ts'
+import type { EgressGuard } from '../../kit/egress.ts'
+import { PatchbayError, validationError } from '../../kit/errors.ts'
+import type { AgentRow, Agents } from '../../store/agents.ts'
+import type { ApiKeyRow, ApiKeys } from '../../store/api-keys.ts'
+import type { Vault } from '../../store/vault.ts'
+import type { Caller } from '../access/caller.ts'
+import type { KeyRevocations } from '../access/key-revocations.ts'
+import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
 import {
   type AgentChanges,
   AgentChangesInput,
@@ -15,9 +18,6 @@ import {
   type NewAgent,
   NewAgentInput,
 } from './agent-input.ts'
-import type { Caller } from './caller.ts'
-import type { ConnectionService, ConnectionView } from './connection-service.ts'
-import type { KeyRevocations } from './key-revocations.ts'
 
 export type { AgentScope, DeliveryTarget } from './agent-input.ts'
 

@@ -2,7 +2,7 @@
 // event the trigger pipeline or a poll stores names the cards and lists it is about, and a card
 // an event names (moved to another board, or from this one) is looked up again on its next check.
 // In-process; other instances see a move when their short-lived entry expires (scope-guard.ts).
-import type { NormalizedEvent } from '../kit/define.ts'
+import type { NormalizedEvent } from '../../kit/define.ts'
 
 export type PlacementListener = (connectorId: string, refs: NormalizedEvent['refs'][]) => void
 

@@ -3,16 +3,16 @@
 // and earlier outputs, runs the steps in order AS THE AGENT (so its scope applies), stops at the
 // first failure, and records what each step did.
 import type { FastifyBaseLogger } from 'fastify'
-import { type ErrorCode, PatchbayError, validationError } from '../kit/errors.ts'
-import type { Causations } from '../store/causations.ts'
-import { nowIso } from '../store/ids.ts'
-import { newToolRunId, type ToolRunRow, type ToolRuns } from '../store/tool-runs.ts'
-import type { ToolRow, Tools } from '../store/tools.ts'
-import type { AgentService, AgentView } from './agent-service.ts'
-import type { Caller } from './caller.ts'
-import type { ConnectionService } from './connection-service.ts'
-import type { Registry } from './registry.ts'
-import type { StepRunner } from './step-runner.ts'
+import { type ErrorCode, PatchbayError, validationError } from '../../kit/errors.ts'
+import type { Causations } from '../../store/causations.ts'
+import { nowIso } from '../../store/ids.ts'
+import { newToolRunId, type ToolRunRow, type ToolRuns } from '../../store/tool-runs.ts'
+import type { ToolRow, Tools } from '../../store/tools.ts'
+import type { Caller } from '../access/caller.ts'
+import type { AgentService, AgentView } from '../agents/agent-service.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
+import type { Registry } from '../registry.ts'
+import type { StepRunner } from '../steps/step-runner.ts'
 import { checkStepTemplates, renderTemplates, TemplateError, TemplateValueMissing } from './templates.ts'
 import {
   type NewTool,

@@ -3,14 +3,14 @@
 // exports (OpenAI, Anthropic) are both made from this list, and every call goes through
 // engine.steps.run / engine.tools.run as the agent, so scope is checked exactly as in the REST
 // API. Everything about a step — name, description, schemas, hints — comes from the registry.
-import { PatchbayError } from '../kit/errors.ts'
+import { PatchbayError } from '../../kit/errors.ts'
+import type { Caller } from '../access/caller.ts'
+import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
+import type { Registry } from '../registry.ts'
+import type { StepRunner } from '../steps/step-runner.ts'
+import { parseTemplate, stringsOf } from '../tools/templates.ts'
+import type { ToolRunView, ToolService, ToolView } from '../tools/tool-service.ts'
 import type { AgentService, AgentView } from './agent-service.ts'
-import type { Caller } from './caller.ts'
-import type { ConnectionService, ConnectionView } from './connection-service.ts'
-import type { Registry } from './registry.ts'
-import type { StepRunner } from './step-runner.ts'
-import { parseTemplate, stringsOf } from './templates.ts'
-import type { ToolRunView, ToolService, ToolView } from './tool-service.ts'
 
 /** A JSON Schema of an object, as MCP and the function-calling formats want it. */
 export type ObjectSchema = { type: 'object'; properties?: Record<string, unknown>; [k: string]: unknown }

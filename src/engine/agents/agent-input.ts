@@ -2,7 +2,7 @@
 // delivery target. The routes and the engine validate with these same schemas, so a message
 // names the field whichever way the agent was made.
 import { z } from 'zod'
-import { neverReachable } from '../kit/egress.ts'
+import { neverReachable } from '../../kit/egress.ts'
 
 const BOARD_ID = /^[0-9a-f]{24}$/
 // Code-host owners: letters, digits and single hyphens (at most 39); repositories: letters,

@@ -3,9 +3,10 @@
 // of spending a request on a refusal — or, when the reset is further away than the cap, are
 // refused at once with RATE_LIMITED and retryAfterMs, nothing sent. API Call steps are only
 // tracked (the caller paces them; an upstream refusal still comes back as RATE_LIMITED).
-import { type Clock, systemClock } from '../kit/clock.ts'
-import type { ConnectorDefinition, RateBudgetState } from '../kit/define.ts'
-import { PatchbayError } from '../kit/errors.ts'
+
+import { type Clock, systemClock } from '../../kit/clock.ts'
+import type { ConnectorDefinition, RateBudgetState } from '../../kit/define.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 
 export interface TrackedBudget extends RateBudgetState {
   /** When this was last read from a response. */

@@ -6,8 +6,8 @@
 // worst-case amounts held by lookups under way and charges not yet written. Several instances
 // sharing one database each see the others' charges once they are written.
 import type { FastifyBaseLogger } from 'fastify'
-import { PatchbayError } from '../kit/errors.ts'
-import type { CreditBudgetRow, CreditBudgets, CreditLedger } from '../store/credits.ts'
+import { PatchbayError } from '../../kit/errors.ts'
+import type { CreditBudgetRow, CreditBudgets, CreditLedger } from '../../store/credits.ts'
 import type { Caller } from './caller.ts'
 
 export type BudgetPeriod = CreditBudgetRow['period']

@@ -2,16 +2,16 @@
 // ones the step takes in its input), run the step's `run` with ctx.http, slim the output through
 // its schema, and record the run off the hot path.
 import type { FastifyBaseLogger } from 'fastify'
-import type { Credentials, StepContext } from '../kit/define.ts'
-import { PatchbayError, validationError } from '../kit/errors.ts'
-import { newId, nowIso } from '../store/ids.ts'
-import type { StepRuns } from '../store/step-runs.ts'
-import type { Caller } from './caller.ts'
-import type { ConnectionService } from './connection-service.ts'
-import type { RegisteredStep, Registry } from './registry.ts'
+import type { Credentials, StepContext } from '../../kit/define.ts'
+import { PatchbayError, validationError } from '../../kit/errors.ts'
+import { newId, nowIso } from '../../store/ids.ts'
+import type { StepRuns } from '../../store/step-runs.ts'
+import type { Caller } from '../access/caller.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
+import type { RegisteredStep, Registry } from '../registry.ts'
+import type { UpstreamClients } from '../upstream/upstream-clients.ts'
+import type { UpstreamPages } from '../upstream/upstream-pages.ts'
 import type { StepServices } from './step-services.ts'
-import type { UpstreamClients } from './upstream-clients.ts'
-import type { UpstreamPages } from './upstream-pages.ts'
 
 export interface StepRunResult {
   output: unknown
@@ -19,7 +19,7 @@ export interface StepRunResult {
 }
 
 /**
- * Checks an agent's scope before anything is sent upstream (engine/scope-guard.ts). `target` is
+ * Checks an agent's scope before anything is sent upstream (access/scope-guard.ts). `target` is
  * what the step is about to run with: its connection (null for credentials given in the input)
  * and the credentials, for read-only lookups that place a resource on its board.
  */
@@ -35,9 +35,9 @@ export interface ScopeGuard {
 }
 
 export class StepRunner {
-  scopeGuard: ScopeGuard | null = null
-  /** Reads page addresses in scoped input fields into identifiers (engine/upstream-pages.ts). */
-  pages: UpstreamPages | null = null
+  #scopeGuard: ScopeGuard
+  /** Reads page addresses in scoped input fields into identifiers (upstream/upstream-pages.ts). */
+  #pages: UpstreamPages
   #registry: Registry
   #connections: ConnectionService
   #clients: UpstreamClients
@@ -51,10 +51,15 @@ export class StepRunner {
     clients: UpstreamClients
     runs: StepRuns
     log: FastifyBaseLogger
+    /** The agent scope check every agent's step passes (access/scope-guard.ts). */
+    scopeGuard: ScopeGuard
+    pages: UpstreamPages
     /** Cache, batching, credits and per-connection rate limits lent to each run. */
     services?: StepServices
   }) {
     this.#services = deps.services
+    this.#scopeGuard = deps.scopeGuard
+    this.#pages = deps.pages
     this.#registry = deps.registry
     this.#connections = deps.connections
     this.#clients = deps.clients
@@ -77,11 +82,11 @@ export class StepRunner {
     let raw: unknown = req.input ?? {}
     // A board's or card's page address given for its identifier is read into the identifier first,
     // through a connection that has passed every check (the agent may use it) before that read.
-    if (this.pages?.holdsPageAddress(connector, step.scoped, raw)) {
+    if (this.#pages.holdsPageAddress(connector, step.scoped, raw)) {
       const loaded = await this.#usableConnection(caller, registered, req.connectionId)
-      await this.scopeGuard?.checkConnection(caller, loaded.row.id)
+      await this.#scopeGuard.checkConnection(caller, loaded.row.id)
       try {
-        raw = await this.pages.resolve(connector, step.scoped ?? [], raw, loaded.credentials, 'input')
+        raw = await this.#pages.resolve(connector, step.scoped ?? [], raw, loaded.credentials, 'input')
       } catch (err) {
         // An agent learns nothing about what lies outside its scope: not whether the page exists.
         if (caller.kind === 'agent' && err instanceof PatchbayError && err.code === 'PAGE_ADDRESS_UNRESOLVED')
@@ -114,12 +119,11 @@ export class StepRunner {
     }
 
     // A scoped agent's scope also goes to the step, for steps that reach across resources (searches).
-    const scope = this.scopeGuard
-      ? ((await this.scopeGuard.checkStep(caller, registered, input, {
-          connectionId: connection.id,
-          credentials,
-        })) ?? undefined)
-      : undefined
+    const scope =
+      (await this.#scopeGuard.checkStep(caller, registered, input, {
+        connectionId: connection.id,
+        credentials,
+      })) ?? undefined
 
     const connectionId = connection.id
     const runId = newId('run')

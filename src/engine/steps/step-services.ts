@@ -2,17 +2,17 @@
 // credit metering (the ledger reads each response's charge through the connector's `metering`)
 // and budgets, and the connection's own rate limit. Connectors only declare; this file runs it.
 
-import { type BatchCaller, Batcher } from '../kit/batcher.ts'
-import type { ConnectorDefinition, Credentials, StepContext, StepCredits } from '../kit/define.ts'
-import { PatchbayError } from '../kit/errors.ts'
-import type { Budget } from '../kit/pacer.ts'
-import { ResultCache } from '../kit/result-cache.ts'
-import type { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
-import type { Caller } from './caller.ts'
-import type { ConnectionService } from './connection-service.ts'
-import type { CreditService } from './credits.ts'
-import type { Registry } from './registry.ts'
-import type { UpstreamClients } from './upstream-clients.ts'
+import { type BatchCaller, Batcher } from '../../kit/batcher.ts'
+import type { ConnectorDefinition, Credentials, StepContext, StepCredits } from '../../kit/define.ts'
+import { PatchbayError } from '../../kit/errors.ts'
+import type { Budget } from '../../kit/pacer.ts'
+import { ResultCache } from '../../kit/result-cache.ts'
+import type { ConnectionRateLimits } from '../../store/connection-rate-limits.ts'
+import type { Caller } from '../access/caller.ts'
+import type { CreditService } from '../access/credits.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
+import type { Registry } from '../registry.ts'
+import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 
 /** Per-connector overrides of a connector's `lookups` defaults (from the configuration). */
 export interface LookupTuning {

@@ -11,15 +11,15 @@ import type {
   ScopedField,
   ScopedKind,
   StepDefinition,
-} from '../kit/define.ts'
-import { PatchbayError } from '../kit/errors.ts'
-import type { Http } from '../kit/http.ts'
-import { ResultCache } from '../kit/result-cache.ts'
-import type { AgentService } from './agent-service.ts'
+} from '../../kit/define.ts'
+import { PatchbayError } from '../../kit/errors.ts'
+import type { Http } from '../../kit/http.ts'
+import { ResultCache } from '../../kit/result-cache.ts'
+import type { AgentService } from '../agents/agent-service.ts'
+import type { RegisteredStep, Registry } from '../registry.ts'
+import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 import type { Caller } from './caller.ts'
 import type { PlacementChanges } from './placement-changes.ts'
-import type { RegisteredStep, Registry } from './registry.ts'
-import type { UpstreamClients } from './upstream-clients.ts'
 
 export interface ScopeRef {
   kind: ScopedKind

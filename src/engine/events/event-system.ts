@@ -3,25 +3,26 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Dispatcher } from 'undici'
-import type { Causations } from '../store/causations.ts'
-import type { Database } from '../store/schema.ts'
-import { Subscriptions } from '../store/subscriptions.ts'
-import { Triggers } from '../store/triggers.ts'
-import type { Vault } from '../store/vault.ts'
-import type { ConnectionService } from './connection-service.ts'
-import { Deliverer } from './events/deliverer.ts'
-import { Ingress } from './events/ingress.ts'
-import { LoopGuard } from './events/loop-guard.ts'
-import { Pipeline } from './events/pipeline.ts'
-import { StreamHub } from './events/stream-hub.ts'
-import { InProcessJobQueue } from './job-queue.ts'
-import type { PlacementChanges } from './placement-changes.ts'
-import type { Registry } from './registry.ts'
-import { diagnoseTrigger } from './triggers/diagnose.ts'
-import type { AgentDirectory, ToolRunner } from './triggers/directories.ts'
-import { Poller } from './triggers/poller.ts'
-import { TriggerService } from './triggers/trigger-service.ts'
-import type { UpstreamClients } from './upstream-clients.ts'
+import type { Causations } from '../../store/causations.ts'
+import type { Database } from '../../store/schema.ts'
+import { Subscriptions } from '../../store/subscriptions.ts'
+import { Triggers } from '../../store/triggers.ts'
+import type { Vault } from '../../store/vault.ts'
+import type { PlacementChanges } from '../access/placement-changes.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
+import { InProcessJobQueue } from '../jobs/job-queue.ts'
+import type { Registry } from '../registry.ts'
+import { diagnoseTrigger } from '../triggers/diagnose.ts'
+import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
+import { Poller } from '../triggers/poller.ts'
+import { TriggerService } from '../triggers/trigger-service.ts'
+import type { UpstreamClients } from '../upstream/upstream-clients.ts'
+import type { UpstreamPages } from '../upstream/upstream-pages.ts'
+import { Deliverer } from './deliverer.ts'
+import { Ingress } from './ingress.ts'
+import { LoopGuard } from './loop-guard.ts'
+import { Pipeline } from './pipeline.ts'
+import { StreamHub } from './stream-hub.ts'
 
 export interface EventOptions {
   /** Waits between push attempts; the last one dead-letters. */
@@ -58,14 +59,16 @@ export class EventSystem {
     vault: Vault
     log: FastifyBaseLogger
     dispatcher: Dispatcher
+    agents: AgentDirectory
+    /** Tool runs, also for the loop guard (what they are running and what they changed). */
+    tools: ToolRunner
+    pages: UpstreamPages
     /** Where stored events' cards and lists are announced (the scope guard forgets their places). */
     placements: PlacementChanges
-    /** Tool runs, for the loop guard (what they are running and what they changed). */
-    tools: ToolRunner
     causations: Causations
     options?: EventOptions
   }) {
-    const { db, registry, connections, clients, log } = deps
+    const { db, registry, connections, clients, log, agents, tools } = deps
     this.#deps = deps
     this.#log = log
     this.jobs.onError = (name, err) => log.error({ err, job: name }, 'background job failed')
@@ -77,6 +80,9 @@ export class EventSystem {
       connections,
       clients,
       vault: deps.vault,
+      agents,
+      tools,
+      pages: deps.pages,
       log,
     })
     if (deps.options?.minPollIntervalMs !== undefined)
@@ -86,6 +92,8 @@ export class EventSystem {
       jobs: this.jobs,
       hub: this.hub,
       dispatcher: deps.dispatcher,
+      agents,
+      tools,
       log,
       retryScheduleMs: deps.options?.retryScheduleMs,
       timeoutMs: deps.options?.deliveryTimeoutMs,
@@ -101,6 +109,7 @@ export class EventSystem {
       registry,
       triggers: this.triggers,
       deliverer: this.deliverer,
+      agents,
       log,
       placements: deps.placements,
     })
@@ -109,8 +118,15 @@ export class EventSystem {
       const { retryLater } = await this.pipeline.drain()
       if (retryLater) this.jobs.send('inbox', {}, { singletonKey: 'inbox-retry', delayMs: 5_000 })
     })
-    this.ingress = new Ingress({ db, registry, triggers: this.triggers, connections, jobs: this.jobs, log })
-    this.ingress.pipeline = this.pipeline
+    this.ingress = new Ingress({
+      db,
+      registry,
+      triggers: this.triggers,
+      connections,
+      jobs: this.jobs,
+      pipeline: this.pipeline,
+      log,
+    })
     this.poller = new Poller({
       db,
       triggers: triggerRows,
@@ -118,19 +134,11 @@ export class EventSystem {
       connections,
       deliverer: this.deliverer,
       jobs: this.jobs,
+      agents,
       log,
       placements: deps.placements,
     })
     this.triggers.onPolledTrigger = (row) => this.poller.schedule(row)
-  }
-
-  wire(agents: AgentDirectory, tools: ToolRunner): void {
-    this.triggers.agents = agents
-    this.triggers.tools = tools
-    this.deliverer.agents = agents
-    this.deliverer.tools = tools
-    this.pipeline.agents = agents
-    this.poller.agents = agents
   }
 
   /** Once the server listens: recover what a crash left, then keep webhooks in step upstream. */

@@ -2,11 +2,11 @@
 // configuration, the shared keep-alive pool, the retry policy and, for ready-made steps, pacing.
 import { createHash } from 'node:crypto'
 import type { Dispatcher } from 'undici'
-import type { ConnectorDefinition, Credentials } from '../kit/define.ts'
-import { PatchbayError } from '../kit/errors.ts'
-import { UpstreamClient } from '../kit/http.ts'
-import type { Budget, Pacer } from '../kit/pacer.ts'
-import type { RetryPolicy } from '../kit/retry-policy.ts'
+import type { ConnectorDefinition, Credentials } from '../../kit/define.ts'
+import { PatchbayError } from '../../kit/errors.ts'
+import { UpstreamClient } from '../../kit/http.ts'
+import type { Budget, Pacer } from '../../kit/pacer.ts'
+import type { RetryPolicy } from '../../kit/retry-policy.ts'
 import type { RateBudgets } from './rate-budgets.ts'
 
 export interface UpstreamClientFactoryOptions {

@@ -2,9 +2,9 @@
 // where a user fetches a token (POST /v1/connectors/:id/token-url), and page addresses users give
 // instead of identifiers (a board's or card's web address), read into identifiers before a step's
 // input or a trigger's config is validated (ConnectorDefinition.pageAddresses).
-import type { ConnectorDefinition, Credentials, ScopedField } from '../kit/define.ts'
-import { PatchbayError, validationError } from '../kit/errors.ts'
-import type { Registry } from './registry.ts'
+import type { ConnectorDefinition, Credentials, ScopedField } from '../../kit/define.ts'
+import { PatchbayError, validationError } from '../../kit/errors.ts'
+import type { Registry } from '../registry.ts'
 import type { UpstreamClients } from './upstream-clients.ts'
 
 const ADDRESS = /^https?:\/\//i

@@ -5,14 +5,14 @@
 // its connector, expiry and single use; the connector turns the answer into credentials; the
 // account is identified and the connection stored — or, for a reconnect, refreshed in place.
 import { randomBytes } from 'node:crypto'
-import type { AuthMethod, ConnectorDefinition, OAuthContext } from '../kit/define.ts'
-import { neverReachable } from '../kit/egress.ts'
-import { PatchbayError } from '../kit/errors.ts'
-import type { Vault } from '../store/vault.ts'
-import type { Caller } from './caller.ts'
+import type { AuthMethod, ConnectorDefinition, OAuthContext } from '../../kit/define.ts'
+import { neverReachable } from '../../kit/egress.ts'
+import { PatchbayError } from '../../kit/errors.ts'
+import type { Vault } from '../../store/vault.ts'
+import type { Caller } from '../access/caller.ts'
+import type { Registry } from '../registry.ts'
+import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 import type { ConnectionService, ConnectionView } from './connection-service.ts'
-import type { Registry } from './registry.ts'
-import type { UpstreamClients } from './upstream-clients.ts'
 
 export type OAuthMode = 'redirect' | 'popup'
 
