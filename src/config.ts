@@ -43,6 +43,8 @@ export interface Config {
   minPollIntervalMs: number
   /** Causation depth at which a tool run is refused (the loop guard). */
   loopDepthLimit: number
+  /** How often upstream webhooks are reconciled (one instance at a time). */
+  reconcileIntervalMs: number
   /** Patchbay's OAuth app per connector, for sign-in flows (PATCHBAY_<ID>_CLIENT_ID / _CLIENT_SECRET). */
   oauthApps: Record<string, { clientId: string; clientSecret: string }>
   /** Upstream web addresses (authorize pages) where they differ from the API address (PATCHBAY_<ID>_WEB_URL). */
@@ -336,6 +338,12 @@ export const settings: Record<string, Setting> = {
     'a whole number, e.g. 3',
     wholeNumber(1, 1000),
   ),
+  PATCHBAY_RECONCILE_INTERVAL_MS: setting(
+    '`900000`',
+    'how often upstream webhooks are checked against the stored ones, by one instance at a time: missing ones registered again, a connection the upstream refuses marked lapsed',
+    MS,
+    wholeNumber(1, Number.MAX_SAFE_INTEGER),
+  ),
   PATCHBAY_EGRESS_ALLOW: setting(
     "— (`npm start`: its embedded sandboxes' `host:port`)",
     'non-public hosts Patchbay may send to: comma-separated host names (`*.corp.example`), `host:port`, IPs or CIDR ranges (`10.0.0.0/8`). Link-local and metadata addresses are never allowed. See [Security](#security)',
@@ -460,6 +468,7 @@ export function loadConfig(
     deliveryScanMs: v.PATCHBAY_DELIVERY_SCAN_MS ?? 1_000,
     minPollIntervalMs: v.PATCHBAY_MIN_POLL_INTERVAL_MS ?? 10_000,
     loopDepthLimit: v.PATCHBAY_LOOP_DEPTH_LIMIT ?? 3,
+    reconcileIntervalMs: v.PATCHBAY_RECONCILE_INTERVAL_MS ?? 900_000,
     oauthApps,
     webUrls,
     egressAllow: v.PATCHBAY_EGRESS_ALLOW ?? [],

@@ -80,13 +80,20 @@ function boxed(lines: string[]): string[] {
   ]
 }
 
+/** However a stop goes, the process is gone this long after the signal. */
+const STOP_LIMIT_MS = 15_000
 let stopping = false
 const stop = async () => {
   if (stopping) return
   stopping = true
-  await service.close()
-  await sandboxes?.close()
-  process.exit(0)
+  // Streams end, requests and claimed work under way get up to 10 s (engine), then the process exits.
+  setTimeout(() => process.exit(1), STOP_LIMIT_MS).unref()
+  try {
+    await service.close()
+    await sandboxes?.close()
+  } finally {
+    process.exit(0)
+  }
 }
 process.on('SIGINT', stop)
 process.on('SIGTERM', stop)

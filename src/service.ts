@@ -5,7 +5,9 @@ import pg from 'pg'
 import { pino } from 'pino'
 import PinoPretty from 'pino-pretty'
 import { type Config, maskUrlPassword, StartupError } from './config.ts'
+import { PostgresChangeTransport, RedisChangeTransport } from './engine/changes/transports.ts'
 import { Engine } from './engine/engine.ts'
+import { PgBossSweeps } from './engine/jobs/sweeps.ts'
 import type { Clock } from './kit/clock.ts'
 import { EgressGuard, type Resolve } from './kit/egress.ts'
 import type { Pacer } from './kit/pacer.ts'
@@ -114,7 +116,31 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       ? pino({ level: 'silent' })
       : pino(loggerOptions(config.logLevel) as object, opts.logDestination ?? logStream(config.logFormat))
   const redis = config.redisUrl ? await connectRedis(config, log).catch(closeStore(store)) : null
+  // Several instances share one PostgreSQL: changes travel between them (Redis pub/sub when
+  // configured, else LISTEN/NOTIFY), and one of them at a time looks for due work (pg-boss).
+  const pg = store.postgres
+  const name = pg?.schema ?? 'public'
+  const changes = redis
+    ? new RedisChangeTransport({ redis, channel: `${config.redisPrefix}changes:${name}` })
+    : pg
+      ? new PostgresChangeTransport({
+          url: pg.url,
+          pool: pg.pool,
+          channel: `patchbay_changes_${name}`,
+          onError: (err) => log.warn({ err }, 'the change listener lost its connection'),
+        })
+      : null
+  const sweeps = pg
+    ? new PgBossSweeps({
+        connectionString: pg.url,
+        schema: pg.schema ? `${pg.schema}_jobs` : 'patchbay_jobs',
+        everyMs: config.deliveryScanMs,
+        onError: (err) => log.error({ err }, 'the job queue failed'),
+      })
+    : undefined
   const engine = new Engine({
+    changes,
+    sweeps,
     egress: new EgressGuard({
       allow: [...config.egressAllow, ...(opts.egressAllow ?? [])],
       resolve: opts.egressResolve,
@@ -132,14 +158,15 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     events: {
       retryScheduleMs: config.deliveryRetryScheduleMs,
       deliveryTimeoutMs: config.deliveryTimeoutMs,
-      scanIntervalMs: config.deliveryScanMs,
+      sweepIntervalMs: config.deliveryScanMs,
       minPollIntervalMs: config.minPollIntervalMs,
       loopDepthLimit: config.loopDepthLimit,
+      reconcileIntervalMs: config.reconcileIntervalMs,
     },
     pacing: config.pacing,
     oauth: { apps: { ...opts.oauthApps, ...config.oauthApps }, webUrls: config.webUrls },
   })
-  const boot = await bootstrapWorkspace(engine.apiKeys, config.adminKey)
+  await engine.changes.start()
   const app = await buildApp(engine, {
     loggerInstance: log,
     redis,
@@ -147,6 +174,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     baseUrls: opts.baseUrls,
   })
   await app.listen({ port: config.port, host: config.host })
+  // Only once the server listens: a start that fails before has created nothing, so a generated
+  // admin key is never lost with it.
+  const boot = await bootstrapWorkspace(store, config.adminKey)
   const addr = app.server.address()
   const port = typeof addr === 'object' && addr ? addr.port : config.port
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
@@ -158,6 +188,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     workspaceId: boot.workspaceId,
     generatedAdminKey: boot.generatedAdminKey,
     close: async () => {
+      // Streams end first (an open stream would hold the server), then requests under way finish,
+      // then claimed work finishes or is left to its lease.
+      engine.events.streams.closeAll()
       await app.close()
       await engine.close()
       await redis?.quit()

@@ -14,6 +14,7 @@ import { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
 import { Connections } from '../store/connections.ts'
 import { CreditBudgets, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
+import { OAuthFlowRows } from '../store/oauth-flows.ts'
 import { StepRuns } from '../store/step-runs.ts'
 import { ToolRuns } from '../store/tool-runs.ts'
 import { Tools } from '../store/tools.ts'
@@ -23,9 +24,11 @@ import { KeyRevocations } from './access/key-revocations.ts'
 import { PlacementChanges } from './access/placement-changes.ts'
 import { ScopeGuard, type ScopeGuardOptions } from './access/scope-guard.ts'
 import { AgentService } from './agents/agent-service.ts'
+import { Changes, type ChangeTransport } from './changes/changes.ts'
 import { ConnectionService } from './connections/connection-service.ts'
 import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
 import { type EventOptions, EventSystem } from './events/event-system.ts'
+import { type Sweeps, TimerSweeps } from './jobs/sweeps.ts'
 import { Registry } from './registry.ts'
 import { StepRunner } from './steps/step-runner.ts'
 import { type LookupTuning, StepServices } from './steps/step-services.ts'
@@ -53,6 +56,10 @@ export interface EngineOptions {
   scope?: ScopeGuardOptions
   events?: EventOptions
   /** Sign-in flows: each connector's OAuth app and web address (when not its API address). */
+  /** Who looks for due work; by default a timer in this process (one instance on SQLite). */
+  sweeps?: Sweeps
+  /** How changes reach the other instances (PostgreSQL LISTEN/NOTIFY or Redis); none on SQLite. */
+  changes?: ChangeTransport | null
   oauth?: { apps?: Record<string, OAuthApp | undefined>; webUrls?: Record<string, string | undefined> }
   /** Time for the parts that wait (pacing, rate budgets); tests drive it by hand. */
   clock?: Clock
@@ -75,8 +82,10 @@ export class Engine {
   readonly scope: ScopeGuard
   /** Agents' tools and their runs. */
   readonly tools: ToolService
+  /** Changes every instance hears about at once (caches dropped, streams woken). */
+  readonly changes: Changes
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
-  readonly keyRevocations = new KeyRevocations()
+  readonly keyRevocations: KeyRevocations
   /** Cards and lists stored events name: the scope guard forgets where they were placed. */
   readonly placements = new PlacementChanges()
   readonly events: EventSystem
@@ -94,6 +103,11 @@ export class Engine {
     this.store = opts.store
     this.log = opts.log
     this.registry = opts.registry ?? new Registry()
+    this.changes = new Changes({
+      transport: opts.changes,
+      onError: (err) => opts.log.warn({ err }, 'sharing a change with the other instances failed'),
+    })
+    this.keyRevocations = new KeyRevocations(this.changes)
     this.apiKeys = new ApiKeys(opts.store.db)
     this.stepRuns = new StepRuns(opts.store.db)
     this.egress = opts.egress ?? new EgressGuard()
@@ -119,6 +133,7 @@ export class Engine {
       vault: opts.vault,
       registry: this.registry,
       clients: this.clients,
+      changes: this.changes,
       egress: this.egress,
     })
     this.credits = new CreditService({
@@ -140,6 +155,7 @@ export class Engine {
       vault: opts.vault,
       connections: this.connections,
       revocations: this.keyRevocations,
+      changes: this.changes,
       egress: this.egress,
     })
     this.scope = new ScopeGuard({
@@ -181,6 +197,14 @@ export class Engine {
       agents: this.agents,
       tools: this.tools,
       pages: this.pages,
+      changes: this.changes,
+      sweeps:
+        opts.sweeps ??
+        new TimerSweeps({
+          everyMs: opts.events?.sweepIntervalMs ?? 1000,
+          onError: (err) => opts.log.error({ err }, 'looking for due work failed'),
+        }),
+      clock,
       placements: this.placements,
       causations,
       options: opts.events,
@@ -190,6 +214,7 @@ export class Engine {
       connections: this.connections,
       clients: this.clients,
       vault: opts.vault,
+      flows: new OAuthFlowRows(opts.store.db),
       apps: opts.oauth?.apps,
       webUrls: opts.oauth?.webUrls,
       publicUrl: () => this.events.triggers.publicUrl,
@@ -202,6 +227,7 @@ export class Engine {
 
   async close(): Promise<void> {
     await this.events.stop()
+    await this.changes.close()
     await this.#dispatcher.close()
     await this.store.close()
   }

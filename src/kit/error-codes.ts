@@ -3,8 +3,9 @@
 //
 // The rule: a new code is added HERE, and nowhere else. `new PatchbayError(code, …)` only accepts
 // the codes below (a free string does not compile), the OpenAPI document's error enum is this
-// list, and the README's table of codes is generated from it (`npm run docs:errors`; a test fails
-// when the README is out of date).
+// list, and the README's table of codes is generated from it. After adding or changing a code run
+// `npm run docs:errors && npm run api:types` (the README table and the dashboard's API types; tests
+// fail while either is out of date).
 
 export interface ErrorCodeDefinition {
   /** The HTTP status the code is served with. */

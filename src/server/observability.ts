@@ -60,7 +60,7 @@ export function installProbes(app: FastifyInstance, engine: Engine, redis: Redis
     const checks: Record<string, string> = {}
     try {
       await sql`select 1`.execute(engine.store.db)
-      const { pending } = await migrationStatus(engine.store.db, engine.store.schema)
+      const { pending } = await migrationStatus(engine.store.db)
       checks.database = 'ok'
       checks.migrations = pending.length === 0 ? 'ok' : `pending: ${pending.join(', ')}`
     } catch (err) {

@@ -33,6 +33,10 @@ export class Connections {
       .executeTakeFirst()
   }
 
+  async getById(id: string) {
+    return this.#db.selectFrom('connections').selectAll().where('id', '=', id).executeTakeFirst()
+  }
+
   async list(workspaceId: string, filter: { connector?: string } = {}) {
     let q = this.#db.selectFrom('connections').selectAll().where('workspace_id', '=', workspaceId)
     if (filter.connector) q = q.where('connector', '=', filter.connector)

@@ -11,8 +11,8 @@ import type { Database } from './schema.ts'
 export interface Store {
   db: Kysely<Database>
   kind: 'sqlite' | 'postgres'
-  /** The PostgreSQL schema the store lives in, when not the default. */
-  schema?: string
+  /** On PostgreSQL: the server, the pool and the schema, for what needs its own connection (LISTEN) or pg-boss. */
+  postgres: { url: string; pool: pg.Pool; schema: string | null } | null
   close(): Promise<void>
 }
 
@@ -23,9 +23,13 @@ export interface StoreOptions {
   pgSchema?: string
 }
 
+/** Any fixed number of ours: the lock instances take turns on while migrating. */
+const MIGRATION_LOCK = 7_254_000
+
 export async function openStore(opts: StoreOptions): Promise<Store> {
   let db: Kysely<Database>
   let kind: Store['kind']
+  let postgres: Store['postgres'] = null
   if (opts.databaseUrl) {
     kind = 'postgres'
     const pool = new pg.Pool({
@@ -33,21 +37,26 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       max: 10,
       options: opts.pgSchema ? `-c search_path=${opts.pgSchema}` : undefined,
     })
-    if (opts.pgSchema) {
-      const client = await pool.connect()
-      try {
-        await client.query(`CREATE SCHEMA IF NOT EXISTS "${opts.pgSchema.replace(/"/g, '')}"`)
-      } finally {
-        client.release()
-      }
-    }
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+    postgres = { url: opts.databaseUrl, pool, schema: opts.pgSchema ?? null }
+    // Instances started together take turns creating the schema and migrating it (a session lock
+    // held on a connection of its own while the migrations run on others).
+    const lock = await pool.connect()
+    try {
+      await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
+      if (opts.pgSchema) await lock.query(`CREATE SCHEMA IF NOT EXISTS "${opts.pgSchema.replace(/"/g, '')}"`)
+      await migrate(db, opts.pgSchema)
+    } finally {
+      await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {})
+      lock.release()
+    }
+    return { db, kind, postgres, close: () => db.destroy() }
   } else {
     kind = 'sqlite'
     const dir = opts.dataDir ?? './data'
     fs.mkdirSync(dir, { recursive: true })
     db = new Kysely<Database>({ dialect: nodeSqliteDialect(openSqlite(path.join(dir, 'patchbay.db'))) })
   }
-  await migrate(db, opts.databaseUrl ? opts.pgSchema : undefined)
-  return { db, kind, schema: opts.databaseUrl ? opts.pgSchema : undefined, close: () => db.destroy() }
+  await migrate(db)
+  return { db, kind, postgres, close: () => db.destroy() }
 }

@@ -1,6 +1,6 @@
 // The event pipeline's durable tables: inbox → events → deliveries (+ their attempts). Each
 // method takes the database or a transaction, so the pipeline can do a batch in one commit.
-import type { Kysely } from 'kysely'
+import { type Kysely, PostgresAdapter, sql } from 'kysely'
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, EventsTable, InboxTable } from './schema.ts'
 
 type Db = Kysely<Database>
@@ -10,6 +10,9 @@ export type EventRow = Omit<EventsTable, 'seq'> & { seq: number }
 export type DeliveryRow = Omit<DeliveriesTable, 'seq'> & { seq: number }
 export type NewEvent = Omit<EventsTable, 'seq'>
 export type NewDelivery = Omit<DeliveriesTable, 'seq'>
+
+/** The advisory lock that orders delivery commits on PostgreSQL (any fixed number of ours). */
+const DELIVERY_ORDER_LOCK = 7_254_001
 
 export const inbox = {
   /** Stores raw deliveries; a delivery id already stored for the subscription is ignored. */
@@ -106,9 +109,16 @@ export const events = {
 }
 
 export const deliveries = {
-  /** Inserts deliveries; a repeat (same event and trigger) is ignored. Returns the new ones' ids. */
+  /**
+   * Inserts deliveries; a repeat (same event and trigger) is ignored. Returns the new ones' ids.
+   * Called in a transaction: on PostgreSQL a transaction lock makes transactions that store
+   * deliveries commit one after another, so seqs become visible in order and a stream reading
+   * "after seq N" never misses a lower seq committed later (SQLite has one writer anyway).
+   */
   async insertMany(db: Db, rows: NewDelivery[]): Promise<string[]> {
     if (rows.length === 0) return []
+    if (db.getExecutor().adapter instanceof PostgresAdapter)
+      await sql`SELECT pg_advisory_xact_lock(${DELIVERY_ORDER_LOCK})`.execute(db)
     const inserted = await db
       .insertInto('deliveries')
       .values(rows)
@@ -140,6 +150,56 @@ export const deliveries = {
       .limit(limit)
       .execute()) as DeliveryRow[]
   },
+  /**
+   * Claims deliveries that are pending and due: each claimed one takes its next attempt number
+   * and a lease (also its next attempt time, so another instance takes it over when the holder
+   * dies). A tool delivery is claimed only once per attempt (`once`): an expired claim of one is
+   * never taken over (its run may have acted upstream). Returns what was claimed.
+   */
+  async claim(
+    db: Db,
+    ids: string[],
+    at: { now: string; leaseUntil: string; once?: boolean },
+  ): Promise<Array<{ id: string; attempts: number }>> {
+    if (ids.length === 0) return []
+    let q = db
+      .updateTable('deliveries')
+      .set((eb) => ({
+        attempts: eb('attempts', '+', 1),
+        claimed_until: at.leaseUntil,
+        next_attempt_at: at.leaseUntil,
+      }))
+      .where('id', 'in', ids)
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', at.now)
+    if (at.once) q = q.where('claimed_until', 'is', null)
+    return (await q.returning(['id', 'attempts']).execute()).map((r) => ({
+      id: r.id,
+      attempts: Number(r.attempts),
+    }))
+  },
+  /**
+   * Writes the outcome of a claimed attempt, only while the claim is still this attempt's (a
+   * holder whose lease was taken over writes nothing). Returns whether it was written.
+   */
+  async settle(
+    db: Db,
+    ids: string[],
+    attempt: number,
+    values: Partial<Omit<DeliveriesTable, 'seq' | 'id' | 'attempts' | 'claimed_until'>>,
+  ): Promise<string[]> {
+    if (ids.length === 0) return []
+    const rows = await db
+      .updateTable('deliveries')
+      .set({ ...values, claimed_until: null })
+      .where('id', 'in', ids)
+      .where('attempts', '=', attempt)
+      .where('status', '=', 'pending')
+      .where('claimed_until', 'is not', null)
+      .returning('id')
+      .execute()
+    return rows.map((r) => r.id)
+  },
   async update(db: Db, id: string, values: Partial<Omit<DeliveriesTable, 'seq' | 'id'>>) {
     await db.updateTable('deliveries').set(values).where('id', '=', id).execute()
   },
@@ -170,7 +230,12 @@ export const deliveries = {
       .execute()) as DeliveryRow[]
   },
   async addAttempts(db: Db, rows: DeliveryAttemptsTable[]) {
-    if (rows.length) await db.insertInto('delivery_attempts').values(rows).execute()
+    if (rows.length)
+      await db
+        .insertInto('delivery_attempts')
+        .values(rows)
+        .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing())
+        .execute()
   },
   async attempts(db: Db, deliveryId: string) {
     return db

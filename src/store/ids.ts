@@ -6,3 +6,5 @@ export function newId(prefix: string): string {
 }
 
 export const nowIso = () => new Date().toISOString()
+
+export const isoAt = (ms: number) => new Date(ms).toISOString()

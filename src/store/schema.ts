@@ -94,7 +94,8 @@ export interface SubscriptionsTable {
   upstream_hook_id: string | null
   /** Vault ciphertext of the secret given to the upstream at registration. */
   secret: string
-  status: 'active' | 'error'
+  /** `missing`: the upstream removed it with the credentials that made it (connection lapsed). */
+  status: 'active' | 'error' | 'missing'
   last_error: string | null
   created_at: string
   updated_at: string
@@ -131,6 +132,13 @@ export interface InboxTable {
   received_at: string
   /** Times processing it failed (migration 0006); set aside as `failed` after a few. */
   attempts: Generated<number>
+}
+
+/** A named lease: periodic work one instance at a time does (migration 0007). */
+export interface LeasesTable {
+  name: string
+  holder: string
+  expires_at: string
 }
 
 /** A change a tool run's step made upstream, with its causation depth (migration 0006). */
@@ -178,6 +186,8 @@ export interface DeliveriesTable {
   tool_run_id: string | null
   created_at: string
   delivered_at: string | null
+  /** While an instance holds this delivery (its lease); null when nobody does. */
+  claimed_until: string | null
 }
 
 export interface DeliveryAttemptsTable {
@@ -253,7 +263,26 @@ export interface Database {
   triggers: TriggersTable
   inbox: InboxTable
   causations: CausationsTable
+  leases: LeasesTable
   events: EventsTable
   deliveries: DeliveriesTable
   delivery_attempts: DeliveryAttemptsTable
+  oauth_flows: OAuthFlowsTable
+  credit_holds: CreditHoldsTable
+}
+
+export interface OAuthFlowsTable {
+  state: string
+  connector: string
+  /** Sealed JSON: what the callback needs (request-token secret, verifier, return address …). */
+  data: string
+  expires_at: string
+}
+
+export interface CreditHoldsTable {
+  id: string
+  workspace_id: string
+  agent_id: string
+  amount: number
+  expires_at: string
 }

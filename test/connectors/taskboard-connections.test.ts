@@ -8,38 +8,11 @@ import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/task
 import { OAUTH_STATE_TTL_MS } from '../../src/engine/connections/oauth-flows.ts'
 import { eventually } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import { control } from '../helpers/taskboard.ts'
+import { approve, control } from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
 let t: TestService
 let oauthConnection: string
-
-const decode = (s: string) =>
-  s.replace(
-    /&(amp|quot|lt|gt|#39);/g,
-    (_m, e) => ({ amp: '&', quot: '"', lt: '<', gt: '>', '#39': "'" })[e as 'amp'],
-  )
-
-/**
- * What a browser does on the task-board's login-and-approve page: load it, fill in the form and
- * press Allow or Deny. Answers the form's response without following its redirect.
- */
-async function approve(pageUrl: string, as: { username: string; password: string }, button = 'Allow') {
-  const page = await fetch(pageUrl)
-  assert.equal(page.status, 200, `the approve page answers (${pageUrl})`)
-  const html = await page.text()
-  const form = /<form method="POST" action="([^"]+)">([\s\S]*?)<\/form>/.exec(html)
-  assert.ok(form, 'the page has a form')
-  const fields: Array<[string, string]> = [
-    ...form[2].matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g),
-  ].map((m) => [decode(m[1]), decode(m[2])])
-  fields.push(['username', as.username], ['password', as.password], ['approve', button])
-  return fetch(new URL(decode(form[1]), pageUrl), {
-    method: 'POST',
-    body: new URLSearchParams(fields),
-    redirect: 'manual',
-  })
-}
 
 const demoLogin = { username: 'demo', password: 'demo' }
 

@@ -1,4 +1,5 @@
 // Sandbox task-board helpers for tests, through the emulator's control API.
+import assert from 'node:assert/strict'
 import type { TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 
 export async function control(
@@ -44,4 +45,31 @@ export async function mintDemoToken(sandbox: TaskboardSandbox, scope = 'read,wri
     expiration: 'never',
   })
   return token.token
+}
+
+const decode = (s: string) =>
+  s.replace(
+    /&(amp|quot|lt|gt|#39);/g,
+    (_m, e) => ({ amp: '&', quot: '"', lt: '<', gt: '>', '#39': "'" })[e as 'amp'],
+  )
+
+/**
+ * What a browser does on the task-board's login-and-approve page: load it, fill in the form and
+ * press Allow or Deny. Answers the form's response without following its redirect.
+ */
+export async function approve(pageUrl: string, as: { username: string; password: string }, button = 'Allow') {
+  const page = await fetch(pageUrl)
+  assert.equal(page.status, 200, `the approve page answers (${pageUrl})`)
+  const html = await page.text()
+  const form = /<form method="POST" action="([^"]+)">([\s\S]*?)<\/form>/.exec(html)
+  assert.ok(form, 'the page has a form')
+  const fields: Array<[string, string]> = [
+    ...form[2].matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g),
+  ].map((m) => [decode(m[1]), decode(m[2])])
+  fields.push(['username', as.username], ['password', as.password], ['approve', button])
+  return fetch(new URL(decode(form[1]), pageUrl), {
+    method: 'POST',
+    body: new URLSearchParams(fields),
+    redirect: 'manual',
+  })
 }

@@ -950,7 +950,15 @@ export interface components {
             config: {
                 [key: string]: unknown;
             };
-            target: unknown;
+            /** @description What an event starts: the agent (its webhook or stream) or one of the agent's tools. */
+            target: {
+                /** @enum {string} */
+                type: "agent" | "tool";
+                /** @description For a tool target: the tool each event runs. */
+                toolId?: string;
+            } & {
+                [key: string]: unknown;
+            };
             /** @description The upstream webhook the trigger listens through (instant triggers). */
             webhook: {
                 id: string;

@@ -9,6 +9,7 @@ import type { ApiKeyRow, ApiKeys } from '../../store/api-keys.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Caller } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
 import {
   type AgentChanges,
@@ -91,6 +92,7 @@ export class AgentService {
   #egress: EgressGuard
   #cache = new Map<string, { view: AgentView; workspaceId: string; at: number }>()
   #deletedListeners = new Set<AgentDeletedListener>()
+  #changes: Changes
 
   constructor(deps: {
     repo: Agents
@@ -98,10 +100,17 @@ export class AgentService {
     vault: Vault
     connections: ConnectionService
     revocations: KeyRevocations
+    changes: Changes
     /** Checks a webhook delivery address when it is saved (deliveries are checked again at connect time). */
     egress: EgressGuard
   }) {
     this.#egress = deps.egress
+    this.#changes = deps.changes
+    // An agent changed or deleted on any instance is read again here.
+    deps.changes.subscribe('agents', (ids) => {
+      if (ids.length === 0) this.#cache.clear()
+      for (const id of ids) this.#cache.delete(id)
+    })
     this.#repo = deps.repo
     this.#keys = deps.keys
     this.#vault = deps.vault
@@ -183,7 +192,7 @@ export class AgentService {
       connection_ids: c.connectionIds && JSON.stringify(c.connectionIds),
       delivery: c.delivery && JSON.stringify(c.delivery),
     })
-    this.#cache.delete(agentId)
+    this.#changes.publish('agents', [agentId])
     return this.get(workspaceId, agentId)
   }
 
@@ -192,7 +201,7 @@ export class AgentService {
     const revoked = await this.#keys.revokeForAgent(workspaceId, agentId)
     this.#revocations.publish(revoked)
     const deleted = await this.#repo.delete(workspaceId, agentId)
-    this.#cache.delete(agentId)
+    this.#changes.publish('agents', [agentId])
     if (!deleted) throw agentNotFound(agentId)
     for (const l of this.#deletedListeners) await l(workspaceId, agentId)
   }

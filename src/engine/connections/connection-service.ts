@@ -8,6 +8,7 @@ import type { UpstreamClient } from '../../kit/http.ts'
 import type { Budget } from '../../kit/pacer.ts'
 import type { ConnectionRow, Connections } from '../../store/connections.ts'
 import type { Vault } from '../../store/vault.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 
@@ -56,6 +57,7 @@ export class ConnectionService {
   #registry: Registry
   #clients: UpstreamClients
   #cache = new Map<string, LoadedConnection>()
+  #changes: Changes
 
   #egress: EgressGuard
   constructor(deps: {
@@ -63,9 +65,16 @@ export class ConnectionService {
     vault: Vault
     registry: Registry
     clients: UpstreamClients
+    changes: Changes
     egress: EgressGuard
   }) {
     this.#egress = deps.egress
+    this.#changes = deps.changes
+    // A connection replaced, lapsed or deleted on any instance is read again here.
+    deps.changes.subscribe('connections', (ids) => {
+      if (ids.length === 0) this.#cache.clear()
+      for (const id of ids) this.#cache.delete(id)
+    })
     this.#repo = deps.repo
     this.#vault = deps.vault
     this.#registry = deps.registry
@@ -133,7 +142,7 @@ export class ConnectionService {
       account_id: identity.accountId,
       auth_method: input.authMethod,
     })
-    this.#cache.delete(id)
+    this.#changes.publish('connections', [id])
     await this.onReplaced(id, previous)
     return connectionView((await this.#repo.get(workspaceId, id))!)
   }
@@ -147,8 +156,9 @@ export class ConnectionService {
   }
 
   async delete(workspaceId: string, id: string): Promise<void> {
-    this.#cache.delete(id)
-    if (!(await this.#repo.delete(workspaceId, id))) throw connectionNotFound(id)
+    const deleted = await this.#repo.delete(workspaceId, id)
+    this.#changes.publish('connections', [id])
+    if (!deleted) throw connectionNotFound(id)
   }
 
   /** The connection with its decrypted credentials, for running a step. */
@@ -181,14 +191,23 @@ export class ConnectionService {
       credentials,
       storedConnection: true,
       onUnauthorized: (message) =>
-        this.markLapsed(connectionId, `${connector.name} refused the credentials: ${message}`),
+        this.markLapsed(connectionId, `${connector.name} refused the credentials: ${message}`, credentials),
     })
   }
 
-  async markLapsed(id: string, reason: string): Promise<void> {
+  /**
+   * Marks the connection lapsed. Given the credentials the upstream refused, only while they are
+   * still the connection's: an instance holding a token replaced since does not lapse the new one.
+   */
+  async markLapsed(id: string, reason: string, refused?: Credentials): Promise<void> {
+    if (refused) {
+      const row = await this.#repo.getById(id)
+      if (!row) return
+      const current = this.#vault.open<Credentials>(row.secret)
+      if (JSON.stringify(current) !== JSON.stringify(refused)) return
+    }
     await this.#repo.setStatus(id, 'lapsed', reason)
-    const cached = this.#cache.get(id)
-    if (cached) cached.row = { ...cached.row, status: 'lapsed', status_reason: reason }
+    this.#changes.publish('connections', [id])
   }
 
   async #requireRow(workspaceId: string, id: string): Promise<ConnectionRow> {

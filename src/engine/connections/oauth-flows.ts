@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto'
 import type { AuthMethod, ConnectorDefinition, OAuthContext } from '../../kit/define.ts'
 import { neverReachable } from '../../kit/egress.ts'
 import { PatchbayError } from '../../kit/errors.ts'
+import type { OAuthFlowRows } from '../../store/oauth-flows.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Caller } from '../access/caller.ts'
 import type { Registry } from '../registry.ts'
@@ -77,16 +78,15 @@ export class OAuthFlows {
   onReconnected: (connectionId: string) => Promise<void> = async () => {}
   /** How long a started sign-in may take (tests shorten it). */
   stateTtlMs = OAUTH_STATE_TTL_MS
-  /** Nonces of states already used, until they would have expired anyway. */
-  #used = new Map<string, number>()
-  /** What flows keep between start and callback, by the state's nonce. */
-  #pending = new Map<string, { values: Record<string, string>; exp: number }>()
+  /** Flows under way, in the store (any instance completes them, once), by the state's nonce. */
+  #flows: OAuthFlowRows
 
   constructor(deps: {
     registry: Registry
     connections: ConnectionService
     clients: UpstreamClients
     vault: Vault
+    flows: OAuthFlowRows
     apps?: Record<string, OAuthApp | undefined>
     webUrls?: Record<string, string | undefined>
     publicUrl: () => string
@@ -95,6 +95,7 @@ export class OAuthFlows {
     this.#connections = deps.connections
     this.#clients = deps.clients
     this.#vault = deps.vault
+    this.#flows = deps.flows
     this.#apps = deps.apps ?? {}
     this.#webUrls = deps.webUrls ?? {}
     this.#publicUrl = deps.publicUrl
@@ -143,12 +144,14 @@ export class OAuthFlows {
     }
     const state = this.#seal(sealed)
     const started = await method.oauth!.start(ctx, { callbackUrl: this.callbackUrl(connector.id), state })
-    // What the flow keeps until the callback (an OAuth 1.0a request-token secret) stays in this
-    // process, keyed by the state's nonce: the state itself was already given to the upstream.
-    if (started.pending && Object.keys(started.pending).length > 0) {
-      this.#sweep()
-      this.#pending.set(sealed.n, { values: started.pending, exp })
-    }
+    // What the flow keeps until the callback (an OAuth 1.0a request-token secret) goes to the
+    // store, sealed, keyed by the state's nonce: the callback may reach another instance.
+    await this.#flows.insert({
+      state: sealed.n,
+      connector: connector.id,
+      data: this.#vault.seal(started.pending ?? {}),
+      expires_at: new Date(exp).toISOString(),
+    })
     const authorizeUrl = started.authorizeUrl
     return { authorizeUrl, state, expiresAt: new Date(exp).toISOString() }
   }
@@ -177,21 +180,20 @@ export class OAuthFlows {
         throw new PatchbayError('OAUTH_STATE_EXPIRED', 'The sign-in took longer than 10 minutes.', {
           hint: 'Start the sign-in again.',
         })
-      this.#sweep()
-      if (this.#used.has(opened.n))
+      // Taken once across all instances: a second callback with this state finds nothing.
+      const flow = await this.#flows.take(opened.n)
+      if (!flow)
         throw new PatchbayError('OAUTH_STATE_USED', 'This sign-in has already been completed.', {
           hint: 'Start a new sign-in to connect again.',
         })
-      this.#used.set(opened.n, opened.exp)
       const connector = this.#registry.connector(connectorId)!
       const method = this.#method(connector, opened.a)
       const credentials = await method.oauth!.finish(this.#context(connector), {
         callbackUrl: this.callbackUrl(connector.id),
         state: query.state,
         query,
-        pending: this.#pending.get(opened.n)?.values,
+        pending: this.#vault.open<Record<string, string>>(flow.data),
       })
-      this.#pending.delete(opened.n)
       if (opened.id) {
         const connection = await this.#connections.reconnectVerified(opened.ws, opened.id, {
           authMethod: method.id,
@@ -274,12 +276,6 @@ export class OAuthFlows {
   #messageOrigin(returnTo: string | undefined): string {
     if (returnTo && /^https?:\/\//i.test(returnTo)) return new URL(returnTo).origin
     return new URL(this.#publicUrl()).origin
-  }
-
-  #sweep() {
-    const now = Date.now()
-    for (const [n, exp] of this.#used) if (exp < now) this.#used.delete(n)
-    for (const [n, p] of this.#pending) if (p.exp < now) this.#pending.delete(n)
   }
 }
 

@@ -1,18 +1,27 @@
 // Deliveries on their way to agents. Push deliveries are signed (Standard Webhooks) POSTs,
 // retried on a schedule and dead-lettered after the last attempt; pull deliveries go to the
 // agent's event stream; tool deliveries start the agent's tool with the event.
+//
+// Every attempt is claimed in the delivery's row first (deliveries.claim): the claim takes the
+// attempt number and a lease, and only the claim holder writes the attempt's outcome. The
+// instance that stored a delivery sends it at once; retries, and deliveries whose holder stopped
+// (an expired lease), are found by the sweep (one instance at a time, jobs/sweeps.ts). A push
+// whose holder stopped is sent again with the same webhook-id (at least once); a tool run whose
+// holder stopped is never started again by itself (its steps may have acted upstream): it fails
+// with the reason, and a replay runs it again.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import { type Dispatcher, request } from 'undici'
+import { type Clock, systemClock } from '../../kit/clock.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { type DeliveryRow, deliveries } from '../../store/event-log.ts'
-import { nowIso } from '../../store/ids.ts'
+import { isoAt } from '../../store/ids.ts'
 import type { Database, DeliveryAttemptsTable } from '../../store/schema.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { JobQueue } from '../jobs/job-queue.ts'
 import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
 import type { LoopGuard } from './loop-guard.ts'
 import { signDelivery } from './standard-webhooks.ts'
-import type { StreamHub } from './stream-hub.ts'
 
 /** Like the well-known webhook services': 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 export const DEFAULT_RETRY_SCHEDULE_MS = [
@@ -22,15 +31,17 @@ export const DEFAULT_RETRY_SCHEDULE_MS = [
 export interface DelivererOptions {
   db: Kysely<Database>
   jobs: JobQueue
-  hub: StreamHub
+  changes: Changes
   dispatcher: Dispatcher
   log: FastifyBaseLogger
   agents: AgentDirectory
   tools: ToolRunner
+  clock?: Clock
   retryScheduleMs?: number[]
   timeoutMs?: number
+  /** How long a tool run may take before another instance reports it interrupted. */
+  toolLeaseMs?: number
   loopGuard: LoopGuard
-  scanIntervalMs?: number
 }
 
 type Joined = DeliveryRow & {
@@ -43,63 +54,96 @@ type Joined = DeliveryRow & {
   t_key: string | null
 }
 
+/** A sweep leaves fresh deliveries this long to the instance that stored them. */
+const FRESH_GRACE_MS = 500
+const INTERRUPTED_PUSH = 'interrupted: the instance sending it stopped before the agent answered'
+const INTERRUPTED_TOOL =
+  'TOOL_RUN_INTERRUPTED: the instance running the tool stopped before it finished; the run is not started again by itself (its steps may have acted upstream) — replay the delivery to run it again'
+
 export class Deliverer {
   readonly retryScheduleMs: number[]
   #o: DelivererOptions
-  #inFlight = new Set<string>()
-  #scanner: NodeJS.Timeout | null = null
+  #clock: Clock
+  #timeoutMs: number
   #urls = new Map<string, { url: string | null; secret: string; at: number }>()
   /** Rows just created and read by dispatchNew, so the send does not read them again. */
   #fresh = new Map<string, Joined>()
 
   constructor(opts: DelivererOptions) {
     this.#o = opts
+    this.#clock = opts.clock ?? systemClock
+    this.#timeoutMs = opts.timeoutMs ?? 10_000
     this.retryScheduleMs = opts.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS
     opts.jobs.work<string>('deliver', { batchSize: 128, concurrency: 16, lingerMs: 2 }, (ids) =>
       this.#sendBatch(ids),
     )
     opts.jobs.work<string>('tool-run', { batchSize: 1, concurrency: 4 }, ([id]) => this.#runTool(id))
+    // An agent's delivery address or signing secret changed on any instance.
+    opts.changes.subscribe('agents', (ids) => {
+      if (ids.length === 0) this.#urls.clear()
+      for (const id of ids) this.#urls.delete(id)
+    })
   }
 
   get maxAttempts(): number {
     return this.retryScheduleMs.length + 1
   }
 
-  /** Hands freshly created deliveries on. */
+  /** A push attempt's lease: the request's time limit and then some. */
+  get #pushLeaseMs(): number {
+    return this.#timeoutMs * 2 + 5_000
+  }
+
+  /** Hands freshly created deliveries on: pushes and tool runs to be claimed, streams woken. */
   async dispatchNew(ids: string[]): Promise<void> {
     const rows = await this.#joined(ids)
+    const streamAgents = new Set<string>()
     for (const row of rows) {
       const target = JSON.parse(row.target)
-      if (target.type === 'stream') this.#o.hub.publish(row.agent_id, { seq: row.seq, body: this.body(row) })
+      if (target.type === 'stream') streamAgents.add(row.agent_id)
       else {
         if (this.#fresh.size < 50_000) this.#fresh.set(row.id, row)
-        this.#enqueue(row.id, target.type)
+        this.#o.jobs.send(target.type === 'tool' ? 'tool-run' : 'deliver', row.id)
       }
     }
+    // Open streams on every instance read their agent's new deliveries from the store.
+    this.#o.changes.publish('deliveries', [...streamAgents])
   }
 
-  /** On start and then periodically: pending deliveries whose next attempt is due. */
-  async scanDue(): Promise<number> {
-    const due = await deliveries.due(this.#o.db, nowIso(), 1000)
+  /**
+   * Deliveries whose time came: retries, and claims whose holder stopped. Interrupted tool runs
+   * fail with the reason; the rest are claimed and sent here.
+   */
+  async sweep(): Promise<number> {
+    const now = this.#clock.now()
+    const due = await deliveries.due(this.#o.db, isoAt(now - FRESH_GRACE_MS), 1000)
     let n = 0
+    const interruptedPushes: DeliveryAttemptsTable[] = []
     for (const row of due) {
-      if (this.#inFlight.has(row.id)) continue
-      this.#enqueue(row.id, JSON.parse(row.target).type)
+      const type = JSON.parse(row.target).type
+      if (row.claimed_until !== null) {
+        if (type === 'tool') {
+          await this.#settle([row.id], row.attempts, {
+            status: 'failed',
+            last_error: INTERRUPTED_TOOL,
+            next_attempt_at: null,
+          })
+          continue
+        }
+        interruptedPushes.push({
+          delivery_id: row.id,
+          attempt: row.attempts,
+          at: isoAt(now),
+          status: null,
+          error: INTERRUPTED_PUSH,
+          duration_ms: 0,
+        })
+      }
+      this.#o.jobs.send(type === 'tool' ? 'tool-run' : 'deliver', row.id)
       n++
     }
+    await deliveries.addAttempts(this.#o.db, interruptedPushes)
     return n
-  }
-
-  start(): void {
-    const every = this.#o.scanIntervalMs ?? 1000
-    this.#scanner = setInterval(() => {
-      this.scanDue().catch((err) => this.#o.log.error({ err }, 'delivery scan failed'))
-    }, every)
-    this.#scanner.unref?.()
-  }
-
-  stop(): void {
-    if (this.#scanner) clearInterval(this.#scanner)
   }
 
   /** Sends a delivery again, with the same id (receivers deduplicate by webhook-id). */
@@ -111,16 +155,17 @@ export class Deliverer {
       })
     const target = JSON.parse(row.target)
     if (target.type === 'stream') {
-      const [joined] = await this.#joined([id])
-      this.#o.hub.publish(row.agent_id, { seq: row.seq, body: this.body(joined) })
+      // Streams read the store; a replayed pull delivery is the stored one, seen again by catching up.
+      this.#o.changes.publish('deliveries', [row.agent_id])
       return row
     }
     await deliveries.update(this.#o.db, id, {
       status: 'pending',
-      next_attempt_at: nowIso(),
+      next_attempt_at: isoAt(this.#clock.now()),
+      claimed_until: null,
       last_error: null,
     })
-    this.#enqueue(id, target.type)
+    this.#o.jobs.send(target.type === 'tool' ? 'tool-run' : 'deliver', id)
     return { ...row, status: 'pending' }
   }
 
@@ -140,12 +185,6 @@ export class Deliverer {
 
   async joined(ids: string[]): Promise<Joined[]> {
     return this.#joined(ids)
-  }
-
-  #enqueue(id: string, type: string): void {
-    if (this.#inFlight.has(id)) return
-    this.#inFlight.add(id)
-    this.#o.jobs.send(type === 'tool' ? 'tool-run' : 'deliver', id)
   }
 
   async #joined(ids: string[]): Promise<Joined[]> {
@@ -170,67 +209,88 @@ export class Deliverer {
 
   async #target(row: DeliveryRow): Promise<{ url: string | null; secret: string }> {
     const cached = this.#urls.get(row.agent_id)
-    if (cached && Date.now() - cached.at < 5_000) return cached
+    if (cached && this.#clock.now() - cached.at < 5_000) return cached
     const agent = await this.#o.agents.get(row.workspace_id, row.agent_id)
     const entry = {
       url: agent.delivery.type === 'webhook' ? agent.delivery.url : null,
       secret: await this.#o.agents.signingSecret(row.agent_id),
-      at: Date.now(),
+      at: this.#clock.now(),
     }
+    if (this.#urls.size > 10_000) this.#urls.clear()
     this.#urls.set(row.agent_id, entry)
     return entry
   }
 
-  async #sendBatch(ids: string[]): Promise<void> {
-    try {
-      const known: Joined[] = []
-      const unknown: string[] = []
-      for (const id of ids) {
-        const row = this.#fresh.get(id)
-        if (row) {
-          known.push(row)
-          this.#fresh.delete(id)
-        } else unknown.push(id)
-      }
-      const rows = [...known, ...(await this.#joined(unknown))].filter((r) => r.status === 'pending')
-      const outcomes = await Promise.all(rows.map((r) => this.#sendOne(r)))
-      await this.#o.db.transaction().execute(async (trx) => {
-        // Successes of a batch share one statement; failures each carry their own schedule.
-        const delivered = new Map<string, string[]>()
-        for (const o of outcomes) {
-          if (o.update.status === 'delivered') {
-            const key = `${o.update.last_status}|${o.update.attempts}`
-            delivered.set(key, [...(delivered.get(key) ?? []), o.id])
-          } else await deliveries.update(trx, o.id, o.update)
-        }
-        const at = nowIso()
-        for (const [key, group] of delivered) {
-          const [status, attempts] = key.split('|').map(Number)
-          await trx
-            .updateTable('deliveries')
-            .set({
-              status: 'delivered',
-              attempts,
-              last_status: status,
-              last_error: null,
-              delivered_at: at,
-              next_attempt_at: null,
-            })
-            .where('id', 'in', group)
-            .execute()
-        }
-        await deliveries.addAttempts(
-          trx,
-          outcomes.map((o) => o.attempt),
-        )
-      })
-    } finally {
-      for (const id of ids) this.#inFlight.delete(id)
-    }
+  /** Writes an attempt's outcome only while the claim is still this attempt's. */
+  async #settle(
+    ids: string[],
+    attempt: number,
+    values: Parameters<typeof deliveries.settle>[3],
+    attempts: DeliveryAttemptsTable[] = [],
+    trx: Kysely<Database> = this.#o.db,
+  ): Promise<string[]> {
+    const settled = await deliveries.settle(trx, ids, attempt, values)
+    const mine = new Set(settled)
+    await deliveries.addAttempts(
+      trx,
+      attempts.filter((a) => mine.has(a.delivery_id)),
+    )
+    return settled
   }
 
-  async #sendOne(row: Joined) {
-    const attemptNo = row.attempts + 1
+  async #sendBatch(ids: string[]): Promise<void> {
+    const now = this.#clock.now()
+    const claimed = await deliveries.claim(this.#o.db, ids, {
+      now: isoAt(now),
+      leaseUntil: isoAt(now + this.#pushLeaseMs),
+    })
+    const attemptOf = new Map(claimed.map((c) => [c.id, c.attempts]))
+    const known: Joined[] = []
+    const unknown: string[] = []
+    for (const id of ids) {
+      const row = this.#fresh.get(id)
+      this.#fresh.delete(id)
+      if (!attemptOf.has(id)) continue
+      if (row) known.push(row)
+      else unknown.push(id)
+    }
+    const rows = [...known, ...(await this.#joined(unknown))]
+    if (rows.length === 0) return
+    const outcomes = await Promise.all(rows.map((r) => this.#sendOne(r, attemptOf.get(r.id)!)))
+    await this.#o.db.transaction().execute(async (trx) => {
+      // Successes of a batch share one statement per attempt number; failures each carry their own schedule.
+      const delivered = new Map<string, { status: number | null; attempt: number; ids: string[] }>()
+      const at = isoAt(this.#clock.now())
+      for (const o of outcomes) {
+        if (o.update.status === 'delivered') {
+          const key = `${o.update.last_status}|${o.attempt.attempt}`
+          const group = delivered.get(key) ?? {
+            status: o.update.last_status,
+            attempt: o.attempt.attempt,
+            ids: [],
+          }
+          group.ids.push(o.id)
+          delivered.set(key, group)
+        } else await this.#settle([o.id], o.attempt.attempt, o.update, [o.attempt], trx)
+      }
+      for (const group of delivered.values())
+        await this.#settle(
+          group.ids,
+          group.attempt,
+          {
+            status: 'delivered',
+            last_status: group.status,
+            last_error: null,
+            delivered_at: at,
+            next_attempt_at: null,
+          },
+          outcomes.filter((o) => o.update.status === 'delivered').map((o) => o.attempt),
+          trx,
+        )
+    })
+  }
+
+  async #sendOne(row: Joined, attemptNo: number) {
     const started = performance.now()
     let status: number | null = null
     let error: string | null = null
@@ -238,14 +298,14 @@ export class Deliverer {
       const { url, secret } = await this.#target(row)
       if (!url) throw new Error('the agent has no webhook URL (its delivery target changed)')
       const body = this.body(row)
-      const headers = signDelivery(secret, row.id, Math.floor(Date.now() / 1000), body)
+      const headers = signDelivery(secret, row.id, Math.floor(this.#clock.now() / 1000), body)
       const res = await request(url, {
         method: 'POST',
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'Patchbay-Webhooks/1' },
         body,
         dispatcher: this.#o.dispatcher,
-        headersTimeout: this.#o.timeoutMs ?? 10_000,
-        bodyTimeout: this.#o.timeoutMs ?? 10_000,
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#timeoutMs,
       })
       status = res.statusCode
       await res.body.dump()
@@ -254,7 +314,8 @@ export class Deliverer {
       error = (err as Error).message
     }
     const durationMs = Math.round(performance.now() - started)
-    const at = nowIso()
+    const now = this.#clock.now()
+    const at = isoAt(now)
     const attempt: DeliveryAttemptsTable = {
       delivery_id: row.id,
       attempt: attemptNo,
@@ -269,7 +330,6 @@ export class Deliverer {
         attempt,
         update: {
           status: 'delivered' as const,
-          attempts: attemptNo,
           last_status: status,
           last_error: null,
           delivered_at: at,
@@ -283,7 +343,6 @@ export class Deliverer {
         attempt,
         update: {
           status: 'dead' as const,
-          attempts: attemptNo,
           last_status: status,
           last_error: error,
           next_attempt_at: null,
@@ -294,76 +353,83 @@ export class Deliverer {
       attempt,
       update: {
         status: 'pending' as const,
-        attempts: attemptNo,
         last_status: status,
         last_error: error,
-        next_attempt_at: new Date(Date.now() + delay).toISOString(),
+        next_attempt_at: isoAt(now + delay),
       },
     }
   }
 
   async #runTool(id: string): Promise<void> {
-    try {
-      const [row] = await this.#joined([id])
-      if (row?.status !== 'pending') return
-      const target = JSON.parse(row.target)
-      const event = JSON.parse(this.body(row)).data.event
-      const started = performance.now()
-      // A run that cannot start (the tool was deleted, its input is refused) fails the delivery
-      // with the reason, instead of leaving it pending to be picked up again and again.
-      // A tool answering its own changes is stopped at the loop guard's limit (engine/events/loop-guard.ts).
-      const guard = await this.#o.loopGuard.check({
-        workspaceId: row.workspace_id,
-        agentId: row.agent_id,
-        connector: row.e_connector,
-        upstreamId: row.e_upstream_id,
-        refs: JSON.parse(row.e_refs),
-      })
-      const run = guard.refused
-        ? { id: null, status: 'failed', errorCode: 'LOOP_DETECTED', errorMessage: guard.refused }
-        : await this.#o.tools
-            .run(row.workspace_id, row.agent_id, target.toolId, {
-              input: event.data,
-              event,
-              triggerId: row.trigger_id,
-              eventId: row.event_id,
-              causationDepth: guard.depth,
-            })
-            .catch((err: Error & { code?: string }) => ({
-              id: null as string | null,
-              status: 'failed',
-              errorCode: err.code ?? 'INTERNAL',
-              errorMessage: err.message,
-            }))
-      if (guard.refused)
-        this.#o.log.warn({ delivery: id, depth: guard.depth }, 'loop guard refused a tool run')
-      const ok = run.status === 'succeeded'
-      const at = nowIso()
-      await this.#o.db.transaction().execute(async (trx) => {
-        // A tool run is not retried automatically: its steps may have acted upstream. Replay runs it again.
-        await deliveries.update(trx, id, {
+    const now = this.#clock.now()
+    // Claimed before it starts, once per attempt: no other instance starts this run.
+    const [claim] = await deliveries.claim(this.#o.db, [id], {
+      now: isoAt(now),
+      leaseUntil: isoAt(now + (this.#o.toolLeaseMs ?? 15 * 60_000)),
+      once: true,
+    })
+    this.#fresh.delete(id)
+    if (!claim) return
+    const [row] = await this.#joined([id])
+    if (!row) return
+    const target = JSON.parse(row.target)
+    const event = JSON.parse(this.body(row)).data.event
+    const started = performance.now()
+    // A tool answering its own changes is stopped at the loop guard's limit (events/loop-guard.ts).
+    const guard = await this.#o.loopGuard.check({
+      workspaceId: row.workspace_id,
+      agentId: row.agent_id,
+      connector: row.e_connector,
+      upstreamId: row.e_upstream_id,
+      refs: JSON.parse(row.e_refs),
+    })
+    // A run that cannot start (the tool was deleted, its input is refused) fails the delivery
+    // with the reason, instead of leaving it pending to be picked up again and again.
+    const run = guard.refused
+      ? { id: null, status: 'failed', errorCode: 'LOOP_DETECTED', errorMessage: guard.refused }
+      : await this.#o.tools
+          .run(row.workspace_id, row.agent_id, target.toolId, {
+            input: event.data,
+            event,
+            triggerId: row.trigger_id,
+            eventId: row.event_id,
+            causationDepth: guard.depth,
+          })
+          .catch((err: Error & { code?: string }) => ({
+            id: null as string | null,
+            status: 'failed',
+            errorCode: err.code ?? 'INTERNAL',
+            errorMessage: err.message,
+          }))
+    if (guard.refused) this.#o.log.warn({ delivery: id, depth: guard.depth }, 'loop guard refused a tool run')
+    const ok = run.status === 'succeeded'
+    const at = isoAt(this.#clock.now())
+    await this.#o.db.transaction().execute(async (trx) => {
+      // A tool run is not retried automatically: its steps may have acted upstream. Replay runs it again.
+      await this.#settle(
+        [id],
+        claim.attempts,
+        {
           status: ok ? 'delivered' : 'failed',
-          attempts: row.attempts + 1,
           tool_run_id: run.id,
           last_error: ok
             ? null
             : `${run.errorCode ?? 'FAILED'}: ${run.errorMessage ?? 'the tool run failed'}`,
           delivered_at: ok ? at : null,
           next_attempt_at: null,
-        })
-        await deliveries.addAttempts(trx, [
+        },
+        [
           {
             delivery_id: id,
-            attempt: row.attempts + 1,
+            attempt: claim.attempts,
             at,
             status: null,
             error: ok ? null : (run.errorMessage ?? 'failed'),
             duration_ms: Math.round(performance.now() - started),
           },
-        ])
-      })
-    } finally {
-      this.#inFlight.delete(id)
-    }
+        ],
+        trx,
+      )
+    })
   }
 }

@@ -1,16 +1,23 @@
 // The event side of the engine in one place: triggers and their upstream webhooks, the ingress,
-// the inbox pipeline, deliveries, the agents' streams and the pollers, over one job queue.
+// the inbox pipeline, deliveries, the agents' streams and the pollers, over one job queue and
+// one sweep for due work (jobs/sweeps.ts).
+import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Dispatcher } from 'undici'
+import type { Clock } from '../../kit/clock.ts'
 import type { Causations } from '../../store/causations.ts'
+import { inbox } from '../../store/event-log.ts'
+import { Leases } from '../../store/leases.ts'
 import type { Database } from '../../store/schema.ts'
 import { Subscriptions } from '../../store/subscriptions.ts'
 import { Triggers } from '../../store/triggers.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { PlacementChanges } from '../access/placement-changes.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import { InProcessJobQueue } from '../jobs/job-queue.ts'
+import type { Sweeps } from '../jobs/sweeps.ts'
 import type { Registry } from '../registry.ts'
 import { diagnoseTrigger } from '../triggers/diagnose.ts'
 import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
@@ -19,25 +26,30 @@ import { TriggerService } from '../triggers/trigger-service.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 import type { UpstreamPages } from '../upstream/upstream-pages.ts'
 import { Deliverer } from './deliverer.ts'
+import { DeliveryStreams } from './delivery-streams.ts'
 import { Ingress } from './ingress.ts'
 import { LoopGuard } from './loop-guard.ts'
 import { Pipeline } from './pipeline.ts'
-import { StreamHub } from './stream-hub.ts'
 
 export interface EventOptions {
   /** Waits between push attempts; the last one dead-letters. */
   retryScheduleMs?: number[]
   deliveryTimeoutMs?: number
-  /** How often due retries are looked for. */
-  scanIntervalMs?: number
   minPollIntervalMs?: number
+  /** How often due work (retries, polls, leftovers) is looked for. */
+  sweepIntervalMs?: number
   /** Causation depth at which a tool run is refused (the loop guard); default 3. */
   loopDepthLimit?: number
+  /** How often upstream webhooks are reconciled (one instance at a time); default 15 minutes. */
+  reconcileIntervalMs?: number
 }
 
+const DEFAULT_RECONCILE_INTERVAL_MS = 15 * 60_000
+
 export class EventSystem {
+  /** This process's workers (claimed items are handed to them). */
   readonly jobs = new InProcessJobQueue()
-  readonly hub = new StreamHub()
+  readonly streams: DeliveryStreams
   readonly triggers: TriggerService
   readonly deliverer: Deliverer
   readonly pipeline: Pipeline
@@ -49,7 +61,13 @@ export class EventSystem {
     connections: ConnectionService
     clients: UpstreamClients
   }
+  #sweeps: Sweeps
   #log: FastifyBaseLogger
+  #leases: Leases
+  #instanceId = `instance_${randomUUID()}`
+  #reconcileIntervalMs: number
+  #reconciler: NodeJS.Timeout | null = null
+  #reconciling: Promise<void> | null = null
 
   constructor(deps: {
     db: Kysely<Database>
@@ -63,14 +81,21 @@ export class EventSystem {
     /** Tool runs, also for the loop guard (what they are running and what they changed). */
     tools: ToolRunner
     pages: UpstreamPages
+    changes: Changes
+    /** Who looks for due work (one instance at a time). */
+    sweeps: Sweeps
+    clock?: Clock
     /** Where stored events' cards and lists are announced (the scope guard forgets their places). */
     placements: PlacementChanges
     causations: Causations
     options?: EventOptions
   }) {
-    const { db, registry, connections, clients, log, agents, tools } = deps
+    const { db, registry, connections, clients, log, agents, tools, changes, clock } = deps
+    this.#leases = new Leases(db)
+    this.#reconcileIntervalMs = deps.options?.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS
     this.#deps = deps
     this.#log = log
+    this.#sweeps = deps.sweeps
     this.jobs.onError = (name, err) => log.error({ err, job: name }, 'background job failed')
     const triggerRows = new Triggers(db)
     this.triggers = new TriggerService({
@@ -83,6 +108,7 @@ export class EventSystem {
       agents,
       tools,
       pages: deps.pages,
+      changes,
       log,
     })
     if (deps.options?.minPollIntervalMs !== undefined)
@@ -90,19 +116,25 @@ export class EventSystem {
     this.deliverer = new Deliverer({
       db,
       jobs: this.jobs,
-      hub: this.hub,
+      changes,
       dispatcher: deps.dispatcher,
       agents,
       tools,
+      clock,
       log,
       retryScheduleMs: deps.options?.retryScheduleMs,
       timeoutMs: deps.options?.deliveryTimeoutMs,
-      scanIntervalMs: deps.options?.scanIntervalMs,
       loopGuard: new LoopGuard({
         causations: deps.causations,
         tools: deps.tools,
         limit: deps.options?.loopDepthLimit,
       }),
+    })
+    this.streams = new DeliveryStreams({
+      db,
+      deliverer: this.deliverer,
+      changes,
+      onError: (err) => log.error({ err }, 'reading an event stream failed'),
     })
     this.pipeline = new Pipeline({
       db,
@@ -125,6 +157,7 @@ export class EventSystem {
       connections,
       jobs: this.jobs,
       pipeline: this.pipeline,
+      changes,
       log,
     })
     this.poller = new Poller({
@@ -135,28 +168,56 @@ export class EventSystem {
       deliverer: this.deliverer,
       jobs: this.jobs,
       agents,
+      clock,
       log,
       placements: deps.placements,
     })
-    this.triggers.onPolledTrigger = (row) => this.poller.schedule(row)
   }
 
-  /** Once the server listens: recover what a crash left, then keep webhooks in step upstream. */
+  /** Once the server listens: sweep for due work, and keep webhooks in step upstream. */
   async start(publicUrl: string): Promise<void> {
     this.triggers.publicUrl = publicUrl.replace(/\/$/, '')
-    this.jobs.send('inbox', {}, { singletonKey: 'inbox' })
-    await this.deliverer.scanDue()
-    this.deliverer.start()
-    await this.poller.start()
+    await this.#sweeps.start(() => this.sweep())
     this.triggers
       .reconcile()
       .then((r) => this.#log.info(r, 'webhooks reconciled'))
       .catch((err) => this.#log.error({ err }, 'webhook reconcile failed'))
+    // Then periodically, by one instance at a time (a lease in the store): webhooks the upstream
+    // removed are registered again, and a connection the upstream now refuses is marked lapsed.
+    const every = this.#reconcileIntervalMs
+    this.#reconciler = setInterval(() => {
+      if (this.#reconciling) return
+      this.#reconciling = this.#leases
+        .take('webhook-reconcile', this.#instanceId, every * 2)
+        .then(async (mine) => {
+          if (mine) this.#log.debug(await this.triggers.reconcile(), 'webhooks reconciled')
+        })
+        .catch((err) => this.#log.error({ err }, 'webhook reconcile failed'))
+        .finally(() => {
+          this.#reconciling = null
+        })
+    }, every)
+    this.#reconciler.unref?.()
   }
 
-  async stop(): Promise<void> {
-    this.deliverer.stop()
-    await this.jobs.stop()
+  /**
+   * One look for due work (run by one instance at a time): inbox rows left pending, deliveries
+   * to retry or whose holder stopped, polls whose time came. Each item is claimed in its row.
+   */
+  async sweep(): Promise<void> {
+    if ((await inbox.pending(this.#deps.db, 1)).length > 0)
+      this.jobs.send('inbox', {}, { singletonKey: 'inbox' })
+    await this.deliverer.sweep()
+    await this.poller.sweep()
+  }
+
+  /** Stops sweeping and ends the streams; claimed work under way finishes within `graceMs`. */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.streams.closeAll()
+    if (this.#reconciler) clearInterval(this.#reconciler)
+    await this.#reconciling
+    await this.#sweeps.stop()
+    await this.jobs.stop(graceMs)
   }
 
   async diagnose(workspaceId: string, triggerId: string) {

@@ -10,6 +10,7 @@ import { inbox, type NewInboxRow } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { JobQueue } from '../jobs/job-queue.ts'
 import type { Registry } from '../registry.ts'
@@ -44,7 +45,8 @@ export class Ingress {
   #connections: ConnectionService
   #jobs: JobQueue
   #log: FastifyBaseLogger
-  #subs = new Map<string, { sub: SubscriptionRow; secret: string; at: number }>()
+  /** Each webhook's row and secret, until a change to it (engine changes). */
+  #subs = new Map<string, { sub: SubscriptionRow; secret: string }>()
   #pending: PendingDelivery[] = []
   #pipeline: Pipeline
   #flushing = false
@@ -56,8 +58,14 @@ export class Ingress {
     connections: ConnectionService
     jobs: JobQueue
     pipeline: Pipeline
+    changes: Changes
     log: FastifyBaseLogger
   }) {
+    // A webhook removed or re-registered on any instance is read again here.
+    deps.changes.subscribe('triggers', (ids) => {
+      if (ids.length === 0) this.#subs.clear()
+      for (const id of ids) this.#subs.delete(id)
+    })
     this.#pipeline = deps.pipeline
     this.#db = deps.db
     this.#registry = deps.registry
@@ -120,7 +128,7 @@ export class Ingress {
   async #subscription(connectorId: string, hookId: string) {
     const cached = this.#subs.get(hookId)
     // A known hook id under another connector's address is as unknown as any other.
-    if (cached && Date.now() - cached.at < 30_000 && cached.sub.connector === connectorId) return cached
+    if (cached && cached.sub.connector === connectorId) return cached
     const sub = await this.#triggers.subscription(hookId)
     if (!sub || sub.connector !== connectorId || !this.#registry.connector(connectorId)?.webhooks) {
       this.#subs.delete(hookId)
@@ -128,13 +136,9 @@ export class Ingress {
         hint: 'The webhook was removed; the upstream should stop sending to this address.',
       })
     }
-    const entry = { sub, secret: this.#triggers.subscriptionSecret(sub), at: Date.now() }
+    const entry = { sub, secret: this.#triggers.subscriptionSecret(sub) }
     this.#subs.set(hookId, entry)
     return entry
-  }
-
-  forget(hookId: string): void {
-    this.#subs.delete(hookId)
   }
 
   #commit(sub: SubscriptionRow, events: NormalizedEvent[], row: NewInboxRow): Promise<void> {

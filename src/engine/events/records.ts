@@ -67,5 +67,6 @@ export function deliveryRow(d: {
     tool_run_id: null,
     created_at: d.now,
     delivered_at: pull ? d.now : null,
+    claimed_until: null,
   }
 }

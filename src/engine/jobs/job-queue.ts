@@ -1,8 +1,10 @@
-// Background work of the engine, by name: processing the inbox, sending deliveries, polling
-// triggers. The durable truth lives in the tables (inbox, deliveries, triggers), so a job only
-// says "look at this now" and a lost job is re-created by the recovery scan on start. That is
-// also what lets pg-boss serve the same interface when several instances share PostgreSQL:
-// each job name maps to a pg-boss queue, `send` to boss.send and `work` to boss.work.
+// This process's workers, by job name: processing the inbox, sending deliveries, running tools,
+// polling triggers. The durable truth lives in the tables (inbox, deliveries, triggers), and
+// each item is claimed in its row before it is worked on, so a job here only says "work on this
+// now": a job lost with its process is found again by the sweep (jobs/sweeps.ts), on whichever
+// instance holds it. Written here rather than taken from a library because it is only an
+// in-memory batching scheduler (batch size, concurrency, linger, singleton keys); the lease and
+// the claim are the store's.
 
 export interface JobOptions {
   /** Run no earlier than this many milliseconds from now. */
@@ -129,11 +131,17 @@ export class InProcessJobQueue implements JobQueue {
     for (const w of waiters) w()
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Takes no more jobs and waits up to `graceMs` for those running. Jobs still waiting are
+   * dropped: their items stay claimable in the store (a claim already taken ends with its lease).
+   */
+  async stop(graceMs = 2_000): Promise<void> {
     this.#stopped = true
     for (const t of this.#timers) clearTimeout(t)
     this.#timers.clear()
+    for (const lane of this.#lanes.values()) lane.waiting.length = 0
     const busy = () => [...this.#lanes.values()].some((l) => l.active > 0)
-    for (let i = 0; i < 200 && busy(); i++) await new Promise((r) => setTimeout(r, 10))
+    const until = Date.now() + graceMs
+    while (busy() && Date.now() < until) await new Promise((r) => setTimeout(r, 10))
   }
 }

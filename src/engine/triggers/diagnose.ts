@@ -2,12 +2,12 @@
 // connection, the upstream webhook and the events that did arrive, each with what to do.
 import type { Kysely } from 'kysely'
 import type { NormalizedEvent } from '../../kit/define.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 import { events } from '../../store/event-log.ts'
 import type { Database } from '../../store/schema.ts'
 import type { TriggerRow } from '../../store/triggers.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
-import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 import type { TriggerService } from './trigger-service.ts'
 
 export interface DiagnosisCheck {
@@ -24,7 +24,6 @@ export async function diagnoseTrigger(
     db: Kysely<Database>
     registry: Registry
     connections: ConnectionService
-    clients: UpstreamClients
     triggers: TriggerService
   },
   row: TriggerRow,
@@ -32,7 +31,18 @@ export async function diagnoseTrigger(
   const checks: DiagnosisCheck[] = []
   const reg = deps.registry.triggers.get(row.trigger_key)!
   const config = JSON.parse(row.config)
-  const loaded = await deps.connections.load(row.workspace_id, row.connection_id).catch(() => null)
+  let loaded = await deps.connections.load(row.workspace_id, row.connection_id).catch(() => null)
+
+  // The webhook is probed upstream first: a 401 to the probe lapses the connection, and the
+  // connection's check below reports what the probe found, not only what was stored.
+  let probe: (DiagnosisCheck & { refused?: boolean }) | null = null
+  if (reg.trigger.instant) {
+    const wanted = reg.trigger.watch!(config, { id: loaded?.row.account_id ?? '' }).model
+    const sub = row.subscription_id ? await deps.triggers.subscription(row.subscription_id) : undefined
+    probe = await checkWatchedModel(deps, sub, wanted, loaded)
+    if (probe.refused)
+      loaded = await deps.connections.load(row.workspace_id, row.connection_id).catch(() => null)
+  }
 
   if (!loaded) {
     checks.push({
@@ -59,8 +69,8 @@ export async function diagnoseTrigger(
   if (reg.trigger.instant) {
     const wanted = reg.trigger.watch!(config, { id: loaded?.row.account_id ?? '' }).model
     const sub = row.subscription_id ? await deps.triggers.subscription(row.subscription_id) : undefined
-    const boardProblem = await checkWatchedModel(deps, sub, wanted, loaded)
-    checks.push(boardProblem)
+    const { refused: _, ...boardCheck } = probe!
+    checks.push(boardCheck)
 
     if (sub) {
       const recent = await events.list(deps.db, row.workspace_id, {
@@ -144,17 +154,24 @@ export async function diagnoseTrigger(
 }
 
 async function checkWatchedModel(
-  deps: { registry: Registry; clients: UpstreamClients; triggers: TriggerService },
+  deps: { registry: Registry; connections: ConnectionService; triggers: TriggerService },
   sub: Awaited<ReturnType<TriggerService['subscription']>>,
   wanted: string,
   loaded: Awaited<ReturnType<ConnectionService['load']>> | null,
-): Promise<DiagnosisCheck> {
+): Promise<DiagnosisCheck & { refused?: boolean }> {
   if (!sub)
     return {
       cause: 'wrong_board',
       status: 'problem',
       message: 'The trigger has no upstream webhook.',
       fix: 'Delete the trigger and create it again.',
+    }
+  if (sub.status === 'missing')
+    return {
+      cause: 'wrong_board',
+      status: 'problem',
+      message: `The upstream webhook is missing: ${sub.last_error}.`,
+      fix: `Reconnect the connection: POST /v1/connections/${sub.connection_id}/reconnect.`,
     }
   if (sub.status !== 'active')
     return {
@@ -178,12 +195,9 @@ async function checkWatchedModel(
     }
   const connector = deps.registry.connector(sub.connector)!
   try {
-    const http = deps.clients.create({
-      connector,
-      credentials: loaded.credentials,
-      paced: true,
-      storedConnection: false,
-    })
+    // The connection's own client: a 401 here is the upstream refusing its credentials, which
+    // lapses it (and the upstream has removed the webhooks made with them).
+    const http = deps.connections.client(sub.connection_id, connector, loaded.credentials, { paced: true })
     const upstream = (await connector.webhooks!.list(http, sub.model)).find(
       (h) => h.id === sub.upstream_hook_id,
     )
@@ -207,6 +221,16 @@ async function checkWatchedModel(
       message: `The upstream webhook watches ${wanted}, the configured one.`,
     }
   } catch (err) {
+    if (err instanceof PatchbayError && err.code === 'CONNECTION_LAPSED') {
+      await deps.triggers.markMissing(sub.id, sub.connection_id)
+      return {
+        cause: 'wrong_board',
+        status: 'problem',
+        refused: true,
+        message: `Checking the webhook upstream was refused with 401: the connection's credentials were revoked or have expired, and the upstream removes the webhooks made with them. The connection is now lapsed and the webhook missing (${(err as Error).message}).`,
+        fix: `Reconnect it: POST /v1/connections/${sub.connection_id}/reconnect (its webhooks are registered again).`,
+      }
+    }
     return {
       cause: 'wrong_board',
       status: 'info',

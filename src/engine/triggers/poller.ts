@@ -1,13 +1,19 @@
 // Polled triggers (due-date reminders, notifications): each runs on its schedule with the
 // connection's paced client, keeps a cursor, and gives each event a stable id, so a repeated
 // poll emits nothing twice (the events table and the deliveries' unique key both hold).
+//
+// The schedule is the trigger's `next_poll_at` in the store. The sweep (one instance at a time,
+// jobs/sweeps.ts) finds due polls and claims each by moving its `next_poll_at` forward by a
+// lease, so each due poll runs once across all instances; a poll whose instance died is due
+// again when the lease ends.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
+import { type Clock, systemClock } from '../../kit/clock.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { deliveries, events } from '../../store/event-log.ts'
-import { nowIso } from '../../store/ids.ts'
+import { isoAt } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
-import type { TriggerRow, Triggers } from '../../store/triggers.ts'
+import type { Triggers } from '../../store/triggers.ts'
 import type { PlacementChanges } from '../access/placement-changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Deliverer } from '../events/deliverer.ts'
@@ -26,31 +32,50 @@ export interface PollerOptions {
   jobs: JobQueue
   agents: AgentDirectory
   log: FastifyBaseLogger
+  clock?: Clock
   /** Told of every polled event's cards and lists (the scope guard's places may have moved). */
   placements: PlacementChanges
 }
 
+/** How long a claimed poll is held before another instance may run it. */
+const POLL_LEASE_MS = 120_000
+
 export class Poller {
   #o: PollerOptions
+  #clock: Clock
 
   constructor(opts: PollerOptions) {
     this.#o = opts
+    this.#clock = opts.clock ?? systemClock
     opts.jobs.work<string>('poll', { batchSize: 1, concurrency: 4 }, async ([id]) => {
       await this.poll(id)
     })
   }
 
-  /** Schedules every polled trigger at its next poll time (on start). */
-  async start(): Promise<void> {
-    for (const row of await this.#o.triggers.polled()) this.schedule(row)
-  }
-
-  schedule(row: TriggerRow): void {
-    const at = row.next_poll_at ? Date.parse(row.next_poll_at) : Date.now()
-    this.#o.jobs.send('poll', row.id, {
-      delayMs: Math.max(0, at - Date.now()),
-      singletonKey: `poll:${row.id}`,
-    })
+  /** Due polls: each claimed here (no other instance runs it) and run. */
+  async sweep(): Promise<number> {
+    const now = this.#clock.now()
+    const due = await this.#o.db
+      .selectFrom('triggers')
+      .select(['id', 'next_poll_at'])
+      .where('poll_interval_ms', 'is not', null)
+      .where((eb) => eb.or([eb('next_poll_at', '<=', isoAt(now)), eb('next_poll_at', 'is', null)]))
+      .orderBy('next_poll_at')
+      .limit(100)
+      .execute()
+    let n = 0
+    for (const row of due) {
+      const claimed = await this.#o.db
+        .updateTable('triggers')
+        .set({ next_poll_at: isoAt(now + POLL_LEASE_MS) })
+        .where('id', '=', row.id)
+        .where('next_poll_at', row.next_poll_at === null ? 'is' : '=', row.next_poll_at)
+        .executeTakeFirst()
+      if (Number(claimed.numUpdatedRows) === 0) continue
+      this.#o.jobs.send('poll', row.id)
+      n++
+    }
+    return n
   }
 
   /** One poll of one trigger; also what "poll now" runs. */
@@ -62,8 +87,8 @@ export class Poller {
       .executeTakeFirst()
     if (!row?.poll_interval_ms) return null
     const reg = this.#o.registry.triggers.get(row.trigger_key)
-    const now = new Date()
-    const next = new Date(now.getTime() + row.poll_interval_ms).toISOString()
+    const now = new Date(this.#clock.now())
+    const next = isoAt(now.getTime() + row.poll_interval_ms)
     let emitted = 0
     try {
       if (!reg?.trigger.poll) throw new Error(`${row.trigger_key} cannot be polled`)
@@ -88,7 +113,7 @@ export class Poller {
       const trigger = { def: reg.trigger, connectionId: row.connection_id }
       const result = { ...polled, events: polled.events.filter((e) => !eventOutsideScope(agent, trigger, e)) }
       const target = JSON.parse(row.target)
-      const at = nowIso()
+      const at = isoAt(this.#clock.now())
       const created = await this.#o.db.transaction().execute(async (trx) => {
         const stored = await events.upsertMany(
           trx,
@@ -141,12 +166,11 @@ export class Poller {
       this.#o.log.warn({ trigger: row.id, err: message }, 'poll failed')
       await this.#o.triggers.updatePoll(row.id, {
         poll_cursor: row.poll_cursor,
-        last_poll_at: nowIso(),
+        last_poll_at: isoAt(this.#clock.now()),
         next_poll_at: next,
         last_poll_error: message,
       })
     }
-    this.#o.jobs.send('poll', row.id, { delayMs: row.poll_interval_ms, singletonKey: `poll:${row.id}` })
     return { events: emitted }
   }
 }

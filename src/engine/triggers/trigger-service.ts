@@ -12,6 +12,7 @@ import { nowIso } from '../../store/ids.ts'
 import type { SubscriptionRow, Subscriptions } from '../../store/subscriptions.ts'
 import type { TriggerRow, Triggers } from '../../store/triggers.ts'
 import type { Vault } from '../../store/vault.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
@@ -43,8 +44,6 @@ export class TriggerService {
   #tools: ToolRunner
   /** The address upstreams call back; set once the server listens. */
   publicUrl = ''
-  /** Called when a polled trigger is created, so the poller schedules it. */
-  onPolledTrigger: (row: TriggerRow) => void = () => {}
   #subs: Subscriptions
   #triggers: Triggers
   #registry: Registry
@@ -52,7 +51,9 @@ export class TriggerService {
   #clients: UpstreamClients
   #vault: Vault
   #log: FastifyBaseLogger
+  /** Who listens on each webhook (subscription id), until a change to its triggers. */
   #listening = new Map<string, ListeningTrigger[]>()
+  #changes: Changes
   #locks = new Map<string, Promise<unknown>>()
   /** Lowest poll interval allowed, per trigger (tests shorten it). */
   minPollIntervalMs = MIN_POLL_INTERVAL_MS
@@ -70,7 +71,14 @@ export class TriggerService {
     agents: AgentDirectory
     tools: ToolRunner
     pages: UpstreamPages
+    changes: Changes
   }) {
+    this.#changes = deps.changes
+    // Triggers added or removed on any instance: who listens on a webhook is read again.
+    deps.changes.subscribe('triggers', (ids) => {
+      if (ids.length === 0) this.#listening.clear()
+      for (const id of ids) this.#listening.delete(id)
+    })
     this.#agents = deps.agents
     this.#tools = deps.tools
     this.#pages = deps.pages
@@ -166,8 +174,7 @@ export class TriggerService {
       poll_interval_ms: pollIntervalMs,
       next_poll_at: pollIntervalMs ? nowIso() : null,
     })
-    if (subscriptionId) this.#listening.delete(subscriptionId)
-    if (pollIntervalMs) this.onPolledTrigger(row)
+    if (subscriptionId) this.#changes.publish('triggers', [subscriptionId])
     return this.view(row)
   }
 
@@ -198,7 +205,7 @@ export class TriggerService {
     await this.#triggers.delete(row.id)
     let cleanup: { ok: boolean; error?: string } = { ok: true }
     if (row.subscription_id) {
-      this.#listening.delete(row.subscription_id)
+      this.#changes.publish('triggers', [row.subscription_id])
       cleanup = await this.#release(row.subscription_id)
     }
     return { deleted: true, cleanup }
@@ -252,16 +259,36 @@ export class TriggerService {
   }
 
   /** On start: every stored webhook exists upstream, and none is left without triggers. */
-  async reconcile(): Promise<{ checked: number; reregistered: number; removed: number; errors: number }> {
-    const stats = { checked: 0, reregistered: 0, removed: 0, errors: 0 }
+  async reconcile(): Promise<{
+    checked: number
+    reregistered: number
+    removed: number
+    missing: number
+    errors: number
+  }> {
+    const stats = { checked: 0, reregistered: 0, removed: 0, missing: 0, errors: 0 }
     for (const sub of await this.#subs.all()) {
       stats.checked++
       const r = await this.#reconcileOne(sub)
       if (r === 'reregistered') stats.reregistered++
       if (r === 'removed') stats.removed++
+      if (r === 'missing') stats.missing++
       if (r === 'error') stats.errors++
     }
     return stats
+  }
+
+  /**
+   * The upstream refused the connection's credentials (a revoked or expired token): the webhooks
+   * it made are gone with them (the upstream removes a token's webhooks), so the webhook is
+   * `missing` until the connection is reconnected, which registers it again.
+   */
+  async markMissing(subscriptionId: string, connectionId: string): Promise<void> {
+    await this.#subs.update(subscriptionId, {
+      status: 'missing',
+      last_error: `the upstream refused the connection's credentials (revoked or expired), and removes the webhooks made with them; reconnect connection ${connectionId} (POST /v1/connections/${connectionId}/reconnect) to register it again`,
+    })
+    this.#listening.delete(subscriptionId)
   }
 
   /** The triggers listening on a subscription (cached for the pipeline). */
@@ -391,6 +418,7 @@ export class TriggerService {
         try {
           const id = await this.#registerUpstream(sub, secret)
           await this.#subs.update(sub.id, { upstream_hook_id: id, status: 'active', last_error: null })
+          this.#changes.publish('triggers', [sub.id])
           return { ...sub, upstream_hook_id: id }
         } catch (err) {
           await this.#subs.delete(sub.id)
@@ -441,11 +469,17 @@ export class TriggerService {
   async #reconcileOne(
     sub: SubscriptionRow,
     force = false,
-  ): Promise<'ok' | 'reregistered' | 'removed' | 'error'> {
+  ): Promise<'ok' | 'reregistered' | 'removed' | 'missing' | 'error'> {
     try {
       if (!force && (await this.#triggers.countForSubscription(sub.id)) === 0) {
         await this.#release(sub.id)
         return 'removed'
+      }
+      // A lapsed connection's webhooks went with its credentials; asking again would only be refused.
+      const loaded = await this.#connections.load(sub.workspace_id, sub.connection_id)
+      if (loaded.row.status === 'lapsed') {
+        if (sub.status !== 'missing') await this.markMissing(sub.id, sub.connection_id)
+        return 'missing'
       }
       const { http, connector } = await this.#http(sub.connection_id, sub.workspace_id)
       const upstream = await connector.webhooks!.list(http, sub.model)
@@ -454,17 +488,30 @@ export class TriggerService {
         upstream.find((h) => h.id === sub.upstream_hook_id) ??
         upstream.find((h) => h.callbackUrl === callbackUrl && h.model === sub.model)
       if (found && found.callbackUrl === callbackUrl) {
-        if (found.id !== sub.upstream_hook_id || sub.status !== 'active')
+        if (found.id !== sub.upstream_hook_id || sub.status !== 'active') {
           await this.#subs.update(sub.id, { upstream_hook_id: found.id, status: 'active', last_error: null })
+          this.#changes.publish('triggers', [sub.id])
+        }
         return 'ok'
       }
       const id = await this.#registerUpstream(sub, this.subscriptionSecret(sub))
       await this.#subs.update(sub.id, { upstream_hook_id: id, status: 'active', last_error: null })
+      this.#changes.publish('triggers', [sub.id])
       return 'reregistered'
     } catch (err) {
+      // A 401 marked the connection lapsed (its client does): the webhook is gone upstream.
+      if (err instanceof PatchbayError && err.code === 'CONNECTION_LAPSED') {
+        this.#log.warn(
+          { subscription: sub.id },
+          'webhook reconcile: the connection was refused; webhook missing',
+        )
+        await this.markMissing(sub.id, sub.connection_id)
+        return 'missing'
+      }
       const message = (err as Error).message
       this.#log.warn({ subscription: sub.id, err: message }, 'webhook reconcile failed')
       await this.#subs.update(sub.id, { status: 'error', last_error: message })
+      this.#changes.publish('triggers', [sub.id])
       return 'error'
     }
   }
@@ -486,7 +533,7 @@ export class TriggerService {
       }
     }
     await this.#subs.delete(sub.id)
-    this.#listening.delete(sub.id)
+    this.#changes.publish('triggers', [sub.id])
     return result
   }
 }

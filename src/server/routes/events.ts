@@ -298,7 +298,7 @@ export const eventRoutes =
         const agentId = req.params.agentId
         const agent = await engine.agents.get(req.caller.workspaceId, agentId)
         const header = req.headers['last-event-id']
-        let last =
+        const last =
           Number(typeof header === 'string' && header !== '' ? header : (req.query.lastEventId ?? 0)) || 0
 
         reply.hijack()
@@ -310,41 +310,21 @@ export const eventRoutes =
           'x-accel-buffering': 'no',
         })
         res.write(`: stream of agent ${agent.id}\nretry: 2000\n\n`)
-        const send = (seq: number, body: string) => {
-          if (seq <= last) return
-          last = seq
-          res.write(`id: ${seq}\nevent: delivery\ndata: ${body}\n\n`)
-        }
-        // Listen first, then catch up from the store, then let the buffered live ones through.
-        const buffered: Array<{ seq: number; body: string }> = []
-        let live = false
-        const unsubscribe = engine.events.hub.subscribe(agentId, (m) =>
-          live ? send(m.seq, m.body) : buffered.push(m),
-        )
+        // The engine reads the store in seq order, from `last` on, and again whenever any instance
+        // stores deliveries for this agent.
+        const stream = engine.events.streams.open({
+          workspaceId: req.caller.workspaceId,
+          agentId,
+          afterSeq: last,
+          send: (seq, body) => res.write(`id: ${seq}\nevent: delivery\ndata: ${body}\n\n`),
+          onClose: () => res.end(),
+        })
         const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000)
         req.raw.on('close', () => {
-          unsubscribe()
+          stream.close()
           clearInterval(heartbeat)
         })
-        for (;;) {
-          const rows = await deliveries.list(db, req.caller.workspaceId, {
-            agentId,
-            afterSeq: last,
-            limit: 500,
-            ascending: true,
-          })
-          const streamRows = rows.filter((r) => JSON.parse(r.target).type === 'stream')
-          const joined = await engine.events.deliverer.joined(streamRows.map((r) => r.id))
-          const bySeq = new Map(joined.map((j) => [Number(j.seq), j]))
-          for (const r of streamRows) {
-            const j = bySeq.get(Number(r.seq))
-            if (j) send(Number(r.seq), engine.events.deliverer.body(j))
-          }
-          if (rows.length < 500) break
-          last = Math.max(last, Number(rows[rows.length - 1].seq))
-        }
-        live = true
-        for (const m of buffered.sort((a, b) => a.seq - b.seq)) send(m.seq, m.body)
+        await stream.caughtUp
       },
     )
   }

@@ -13,7 +13,12 @@ const TriggerView = z
     instant: z.boolean(),
     connectionId: z.string(),
     config: z.record(z.string(), z.unknown()),
-    target: z.unknown(),
+    target: z
+      .looseObject({
+        type: z.enum(['agent', 'tool']),
+        toolId: z.string().optional().describe('For a tool target: the tool each event runs.'),
+      })
+      .describe("What an event starts: the agent (its webhook or stream) or one of the agent's tools."),
     webhook: z
       .object({
         id: z.string(),

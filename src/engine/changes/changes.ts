@@ -1,0 +1,93 @@
+// Changes every instance must hear about at once: a trigger, connection, agent or key changed
+// (so each instance drops what it cached), or deliveries were written for an agent (so its open
+// streams read the store). Published here, they reach this process's listeners at once and the
+// other instances through a transport: PostgreSQL LISTEN/NOTIFY, or Redis pub/sub when
+// configured. On SQLite there is one process and no transport.
+import { randomUUID } from 'node:crypto'
+
+export type ChangeTopic = 'agents' | 'connections' | 'triggers' | 'keys' | 'credits' | 'deliveries'
+export type ChangeListener = (ids: string[]) => void
+
+/** Carries changes between instances; `onLost` tells that messages may have been missed. */
+export interface ChangeTransport {
+  start(onMessage: (message: string) => void, onLost: () => void): Promise<void>
+  send(message: string): Promise<void>
+  close(): Promise<void>
+}
+
+const TOPICS: ChangeTopic[] = ['agents', 'connections', 'triggers', 'keys', 'credits', 'deliveries']
+/** NOTIFY payloads stay below PostgreSQL's 8,000-byte limit. */
+const IDS_PER_MESSAGE = 100
+
+export class Changes {
+  readonly instanceId = randomUUID()
+  #listeners = new Map<ChangeTopic, Set<ChangeListener>>()
+  #transport: ChangeTransport | null
+  #onError: (err: unknown) => void
+
+  constructor(opts: { transport?: ChangeTransport | null; onError?: (err: unknown) => void } = {}) {
+    this.#transport = opts.transport ?? null
+    this.#onError = opts.onError ?? (() => {})
+  }
+
+  /** Starts hearing other instances (no-op without a transport). */
+  async start(): Promise<void> {
+    await this.#transport?.start(
+      (message) => this.#receive(message),
+      // Whatever was missed while the connection was down: every listener drops everything.
+      () => {
+        for (const topic of TOPICS) this.#deliver(topic, [])
+      },
+    )
+  }
+
+  /**
+   * Listens to a topic. `ids` names what changed; an empty list means "anything may have changed"
+   * (after a lost connection), so a cache drops all of it.
+   */
+  subscribe(topic: ChangeTopic, listener: ChangeListener): () => void {
+    let set = this.#listeners.get(topic)
+    if (!set) {
+      set = new Set()
+      this.#listeners.set(topic, set)
+    }
+    set.add(listener)
+    return () => set.delete(listener)
+  }
+
+  /** Tells this process at once and the other instances as soon as the transport carries it. */
+  publish(topic: ChangeTopic, ids: string[]): void {
+    if (ids.length === 0) return
+    this.#deliver(topic, ids)
+    if (!this.#transport) return
+    for (let i = 0; i < ids.length; i += IDS_PER_MESSAGE) {
+      const message = JSON.stringify({ from: this.instanceId, topic, ids: ids.slice(i, i + IDS_PER_MESSAGE) })
+      this.#transport.send(message).catch(this.#onError)
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#transport?.close()
+  }
+
+  #receive(message: string): void {
+    let parsed: { from?: string; topic?: ChangeTopic; ids?: string[] }
+    try {
+      parsed = JSON.parse(message)
+    } catch {
+      return
+    }
+    if (parsed.from === this.instanceId || !parsed.topic || !Array.isArray(parsed.ids)) return
+    this.#deliver(parsed.topic, parsed.ids)
+  }
+
+  #deliver(topic: ChangeTopic, ids: string[]): void {
+    for (const l of this.#listeners.get(topic) ?? []) {
+      try {
+        l(ids)
+      } catch (err) {
+        this.#onError(err)
+      }
+    }
+  }
+}

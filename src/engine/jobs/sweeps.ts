@@ -1,0 +1,120 @@
+// Who looks for due work, and when. Due work lives in the store (deliveries to retry or whose
+// holder stopped, polls whose time came, inbox rows left pending); each item is claimed in its
+// row, so even two sweeps at once would not do anything twice. The sweep itself is held by one
+// instance at a time: on PostgreSQL it is a pg-boss job (a `stately` queue: one waiting and one
+// running, `expireInSeconds` as its lease, taken over by another instance when its holder dies,
+// each run sending the next with `startAfter`); on SQLite (one process) it is a timer.
+import { PgBoss } from 'pg-boss'
+
+export interface Sweeps {
+  /** Runs `sweep` about every `everyMs`, never two at once; held by one instance at a time. */
+  start(sweep: () => Promise<void>): Promise<void>
+  /** Stops sweeping and waits for a sweep under way. */
+  stop(): Promise<void>
+}
+
+/** One process: a timer, no overlap. */
+export class TimerSweeps implements Sweeps {
+  #everyMs: number
+  #timer: NodeJS.Timeout | null = null
+  #running: Promise<void> | null = null
+  #stopped = false
+  #onError: (err: unknown) => void
+
+  constructor(opts: { everyMs: number; onError: (err: unknown) => void }) {
+    this.#everyMs = opts.everyMs
+    this.#onError = opts.onError
+  }
+
+  async start(sweep: () => Promise<void>): Promise<void> {
+    const tick = () => {
+      if (this.#stopped) return
+      this.#running = sweep()
+        .catch(this.#onError)
+        .finally(() => {
+          this.#running = null
+          if (!this.#stopped) {
+            this.#timer = setTimeout(tick, this.#everyMs)
+            this.#timer.unref?.()
+          }
+        })
+    }
+    tick()
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true
+    if (this.#timer) clearTimeout(this.#timer)
+    await this.#running
+  }
+}
+
+const QUEUE = 'patchbay-sweep'
+
+/** Several instances on PostgreSQL: the sweep is a pg-boss job only one instance holds. */
+export class PgBossSweeps implements Sweeps {
+  #boss: PgBoss
+  #everyMs: number
+  #onError: (err: unknown) => void
+
+  constructor(opts: {
+    connectionString: string
+    /** pg-boss's own schema (beside Patchbay's tables). */
+    schema: string
+    everyMs: number
+    onError: (err: unknown) => void
+  }) {
+    this.#everyMs = opts.everyMs
+    this.#onError = opts.onError
+    this.#boss = new PgBoss({
+      connectionString: opts.connectionString,
+      schema: opts.schema,
+      max: 3,
+      // Patchbay schedules nothing by cron; the sweep sends its own next run.
+      schedule: false,
+    })
+    this.#boss.on('error', (err) => this.#onError(err))
+  }
+
+  async start(sweep: () => Promise<void>): Promise<void> {
+    await this.#boss.start()
+    if (!(await this.#boss.getQueue(QUEUE)))
+      await this.#boss
+        .createQueue(QUEUE, {
+          policy: 'stately',
+          // The lease: a sweep whose instance died is run again by another after this long.
+          expireInSeconds: 60,
+          retryLimit: 1_000_000,
+          retryDelay: 1,
+          deleteAfterSeconds: 60,
+          retentionSeconds: 3600,
+        })
+        // Another instance created it at the same moment.
+        .catch(async (err) => {
+          if (!(await this.#boss.getQueue(QUEUE))) throw err
+        })
+    // Sent even while stopping: the next run is then another instance's.
+    const next = async () => {
+      await this.#boss.send(
+        QUEUE,
+        {},
+        { singletonKey: 'sweep', startAfter: Math.max(1, Math.round(this.#everyMs / 1000)) },
+      )
+    }
+    await this.#boss.work(QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async () => {
+      try {
+        await sweep()
+      } finally {
+        await next().catch(this.#onError)
+      }
+    })
+    // The first instance to start (or the first after all stopped) starts the chain; a waiting
+    // run makes this one a no-op.
+    await this.#boss.send(QUEUE, {}, { singletonKey: 'sweep' })
+  }
+
+  async stop(): Promise<void> {
+    // A sweep under way finishes (its claimed items are settled or left to their leases).
+    await this.#boss.stop({ graceful: true, timeout: 5_000, close: true })
+  }
+}

@@ -1,0 +1,76 @@
+// SIGTERM with an agent's event stream open: the stream is ended and the process exits (before,
+// an open stream kept it alive and unresponsive).
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import net from 'node:net'
+import path from 'node:path'
+import { test } from 'node:test'
+import { startTaskboardSandbox } from '../../sandbox/taskboard/index.ts'
+import { tempDir } from '../helpers/databases.ts'
+import { eventually } from '../helpers/receiver.ts'
+import { LOOPBACK_EGRESS } from '../helpers/service.ts'
+
+const root = path.resolve(import.meta.dirname, '../..')
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port
+      s.close(() => resolve(p))
+    })
+  })
+
+test('SIGTERM ends open event streams and the process exits', { timeout: 240_000 }, async () => {
+  const sandbox = await startTaskboardSandbox()
+  const port = await freePort()
+  const adminKey = 'pb_admin_shutdown_test'
+  const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PATCHBAY_DATA_DIR: tempDir(),
+      PATCHBAY_ADMIN_KEY: adminKey,
+      PATCHBAY_TASKBOARD_URL: sandbox.url,
+      ...LOOPBACK_EGRESS,
+      LOG_LEVEL: 'silent',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+  try {
+    const base = `http://127.0.0.1:${port}`
+    await eventually(
+      () =>
+        fetch(`${base}/healthz`)
+          .then((r) => r.ok)
+          .catch(() => false),
+      (ok) => ok,
+      // A loaded machine can take a while to start it.
+      120_000,
+    )
+    const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' }
+    const agent = await fetch(`${base}/v1/agents`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        name: 'listener',
+        scope: { boards: [] },
+        connectionIds: [],
+        delivery: { type: 'stream' },
+      }),
+    }).then((r) => r.json())
+    const stream = await fetch(`${base}/v1/agents/${agent.id}/stream`, { headers })
+    assert.equal(stream.status, 200)
+    const reader = stream.body!.getReader()
+    await reader.read()
+    child.kill('SIGTERM')
+    // The stream is ended by the server…
+    for (;;) if ((await reader.read()).done) break
+    // …and the process exits by itself.
+    assert.equal(await exited, 0)
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL')
+    await sandbox.close()
+  }
+})
