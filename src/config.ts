@@ -340,7 +340,7 @@ export const settings: Record<string, Setting> = {
   ),
   PATCHBAY_RECONCILE_INTERVAL_MS: setting(
     '`900000`',
-    'how often upstream webhooks are checked against the stored ones, by one instance at a time: missing ones registered again, a connection the upstream refuses marked lapsed',
+    'how often upstream webhooks are checked against the stored ones, by one instance at a time (a lease in the store): missing ones registered again, a connection the upstream refuses marked lapsed and its webhooks `missing`',
     MS,
     wholeNumber(1, Number.MAX_SAFE_INTEGER),
   ),
