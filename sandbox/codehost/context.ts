@@ -34,14 +34,15 @@ export interface FieldError {
 /** Thrown anywhere below a route; the route wrapper writes it as the code-host does. */
 export class ApiError extends Error {
   status: number
-  errors: FieldError[] | undefined
+  /** Field errors, or plain sentences (the code host answers some refusals that way). */
+  errors: Array<FieldError | string> | undefined
   docs: string
   headers: Record<string, string>
 
   constructor(
     status: number,
     message: string,
-    errors?: FieldError[],
+    errors?: Array<FieldError | string>,
     docs = DOCS,
     headers: Record<string, string> = {},
   ) {
@@ -55,7 +56,10 @@ export class ApiError extends Error {
 
 export const notFound = (): ApiError => new ApiError(404, 'Not Found')
 
-export function validationFailed(errors: FieldError[], message = 'Validation Failed'): ApiError {
+export function validationFailed(
+  errors: Array<FieldError | string>,
+  message = 'Validation Failed',
+): ApiError {
   return new ApiError(422, message, errors)
 }
 

@@ -2,10 +2,10 @@
 // control API (`POST /_sandbox/act`) and read through `GET /_sandbox/discussions/{owner}/{repo}`,
 // and they emit `discussion` and `discussion_comment` webhooks with the upstream payload shapes.
 import { type Ctx, notFound, validationFailed } from './context.ts'
-import { emit, emitMentions, envelope } from './events.ts'
+import { emit, envelope } from './events.ts'
 import { nodeId } from './ids.ts'
 import type { Discussion, Repo, User } from './store.ts'
-import { association, repoApi, repoHtml, userView } from './views.ts'
+import { association, reactions, repoApi, repoHtml, userView } from './views.ts'
 
 const CATEGORIES: Record<string, { id: number; emoji: string; answerable: boolean }> = {
   General: { id: 1, emoji: ':speech_balloon:', answerable: false },
@@ -79,7 +79,6 @@ export function createDiscussion(
   repo.hasDiscussions = true
   const view = discussionView(ctx, repo, d)
   emit(ctx, 'discussion', { action: 'created', discussion: view, ...envelope(ctx, repo, actor) }, { repo })
-  emitMentions(ctx, repo, actor, d.body, 'discussion', { discussion: view })
   return d
 }
 
@@ -117,6 +116,7 @@ export function commentOnDiscussion(
     created_at: now,
     updated_at: now,
     body,
+    reactions: reactions(`${repoApi(ctx, repo)}/discussions/${d.number}/comments/${c.id}`),
   }
   const view = discussionView(ctx, repo, d)
   emit(
@@ -125,6 +125,5 @@ export function commentOnDiscussion(
     { action: 'created', comment, discussion: view, ...envelope(ctx, repo, actor) },
     { repo },
   )
-  emitMentions(ctx, repo, actor, body, 'discussion_comment', { discussion: view, comment })
   return comment
 }

@@ -1,10 +1,10 @@
 // Webhook events: which hooks hear an event, how a delivery is signed and sent, redelivery with
-// the same GUID, and the @-mention events derived from text.
+// the same GUID.
 import { createHmac } from 'node:crypto'
 import type { Ctx } from './context.ts'
 import { guid } from './ids.ts'
 import type { Hook, HookDelivery, Repo, User } from './store.ts'
-import { repoView, userView } from './views.ts'
+import { orgView, repoView, userView } from './views.ts'
 import { hookView } from './views-misc.ts'
 
 const ZEN = [
@@ -18,13 +18,18 @@ const ZEN = [
 
 export const DELIVERY_TIMEOUT_MS = 10_000
 
-/** The `repository` and `sender` every repository event carries. */
+/** The `repository` and `sender` every repository event carries (and `organization` for an organization's). */
 export function envelope(
   ctx: Ctx,
   repo: Repo | null,
   sender: User,
-): { repository?: unknown; sender: unknown } {
-  return { ...(repo ? { repository: repoView(ctx, repo, null, false) } : {}), sender: userView(ctx, sender) }
+): { repository?: unknown; organization?: unknown; sender: unknown } {
+  const owner = repo ? ctx.store.users.get(repo.ownerId) : undefined
+  return {
+    ...(repo ? { repository: repoView(ctx, repo, null, false) } : {}),
+    ...(owner?.type === 'Organization' ? { organization: orgView(ctx, owner) } : {}),
+    sender: userView(ctx, sender),
+  }
 }
 
 function listens(h: Hook, event: string): boolean {
@@ -32,22 +37,26 @@ function listens(h: Hook, event: string): boolean {
 }
 
 /**
- * Sends `event` to the repository's hooks and its owner's account hooks, and to the account hooks
- * of `accounts` (mentions, snippets, projects).
+ * Sends `event` to the hooks that hear it, as the code host does: a repository's events to its
+ * own hooks and to its organization's hooks; `org` names an organization whose hooks alone hear
+ * it (`projects_v2_item` of an organization's project). Personal accounts have no hooks of their
+ * own: nothing at the account level reaches a personal account (no snippet or mention events).
  */
 export function emit(
   ctx: Ctx,
   event: string,
   payload: Record<string, unknown>,
-  target: { repo?: Repo | null; accounts?: number[] },
+  target: { repo?: Repo | null; org?: User | null },
 ): void {
   const store = ctx.store
   const hooks = new Map<number, Hook>()
   if (target.repo) {
     for (const h of store.hooksFor('repo', target.repo.id)) hooks.set(h.id, h)
-    for (const h of store.hooksFor('user', target.repo.ownerId)) hooks.set(h.id, h)
+    const owner = store.users.get(target.repo.ownerId)
+    if (owner?.type === 'Organization') for (const h of store.hooksFor('org', owner.id)) hooks.set(h.id, h)
   }
-  for (const a of target.accounts ?? []) for (const h of store.hooksFor('user', a)) hooks.set(h.id, h)
+  if (target.org?.type === 'Organization')
+    for (const h of store.hooksFor('org', target.org.id)) hooks.set(h.id, h)
   for (const h of hooks.values()) if (listens(h, event)) deliver(ctx, h, event, payload)
 }
 
@@ -76,7 +85,7 @@ export function deliver(
     'x-codehost-delivery': id,
     'x-codehost-hook-id': String(hook.id),
     'x-codehost-hook-installation-target-id': String(hook.targetId),
-    'x-codehost-hook-installation-target-type': hook.kind === 'repo' ? 'repository' : 'user',
+    'x-codehost-hook-installation-target-type': hook.kind === 'repo' ? 'repository' : 'organization',
   }
   if (hook.secret) {
     const sig = sign(hook.secret, body)
@@ -119,6 +128,7 @@ export function ping(ctx: Ctx, hook: Hook, sender: User): HookDelivery {
     zen,
     hook_id: hook.id,
     hook: hookView(ctx, hook),
+    ...(hook.kind === 'org' ? { organization: orgView(ctx, ctx.store.user(hook.targetId)) } : {}),
     ...envelope(ctx, repo, sender),
   })
 }
@@ -158,46 +168,5 @@ export function deliveryView(d: HookDelivery, detail = false) {
           response: { headers: {}, payload: null },
         }
       : {}),
-  }
-}
-
-const MENTION = /(?:^|[^\w/@.`-])@([A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38})\b/g
-
-export function mentionedUsers(ctx: Ctx, text: string | null | undefined): User[] {
-  if (!text) return []
-  const out = new Map<number, User>()
-  for (const m of text.matchAll(MENTION)) {
-    const u = ctx.store.userByLogin(m[1])
-    if (u && u.type === 'User') out.set(u.id, u)
-  }
-  return [...out.values()]
-}
-
-/**
- * (choice) A `mention` event goes to the account hooks of each user @-mentioned in a new issue,
- * pull request, comment, review or discussion; the author mentioning themselves is not one.
- */
-export function emitMentions(
-  ctx: Ctx,
-  repo: Repo,
-  actor: User,
-  text: string | null | undefined,
-  subjectType: string,
-  subject: Record<string, unknown>,
-): void {
-  for (const u of mentionedUsers(ctx, text)) {
-    if (u.id === actor.id) continue
-    emit(
-      ctx,
-      'mention',
-      {
-        action: 'created',
-        mentioned: userView(ctx, u),
-        subject_type: subjectType,
-        ...subject,
-        ...envelope(ctx, repo, actor),
-      },
-      { accounts: [u.id] },
-    )
   }
 }

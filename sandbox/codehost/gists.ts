@@ -1,6 +1,5 @@
 // Snippets ("gists"). (choice) `gist` events go to the owner's account hooks.
 import { ApiError, type Ctx, validationFailed } from './context.ts'
-import { emit } from './events.ts'
 import type { Gist, User } from './store.ts'
 import { userView } from './views.ts'
 import { gistView } from './views-misc.ts'
@@ -50,12 +49,6 @@ export function createGist(
     history: [{ version: version(ctx), committedAt: now, userId: owner.id }],
   }
   ctx.store.gists.set(gist.id, gist)
-  emit(
-    ctx,
-    'gist',
-    { action: 'created', gist: gistView(ctx, gist), sender: userView(ctx, owner) },
-    { accounts: [owner.id] },
-  )
   return gist
 }
 
@@ -85,11 +78,5 @@ export function updateGist(
   if (input.description !== undefined) gist.description = input.description
   gist.updatedAt = ctx.emulator.clock.iso()
   gist.history.push({ version: version(ctx), committedAt: gist.updatedAt, userId: actor.id })
-  emit(
-    ctx,
-    'gist',
-    { action: 'edited', gist: gistView(ctx, gist), sender: userView(ctx, actor) },
-    { accounts: [gist.ownerId] },
-  )
   return gist
 }

@@ -7,13 +7,28 @@ export function sendError(
   reply: FastifyReply,
   status: number,
   message: string,
-  errors?: FieldError[],
+  errors?: Array<FieldError | string>,
   docs = DOCS,
 ): FastifyReply {
   return reply
     .code(status)
     .header('content-type', 'application/json; charset=utf-8')
     .send({ message, ...(errors ? { errors } : {}), documentation_url: docs, status: String(status) })
+}
+
+/**
+ * The code host refuses a request without a `User-Agent` before anything else (no rate-limit
+ * headers, not JSON): a 403 in plain text. Its API and its token exchange alike.
+ */
+export async function requireUserAgent(req: FastifyRequest, reply: FastifyReply) {
+  if (String(req.headers['user-agent'] ?? '').trim() !== '') return
+  return reply
+    .code(403)
+    .header('content-type', 'text/html')
+    .header('connection', 'close')
+    .send(
+      'Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.codehost.com/rest/using-the-rest-api/getting-started-with-the-rest-api#user-agent). Check https://developer.codehost.com for other possible causes.\n',
+    )
 }
 
 export function writeApiError(reply: FastifyReply, err: ApiError): FastifyReply {

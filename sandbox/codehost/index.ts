@@ -6,9 +6,10 @@ import { tick } from './actions.ts'
 import { ApiError, type Ctx, type RunSettings } from './context.ts'
 import { registerControl } from './control.ts'
 import { registerGraphql } from './graphql.ts'
-import { sendError, writeApiError } from './http.ts'
+import { requireUserAgent, sendError, writeApiError } from './http.ts'
 import { registerOAuth } from './oauth.ts'
 import { Limits, rateLimitHook, trackInFlight } from './ratelimit.ts'
+import { RequestLog } from './request-log.ts'
 import { registerActionRoutes } from './routes/actions.ts'
 import { registerContentRoutes } from './routes/contents.ts'
 import { registerGistRoutes } from './routes/gists.ts'
@@ -73,11 +74,13 @@ export async function startCodehostSandbox(
   const ctx = { store: new Store(), url: '', webUrl: '', runSettings: { ...DEFAULT_RUN_SETTINGS } } as Ctx
   let info: SeedInfo | undefined
   let limits: Limits | undefined
+  const requests = new RequestLog()
   const emulator = createEmulator({
     sendError: (reply, status, message) => sendError(reply, status, message),
     reset: () => {
       info = seed(ctx)
       limits?.reset()
+      requests.clear()
       Object.assign(ctx.runSettings, DEFAULT_RUN_SETTINGS)
     },
     bodyLimit: BODY_LIMIT,
@@ -90,6 +93,9 @@ export async function startCodehostSandbox(
 
   await emulator.app.register(async (api: FastifyInstance) => {
     api.setErrorHandler(errorHandler)
+    api.addHook('onSend', requests.keepAnswer)
+    api.addHook('onResponse', requests.hook)
+    api.addHook('onRequest', requireUserAgent)
     api.addHook('onRequest', async () => tick(ctx))
     api.addHook('onRequest', rateLimitHook(ctx, lim))
     registerUserRoutes(api, ctx)
@@ -112,7 +118,10 @@ export async function startCodehostSandbox(
   })
   await emulator.app.register(async (web: FastifyInstance) => {
     web.setErrorHandler(errorHandler)
+    web.addHook('onSend', requests.keepAnswer)
+    web.addHook('onResponse', requests.hook)
     registerOAuth(web, ctx)
+    requests.register(web)
     registerControl(web, ctx, lim, () => info!, DEFAULT_RUN_SETTINGS)
   })
 

@@ -1,7 +1,7 @@
 // Issue changes and the events they emit. A pull request is an issue with `pull` set; changes
 // made through the issues endpoints on a pull request emit `pull_request` events, as upstream.
 import { ApiError, type Ctx, validationFailed } from './context.ts'
-import { emit, emitMentions, envelope } from './events.ts'
+import { emit, envelope } from './events.ts'
 import { roleAtLeast, roleOf } from './permissions.ts'
 import { pullPayload } from './pulls.ts'
 import type { Issue, IssueComment, Label, Repo, User } from './store.ts'
@@ -129,7 +129,6 @@ export function createIssue(ctx: Ctx, repo: Repo, actor: User, input: IssueInput
   repo.issues.set(issue.number, issue)
   repo.updatedAt = now
   issueEvent(ctx, repo, issue, actor, 'opened')
-  emitMentions(ctx, repo, actor, issue.body, 'issue', { issue: issueView(ctx, repo, issue) })
   return issue
 }
 
@@ -281,7 +280,6 @@ export function addComment(ctx: Ctx, repo: Repo, issue: Issue, actor: User, body
     { action: 'created', issue: issueView(ctx, repo, issue), comment: cv, ...envelope(ctx, repo, actor) },
     { repo },
   )
-  emitMentions(ctx, repo, actor, body, 'issue_comment', { issue: issueView(ctx, repo, issue), comment: cv })
   return comment
 }
 

@@ -4,7 +4,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Ctx } from './context.ts'
-import { sendError } from './http.ts'
+import { requireUserAgent, sendError } from './http.ts'
 import { oauthToken } from './ids.ts'
 import type { OAuthApp, Token } from './store.ts'
 import { userView } from './views.ts'
@@ -194,7 +194,7 @@ ${login}
     return reply.redirect(withParams(checked.redirect, { code, state: fields.state }), 302)
   })
 
-  app.post('/login/oauth/access_token', async (req, reply) => {
+  app.post('/login/oauth/access_token', { onRequest: requireUserAgent }, async (req, reply) => {
     const q = (req.query ?? {}) as Record<string, unknown>
     let b: Record<string, unknown> = {}
     if (typeof req.body === 'object' && req.body !== null) b = req.body as Record<string, unknown>
@@ -258,7 +258,7 @@ ${login}
     const b = (typeof req.body === 'object' && req.body ? req.body : {}) as Record<string, unknown>
     return typeof b.access_token === 'string' ? b.access_token : ''
   }
-  app.post('/applications/:client_id/token', async (req, reply) => {
+  app.post('/applications/:client_id/token', { onRequest: requireUserAgent }, async (req, reply) => {
     const a = appAuth(req)
     if (!a) return sendError(reply, 404, 'Not Found')
     const t = ctx.store.tokens.get(tokenBody(req))

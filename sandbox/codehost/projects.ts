@@ -14,7 +14,7 @@ import type {
   ProjectV2,
   User,
 } from './store.ts'
-import { userView } from './views.ts'
+import { orgView, userView } from './views.ts'
 import { cardView } from './views-misc.ts'
 
 export function findProjectV2(ctx: Ctx, node: string): ProjectV2 | undefined {
@@ -116,6 +116,15 @@ export function setItemField(
   emitItemEdited(ctx, actor, project, item, field, before, next)
 }
 
+/**
+ * `projects_v2_item` is an organization event: the code host sends it to the hooks of the
+ * organization that owns the project (with `organization`), and never for a personal account's
+ * projects, nor to repository hooks.
+ */
+function projectEnvelope(ctx: Ctx, owner: User, actor: User) {
+  return { organization: orgView(ctx, owner), sender: userView(ctx, actor) }
+}
+
 function emitItemEdited(
   ctx: Ctx,
   actor: User,
@@ -125,7 +134,7 @@ function emitItemEdited(
   before: ProjectItemValue | undefined,
   after: ProjectItemValue | undefined,
 ): void {
-  const repo = item.repoId !== null ? ctx.store.repos.get(item.repoId) : undefined
+  const owner = ctx.store.user(project.ownerId)
   emit(
     ctx,
     'projects_v2_item',
@@ -142,9 +151,9 @@ function emitItemEdited(
           to: optionView(field, after),
         },
       },
-      sender: userView(ctx, actor),
+      ...projectEnvelope(ctx, owner, actor),
     },
-    { repo, accounts: [project.ownerId] },
+    { org: owner },
   )
 }
 
@@ -176,11 +185,12 @@ export function addItem(
   emit(
     ctx,
     'projects_v2_item',
-    { action: 'created', projects_v2_item: itemView(ctx, project, item), sender: userView(ctx, actor) },
     {
-      repo: ctx.store.repos.get(content.repoId),
-      accounts: [project.ownerId],
+      action: 'created',
+      projects_v2_item: itemView(ctx, project, item),
+      ...projectEnvelope(ctx, ctx.store.user(project.ownerId), actor),
     },
+    { org: ctx.store.user(project.ownerId) },
   )
   return item
 }
@@ -227,7 +237,7 @@ function cardEvent(
       },
       ...envelope(ctx, repo, actor),
     },
-    repo ? { repo } : { accounts: [project.ownerId] },
+    { repo },
   )
 }
 

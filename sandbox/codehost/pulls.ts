@@ -1,7 +1,7 @@
 // Pull requests: opening, editing, draft state, reviewers, reviews and merging.
 import { personOf, updateRef } from './branches.ts'
 import { ApiError, type Ctx, validationFailed } from './context.ts'
-import { emit, emitMentions, envelope } from './events.ts'
+import { emit, envelope } from './events.ts'
 import { commitsBetween, createCommit, isAncestor, mergeBase, mergeTrees } from './git.ts'
 import { canTriage, issueEvent } from './issues.ts'
 import { roleAtLeast, roleOf } from './permissions.ts'
@@ -140,7 +140,6 @@ export function createPull(ctx: Ctx, repo: Repo, actor: User, input: PullInput):
   }
   repo.issues.set(issue.number, issue)
   issueEvent(ctx, repo, issue, actor, 'opened')
-  emitMentions(ctx, repo, actor, issue.body, 'pull_request', { pull_request: pullJson(ctx, repo, issue) })
   return issue
 }
 
@@ -290,21 +289,10 @@ export function createReview(
   if (event !== undefined && !(event in REVIEW_STATES))
     throw validationFailed([{ resource: 'PullRequestReview', code: 'invalid', field: 'event', value: event }])
   if (event === 'APPROVE' && actor.id === issue.userId)
-    throw validationFailed(
-      [{ resource: 'PullRequestReview', code: 'custom', message: 'Can not approve your own pull request' }],
-      'Unprocessable Entity',
-    )
+    // The code host answers this refusal with plain sentences in errors[].
+    throw validationFailed(['Can not approve your own pull request'], 'Unprocessable Entity')
   if (event === 'REQUEST_CHANGES' && actor.id === issue.userId)
-    throw validationFailed(
-      [
-        {
-          resource: 'PullRequestReview',
-          code: 'custom',
-          message: 'Can not request changes on your own pull request',
-        },
-      ],
-      'Unprocessable Entity',
-    )
+    throw validationFailed(['Can not request changes on your own pull request'], 'Unprocessable Entity')
   if ((event === 'REQUEST_CHANGES' || event === 'COMMENT') && !input.body?.trim())
     throw validationFailed(
       [
@@ -363,10 +351,6 @@ function submitted(ctx: Ctx, repo: Repo, issue: Issue, actor: User, review: Revi
     { action: 'submitted', review: rv, ...pullPayload(ctx, repo, issue, actor) },
     { repo },
   )
-  emitMentions(ctx, repo, actor, review.body, 'pull_request_review', {
-    review: rv,
-    pull_request: pullJson(ctx, repo, issue),
-  })
 }
 
 const NOT_MERGEABLE = 'Pull Request is not mergeable'

@@ -68,7 +68,8 @@ export function newRepo(ctx: Ctx, owner: User, input: RepoInput, parentId: numbe
     defaultBranch: input.defaultBranch ?? 'main',
     createdAt: now,
     updatedAt: now,
-    pushedAt: null,
+    // A new repository counts as pushed when it is made, as upstream.
+    pushedAt: now,
     hasIssues: input.hasIssues ?? true,
     hasProjects: input.hasProjects ?? true,
     hasWiki: input.hasWiki ?? true,

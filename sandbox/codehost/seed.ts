@@ -21,6 +21,7 @@ export const DEMO_SCOPES = [
   'gist',
   'user',
   'admin:repo_hook',
+  'admin:org_hook',
   'project',
   'notifications',
   'delete_repo',

@@ -200,8 +200,8 @@ export interface WorkflowRun {
 
 export interface Hook {
   id: number
-  kind: 'repo' | 'user'
-  /** Repository id for repo hooks, account id for account hooks. */
+  kind: 'repo' | 'org'
+  /** Repository id for repository hooks, organization id for organization hooks. */
   targetId: number
   name: string
   active: boolean
@@ -436,7 +436,7 @@ export class Store {
     return r
   }
 
-  hooksFor(kind: 'repo' | 'user', targetId: number): Hook[] {
+  hooksFor(kind: Hook['kind'], targetId: number): Hook[] {
     return [...this.hooksById.values()].filter((h) => h.kind === kind && h.targetId === targetId)
   }
 

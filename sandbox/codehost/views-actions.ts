@@ -96,26 +96,24 @@ export function jobView(ctx: Ctx, repo: Repo, run: WorkflowRun, job: Job) {
     started_at: job.startedAt ?? job.createdAt,
     completed_at: job.completedAt,
     name: job.name,
-    steps: job.steps.map((s, idx) => ({
-      name: s.name,
-      status:
-        job.status === 'queued'
-          ? 'queued'
-          : job.status === 'completed'
-            ? 'completed'
-            : idx === 0
-              ? 'completed'
-              : 'in_progress',
-      conclusion:
+    // While the job runs, its first step is in progress and the others wait (queued); no step is
+    // completed without a completion time.
+    steps: job.steps.map((s, idx) => {
+      const status =
         job.status === 'completed'
-          ? stepConclusion(job, idx)
-          : idx === 0 && job.status === 'in_progress'
-            ? 'success'
-            : null,
-      number: s.number,
-      started_at: job.startedAt,
-      completed_at: job.completedAt,
-    })),
+          ? 'completed'
+          : job.status === 'in_progress' && idx === 0
+            ? 'in_progress'
+            : 'queued'
+      return {
+        name: s.name,
+        status,
+        conclusion: status === 'completed' ? stepConclusion(job, idx) : null,
+        number: s.number,
+        started_at: status === 'queued' ? null : job.startedAt,
+        completed_at: status === 'completed' ? job.completedAt : null,
+      }
+    }),
     check_run_url: `${api}/check-runs/${job.id}`,
     labels: ['ubuntu-latest'],
     runner_id: job.status === 'queued' ? null : 1,

@@ -103,11 +103,11 @@ export function hookView(ctx: Ctx, h: Hook) {
   const base =
     h.kind === 'repo'
       ? `${repoApi(ctx, store.repo(h.targetId))}/hooks/${h.id}`
-      : `${ctx.url}/user/hooks/${h.id}`
+      : `${ctx.url}/orgs/${store.user(h.targetId).login}/hooks/${h.id}`
   const last = [...store.deliveries].reverse().find((d) => d.hookId === h.id && d.event !== 'ping')
   const attempt = last?.record.attempts.at(-1)
   return {
-    type: h.kind === 'repo' ? 'Repository' : 'User',
+    type: h.kind === 'repo' ? 'Repository' : 'Organization',
     id: h.id,
     name: h.name,
     active: h.active,

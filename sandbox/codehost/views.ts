@@ -34,6 +34,25 @@ export function userView(ctx: Ctx, u: User) {
   }
 }
 
+/** An organization as payloads and lists show it (organization-simple). */
+export function orgView(ctx: Ctx, o: User) {
+  const api = `${ctx.url}/orgs/${o.login}`
+  return {
+    login: o.login,
+    id: o.id,
+    node_id: nodeId('O', o.id),
+    url: api,
+    repos_url: `${api}/repos`,
+    events_url: `${api}/events`,
+    hooks_url: `${api}/hooks`,
+    issues_url: `${api}/issues`,
+    members_url: `${api}/members{/member}`,
+    public_members_url: `${api}/public_members{/member}`,
+    avatar_url: `${web(ctx)}/avatars/${o.login}`,
+    description: o.bio,
+  }
+}
+
 export function userFullView(ctx: Ctx, u: User, self = false) {
   const store = ctx.store
   const repos = [...store.repos.values()].filter((r) => r.ownerId === u.id)
@@ -162,6 +181,8 @@ export function repoView(ctx: Ctx, r: Repo, viewer: User | null, full = true): R
     web_commit_signoff_required: false,
     topics: r.topics,
     visibility: r.private ? 'private' : 'public',
+    // The repository's custom property values (none are set in the sandbox).
+    custom_properties: {},
     forks,
     open_issues: openIssues,
     watchers: r.stars.size,
@@ -258,7 +279,7 @@ export function issueView(ctx: Ctx, repo: Repo, i: Issue) {
   }
 }
 
-function reactions(url: string) {
+export function reactions(url: string) {
   return {
     url: `${url}/reactions`,
     total_count: 0,
@@ -367,6 +388,7 @@ export function pullView(ctx: Ctx, repo: Repo, i: Issue, mergeable: boolean | nu
       issue: { href: iv.url },
       comments: { href: iv.comments_url },
       review_comments: { href: `${api}/comments` },
+      review_comment: { href: `${repoApi(ctx, repo)}/pulls/comments{/number}` },
       commits: { href: `${api}/commits` },
       statuses: { href: `${repoApi(ctx, repo)}/statuses/${p.headSha}` },
     },

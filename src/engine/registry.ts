@@ -2,7 +2,12 @@
 // (the REST catalog, JSON Schemas, the step search, MCP tools, dashboard forms) reads it here.
 import { z } from 'zod'
 import { connectors as allConnectors } from '../connectors/index.ts'
-import type { ConnectorDefinition, StepDefinition, TriggerDefinition } from '../kit/define.ts'
+import {
+  type ConnectorDefinition,
+  type StepDefinition,
+  type TriggerDefinition,
+  triggerMechanisms,
+} from '../kit/define.ts'
 
 export interface RegisteredStep {
   /** `taskboard.create_card` */
@@ -95,6 +100,7 @@ export class Registry {
         name: t.name,
         description: t.description,
         instant: t.instant,
+        delivery: triggerMechanisms(t),
         configSchema: jsonSchema(t.config, 'input'),
         sample: t.sample ?? null,
       })),

@@ -133,11 +133,36 @@ export interface PollContext {
   scope?: { boards: string[]; repositories: string[] }
 }
 
+/** How the upstream brings a trigger's changes to Patchbay, in the catalog, the created trigger and diagnose. */
+export interface TriggerMechanism {
+  /** `webhook`: the upstream calls Patchbay as it happens (instant); `poll`: Patchbay asks on a schedule. */
+  kind: 'webhook' | 'poll'
+  /** The upstream mechanism in its own terms: `organization webhook (repository events)`. */
+  upstream: string
+  /** Which configurations use it, for triggers delivered two ways (`an organization is given`). */
+  when?: string
+  /** Why it is delivered this way, where that is not the obvious way (no webhook upstream). */
+  reason?: string
+}
+
 export interface TriggerDefinition<C extends z.ZodType = z.ZodType> {
   key: string
   name: string
   description: string
+  /** Whether it is always instant (a webhook carries it for every configuration). */
   instant: boolean
+  /**
+   * How it is delivered; absent: a plain webhook (instant) or poll. A trigger delivered two ways
+   * lists both and picks one per configuration with `mechanismFor`.
+   */
+  mechanisms?: TriggerMechanism[]
+  /** For triggers with two mechanisms: the one this configuration uses. */
+  mechanismFor?: (config: z.output<C>) => TriggerMechanism['kind']
+  /**
+   * Fills configuration from the connection's account when the trigger is created (the login New
+   * Mention looks for), so the stored configuration says everything the trigger matches on.
+   */
+  prepare?: (config: z.output<C>, account: { id: string; name: string }) => z.output<C>
   config: C
   /** A sample of the event payload this trigger delivers. */
   sample?: unknown
@@ -169,6 +194,18 @@ export interface TriggerDefinition<C extends z.ZodType = z.ZodType> {
 
 export function defineTrigger<C extends z.ZodType>(def: TriggerDefinition<C>): TriggerDefinition<C> {
   return def
+}
+
+/** Every way a trigger can be delivered (the catalog's list). */
+export function triggerMechanisms(t: TriggerDefinition): TriggerMechanism[] {
+  return t.mechanisms ?? [{ kind: t.instant ? 'webhook' : 'poll', upstream: t.instant ? 'webhook' : 'poll' }]
+}
+
+/** How a trigger is delivered for one configuration. */
+export function triggerMechanism(t: TriggerDefinition, config: unknown): TriggerMechanism {
+  const all = triggerMechanisms(t)
+  const kind = t.mechanismFor?.(config)
+  return all.find((m) => m.kind === kind) ?? all[0]
 }
 
 export interface AuthMethod {
@@ -324,6 +361,11 @@ export interface ConnectorDefinition<Id extends string = string, S extends StepD
   auth: AuthMethod[]
   /** Ready-made steps are paced to this budget per credential, shared by every caller. */
   pacing?: { points: number; durationMs: number }
+  /**
+   * The `User-Agent` of this connector's upstream requests; absent: Patchbay's own
+   * (`Patchbay/<version>`, kit/version.ts). Every request carries one (kit/http.ts).
+   */
+  userAgent?: string
   /** Adds the credentials to an outgoing request. The only place a connector sees secrets. */
   authorize: (req: OutgoingRequest, credentials: Credentials) => void
   /** The account behind the credentials, from an identity call. */

@@ -461,6 +461,12 @@ export const ERROR_CODES = {
     meaning: 'A polled trigger’s interval is below the installation’s minimum.',
     hint: 'Use a longer interval (PATCHBAY_MIN_POLL_INTERVAL_MS is the minimum).',
   },
+  WEBHOOK_PERMISSION_MISSING: {
+    status: 403,
+    meaning:
+      'The upstream refused to register a webhook because the connection lacks a permission (a code-host organization webhook needs an owner of the organization and the admin:org_hook scope); the message names it.',
+    hint: 'Connect an account with the permission the message names, or configure the trigger so it needs none.',
+  },
   WEBHOOK_REGISTRATION_FAILED: {
     status: 502,
     meaning: 'The upstream refused to register the webhook of an instant trigger.',

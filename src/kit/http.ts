@@ -7,6 +7,7 @@ import { type EgressGuard, egressRefused, findEgressRefusal } from './egress.ts'
 import { PatchbayError } from './errors.ts'
 import { redactSecrets, secretValues } from './redact.ts'
 import { isIdempotent, parseRetryAfter, type RetryPolicy, retryDelayMs, shouldRetry } from './retry-policy.ts'
+import { PATCHBAY_USER_AGENT } from './version.ts'
 
 export type QueryValue = string | number | boolean | null | undefined | ReadonlyArray<string | number>
 
@@ -111,6 +112,11 @@ export class UpstreamClient implements Http {
       query: toSearchParams(req.query),
       headers: { accept: 'application/json', ...lowerKeys(req.headers) },
     }
+    // Every upstream request names its client (the code host refuses one without): the
+    // connector's own name if it gives one, else Patchbay's; a caller's own value (an API Call's
+    // header) is kept when it says something.
+    if (!outgoing.headers['user-agent']?.trim())
+      outgoing.headers['user-agent'] = this.#o.connector.userAgent ?? PATCHBAY_USER_AGENT
     let body: string | undefined
     if (req.body !== undefined && method !== 'GET' && method !== 'HEAD') {
       body = JSON.stringify(req.body)

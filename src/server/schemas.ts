@@ -57,6 +57,16 @@ export const StepSummary = z
   })
   .meta({ id: 'Step' })
 
+/** How the upstream delivers a trigger: its webhook (instant) or Patchbay's poll, and why. */
+export const TriggerMechanism = z
+  .object({
+    kind: z.enum(['webhook', 'poll']),
+    upstream: z.string().describe('The upstream mechanism in its own terms, e.g. organization webhook.'),
+    when: z.string().optional().describe('Which configurations use it, for triggers delivered two ways.'),
+    reason: z.string().optional().describe('Why it is delivered this way.'),
+  })
+  .meta({ id: 'TriggerMechanism' })
+
 export const Connector = z
   .object({
     id: z.string(),
@@ -79,7 +89,10 @@ export const Connector = z
         id: z.string().describe('Such as taskboard.card_moved.'),
         name: z.string(),
         description: z.string(),
-        instant: z.boolean().describe('Webhook-based (true) or polled (false).'),
+        instant: z
+          .boolean()
+          .describe('Delivered by a webhook for every configuration (true); polled for some or all (false).'),
+        delivery: z.array(TriggerMechanism).describe('Every way the upstream delivers it, and when.'),
         configSchema: JsonSchema,
         sample: z.unknown().describe('An example of the event data.'),
       }),

@@ -57,7 +57,7 @@ describe('sign-in through a pop-up', () => {
     const u = new URL(authorizeUrl)
     assert.equal(`${u.origin}${u.pathname}`, `${sb.webUrl}/login/oauth/authorize`)
     assert.equal(u.searchParams.get('client_id'), sb.demo.oauthClientId)
-    assert.equal(u.searchParams.get('scope'), 'repo workflow gist project')
+    assert.equal(u.searchParams.get('scope'), 'repo workflow gist project admin:org_hook')
     assert.equal(u.searchParams.get('redirect_uri'), `${t.url}/v1/oauth/callback/codehost`)
     assert.equal(u.searchParams.get('state'), state)
     assert.ok(!authorizeUrl.includes(sb.demo.oauthClientSecret), 'the client secret stays on the server')
@@ -330,7 +330,10 @@ describe('access tokens', () => {
 })
 
 test('disconnecting removes the connection’s upstream webhooks', async () => {
-  const token = await mintToken(sb, { kind: 'classic', scopes: ['repo', 'admin:repo_hook'] })
+  const token = await mintToken(sb, {
+    kind: 'classic',
+    scopes: ['repo', 'admin:repo_hook', 'admin:org_hook'],
+  })
   const conn = await connectWithToken(t, token)
   const agent = await t.api('POST', '/v1/agents', {
     name: 'hooked',
@@ -342,7 +345,10 @@ test('disconnecting removes the connection’s upstream webhooks', async () => {
     const res = await t.api('POST', `/v1/agents/${agent.body.id}/triggers`, {
       trigger,
       connectionId: conn,
-      config: trigger === 'codehost.new_repository' ? {} : { owner: 'octo-demo', repo: 'hello-world' },
+      config:
+        trigger === 'codehost.new_repository'
+          ? { organization: 'octo-org' }
+          : { owner: 'octo-demo', repo: 'hello-world' },
     })
     assert.equal(res.status, 201, JSON.stringify(res.body))
   }
@@ -352,7 +358,7 @@ test('disconnecting removes the connection’s upstream webhooks', async () => {
     ours((await api(sb, sb.demo.token, 'GET', '/repos/octo-demo/hello-world/hooks')).body).length,
     1,
   )
-  assert.equal(ours((await api(sb, sb.demo.token, 'GET', '/user/hooks')).body).length, 1)
+  assert.equal(ours((await api(sb, sb.demo.token, 'GET', '/orgs/octo-org/hooks')).body).length, 1)
 
   const res = await t.api('DELETE', `/v1/connections/${conn}`)
   assert.equal(res.status, 204)
@@ -360,6 +366,6 @@ test('disconnecting removes the connection’s upstream webhooks', async () => {
     ours((await api(sb, sb.demo.token, 'GET', '/repos/octo-demo/hello-world/hooks')).body).length,
     0,
   )
-  assert.equal(ours((await api(sb, sb.demo.token, 'GET', '/user/hooks')).body).length, 0)
+  assert.equal(ours((await api(sb, sb.demo.token, 'GET', '/orgs/octo-org/hooks')).body).length, 0)
   assert.equal((await t.api('GET', `/v1/agents/${agent.body.id}/triggers`)).body.triggers.length, 0)
 })

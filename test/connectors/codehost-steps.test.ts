@@ -4,6 +4,7 @@
 // Code-Host API Call's accept-header rule.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { request } from 'undici'
 import type { CodehostSandbox } from '../../sandbox/codehost/index.ts'
 import { act, api, ch, connectWithToken } from '../helpers/codehost.ts'
 import { countRequests } from '../helpers/request-counter.ts'
@@ -586,6 +587,29 @@ describe('Code-Host API Call', () => {
       body: { body: 'Edited through the API Call' },
     })
     assert.equal(patched.body.output.body.body, 'Edited through the API Call')
+  })
+
+  test('every request names Patchbay in its User-Agent; a blank one cannot be sent, and the sandbox refuses a request without one', async () => {
+    const before = (await ch(sb, 'GET', '/requests')).requests.length
+    const res = await run('api_call', {
+      method: 'GET',
+      endpoint: '/repos/octo-demo/hello-world',
+      headers: { ...accept, 'user-agent': ' ' },
+    })
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    await ok('get_repository', R)
+    const requests = (await ch(sb, 'GET', '/requests')).requests.slice(before)
+    assert.ok(requests.length >= 2)
+    for (const r of requests) assert.match(r.headers['user-agent'], /^Patchbay\/\d+\.\d+\.\d+/, r.path)
+    // Sent directly without one (undici's request adds none), the code host refuses it.
+    const direct = await request(`${sb.url}/repos/octo-demo/hello-world`, {
+      headers: { authorization: `Bearer ${sb.demo.token}`, accept: 'application/vnd.codehost+json' },
+    })
+    assert.equal(direct.statusCode, 403)
+    assert.match(
+      await direct.body.text(),
+      /^Request forbidden by administrative rules\. Please make sure your request has a User-Agent header/,
+    )
   })
 
   test('without the accept header it fails with the spec’s message, what is wrong and the fix — nothing sent', async () => {

@@ -1,5 +1,5 @@
 // Every code-host trigger end to end against the sandbox: a change upstream → the code-host's
-// signed webhook (repository hook or account hook, registered by Patchbay) → the ingress → the
+// signed webhook (repository hook or organization hook, registered by Patchbay) or Patchbay's poll → the ingress → the
 // pipeline → a signed push to the agent. Each scenario checks exactly which triggers fired, so a
 // trigger's neighbours not firing is checked too; a second agent's filtered triggers show the
 // filters.
@@ -35,12 +35,14 @@ const REPO_TRIGGERS = [
   'workflow_run_completed',
   'workflow_job_completed',
   'new_collaborator',
+  'new_mention',
   'new_card_in_column',
   'new_release',
   'new_discussion',
   'new_discussion_comment',
 ]
-const ACCOUNT_TRIGGERS = ['new_repository', 'new_mention', 'project_item_status_changed', 'new_snippet']
+/** Triggers on an organization's webhook or, for a personal account, polled. */
+const ACCOUNT_TRIGGERS = ['new_repository', 'project_item_status_changed', 'new_snippet']
 const R = { owner: 'octo-demo', repo: 'hello-world' }
 
 /** The second agent's triggers, each with a filter. */
@@ -59,7 +61,7 @@ const FILTERED: Record<string, Record<string, unknown>> = {
   new_card_in_column: { ...R, columnId: 30000003 },
   new_release: { ...R, includePrereleases: false },
   new_discussion: { ...R, category: 'ideas' },
-  project_item_status_changed: { status: 'Done', projectNumber: 1 },
+  new_mention: { ...R, login: 'alice' },
 }
 
 async function agentWith(
@@ -137,10 +139,7 @@ before(async () => {
     })
   ).body.id
   await ch(sb, 'POST', '/users', { login: 'alice', name: 'Alice', password: 'pw' })
-  await agentWith('everything', everything, {
-    ...Object.fromEntries(REPO_TRIGGERS.map((k) => [k, R])),
-    ...Object.fromEntries(ACCOUNT_TRIGGERS.map((k) => [k, {}])),
-  })
+  await agentWith('everything', everything, Object.fromEntries(REPO_TRIGGERS.map((k) => [k, R])))
   await agentWith('picky', picky, FILTERED)
 })
 after(async () => {
@@ -150,31 +149,31 @@ after(async () => {
 })
 
 describe('webhooks', () => {
-  test('one repository hook and one account hook, made with a secret, shared by every trigger', async () => {
+  test('one repository hook, made with a secret, shared by every repository trigger; no account hook exists upstream', async () => {
     const repoHooks = (await api(sb, sb.demo.token, 'GET', '/repos/octo-demo/hello-world/hooks')).body
-    const accountHooks = (await api(sb, sb.demo.token, 'GET', '/user/hooks')).body
     assert.equal(repoHooks.length, 1)
-    assert.equal(accountHooks.length, 1)
     assert.deepEqual(repoHooks[0].events, ['*'])
-    assert.deepEqual(accountHooks[0].events.sort(), ['gist', 'mention', 'projects_v2_item', 'repository'])
-    for (const h of [repoHooks[0], accountHooks[0]]) {
-      assert.equal(h.config.content_type, 'json')
-      assert.equal(h.config.secret, '********', 'made with a secret')
-      assert.match(h.config.url, new RegExp(`^${t.url}/hooks/codehost/`))
-    }
+    const h = repoHooks[0]
+    assert.equal(h.config.content_type, 'json')
+    assert.equal(h.config.secret, '********', 'made with a secret')
+    assert.match(h.config.url, new RegExp(`^${t.url}/hooks/codehost/`))
+    // The real code host has no /user/hooks; neither has the sandbox.
+    assert.equal((await api(sb, sb.demo.token, 'GET', '/user/hooks')).status, 404)
     const agents = (await t.api('GET', '/v1/agents')).body.agents
     const triggers = (await t.api('GET', `/v1/agents/${agents[0].id}/triggers`)).body.triggers
-    assert.equal(triggers.length, 26)
+    assert.equal(triggers.length, REPO_TRIGGERS.length)
     const hookIds = new Set(triggers.map((tr: any) => tr.webhook.upstreamHookId))
-    assert.deepEqual([...hookIds].sort(), [
-      `account/hooks/${accountHooks[0].id}`,
-      `octo-demo/hello-world/hooks/${repoHooks[0].id}`,
-    ])
+    assert.deepEqual([...hookIds], [`octo-demo/hello-world/hooks/${repoHooks[0].id}`])
+    for (const tr of triggers) {
+      assert.equal(tr.instant, true)
+      assert.equal(tr.delivery.kind, 'webhook')
+      assert.match(tr.delivery.upstream, /^repository webhook \(/)
+    }
   })
 
   test('the ping sent when a hook is made is answered and ignored', async () => {
     const pings = (await ch(sb, 'GET', '/webhooks/deliveries?event=ping')).deliveries
-    assert.ok(pings.length >= 2)
+    assert.ok(pings.length >= 1)
     assert.ok(pings.every((p: any) => p.outcome === 'delivered'))
     const events = (await t.api('GET', '/v1/events?connector=codehost&limit=500')).body.events
     assert.ok(!events.some((e: any) => e.type === 'ping'))
@@ -220,13 +219,6 @@ describe('webhooks', () => {
 })
 
 describe('repository', () => {
-  test('New Repository (account hook) fires for a repository created in the account, and nothing else does', async () => {
-    const { all, got } = await fired(() => act(sb, 'create_repo', { name: 'brand-new' }))
-    assert.deepEqual(all, ['new_repository'])
-    assert.equal(got[0].body.data.event.data.repository.full_name, 'octo-demo/brand-new')
-    assert.equal(got[0].verified, true, 'signed per Standard Webhooks')
-  })
-
   test('New Star and New Watcher fire for a star; a watch alone fires New Watcher only', async () => {
     assert.deepEqual((await fired(() => act(sb, 'star', { as: 'reviewer' }))).all, [
       'new_star',
@@ -458,8 +450,8 @@ describe('workflow, collaboration, projects and the rest', () => {
     assert.equal(got[0].body.data.event.data.member.login, 'alice')
   })
 
-  test('New Mention (account hook) fires when the account is @-mentioned, besides New Issue', async () => {
-    const { all, got } = await fired(() =>
+  test('New Mention fires instantly for an @-mention in a watched repository (issue, comment, review), besides their own triggers', async () => {
+    const opened = await fired(() =>
       act(sb, 'mention', {
         as: 'reviewer',
         login: 'octo-demo',
@@ -467,27 +459,23 @@ describe('workflow, collaboration, projects and the rest', () => {
         body: '@octo-demo could you look?',
       }),
     )
-    assert.deepEqual(all, ['new_issue', 'new_mention'])
-    const mention = got.find((g) => g.body.data.trigger === 'codehost.new_mention')!.body.data.event
-    assert.equal(mention.data.mentioned.login, 'octo-demo')
-  })
-
-  test('Project Item Status Changed fires for a status change only (filtered: to Done)', async () => {
-    const demo = await ch(sb, 'GET', '/demo')
-    const item = demo.projectV2.items.find((i: any) => i.type === 'Issue').id
-    const progress = await fired(() =>
-      act(sb, 'set_project_item_status', { item_id: item, status: 'In Progress' }),
+    assert.deepEqual(opened.all, ['new_issue', 'new_mention'])
+    assert.deepEqual(opened.filtered, [], 'the picky agent waits for @alice')
+    const mention = opened.got.find((g) => g.body.data.trigger === 'codehost.new_mention')!.body.data.event
+    assert.equal(mention.type, 'issues.opened')
+    assert.match(mention.data.issue.body, /@octo-demo/)
+    const number = mention.data.issue.number
+    const comment = await fired(() =>
+      act(sb, 'comment', { as: 'reviewer', number, body: 'Also @alice, what do you think?' }),
     )
-    assert.deepEqual(progress.all, ['project_item_status_changed'])
-    assert.deepEqual(progress.filtered, [])
-    const change = progress.got[0].body.data.event.data.changes.field_value
-    assert.equal(change.to.name, 'In Progress')
-    const done = await fired(() => act(sb, 'set_project_item_status', { item_id: item, status: 'Done' }))
-    assert.deepEqual(done.filtered, ['project_item_status_changed'])
-    const notes = await fired(() =>
-      act(sb, 'set_project_item_field', { item_id: item, field: 'Notes', text: 'n' }),
+    assert.deepEqual(comment.all, ['new_comment'], 'octo-demo is not mentioned')
+    assert.deepEqual(comment.filtered, ['new_mention'], 'alice is')
+    const self = await fired(() => act(sb, 'comment', { number, body: 'Note to self, @octo-demo' }))
+    assert.deepEqual(self.all, ['new_comment'], 'mentioning yourself notifies nobody')
+    const mail = await fired(() =>
+      act(sb, 'comment', { as: 'reviewer', number, body: 'Mail me at me@octo-demo.example' }),
     )
-    assert.deepEqual(notes.all, [], 'another field changing is not a status change')
+    assert.deepEqual(mail.all, ['new_comment'], 'an e-mail address is no mention')
   })
 
   test('New Card in Column fires for a card created in or moved into a column, not moved within one', async () => {
@@ -524,14 +512,6 @@ describe('workflow, collaboration, projects and the rest', () => {
     assert.ok(!draft.all.includes('new_release'), 'a draft is not published')
   })
 
-  test('New Snippet (account hook) fires for a new snippet', async () => {
-    const { all, got } = await fired(() =>
-      act(sb, 'create_gist', { description: 'Snippet', files: { 'x.md': { content: 'x' } } }),
-    )
-    assert.deepEqual(all, ['new_snippet'])
-    assert.equal(got[0].body.data.event.data.gist.description, 'Snippet')
-  })
-
   test('New Discussion and New Discussion Comment', async () => {
     let number = 0
     const started = await fired(async () => {
@@ -548,11 +528,182 @@ describe('workflow, collaboration, projects and the rest', () => {
   })
 
   test('changes in another repository fire no repository trigger', async () => {
+    await act(sb, 'create_repo', { name: 'brand-new' })
     const { all } = await fired(async () => {
       await act(sb, 'open_issue', { repo: 'brand-new', title: 'Elsewhere' })
       await act(sb, 'star', { as: 'alice', repo: 'brand-new' })
     })
     assert.deepEqual(all, [])
+  })
+})
+
+describe('account triggers: an organization through its webhook, a personal account by poll', () => {
+  const accounts = new Receiver()
+  let agent = ''
+  const ids: Record<string, string> = {}
+  const keysSince = (from: number) =>
+    accounts.received.slice(from).map((x) => String(x.body.data.trigger).replace(/^codehost\./, ''))
+  const pollNow = async (name: string) => {
+    const res = await t.api('POST', `/v1/triggers/${ids[name]}/poll`)
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    await settle()
+    return res.body.events as number
+  }
+  let orgItem = ''
+
+  before(async () => {
+    await accounts.start()
+    // An organization project (octo-demo owns octo-org) holding an issue of hello-world.
+    const project = await ch(sb, 'POST', '/projects-v2', {
+      owner: 'octo-org',
+      title: 'Org roadmap',
+      items: [{ owner: 'octo-demo', repo: 'hello-world', number: 1 }],
+    })
+    orgItem = project.items[0].id
+    const made = await t.api('POST', '/v1/agents', {
+      name: 'accounts',
+      scope: { repositories: ['octo-demo/hello-world', 'octo-org/widgets', 'octo-demo/personal-new'] },
+      connectionIds: [conn],
+      delivery: { type: 'webhook', url: accounts.url },
+    })
+    agent = made.body.id
+    accounts.secret = made.body.signingSecret
+    const create = async (name: string, trigger: string, config: Record<string, unknown>) => {
+      const res = await t.api('POST', `/v1/agents/${agent}/triggers`, {
+        trigger: `codehost.${trigger}`,
+        connectionId: conn,
+        config,
+      })
+      assert.equal(res.status, 201, `${name}: ${JSON.stringify(res.body)}`)
+      ids[name] = res.body.id
+      return res.body
+    }
+    const orgRepo = await create('org_repo', 'new_repository', { organization: 'octo-org' })
+    assert.equal(orgRepo.instant, true)
+    assert.equal(orgRepo.delivery.kind, 'webhook')
+    assert.equal(orgRepo.webhook.model, 'org:octo-org')
+    await create('org_status', 'project_item_status_changed', { organization: 'octo-org', status: 'Done' })
+    const personal = await create('personal_repo', 'new_repository', {})
+    assert.equal(personal.instant, false)
+    assert.equal(personal.delivery.kind, 'poll')
+    assert.match(personal.delivery.reason, /personal account has no webhook/)
+    assert.equal(personal.webhook, null)
+    await create('snippet', 'new_snippet', {})
+    await create('personal_status', 'project_item_status_changed', { projectNumber: 1 })
+    // The first poll of each only notes what already exists.
+    for (const name of ['personal_repo', 'snippet', 'personal_status']) assert.equal(await pollNow(name), 0)
+  })
+  after(async () => {
+    await accounts.close()
+  })
+
+  test('the organization gets one organization hook for repository and projects_v2_item events', async () => {
+    const hooks = (await api(sb, sb.demo.token, 'GET', '/orgs/octo-org/hooks')).body
+    assert.equal(hooks.length, 1)
+    assert.equal(hooks[0].type, 'Organization')
+    assert.deepEqual(hooks[0].events.sort(), ['projects_v2_item', 'repository'])
+    assert.equal(hooks[0].config.secret, '********')
+  })
+
+  test('New Repository fires instantly for a repository created in the organization, through its hook', async () => {
+    const from = accounts.received.length
+    await act(sb, 'create_repo', { org: 'octo-org', name: 'widgets' })
+    const got = await accounts.until((r) => r.length > from)
+    await settle()
+    assert.deepEqual(keysSince(from), ['new_repository'])
+    const event = got[from].body.data.event
+    assert.equal(event.data.repository.full_name, 'octo-org/widgets')
+    assert.equal(event.data.organization.login, 'octo-org')
+    assert.equal(got[from].verified, true, 'signed per Standard Webhooks')
+  })
+
+  test('Project Item Status Changed fires for an organization project through the organization hook (filtered: to Done)', async () => {
+    let from = accounts.received.length
+    await act(sb, 'set_project_item_status', { item_id: orgItem, status: 'In Progress' })
+    await settle()
+    assert.deepEqual(keysSince(from), [], 'filtered: only moves to Done')
+    from = accounts.received.length
+    await act(sb, 'set_project_item_status', { item_id: orgItem, status: 'Done' })
+    const got = await accounts.until((r) => r.length > from)
+    await settle()
+    assert.deepEqual(keysSince(from), ['project_item_status_changed'])
+    const event = got[from].body.data.event
+    assert.equal(event.data.changes.field_value.to.name, 'Done')
+    assert.equal(event.data.changes.field_value.from.name, 'In Progress')
+    assert.equal(event.data.organization.login, 'octo-org')
+    assert.equal(await pollNow('personal_status'), 0, 'the personal poll does not see the org project')
+  })
+
+  test('New Repository fires for a personal repository by poll, once', async () => {
+    const from = accounts.received.length
+    await act(sb, 'create_repo', { name: 'personal-new' })
+    await settle()
+    assert.deepEqual(keysSince(from), [], 'no webhook carries it')
+    assert.equal(await pollNow('personal_repo'), 1)
+    await accounts.until((r) => r.length > from)
+    assert.deepEqual(keysSince(from), ['new_repository'])
+    assert.equal(accounts.received[from].body.data.event.data.repository.full_name, 'octo-demo/personal-new')
+    assert.equal(await pollNow('personal_repo'), 0, 'a second poll finds nothing new')
+  })
+
+  test('New Snippet fires by poll for a new snippet, once', async () => {
+    const from = accounts.received.length
+    await act(sb, 'create_gist', { description: 'Snippet', files: { 'x.md': { content: 'x' } } })
+    assert.equal(await pollNow('snippet'), 1)
+    await accounts.until((r) => r.length > from)
+    assert.deepEqual(keysSince(from), ['new_snippet'])
+    assert.equal(accounts.received[from].body.data.event.data.gist.description, 'Snippet')
+    assert.equal(await pollNow('snippet'), 0)
+  })
+
+  test('Project Item Status Changed fires by poll for the account’s own project; other fields do not', async () => {
+    const demo = await ch(sb, 'GET', '/demo')
+    const item = demo.projectV2.items.find((i: any) => i.type === 'Issue').id
+    await act(sb, 'set_project_item_field', { item_id: item, field: 'Notes', text: 'n' })
+    assert.equal(await pollNow('personal_status'), 0, 'another field is not a status change')
+    const from = accounts.received.length
+    await act(sb, 'set_project_item_status', { item_id: item, status: 'In Progress' })
+    assert.equal(await pollNow('personal_status'), 1)
+    await accounts.until((r) => r.length > from)
+    const event = accounts.received[from].body.data.event
+    assert.equal(event.type, 'projects_v2_item.edited')
+    assert.equal(event.data.changes.field_value.to.name, 'In Progress')
+    assert.equal(event.data.changes.field_value.project_number, 1)
+    assert.equal(await pollNow('personal_status'), 0)
+  })
+
+  test('diagnose names how each is delivered', async () => {
+    for (const [name, pattern] of [
+      ['org_repo', /^Instant: delivered by organization webhook \(repository\)/],
+      ['personal_repo', /^Polled: delivered by poll of GET \/user\/repos .*personal account has no webhook/],
+      ['snippet', /^Polled: .*no webhook for snippets/],
+    ] as const) {
+      const res = await t.api('GET', `/v1/triggers/${ids[name]}/diagnose`)
+      const check = res.body.checks.find((c: any) => c.cause === 'delivery')
+      assert.match(check.message, pattern)
+    }
+  })
+
+  test('an organization hook the account may not make is refused, naming the permission', async () => {
+    const demo = await ch(sb, 'GET', '/demo')
+    const reviewerConn = (
+      await t.api('POST', '/v1/connections', {
+        connector: 'codehost',
+        authMethod: 'token',
+        credentials: { token: demo.reviewer.token },
+      })
+    ).body.id
+    await t.api('PATCH', `/v1/agents/${agent}`, { connectionIds: [conn, reviewerConn] })
+    const res = await t.api('POST', `/v1/agents/${agent}/triggers`, {
+      trigger: 'codehost.new_repository',
+      connectionId: reviewerConn,
+      config: { organization: 'octo-org' },
+    })
+    assert.equal(res.status, 403, JSON.stringify(res.body))
+    assert.equal(res.body.error.code, 'WEBHOOK_PERMISSION_MISSING')
+    assert.match(res.body.error.message, /owner \(admin\) of octo-org/)
+    assert.match(res.body.error.message, /admin:org_hook/)
+    assert.match(res.body.error.hint, /leave organization out/)
   })
 })
 
@@ -569,7 +720,7 @@ test('a trigger on a repository outside the agent’s scope is refused, and no w
   assert.deepEqual(hooks, [])
 })
 
-test('the catalog lists the 26 code-host triggers, all instant, each with a sample', async () => {
+test('the catalog lists the 26 code-host triggers, each with a sample and how the upstream delivers it', async () => {
   const { body } = await t.api('GET', '/v1/catalog')
   const triggers = body.connectors.find((c: any) => c.id === 'codehost').triggers
   assert.equal(triggers.length, 26)
@@ -577,9 +728,41 @@ test('the catalog lists the 26 code-host triggers, all instant, each with a samp
     triggers.map((x: any) => x.id.replace('codehost.', '')).sort(),
     [...REPO_TRIGGERS, ...ACCOUNT_TRIGGERS].sort(),
   )
+  const byKey = Object.fromEntries(triggers.map((x: any) => [x.id.replace('codehost.', ''), x]))
   for (const x of triggers) {
-    assert.equal(x.instant, true)
     assert.ok(x.sample?.type, `${x.id} has a sample`)
     assert.ok(x.description.length > 30)
+    assert.ok(x.delivery.length >= 1)
   }
+  for (const k of REPO_TRIGGERS) {
+    assert.equal(byKey[k].instant, true, k)
+    assert.deepEqual(
+      byKey[k].delivery.map((m: any) => m.kind),
+      ['webhook'],
+    )
+  }
+  // Instant only where a webhook carries it: an organization's, never a personal account's.
+  for (const k of ['new_repository', 'project_item_status_changed']) {
+    assert.equal(byKey[k].instant, false, k)
+    assert.deepEqual(
+      byKey[k].delivery.map((m: any) => [m.kind, m.upstream.split(' (')[0]]),
+      [
+        ['webhook', 'organization webhook'],
+        ['poll', m(byKey[k].delivery[1].upstream)],
+      ],
+    )
+    assert.match(byKey[k].delivery[1].reason, /personal account has no webhook/)
+  }
+  assert.equal(byKey.new_snippet.instant, false)
+  assert.deepEqual(byKey.new_snippet.delivery, [
+    {
+      kind: 'poll',
+      upstream: 'poll of GET /gists?since=',
+      reason: 'The code host has no webhook for snippets.',
+    },
+  ])
+  assert.match(byKey.new_mention.delivery[0].reason, /no mention webhook/)
+  assert.match(byKey.new_card_in_column.description, /retiring classic project boards/)
 })
+
+const m = (upstream: string) => upstream.split(' (')[0]

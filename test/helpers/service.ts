@@ -119,6 +119,12 @@ export async function startTestService(
     api,
     database: db,
     close: async () => {
+      // What Patchbay sent the code-host sandbox it started, and what it answered and delivered,
+      // against the code host's published descriptions (loaded only where a code host ran).
+      const contract =
+        opts.codehost === true && codehost
+          ? await (await import('./codehost-contract.ts')).contractProblems(codehost)
+          : []
       await service.close()
       if (!opts.taskboard) await taskboard.close()
       if (opts.contactdata === true) await contactdata?.close()
@@ -129,6 +135,10 @@ export async function startTestService(
         await client.query(`DROP SCHEMA IF EXISTS "${db.pgSchema}" CASCADE`)
         await client.end()
       }
+      if (contract.length)
+        throw new Error(
+          `The code-host sandbox or Patchbay's requests differ from the published description:\n${contract.join('\n')}`,
+        )
     },
   }
 }

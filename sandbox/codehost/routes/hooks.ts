@@ -1,7 +1,8 @@
-// Webhooks: repository hooks and (choice) account hooks, their deliveries and redelivery.
+// Webhooks: repository hooks and organization hooks, their deliveries and redelivery. Personal
+// accounts have no hooks of their own (there is no /user/hooks upstream).
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { principalOf, repoParam, requireAccountAccess } from '../auth.ts'
-import { type Ctx, notFound, validationFailed } from '../context.ts'
+import { ApiError, type Ctx, notFound, validationFailed } from '../context.ts'
 import { deliver, deliveryView, ping } from '../events.ts'
 import { resolveRef } from '../git.ts'
 import { body, expectBool, intParam, paginate, params } from '../http.ts'
@@ -22,14 +23,12 @@ export const KNOWN_EVENTS = [
   'discussion',
   'discussion_comment',
   'fork',
-  'gist',
   'gollum',
   'issue_comment',
   'issues',
   'label',
   'member',
   'membership',
-  'mention',
   'meta',
   'milestone',
   'ping',
@@ -56,8 +55,8 @@ export const KNOWN_EVENTS = [
 ]
 
 const HOOK_SCOPES_REPO = ['admin:repo_hook', 'write:repo_hook', 'repo']
-// (choice) Account hooks accept the repository-hook scopes, `repo`, or admin:org_hook.
-const HOOK_SCOPES_USER = ['admin:repo_hook', 'write:repo_hook', 'repo', 'admin:org_hook']
+/** Organization hooks: an organization owner's token with admin:org_hook (fine-grained: organization_hooks). */
+const HOOK_SCOPES_ORG = ['admin:org_hook']
 
 function parseConfig(b: Record<string, any>, existing?: Hook) {
   const config = b.config
@@ -117,16 +116,23 @@ export function registerHookRoutes(api: FastifyInstance, ctx: Ctx): void {
       label: 'repository',
     },
     {
-      base: '/user/hooks',
-      kind: 'user' as const,
+      base: '/orgs/:org/hooks',
+      kind: 'org' as const,
       scope: (req: FastifyRequest, write: boolean): { targetId: number; actor: User | null } => {
+        const org = ctx.store.userByLogin(params(req).org)
         const user = requireAccountAccess(req, {
-          scopes: write ? HOOK_SCOPES_USER : [...HOOK_SCOPES_USER, 'read:repo_hook'],
-          fgForbidden: true,
+          scopes: HOOK_SCOPES_ORG,
+          fg: ['organization_hooks', write ? 'write' : 'read'],
         })
-        return { targetId: user.id, actor: user }
+        // The code host hides an organization's hooks from everyone but its owners: a member,
+        // an outsider and a missing organization all get 404.
+        if (org?.type !== 'Organization' || org.members.get(user.id) !== 'admin') throw notFound()
+        const t = principalOf(req).token
+        if (t?.kind === 'fine_grained' && t.ownerId !== org.id)
+          throw new ApiError(403, 'Resource not accessible by personal access token')
+        return { targetId: org.id, actor: user }
       },
-      label: 'account',
+      label: 'organization',
     },
   ]
 

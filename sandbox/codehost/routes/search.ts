@@ -219,6 +219,8 @@ export function registerSearchRoutes(api: FastifyInstance, ctx: Ctx): void {
       total_count: hits.length,
       incomplete_results: false,
       items: page.map((h) => ({ ...issueView(ctx, h.repo, h.issue), score: 1.0 })),
+      // The sandbox searches words only (lexical); semantic and hybrid searches are not emulated.
+      search_type: 'lexical',
     }
   })
 

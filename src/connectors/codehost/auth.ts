@@ -9,7 +9,7 @@ import { oauth2WebFlow } from '../../kit/oauth2.ts'
 export const CODEHOST_MEDIA_TYPE = 'application/vnd.codehost+json'
 
 /** What the sign-in asks for: read and write repositories (with issues and pull requests), workflows, snippets, projects. */
-export const CODEHOST_SCOPES = 'repo workflow gist project'
+export const CODEHOST_SCOPES = 'repo workflow gist project admin:org_hook'
 
 export type TokenKind = 'oauth' | 'classic' | 'fine_grained' | 'unknown'
 
@@ -24,7 +24,7 @@ export const codehostSignIn: AuthMethod = {
   id: 'oauth2',
   name: 'Sign in with Code-Host (pop-up)',
   description:
-    'The user signs in at the code-host in a pop-up and grants access to read and write repositories, manage issues and pull requests, and use workflows (scopes: repo workflow gist project). Start with POST /v1/connections/oauth/start {"connector":"codehost","mode":"popup"}; the account then appears as a connection under its login.',
+    'The user signs in at the code-host in a pop-up and grants access to read and write repositories, manage issues and pull requests, and use workflows, and watch its organizations’ repositories and projects (scopes: repo workflow gist project admin:org_hook). Start with POST /v1/connections/oauth/start {"connector":"codehost","mode":"popup"}; the account then appears as a connection under its login.',
   oauth: oauth2WebFlow({
     authorizePath: '/login/oauth/authorize',
     tokenPath: '/login/oauth/access_token',
@@ -37,7 +37,7 @@ export const codehostToken: AuthMethod = {
   id: 'token',
   name: 'Access token',
   description:
-    'A code-host access token. A fine-grained token (codehost_pat_…) is made for one owner and selected repositories: the connection — and every agent using it — reaches only those (others answer 404). A classic token (chp_…) reaches what its scopes allow (repo, workflow, gist, project, admin:repo_hook for triggers).',
+    'A code-host access token. A fine-grained token (codehost_pat_…) is made for one owner and selected repositories: the connection — and every agent using it — reaches only those (others answer 404). A classic token (chp_…) reaches what its scopes allow (repo, workflow, gist, project, admin:repo_hook for repository triggers, admin:org_hook for an organization’s).',
   credentials: z.object({
     token: z
       .string()

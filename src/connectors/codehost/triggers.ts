@@ -1,11 +1,15 @@
-// The code-host triggers, all instant. Repository triggers watch one repository through its
-// webhook (owner/repo); account triggers (New Repository, New Mention, New Snippet, Project Item
-// Status Changed) watch the connection's own account through an account hook. Each fires on the
-// event types named in its match; see webhooks.ts for how deliveries become events.
+// The code-host triggers, each on a mechanism the real service has. Repository triggers watch one
+// repository through its webhook (owner/repo), New Mention included: the code host has no
+// mention event, so mentions are read from the repository's issue, comment and review deliveries.
+// New Repository and Project Item Status Changed listen through an organization's webhook for an
+// organization; a personal account has no webhook of its own, so for it they are polled. New
+// Snippet is always polled (there is no snippet webhook). See webhooks.ts for how deliveries
+// become events and polls.ts for the polls.
 import { z } from 'zod'
-import { defineTrigger, type NormalizedEvent } from '../../kit/define.ts'
+import { defineTrigger, type NormalizedEvent, type TriggerMechanism } from '../../kit/define.ts'
+import { pollOwnProjectItems, pollOwnRepositories, pollOwnSnippets } from './polls.ts'
 import { login, owner, repo, repoName } from './schemas.ts'
-import { ACCOUNT_MODEL } from './webhooks.ts'
+import { orgModel } from './webhooks.ts'
 
 const repoConfig = z.object({
   owner: owner.describe('Owner of the repository to watch (the part before the slash).'),
@@ -20,9 +24,46 @@ const onRepository = {
   watch: (c: RepoConfig) => ({ model: `${c.owner}/${c.repo}`.toLowerCase() }),
 }
 
-const onAccount = {
-  instant: true as const,
-  watch: () => ({ model: ACCOUNT_MODEL }),
+/** A repository webhook carrying these events. */
+const repositoryHook = (events: string, reason?: string): TriggerMechanism[] => [
+  { kind: 'webhook', upstream: `repository webhook (${events})`, ...(reason ? { reason } : {}) },
+]
+
+const organization = z
+  .string()
+  .regex(/^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/, 'an organization login, e.g. octo-org')
+  .optional()
+  .describe(
+    "An organization to watch through its webhook (instant; needs an owner of the organization and the admin:org_hook scope). Leave it out to watch the connection's own account (polled).",
+  )
+
+/** Triggers an organization's webhook carries instantly, and a personal account's poll otherwise. */
+function orgOrPoll(
+  event: string,
+  poll: string,
+): Pick<Parameters<typeof defineTrigger>[0], 'instant' | 'mechanisms'> & {
+  mechanismFor: (c: { organization?: string }) => 'webhook' | 'poll'
+  watch: (c: { organization?: string }) => { model: string }
+} {
+  return {
+    instant: false,
+    mechanisms: [
+      {
+        kind: 'webhook',
+        upstream: `organization webhook (${event})`,
+        when: 'organization is given',
+        reason: `The code host sends ${event} events only to organization webhooks.`,
+      },
+      {
+        kind: 'poll',
+        upstream: poll,
+        when: 'no organization (the connection’s own account)',
+        reason: 'A personal account has no webhook of its own on the code host.',
+      },
+    ],
+    mechanismFor: (c) => (c.organization ? 'webhook' : 'poll'),
+    watch: (c) => ({ model: orgModel(c.organization ?? '') }),
+  }
 }
 
 const d = (e: NormalizedEvent) => e.data as Record<string, any>
@@ -84,12 +125,14 @@ export const newRepository = defineTrigger({
   key: 'new_repository',
   name: 'New Repository',
   description:
-    "Fires when a repository is created in the connection's account (watched through an account webhook; no configuration).",
-  ...onAccount,
+    "Fires when a repository is created in an organization (instantly, through the organization's webhook) or in the connection's own account (polled: the code host has no webhook for a personal account).",
+  ...orgOrPoll('repository', 'poll of GET /user/repos sorted by creation'),
+  config: z.object({ organization }),
   // A new repository cannot be in a scope by name yet: it is when the scope holds its owner.
   eventScope: 'owner',
-  config: z.object({}),
   match: (e) => is(e, 'repository.created'),
+  poll: (ctx) => pollOwnRepositories(ctx),
+  pollIntervalMs: 60_000,
   sample: sample('repository.created', {}),
 })
 
@@ -98,6 +141,7 @@ export const newFork = defineTrigger({
   name: 'New Fork',
   description: 'Fires when the repository is forked; forkee is the new fork.',
   ...onRepository,
+  mechanisms: repositoryHook('fork'),
   config: repoConfig,
   match: (e) => is(e, 'fork'),
   sample: sample('fork', {
@@ -110,6 +154,7 @@ export const newStar = defineTrigger({
   name: 'New Star',
   description: 'Fires when someone stars the repository (not when a star is removed).',
   ...onRepository,
+  mechanisms: repositoryHook('star'),
   config: repoConfig,
   match: (e) => is(e, 'star.created'),
   sample: sample('star.created', { starred_at: '2026-11-21T09:30:00Z' }),
@@ -121,6 +166,7 @@ export const newWatcher = defineTrigger({
   description:
     'Fires when someone starts watching the repository (the code-host also reports each new star as a watch).',
   ...onRepository,
+  mechanisms: repositoryHook('watch'),
   config: repoConfig,
   match: (e) => is(e, 'watch.started'),
   sample: sample('watch.started', {}),
@@ -132,6 +178,7 @@ export const newTag = defineTrigger({
   description:
     'Fires when a tag is created in the repository (ref is the tag name). Branches do not fire it.',
   ...onRepository,
+  mechanisms: repositoryHook('create'),
   config: repoConfig,
   match: (e) => is(e, 'create') && d(e).ref_type === 'tag',
   sample: sample('create', { ref: 'v1.0.0', ref_type: 'tag', master_branch: 'main' }),
@@ -144,6 +191,7 @@ export const newIssue = defineTrigger({
   name: 'New Issue',
   description: 'Fires when an issue is opened in the repository (pull requests do not fire it).',
   ...onRepository,
+  mechanisms: repositoryHook('issues'),
   config: repoConfig,
   match: (e) => is(e, 'issues.opened'),
   sample: sample('issues.opened', { issue: sampleIssue }),
@@ -178,6 +226,7 @@ export const updatedIssue = defineTrigger({
   description:
     'Fires when an issue in the repository changes: its title, body, labels, assignees or status (closed or reopened). Opening an issue and comments do not fire it. Narrow it with changes.',
   ...onRepository,
+  mechanisms: repositoryHook('issues'),
   config: repoConfig.extend({
     changes: z
       .array(z.enum(ISSUE_CHANGES))
@@ -200,6 +249,7 @@ export const newPullRequest = defineTrigger({
   description:
     'Fires when a pull request is opened in the repository, or when a draft is marked ready for review. With includeDrafts false, a pull request opened as a draft fires only once it is ready.',
   ...onRepository,
+  mechanisms: repositoryHook('pull_request'),
   config: repoConfig.extend({
     includeDrafts: z
       .boolean()
@@ -240,6 +290,7 @@ export const updatedPullRequest = defineTrigger({
   description:
     'Fires when a pull request in the repository is modified or changes state: edited (title, body, base), new commits (synchronize), converted to draft, ready for review, closed, merged, reopened, labels or assignees. Opening and review requests do not fire it. Narrow it with changes.',
   ...onRepository,
+  mechanisms: repositoryHook('pull_request'),
   config: repoConfig.extend({
     changes: z
       .array(z.enum(PULL_CHANGES))
@@ -263,6 +314,7 @@ export const newComment = defineTrigger({
   description:
     'Fires when a comment is added to an issue or a pull request in the repository (issue.pull_request is present for pull requests). Narrow it with on.',
   ...onRepository,
+  mechanisms: repositoryHook('issue_comment'),
   config: repoConfig.extend({
     on: z
       .enum(['any', 'issue', 'pull_request'])
@@ -286,6 +338,7 @@ export const newLabelOnIssue = defineTrigger({
   description:
     'Fires when a label is added to an issue in the repository (label is the one added). Narrow it to one label name with label.',
   ...onRepository,
+  mechanisms: repositoryHook('issues'),
   config: repoConfig.extend({
     label: z
       .string()
@@ -304,6 +357,7 @@ export const newReviewRequest = defineTrigger({
   description:
     'Fires when someone is asked to review a pull request in the repository (requested_reviewer). Narrow it to one reviewer with reviewer.',
   ...onRepository,
+  mechanisms: repositoryHook('pull_request'),
   config: repoConfig.extend({
     reviewer: login.optional().describe('Fire only when this account is asked to review.'),
   }),
@@ -323,6 +377,7 @@ export const newPullRequestReview = defineTrigger({
   description:
     'Fires when a review of a pull request in the repository is submitted: approved, changes requested or commented (review.state). Narrow it with states.',
   ...onRepository,
+  mechanisms: repositoryHook('pull_request_review'),
   config: repoConfig.extend({
     states: z
       .array(z.enum(REVIEW_STATES))
@@ -354,6 +409,7 @@ export const newCommit = defineTrigger({
   description:
     'Fires once per commit pushed to the repository, on any branch (or the one named in branch). A push of three commits fires three times.',
   ...onRepository,
+  mechanisms: repositoryHook('push'),
   config: repoConfig.extend({ branch: branchFilter }),
   match: (e, c) => is(e, 'commit') && same(d(e).branch, c.branch),
   sample: {
@@ -380,6 +436,7 @@ export const newPush = defineTrigger({
   description:
     'Fires once for every push to the repository (branches and tags; a push may carry several commits, in commits). Deleting a branch does not fire it. Narrow it to one branch with branch.',
   ...onRepository,
+  mechanisms: repositoryHook('push'),
   config: repoConfig.extend({ branch: branchFilter }),
   match: (e, c) => {
     if (!is(e, 'push') || d(e).deleted) return false
@@ -405,6 +462,7 @@ export const newBranch = defineTrigger({
   description:
     'Fires when a branch is created in the repository (ref is the branch name). Tags do not fire it.',
   ...onRepository,
+  mechanisms: repositoryHook('create'),
   config: repoConfig,
   match: (e) => is(e, 'create') && d(e).ref_type === 'branch',
   sample: sample('create', { ref: 'fix-bug', ref_type: 'branch', master_branch: 'main' }),
@@ -436,6 +494,7 @@ export const workflowRunCompleted = defineTrigger({
   description:
     'Fires when a workflow run in the repository completes — succeeded (success), failed (failure) or cancelled — with workflow_run.conclusion. Queued and in-progress runs do not fire it. Narrow it with conclusions and workflow.',
   ...onRepository,
+  mechanisms: repositoryHook('workflow_run'),
   config: repoConfig.extend({
     conclusions: conclusionsFilter,
     workflow: z
@@ -476,6 +535,7 @@ export const workflowJobCompleted = defineTrigger({
   description:
     'Fires when a job of a workflow run in the repository completes, with workflow_job.conclusion (success, failure, cancelled …). Narrow it with conclusions and job.',
   ...onRepository,
+  mechanisms: repositoryHook('workflow_job'),
   config: repoConfig.extend({
     conclusions: conclusionsFilter,
     job: z.string().min(1).max(255).optional().describe('Only the job with this name (e.g. build).'),
@@ -504,6 +564,7 @@ export const newCollaborator = defineTrigger({
   description:
     'Fires when someone becomes a collaborator on the repository (an invitation accepted, or added directly); member is the account.',
   ...onRepository,
+  mechanisms: repositoryHook('member'),
   config: repoConfig,
   match: (e) => is(e, 'member.added'),
   sample: sample('member.added', {
@@ -512,19 +573,56 @@ export const newCollaborator = defineTrigger({
   }),
 })
 
+/** The text of a delivery that can @-mention someone, by the event it came as (null: none). */
+function mentioningText(e: NormalizedEvent): string | null {
+  const x = d(e)
+  switch (e.type) {
+    case 'issues.opened':
+      return `${x.issue?.title ?? ''}\n${x.issue?.body ?? ''}`
+    case 'pull_request.opened':
+      return `${x.pull_request?.title ?? ''}\n${x.pull_request?.body ?? ''}`
+    case 'issue_comment.created':
+    case 'pull_request_review_comment.created':
+      return x.comment?.body ?? ''
+    case 'pull_request_review.submitted':
+      return x.review?.body ?? ''
+    default:
+      return null
+  }
+}
+
+/** Whether `text` @-mentions `who` (not inside an e-mail address or a longer name). */
+export function mentions(text: string, who: string): boolean {
+  const escaped = who.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  return new RegExp(`(?:^|[^\\w/@.\`-])@${escaped}(?![\\w-])`, 'i').test(text)
+}
+
 export const newMention = defineTrigger({
   key: 'new_mention',
   name: 'New Mention',
   description:
-    "Fires when the connection's account is @-mentioned in an issue, pull request, comment, review or discussion (subject_type says which; watched through an account webhook, no configuration).",
-  ...onAccount,
-  config: z.object({}),
-  match: (e) => is(e, 'mention.created'),
-  sample: sample('mention.created', {
-    mentioned: { login: 'octo-demo', id: 1001, type: 'User' },
-    subject_type: 'issue_comment',
+    "Fires when an account (the connection's own by default) is @-mentioned in the repository: in a new issue or pull request (title or body), an issue or pull request comment, a review or a review comment. Read instantly from the repository's webhook, since the code host has no mention event.",
+  ...onRepository,
+  mechanisms: repositoryHook(
+    'issues, issue_comment, pull_request, pull_request_review, pull_request_review_comment',
+    'The code host has no mention webhook; mentions are read from the repository’s own deliveries.',
+  ),
+  config: repoConfig.extend({
+    login: login
+      .optional()
+      .describe("The account whose mentions fire it (default: the connection's own account)."),
+  }),
+  prepare: (c, account) => ({ ...c, login: c.login ?? account.name }),
+  match: (e, c) => {
+    const text = mentioningText(e)
+    if (text === null || !c.login) return false
+    // Mentioning yourself notifies nobody.
+    if (String(d(e).sender?.login ?? '').toLowerCase() === c.login.toLowerCase()) return false
+    return mentions(text, c.login)
+  },
+  sample: sample('issue_comment.created', {
     issue: sampleIssue,
-    comment: { id: 43, body: '@octo-demo could you look at this?' },
+    comment: { id: 43, body: '@octo-demo could you look at this?', user: sampleSender },
   }),
 })
 
@@ -534,13 +632,18 @@ export const projectItemStatusChanged = defineTrigger({
   key: 'project_item_status_changed',
   name: 'Project Item Status Changed',
   description:
-    "Fires when the Status of an item on one of the account's projects (v2) changes; changes.field_value has from and to (option names) and project_number. Other field edits do not fire it. Narrow it with projectNumber and status (the new status).",
-  ...onAccount,
-  // Its events do not name the item's repository yet (the delivery carries only the content's
-  // node id), so they cannot be held against a repository scope: delivered as the account's until
-  // the connector attributes them (then this line goes and the default, `place`, applies).
+    "Fires when the Status of an item on a project (v2) changes: an organization's project (instantly, through the organization's webhook) or one of the connection's own account (polled through GraphQL: the code host has no webhook for a personal account's projects). changes.field_value has from and to (option names) and project_number. Other field edits do not fire it. Narrow it with projectNumber and status (the new status).",
+  ...orgOrPoll(
+    'projects_v2_item',
+    'poll of the account’s projects through GraphQL (viewer.projectsV2 items)',
+  ),
+  poll: (ctx, c) => pollOwnProjectItems(ctx, c.projectNumber),
+  pollIntervalMs: 60_000,
+  // An organization's delivery does not name the item's repository (only the content's node
+  // id), so it cannot be held against a repository scope: delivered as the account's.
   eventScope: 'account',
   config: z.object({
+    organization,
     projectNumber: z
       .number()
       .int()
@@ -583,8 +686,9 @@ export const newCardInColumn = defineTrigger({
   key: 'new_card_in_column',
   name: 'New Card in Column',
   description:
-    "Fires when a card lands in a column of the repository's classic project board: created there, or moved in from another column. Moves within a column do not fire it. Narrow it with columnId.",
+    "Fires when a card lands in a column of the repository's classic project board: created there, or moved in from another column. Moves within a column do not fire it. Narrow it with columnId. The code host is retiring classic project boards (its REST description no longer lists their operations); it works where they still exist — use Project Item Status Changed for projects (v2).",
   ...onRepository,
+  mechanisms: repositoryHook('project_card'),
   config: repoConfig.extend({
     columnId: z
       .number()
@@ -612,6 +716,7 @@ export const newRelease = defineTrigger({
   description:
     'Fires when a release of the repository is published (drafts fire once they are published). With includePrereleases false, pre-releases do not fire it.',
   ...onRepository,
+  mechanisms: repositoryHook('release'),
   config: repoConfig.extend({
     includePrereleases: z.boolean().default(true).describe('Also fire for pre-releases (default true).'),
   }),
@@ -632,12 +737,20 @@ export const newSnippet = defineTrigger({
   key: 'new_snippet',
   name: 'New Snippet',
   description:
-    "Fires when the connection's account creates a snippet (gist); watched through an account webhook, no configuration.",
-  ...onAccount,
+    "Fires when the connection's account creates a snippet (gist). Polled: the code host has no webhook for snippets.",
+  instant: false,
+  mechanisms: [
+    {
+      kind: 'poll',
+      upstream: 'poll of GET /gists?since=',
+      reason: 'The code host has no webhook for snippets.',
+    },
+  ],
   // A snippet belongs to the account, not to a repository.
   eventScope: 'account',
   config: z.object({}),
-  match: (e) => is(e, 'gist.created'),
+  poll: (ctx) => pollOwnSnippets(ctx),
+  pollIntervalMs: 60_000,
   sample: sample(
     'gist.created',
     {
@@ -658,6 +771,7 @@ export const newDiscussion = defineTrigger({
   description:
     'Fires when a discussion is started in the repository. Narrow it to one category with category.',
   ...onRepository,
+  mechanisms: repositoryHook('discussion'),
   config: repoConfig.extend({
     category: z
       .string()
@@ -677,6 +791,7 @@ export const newDiscussionComment = defineTrigger({
   name: 'New Discussion Comment',
   description: 'Fires when a comment is added to a discussion in the repository.',
   ...onRepository,
+  mechanisms: repositoryHook('discussion_comment'),
   config: repoConfig,
   match: (e) => is(e, 'discussion_comment.created'),
   sample: sample('discussion_comment.created', {

@@ -1,20 +1,25 @@
 // The code-host's webhooks: a repository hook (all events) per watched repository and an
-// account hook (repository creations, snippets, mentions, project items) for account triggers,
-// each made with Patchbay's secret and verified by X-Hub-Signature-256 (HMAC-SHA256 of the raw
+// organization hook (`/orgs/{org}/hooks`: repository creations, project items) per watched
+// organization, each made with Patchbay's secret and verified by X-Hub-Signature-256 (HMAC-SHA256 of the raw
 // body). The ping that follows creation is ignored; X-Codehost-Delivery is the dedupe id (the
 // same on a redelivery). A push also yields one `commit` event per commit, for New Commit.
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { NormalizedEvent, WebhookSupport } from '../../kit/define.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 
-/** The model of account triggers (the connection's own account). */
-export const ACCOUNT_MODEL = 'account'
+const ORG_PREFIX = 'org:'
 
-/** What the account hook listens to; everything else arrives on repository hooks. */
-export const ACCOUNT_EVENTS = ['repository', 'gist', 'mention', 'projects_v2_item']
+/** The model of an organization's triggers: `org:octo-org`. */
+export const orgModel = (org: string) => `${ORG_PREFIX}${org.toLowerCase()}`
+
+/** What an organization hook listens to; everything else arrives on repository hooks. */
+export const ORGANIZATION_EVENTS = ['repository', 'projects_v2_item']
+
+const orgOf = (model: string) => (model.startsWith(ORG_PREFIX) ? model.slice(ORG_PREFIX.length) : null)
 
 function hooksPath(model: string): string {
-  if (model === ACCOUNT_MODEL) return '/user/hooks'
+  const org = orgOf(model)
+  if (org !== null) return `/orgs/${encodeURIComponent(org)}/hooks`
   const [owner, repo] = model.split('/')
   return `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}/hooks`
 }
@@ -24,19 +29,39 @@ const encodeId = (model: string, id: number | string) => `${model}/hooks/${id}`
 
 function decodeId(id: string): { model: string; hookId: string } {
   const i = id.lastIndexOf('/hooks/')
-  if (i < 0) return { model: ACCOUNT_MODEL, hookId: id }
+  if (i < 0) throw new Error(`not a code-host hook id: ${id}`)
   return { model: id.slice(0, i), hookId: id.slice(i + '/hooks/'.length) }
 }
 
 export const codehostWebhooks: WebhookSupport = {
   register: async (http, hook) => {
-    const created = await http.post<{ id: number }>(hooksPath(hook.model), {
-      name: 'web',
-      active: true,
-      events: hook.model === ACCOUNT_MODEL ? ACCOUNT_EVENTS : ['*'],
-      config: { url: hook.callbackUrl, content_type: 'json', secret: hook.secret, insecure_ssl: '0' },
-    })
-    return { id: encodeId(hook.model, created.id) }
+    const org = orgOf(hook.model)
+    try {
+      const created = await http.post<{ id: number }>(hooksPath(hook.model), {
+        name: 'web',
+        active: true,
+        events: org !== null ? ORGANIZATION_EVENTS : ['*'],
+        config: { url: hook.callbackUrl, content_type: 'json', secret: hook.secret, insecure_ssl: '0' },
+      })
+      return { id: encodeId(hook.model, created.id) }
+    } catch (err) {
+      // The code host hides an organization's hooks from everyone but its owners (404), and
+      // refuses tokens without the hook permission (404 naming the scope, or 403).
+      if (
+        org !== null &&
+        err instanceof PatchbayError &&
+        (err.code === 'UPSTREAM_NOT_FOUND' || err.code === 'UPSTREAM_FORBIDDEN')
+      )
+        throw new PatchbayError(
+          'WEBHOOK_PERMISSION_MISSING',
+          `The code host refused to create a webhook on the organization ${org}: that needs an owner (admin) of ${org} and a token with the admin:org_hook scope (fine-grained: the organization's "Webhooks" permission, read and write).`,
+          {
+            hint: `Connect an account that owns ${org} with the admin:org_hook scope, or leave organization out to watch the connection's own account (polled).`,
+            upstream: err.upstream,
+          },
+        )
+      throw err
+    }
   },
   unregister: async (http, id) => {
     const { model, hookId } = decodeId(id)
@@ -79,8 +104,7 @@ export const codehostWebhooks: WebhookSupport = {
 export function normalizeDelivery(event: string, deliveryId: string, body: any): NormalizedEvent[] {
   const action = typeof body?.action === 'string' ? body.action : undefined
   const repository: string | undefined = body?.repository?.full_name
-  const account: string | undefined =
-    body?.mentioned?.login ?? (event === 'gist' ? body?.gist?.owner?.login : undefined) ?? body?.sender?.login
+  const account: string | undefined = body?.organization?.login ?? body?.sender?.login
   const now = new Date().toISOString()
   const data: Record<string, unknown> = { event, ...(slim(body) as Record<string, unknown>) }
   const events: NormalizedEvent[] = [

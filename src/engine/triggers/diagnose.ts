@@ -1,7 +1,7 @@
 // "Why doesn't my trigger fire?" — the four causes the spec names, checked against the
 // connection, the upstream webhook and the events that did arrive, each with what to do.
 import type { Kysely } from 'kysely'
-import type { NormalizedEvent } from '../../kit/define.ts'
+import { type NormalizedEvent, triggerMechanism } from '../../kit/define.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { events } from '../../store/event-log.ts'
 import type { Database } from '../../store/schema.ts'
@@ -11,7 +11,7 @@ import type { Registry } from '../registry.ts'
 import type { TriggerService } from './trigger-service.ts'
 
 export interface DiagnosisCheck {
-  cause: 'connection_lapsed' | 'wrong_board' | 'event_type_mismatch' | 'polling_interval'
+  cause: 'delivery' | 'connection_lapsed' | 'wrong_board' | 'event_type_mismatch' | 'polling_interval'
   status: 'ok' | 'problem' | 'info'
   message: string
   fix?: string
@@ -32,11 +32,17 @@ export async function diagnoseTrigger(
   const reg = deps.registry.triggers.get(row.trigger_key)!
   const config = JSON.parse(row.config)
   let loaded = await deps.connections.load(row.workspace_id, row.connection_id).catch(() => null)
+  const mechanism = triggerMechanism(reg.trigger, config)
+  checks.push({
+    cause: 'delivery',
+    status: 'info',
+    message: `${mechanism.kind === 'webhook' ? 'Instant' : 'Polled'}: delivered by ${mechanism.upstream}${mechanism.reason ? ` (${mechanism.reason})` : ''}.`,
+  })
 
   // The webhook is probed upstream first: a 401 to the probe lapses the connection, and the
   // connection's check below reports what the probe found, not only what was stored.
   let probe: (DiagnosisCheck & { refused?: boolean }) | null = null
-  if (reg.trigger.instant) {
+  if (mechanism.kind === 'webhook') {
     const wanted = reg.trigger.watch!(config, { id: loaded?.row.account_id ?? '' }).model
     const sub = row.subscription_id ? await deps.triggers.subscription(row.subscription_id) : undefined
     probe = await checkWatchedModel(deps, sub, wanted, loaded)
@@ -66,7 +72,7 @@ export async function diagnoseTrigger(
     })
   }
 
-  if (reg.trigger.instant) {
+  if (mechanism.kind === 'webhook') {
     const wanted = reg.trigger.watch!(config, { id: loaded?.row.account_id ?? '' }).model
     const sub = row.subscription_id ? await deps.triggers.subscription(row.subscription_id) : undefined
     const { refused: _, ...boardCheck } = probe!

@@ -5,7 +5,12 @@
 // triggers listen on a subscription.
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { ConnectorDefinition, Credentials, TriggerDefinition } from '../../kit/define.ts'
+import {
+  type ConnectorDefinition,
+  type Credentials,
+  type TriggerDefinition,
+  triggerMechanism,
+} from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
 import type { Http } from '../../kit/http.ts'
 import { nowIso } from '../../store/ids.ts'
@@ -132,7 +137,12 @@ export class TriggerService {
       raw = await this.#pages.resolve(connector, trigger.scoped ?? [], raw, loaded.credentials, 'config')
     const parsed = trigger.config.safeParse(raw)
     if (!parsed.success) throw validationError(parsed.error.issues, 'config')
-    const config = parsed.data as Record<string, unknown>
+    let config = parsed.data as Record<string, unknown>
+    if (trigger.prepare)
+      config = trigger.prepare(config, {
+        id: loaded.row.account_id,
+        name: loaded.row.account_name,
+      }) as Record<string, unknown>
     this.#checkScope(agent.scope, trigger, config)
 
     const target: TriggerTarget = req.target ?? { type: 'agent' }
@@ -143,7 +153,7 @@ export class TriggerService {
 
     let subscriptionId: string | null = null
     let pollIntervalMs: number | null = null
-    if (trigger.instant) {
+    if (triggerMechanism(trigger, config).kind === 'webhook') {
       if (!connector.webhooks || !trigger.watch)
         throw new Error(`${req.trigger} is instant but has no webhook support`)
       const missing = connector.webhooks.cannotVerify?.(loaded.credentials)
@@ -324,14 +334,17 @@ export class TriggerService {
   async view(row: TriggerRow) {
     const reg = this.#registry.triggers.get(row.trigger_key)
     const sub = row.subscription_id ? await this.#subs.get(row.subscription_id) : undefined
+    const config = JSON.parse(row.config)
+    const delivery = reg ? triggerMechanism(reg.trigger, config) : null
     return {
       id: row.id,
       agentId: row.agent_id,
       trigger: row.trigger_key,
       name: reg?.trigger.name ?? row.trigger_key,
-      instant: reg?.trigger.instant ?? false,
+      instant: delivery?.kind === 'webhook',
+      delivery,
       connectionId: row.connection_id,
-      config: JSON.parse(row.config),
+      config,
       target: JSON.parse(row.target),
       webhook: sub
         ? {
@@ -423,6 +436,8 @@ export class TriggerService {
         } catch (err) {
           await this.#subs.delete(sub.id)
           const e = err as PatchbayError
+          // A connector that knows which permission is missing says so itself.
+          if (e instanceof PatchbayError && e.code === 'WEBHOOK_PERMISSION_MISSING') throw e
           throw new PatchbayError(
             'WEBHOOK_REGISTRATION_FAILED',
             `${connector.name} refused to create the webhook for ${model}: ${e.message}`,

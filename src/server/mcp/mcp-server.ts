@@ -1,7 +1,6 @@
 // One agent's MCP server: its tools are the agent's callables (engine/agent-toolbox.ts: the
 // allowed tool steps, from the registry, and the agent's tools), and its resources are the
 // agent's recent events (deliveries). Built per request: the HTTP endpoint is stateless.
-import { readFileSync } from 'node:fs'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
@@ -19,6 +18,7 @@ import type { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { isErrorCode } from '../../kit/error-codes.ts'
 import { PatchbayError } from '../../kit/errors.ts'
+import { PATCHBAY_VERSION } from '../../kit/version.ts'
 import { deliveries } from '../../store/event-log.ts'
 
 export const RECENT_EVENTS_URI = 'patchbay://events/recent'
@@ -27,13 +27,9 @@ const DELIVERY_URI = 'patchbay://deliveries/'
 const RECENT_LIMIT = 50
 const LISTED_DELIVERIES = 20
 
-const version: string = JSON.parse(
-  readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
-).version
-
 export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Caller, agent: AgentView) {
   const server = new Server(
-    { name: 'patchbay', title: `Patchbay — agent ${agent.name}`, version },
+    { name: 'patchbay', title: `Patchbay — agent ${agent.name}`, version: PATCHBAY_VERSION },
     {
       capabilities: { tools: { listChanged: false }, resources: {} },
       instructions: [

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
 import { requireAdmin } from '../authenticate.ts'
-import { errorResponses } from '../schemas.ts'
+import { errorResponses, TriggerMechanism } from '../schemas.ts'
 
 const TriggerView = z
   .object({
@@ -10,7 +10,10 @@ const TriggerView = z
     agentId: z.string(),
     trigger: z.string().describe('Catalog id, e.g. taskboard.card_moved.'),
     name: z.string(),
-    instant: z.boolean(),
+    instant: z
+      .boolean()
+      .describe('Whether an upstream webhook delivers it as it happens (else it is polled).'),
+    delivery: TriggerMechanism.nullable().describe('How the upstream delivers this trigger, and why.'),
     connectionId: z.string(),
     config: z.record(z.string(), z.unknown()),
     target: z

@@ -77,6 +77,12 @@ function TriggerItem({ trigger, onDeleted }: { trigger: Trigger; onDeleted: () =
           <p className="muted small">
             <code>{t.trigger}</code> · {ws.connectionLabel(t.connectionId)} · <code>{t.id}</code>
           </p>
+          {t.delivery ? (
+            <p className="muted small" data-testid="trigger-delivery">
+              Delivered by {t.delivery.upstream}
+              {t.delivery.reason ? ` — ${t.delivery.reason}` : ''}
+            </p>
+          ) : null}
         </div>
         <div className="row wrap">
           <button type="button" disabled={refresh.pending} onClick={() => refresh.run()}>
