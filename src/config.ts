@@ -63,6 +63,11 @@ export class ConfigError extends Error {
   }
 }
 
+/** A start that cannot go on (a database or Redis that does not answer): one line, exit 2. */
+export class StartupError extends Error {
+  override name = 'StartupError'
+}
+
 /** A variable's value as it may be printed: secrets hidden, passwords in URLs masked. */
 export function shownSafely(name: string, value: string): string {
   if (/KEY|SECRET|TOKEN|PASSWORD/.test(name)) return `(hidden, ${value.length} characters)`
@@ -329,19 +334,19 @@ export const settings: Record<string, Setting> = {
   ),
   PATCHBAY_LOOP_DEPTH_LIMIT: setting(
     '`3`',
-    "how long a chain of changes made by Patchbay's own tool runs may get: a tool run for an event caused at this depth is refused (LOOP_DETECTED)",
+    "the loop guard: a tool run for an event caused at this depth by the workspace's own tool runs is refused (`LOOP_DETECTED` on its delivery)",
     'a whole number, e.g. 3',
     wholeNumber(1, 1000),
   ),
   PATCHBAY_RECONCILE_INTERVAL_MS: setting(
     '`900000`',
-    'how often upstream webhooks are checked against the stored ones, by one instance at a time: missing ones registered again, a connection the upstream refuses marked lapsed',
+    'how often upstream webhooks are checked against the stored ones, by one instance at a time (a lease in the store): missing ones registered again, a connection the upstream refuses marked lapsed and its webhooks `missing`',
     MS,
     wholeNumber(1, Number.MAX_SAFE_INTEGER),
   ),
   PATCHBAY_EGRESS_ALLOW: setting(
-    '—',
-    'non-public hosts, `host:port` pairs and CIDR ranges Patchbay may send to (comma- or space-separated), e.g. `10.0.0.0/8,git.corp.example`',
+    "— (`npm start`: its embedded sandboxes' `host:port`)",
+    'non-public hosts Patchbay may send to: comma-separated host names (`*.corp.example`), `host:port`, IPs or CIDR ranges (`10.0.0.0/8`). Link-local and metadata addresses are never allowed. See [Security](#security)',
     'comma-separated hosts, host:port pairs or CIDR ranges, e.g. 10.0.0.0/8,git.corp.example',
     (v) => {
       const entries = v.split(/[\s,]+/).filter(Boolean)
@@ -468,4 +473,10 @@ export function loadConfig(
     webUrls,
     egressAllow: v.PATCHBAY_EGRESS_ALLOW ?? [],
   }
+}
+
+/** The README's configuration table, from `settings` (npm run docs:config writes it). */
+export function configTable(): string {
+  const rows = Object.entries(settings).map(([name, s]) => `| \`${name}\` | ${s.default} | ${s.meaning} |`)
+  return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n')
 }

@@ -1,9 +1,8 @@
 // `npm start`: Patchbay on its embedded default (SQLite in ./data), with the sandbox upstreams
 // in-process for every upstream whose address is not configured (their state kept in ./data/sandbox).
 import path from 'node:path'
-import { describeSandboxes, type Sandboxes, startSandboxes } from '../sandbox/index.ts'
-import { type Config, ConfigError, loadConfig } from './config.ts'
-import { StartupError, startService } from './service.ts'
+import type { Sandboxes } from '../sandbox/index.ts'
+import { type Config, ConfigError, loadConfig, StartupError } from './config.ts'
 
 /** A bad setting or a service that does not answer: one line each on stderr, exit 2, no stack trace. */
 function exitOnStartFailure(err: unknown): never {
@@ -21,6 +20,9 @@ try {
 } catch (err) {
   exitOnStartFailure(err)
 }
+// Loaded once the settings are known good, so a bad one is reported at once.
+const { describeSandboxes, startSandboxes } = await import('../sandbox/index.ts')
+const { startService } = await import('./service.ts')
 const missing = (['taskboard', 'codehost', 'contactdata'] as const).filter((c) => !config.upstreams[c])
 let sandboxes: Sandboxes | null = null
 if (missing.length > 0) {
@@ -58,16 +60,28 @@ const service = await startService(config, { baseUrls, oauthApps, egressAllow })
 })
 
 const out: string[] = [`Patchbay is listening on ${service.url}  (API reference: ${service.url}/docs)`]
-if (service.generatedAdminKey) {
+if (service.generatedAdminKey)
   out.push(
     '',
-    'A workspace was created. Its admin key is shown this once; keep it (only its hash is stored):',
-    `  ${service.generatedAdminKey}`,
+    ...boxed([
+      'A workspace was created. Its admin key is shown this once: keep it (only its hash is stored).',
+      '',
+      `    ${service.generatedAdminKey}`,
+    ]),
   )
-}
 if (sandboxes)
   out.push('', 'Sandbox upstreams (in-process, for trying agents offline):', describeSandboxes(sandboxes))
 console.log(out.join('\n'))
+
+/** Lines in a frame, so the one-time admin key stands apart from everything else printed. */
+function boxed(lines: string[]): string[] {
+  const width = Math.max(...lines.map((l) => l.length))
+  return [
+    `┌${'─'.repeat(width + 2)}┐`,
+    ...lines.map((l) => `│ ${l.padEnd(width)} │`),
+    `└${'─'.repeat(width + 2)}┘`,
+  ]
+}
 
 /** However a stop goes, the process is gone this long after the signal. */
 const STOP_LIMIT_MS = 15_000

@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { pino } from 'pino'
-import { type Config, maskUrlPassword } from './config.ts'
+import PinoPretty from 'pino-pretty'
+import { type Config, maskUrlPassword, StartupError } from './config.ts'
 import { PostgresChangeTransport, RedisChangeTransport } from './engine/changes/transports.ts'
 import { Engine } from './engine/engine.ts'
 import { PgBossSweeps } from './engine/jobs/sweeps.ts'
@@ -32,6 +33,8 @@ export interface ServiceOptions {
   pgSchema?: string
   /** false silences the log (tests). */
   logging?: boolean
+  /** Where log lines go instead of stdout (JSON; tests read them). */
+  logDestination?: pino.DestinationStream
   /** OAuth apps to use where the configuration names none (the sandbox's demo app). */
   oauthApps?: Record<string, { clientId: string; clientSecret: string } | undefined>
   /** Time for the parts that wait (tests drive a manual clock). */
@@ -44,9 +47,15 @@ export interface ServiceOptions {
   egressResolve?: Resolve
 }
 
-/** A start that cannot go on (a database or Redis that does not answer): one line, exit 2. */
-export class StartupError extends Error {
-  override name = 'StartupError'
+/** stdout as readable lines (a terminal) or JSON lines (a log collector). */
+function logStream(format: Config['logFormat']): pino.DestinationStream {
+  if (format === 'json') return pino.destination({ dest: 1, sync: true })
+  return PinoPretty({
+    colorize: process.stdout.isTTY,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname',
+    sync: true,
+  })
 }
 
 /** How long a start waits for PostgreSQL or Redis to answer before giving up. */
@@ -103,7 +112,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const vault = loadVault(config)
   // One logger for the server and the engine, so both are redacted alike.
   const log =
-    opts.logging === false ? pino({ level: 'silent' }) : pino(loggerOptions(config.logLevel) as object)
+    opts.logging === false
+      ? pino({ level: 'silent' })
+      : pino(loggerOptions(config.logLevel) as object, opts.logDestination ?? logStream(config.logFormat))
   const redis = config.redisUrl ? await connectRedis(config, log).catch(closeStore(store)) : null
   // Several instances share one PostgreSQL: changes travel between them (Redis pub/sub when
   // configured, else LISTEN/NOTIFY), and one of them at a time looks for due work (pg-boss).
@@ -156,7 +167,12 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     oauth: { apps: { ...opts.oauthApps, ...config.oauthApps }, webUrls: config.webUrls },
   })
   await engine.changes.start()
-  const app = await buildApp(engine, { loggerInstance: log })
+  const app = await buildApp(engine, {
+    loggerInstance: log,
+    redis,
+    metricsToken: config.metricsToken,
+    baseUrls: opts.baseUrls,
+  })
   await app.listen({ port: config.port, host: config.host })
   // Only once the server listens: a start that fails before has created nothing, so a generated
   // admin key is never lost with it.

@@ -104,6 +104,39 @@ export const commands: Command[] = [
     },
   },
 
+  {
+    path: ['backup'],
+    summary: 'Copy the embedded SQLite store consistently, even while Patchbay runs (not the master key)',
+    options: {
+      'data-dir': {
+        type: 'string',
+        help: 'The data directory (PATCHBAY_DATA_DIR, default ./data)',
+        value: 'dir',
+      },
+      to: { type: 'string', help: 'The copy to write (default patchbay-backup-<time>.db)', value: 'file' },
+    },
+    async run(ctx) {
+      if (process.env.PATCHBAY_DATABASE_URL)
+        throw new UsageError(
+          'The store is PostgreSQL (PATCHBAY_DATABASE_URL): back it up with pg_dump; this command copies the embedded SQLite store.',
+        )
+      const { backupStore } = await import('./backup.ts')
+      const done = await backupStore({
+        dataDir: str(ctx, 'data-dir') ?? process.env.PATCHBAY_DATA_DIR ?? './data',
+        to: str(ctx, 'to'),
+      })
+      print(ctx, done, () =>
+        [
+          `${green('Backed up')} ${done.from} to ${done.to} (${done.pages} pages, integrity checked).`,
+          '',
+          'The copy does not hold the master key, without which the stored credentials cannot be read:',
+          `keep ${process.env.PATCHBAY_MASTER_KEY ? 'PATCHBAY_MASTER_KEY' : done.masterKey} safe too, apart from the backup.`,
+        ].join('\n'),
+      )
+      return 0
+    },
+  },
+
   // ---- connections
   {
     path: ['connections', 'list'],

@@ -2,18 +2,31 @@
 // the OpenAPI 3.1 document at /openapi.json and the reference page at /docs.
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify'
 import {
   jsonSchemaTransform,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod'
+import type { Redis } from 'ioredis'
 import type { Engine } from '../engine/engine.ts'
 import { installAuthentication, publicRoute } from './authenticate.ts'
 import { enforceContract, transformObject } from './contract.ts'
 import { installErrorHandling } from './error-handler.ts'
 import { mcpRoutes } from './mcp/routes.ts'
+import {
+  installMetrics,
+  installProbes,
+  installRequestLogging,
+  requestIdMixin,
+  requestIdOf,
+} from './observability.ts'
 import { agentKeyRoutes } from './routes/agent-keys.ts'
 import { agentRoutes } from './routes/agents.ts'
 import { catalogRoutes } from './routes/catalog.ts'
@@ -33,6 +46,8 @@ import { triggerRoutes } from './routes/triggers.ts'
 
 export const loggerOptions = (level: string): FastifyServerOptions['logger'] => ({
   level,
+  // Engine lines written while a request is served carry its id too.
+  mixin: requestIdMixin,
   // Credentials never reach a log line, whatever logs a request.
   redact: {
     paths: [
@@ -57,18 +72,33 @@ export const loggerOptions = (level: string): FastifyServerOptions['logger'] => 
   },
 })
 
-export async function buildApp(
-  engine: Engine,
-  opts: { loggerInstance?: FastifyBaseLogger } = {},
-): Promise<FastifyInstance> {
+export interface AppOptions {
+  loggerInstance?: FastifyBaseLogger
+  /** Checked by /readyz when configured. */
+  redis?: Redis | null
+  /** Turns /metrics on, readable with this bearer token. */
+  metricsToken?: string | null
+  /** Upstream base addresses, to count upstream requests by connector. */
+  baseUrls?: Record<string, string | undefined>
+}
+
+export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: opts.loggerInstance,
     bodyLimit: 1024 * 1024,
+    genReqId: requestIdOf,
+    // One debug line per answered request (installRequestLogging) instead of an info pair.
+    logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<ZodTypeProvider>()
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   installErrorHandling(app)
   enforceContract(app)
+  installRequestLogging(app)
+  if (opts.metricsToken) {
+    const metrics = installMetrics(app, engine, { token: opts.metricsToken, baseUrls: opts.baseUrls ?? {} })
+    app.addHook('onClose', async () => metrics.close())
+  }
 
   await app.register(swagger, {
     openapi: {
@@ -97,7 +127,7 @@ export async function buildApp(
     await docs.register(swaggerUi, { routePrefix: '/docs' })
   })
   app.get('/openapi.json', { config: publicRoute, schema: { hide: true } }, async () => app.swagger())
-  app.get('/healthz', { config: publicRoute, schema: { hide: true } }, async () => ({ ok: true }))
+  installProbes(app, engine, opts.redis ?? null)
 
   await app.register(catalogRoutes(engine))
   await app.register(stepRoutes(engine))

@@ -6,8 +6,8 @@ import { FileMigrationProvider, type Kysely, Migrator } from 'kysely'
 
 const folder = path.join(import.meta.dirname, 'migrations')
 
-export async function migrate(db: Kysely<any>, schema?: string): Promise<void> {
-  const migrator = new Migrator({
+const migratorOf = (db: Kysely<any>, schema?: string) =>
+  new Migrator({
     db,
     provider: new FileMigrationProvider({ fs, path, migrationFolder: folder }),
     migrationTableSchema: schema,
@@ -15,6 +15,9 @@ export async function migrate(db: Kysely<any>, schema?: string): Promise<void> {
     // was applied to an existing data directory; each migration stands on its own.
     allowUnorderedMigrations: true,
   })
+
+export async function migrate(db: Kysely<any>, schema?: string): Promise<void> {
+  const migrator = migratorOf(db, schema)
   let { error, results } = await migrator.migrateToLatest()
   // Kysely reads the catalog of every schema to find its own tables; a schema another client drops
   // meanwhile fails that read (not the migration), so it is read again.
@@ -26,4 +29,10 @@ export async function migrate(db: Kysely<any>, schema?: string): Promise<void> {
       `Database migration ${failed?.migrationName ?? ''} failed: ${(error as Error)?.message ?? 'unknown'}`,
     )
   }
+}
+
+/** The migrations this code knows that the database has not applied (readiness). */
+export async function migrationStatus(db: Kysely<any>, schema?: string): Promise<{ pending: string[] }> {
+  const all = await migratorOf(db, schema).getMigrations()
+  return { pending: all.filter((m) => !m.executedAt).map((m) => m.name) }
 }

@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { Caller } from '../../src/engine/access/caller.ts'
+import { createPacer } from '../../src/kit/pacer.ts'
+import { countingPacer, ManualClock, SharedTime } from '../helpers/manual-clock.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import { control } from '../helpers/taskboard.ts'
 
@@ -655,15 +657,38 @@ describe('rate limits', () => {
     const set = await t.api('PUT', `/v1/connections/${connectionId}/rate-limit`, { requests: 2, perMs: 1000 })
     assert.equal(set.status, 200)
     assert.equal(set.body.source, 'connection')
-    const results = await Promise.all(
-      ['Software', 'Healthcare', 'Insurance', 'Biotechnology', 'Manufacturing'].map((industry) =>
-        run(connectionId, 'search_companies', { industry, perPage: 1 }),
-      ),
-    )
-    assert.deepEqual(
-      results.map((r) => r.status),
-      [200, 200, 200, 200, 200],
-    )
+    // The same connection served by an instance on a clock moved by hand, with the sandbox's
+    // (see SharedTime): the outcome does not depend on the machine's speed.
+    const clock = new ManualClock()
+    const pacer = countingPacer(createPacer(clock))
+    const paced = await startTestService({
+      contactdata: sb(),
+      taskboard: t.taskboard,
+      clock,
+      pacer,
+      db: { name: 'sqlite', fresh: () => t.database },
+    })
+    const time = new SharedTime(clock, pacer, sb())
+    try {
+      await time.advance(1_100)
+      const results = await time.run(() =>
+        Promise.all(
+          ['Software', 'Healthcare', 'Insurance', 'Biotechnology', 'Manufacturing'].map((industry) =>
+            paced.api('POST', '/v1/steps/contactdata.search_companies/run', {
+              connectionId,
+              input: { industry, perPage: 1 },
+            }),
+          ),
+        ),
+      )
+      assert.deepEqual(
+        results.map((r) => r.status),
+        [200, 200, 200, 200, 200],
+      )
+    } finally {
+      time.close()
+      await paced.close()
+    }
     const statuses = (await usage(apiKey)).endpoints['POST /company/search'].statuses
     assert.deepEqual(statuses, { 200: 5 }, 'no request was refused upstream')
     assert.equal((await t.api('DELETE', `/v1/connections/${connectionId}/rate-limit`)).status, 204)

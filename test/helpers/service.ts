@@ -27,6 +27,8 @@ export interface TestService {
     body?: unknown,
     key?: string,
   ): Promise<{ status: number; body: T }>
+  /** Where its store is: another service given the same (db option) shares it. */
+  database: { databaseUrl: string | null; dataDir: string; pgSchema?: string }
   close(): Promise<void>
 }
 
@@ -55,6 +57,8 @@ export async function startTestService(
     clock?: Clock
     /** A pacer instead of the in-memory one. */
     pacer?: Pacer
+    /** Log lines (JSON) go here instead of nowhere. */
+    logDestination?: { write(line: string): void }
     /** Name resolution for the egress guard: a stub, so tests never resolve or reach real names. */
     egressResolve?: Resolve
   } = {},
@@ -88,7 +92,8 @@ export async function startTestService(
         : {}),
     },
     pgSchema: db.pgSchema,
-    logging: false,
+    logging: opts.logDestination !== undefined,
+    logDestination: opts.logDestination,
     clock: opts.clock,
     pacer: opts.pacer,
     egressResolve: opts.egressResolve,
@@ -113,6 +118,7 @@ export async function startTestService(
     contactdata,
     codehost,
     api,
+    database: db,
     close: async () => {
       // What Patchbay sent the code-host sandbox it started, and what it answered and delivered,
       // against the code host's published descriptions (loaded only where a code host ran).

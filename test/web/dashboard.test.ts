@@ -95,7 +95,7 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     await popup.getByLabel('Username or email address').fill(svc.codehost.demo.login)
     await popup.getByLabel('Password').fill(svc.codehost.demo.password)
     await popup.getByRole('button', { name: /^Authorize/ }).click()
-    await popup.waitForEvent('close')
+    await popup.waitForEvent('close', { timeout: 60_000 })
     await page
       .getByRole('status')
       .filter({ hasText: `Connected ${svc.codehost.demo.login} (Code-Host)` })

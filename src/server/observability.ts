@@ -1,0 +1,225 @@
+// Operating Patchbay: request ids, the log line of each request, liveness and readiness probes,
+// and Prometheus metrics.
+//
+// Request ids: taken from X-Request-Id when it is a sane token, generated otherwise, returned in
+// the response's X-Request-Id, and carried by every log line written while the request is served
+// — the engine's too, through an AsyncLocalStorage that the logger's mixin reads.
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { randomUUID, timingSafeEqual } from 'node:crypto'
+import diagnostics from 'node:diagnostics_channel'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Redis } from 'ioredis'
+import { type Kysely, sql } from 'kysely'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import type { Engine } from '../engine/engine.ts'
+import { PatchbayError } from '../kit/errors.ts'
+import { migrationStatus } from '../store/migrations.ts'
+import { publicRoute } from './authenticate.ts'
+
+const requestContext = new AsyncLocalStorage<{ reqId: string }>()
+
+/**
+ * pino's mixin: the request id of the request being served, on lines written outside the
+ * request's own logger (the engine's). Request loggers already carry it as a binding.
+ */
+export function requestIdMixin(_merge: object, _level: number, logger?: { bindings(): object }): object {
+  const store = requestContext.getStore()
+  if (!store || (logger && 'reqId' in logger.bindings())) return {}
+  return { reqId: store.reqId }
+}
+
+/** A caller's X-Request-Id is kept when it is a plain token (letters, digits, `-_.:`), up to 128 characters. */
+export function requestIdOf(req: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = req.headers['x-request-id']
+  return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(given) ? given : randomUUID()
+}
+
+/** Request ids in responses and logs, and one debug line per request when it is answered. */
+export function installRequestLogging(app: FastifyInstance): void {
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header('x-request-id', req.id)
+    requestContext.run({ reqId: req.id }, done)
+  })
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.debug(
+      {
+        method: req.method,
+        url: req.url.split('?')[0],
+        statusCode: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request',
+    )
+  })
+}
+
+/** `/healthz`: the process answers. `/readyz`: the store answers, its migrations are applied, Redis answers. */
+export function installProbes(app: FastifyInstance, engine: Engine, redis: Redis | null): void {
+  app.get('/healthz', { config: publicRoute, schema: { hide: true } }, async () => ({ ok: true }))
+  app.get('/readyz', { config: publicRoute, schema: { hide: true } }, async (_req, reply) => {
+    const checks: Record<string, string> = {}
+    try {
+      await sql`select 1`.execute(engine.store.db)
+      const { pending } = await migrationStatus(engine.store.db)
+      checks.database = 'ok'
+      checks.migrations = pending.length === 0 ? 'ok' : `pending: ${pending.join(', ')}`
+    } catch (err) {
+      checks.database = `unreachable: ${(err as Error).message}`
+    }
+    if (redis) {
+      checks.redis = await withTimeout(redis.ping(), 2000).then(
+        () => 'ok',
+        (err: Error) => `unreachable: ${err.message}`,
+      )
+    }
+    const ready = Object.values(checks).every((c) => c === 'ok')
+    return reply.code(ready ? 200 : 503).send({ ready, checks })
+  })
+}
+
+const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T> =>
+  Promise.race([
+    p,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms).unref()),
+  ])
+
+/**
+ * Prometheus metrics at `/metrics`, readable with `Authorization: Bearer <PATCHBAY_METRICS_TOKEN>`
+ * (without a token the route does not exist). HTTP durations and upstream requests are counted by
+ * this instance; step runs, deliveries, queue depths and credits are read from the store when
+ * scraped, so they are the deployment's totals whichever instance answers.
+ */
+export function installMetrics(
+  app: FastifyInstance,
+  engine: Engine,
+  opts: { token: string; baseUrls: Record<string, string | undefined> },
+): { close(): void } {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry, prefix: 'patchbay_' })
+
+  const httpDuration = new Histogram({
+    name: 'patchbay_http_request_duration_seconds',
+    help: 'HTTP requests served, by method, route and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  })
+  app.addHook('onResponse', async (req: FastifyRequest, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched'
+    httpDuration.observe(
+      { method: req.method, route, status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    )
+  })
+
+  // Upstream requests, seen through undici's diagnostics channel (every request of the kit's
+  // client reports there), counted by connector from their base addresses.
+  const upstreamRequests = new Counter({
+    name: 'patchbay_upstream_requests_total',
+    help: 'Requests sent to upstreams, by connector and status class.',
+    labelNames: ['connector', 'status'] as const,
+    registers: [registry],
+  })
+  const upstreamRateLimited = new Counter({
+    name: 'patchbay_upstream_rate_limited_total',
+    help: 'Upstream answers 429 (rate limited), by connector.',
+    labelNames: ['connector'] as const,
+    registers: [registry],
+  })
+  const connectorOf = new Map<string, string>()
+  for (const [id, url] of Object.entries(opts.baseUrls)) if (url) connectorOf.set(new URL(url).origin, id)
+  const onHeaders = (message: unknown) => {
+    const { request, response } = message as {
+      request: { origin?: string | URL }
+      response: { statusCode: number }
+    }
+    const connector = connectorOf.get(new URL(String(request.origin)).origin)
+    if (!connector) return
+    upstreamRequests.inc({ connector, status: `${Math.floor(response.statusCode / 100)}xx` })
+    if (response.statusCode === 429) upstreamRateLimited.inc({ connector })
+  }
+  diagnostics.subscribe('undici:request:headers', onHeaders)
+
+  const db = engine.store.db as Kysely<any>
+  new Gauge({
+    name: 'patchbay_step_runs',
+    help: 'Step runs recorded in the store, by step and outcome.',
+    labelNames: ['step', 'outcome'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset()
+      const rows = await db
+        .selectFrom('step_runs')
+        .select(['step_id', 'status', (eb) => eb.fn.countAll<number>().as('n')])
+        .groupBy(['step_id', 'status'])
+        .execute()
+      for (const r of rows) this.set({ step: r.step_id, outcome: r.status }, Number(r.n))
+    },
+  })
+  new Gauge({
+    name: 'patchbay_deliveries',
+    help: 'Deliveries to agents in the store, by status (pending, delivered, failed, dead).',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset()
+      const rows = await db
+        .selectFrom('deliveries')
+        .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+        .groupBy('status')
+        .execute()
+      for (const r of rows) this.set({ status: r.status }, Number(r.n))
+    },
+  })
+  new Gauge({
+    name: 'patchbay_queue_depth',
+    help: 'Work waiting: received webhooks not yet processed (inbox), deliveries pending, tool runs running.',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+    async collect() {
+      const count = async (table: string, status: string) =>
+        Number(
+          (
+            await db
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('status', '=', status)
+              .executeTakeFirst()
+          )?.n ?? 0,
+        )
+      this.set({ queue: 'inbox' }, await count('inbox', 'pending'))
+      this.set({ queue: 'deliveries' }, await count('deliveries', 'pending'))
+      this.set({ queue: 'tool_runs' }, await count('tool_runs', 'running'))
+    },
+  })
+  new Gauge({
+    name: 'patchbay_credits_spent',
+    help: 'Credits metered upstreams charged, by connector (the credit ledger).',
+    labelNames: ['connector'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset()
+      const rows = await db
+        .selectFrom('credit_ledger')
+        .select(['connector', (eb) => eb.fn.sum<number>('credits').as('n')])
+        .groupBy('connector')
+        .execute()
+      for (const r of rows) this.set({ connector: r.connector }, Number(r.n ?? 0))
+    },
+  })
+
+  const expected = Buffer.from(`Bearer ${opts.token}`)
+  app.get('/metrics', { config: publicRoute, schema: { hide: true } }, async (req, reply) => {
+    const given = Buffer.from(req.headers.authorization ?? '')
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      throw new PatchbayError(
+        'UNAUTHORIZED',
+        'The metrics need Authorization: Bearer <PATCHBAY_METRICS_TOKEN>.',
+        {
+          hint: 'Send the token PATCHBAY_METRICS_TOKEN is set to.',
+        },
+      )
+    return reply.type(registry.contentType).send(await registry.metrics())
+  })
+  return { close: () => diagnostics.unsubscribe('undici:request:headers', onHeaders) }
+}

@@ -1,0 +1,116 @@
+// Configuration is checked at start: each bad value is one line on stderr naming the variable, its
+// value (secrets hidden) and what was expected, and the process exits 2 without a stack trace.
+// The README's configuration table lists exactly the variables of the schema.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, test } from 'node:test'
+import { README, withConfigTable } from '../../scripts/docs-config.ts'
+import { ConfigError, loadConfig } from '../../src/config.ts'
+import { tempDir } from '../helpers/databases.ts'
+
+const root = path.resolve(import.meta.dirname, '../..')
+
+/** Starts `npm start`'s entry with `env` and collects what it says until it exits. */
+function start(
+  env: Record<string, string>,
+): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
+    cwd: root,
+    env: { PATH: process.env.PATH, PATCHBAY_DATA_DIR: tempDir('patchbay-config-'), PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c) => (stdout += c))
+  child.stderr.on('data', (c) => (stderr += c))
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr, stdout })))
+}
+
+const cases: Array<[string, Record<string, string>, RegExp]> = [
+  [
+    'a port out of range',
+    { PORT: '99999' },
+    /^patchbay: PORT="99999": expected a port number from 0 to 65535$/,
+  ],
+  [
+    'an unknown log level',
+    { LOG_LEVEL: 'verbose' },
+    /^patchbay: LOG_LEVEL="verbose": expected one of fatal, error, warn, info, debug, trace, silent$/,
+  ],
+  [
+    'an address that is no address',
+    { HOST: '999.1.1.1' },
+    /^patchbay: HOST="999.1.1.1": expected an IP address/,
+  ],
+  [
+    'a database URL of another kind (its password hidden)',
+    { PATCHBAY_DATABASE_URL: 'mysql://root:hunter2@db.example/patchbay' },
+    /^patchbay: PATCHBAY_DATABASE_URL="mysql:\/\/root:\*\*\*@db.example\/patchbay": expected a PostgreSQL address/,
+  ],
+  [
+    'a public URL that is not one',
+    { PATCHBAY_PUBLIC_URL: 'not-a-url' },
+    /^patchbay: PATCHBAY_PUBLIC_URL="not-a-url": expected an http:\/\/ or https:\/\/ address/,
+  ],
+  [
+    'a master key of the wrong size (not shown)',
+    { PATCHBAY_MASTER_KEY: 'c2hvcnQ=' },
+    /^patchbay: PATCHBAY_MASTER_KEY=\(hidden, 8 characters\): expected the base64 of exactly 32 bytes/,
+  ],
+  [
+    'a PostgreSQL that does not answer',
+    { PATCHBAY_DATABASE_URL: 'postgres://patchbay:s3cret@127.0.0.1:1/patchbay' },
+    /^patchbay: PATCHBAY_DATABASE_URL="postgres:\/\/patchbay:\*\*\*@127.0.0.1:1\/patchbay": PostgreSQL did not answer \(.+\); start it, or fix the address$/,
+  ],
+  [
+    'a Redis that does not answer',
+    { REDIS_URL: 'redis://127.0.0.1:1' },
+    /^patchbay: REDIS_URL="redis:\/\/127.0.0.1:1": Redis did not answer \(.+\); start it, fix the address, or unset REDIS_URL$/,
+  ],
+]
+
+describe('a bad start', { concurrency: true }, () => {
+  for (const [what, env, line] of cases)
+    test(`${what}: one line and exit code 2`, async () => {
+      const run = await start(env)
+      assert.equal(run.code, 2, run.stderr)
+      const lines = run.stderr.trimEnd().split('\n')
+      assert.equal(lines.length, 1, run.stderr)
+      assert.match(lines[0], line)
+      assert.ok(!/hunter2|s3cret/.test(run.stderr + run.stdout), 'no password is printed')
+    })
+
+  test('every problem is reported at once, one line each', async () => {
+    const run = await start({ PORT: 'eighty', LOG_LEVEL: 'loud', PATCHBAY_CODEHOST_CLIENT_ID: 'app' })
+    assert.equal(run.code, 2)
+    const lines = run.stderr.trimEnd().split('\n')
+    assert.equal(lines.length, 3, run.stderr)
+    assert.match(run.stderr, /PORT="eighty"/)
+    assert.match(run.stderr, /LOG_LEVEL="loud"/)
+    assert.match(run.stderr, /PATCHBAY_CODEHOST_CLIENT_SECRET is not set/)
+    assert.doesNotMatch(run.stderr, /\bat \S+ \(/, 'no stack trace')
+  })
+})
+
+test('good values are read; empty ones count as unset', () => {
+  const c = loadConfig({
+    PORT: '9000',
+    HOST: '::',
+    LOG_LEVEL: 'DEBUG',
+    PATCHBAY_PUBLIC_URL: 'https://pb.example.com/',
+    REDIS_URL: '',
+  })
+  assert.equal(c.port, 9000)
+  assert.equal(c.host, '::')
+  assert.equal(c.logLevel, 'debug')
+  assert.equal(c.publicUrl, 'https://pb.example.com')
+  assert.equal(c.redisUrl, null)
+  assert.throws(() => loadConfig({ PATCHBAY_UPSTREAM_RETRIES: '-1' }), ConfigError)
+})
+
+test('the README configuration table is the schema’s (npm run docs:config)', () => {
+  const readme = fs.readFileSync(README, 'utf8')
+  assert.equal(withConfigTable(readme), readme, 'README.md is out of date: run npm run docs:config')
+})
