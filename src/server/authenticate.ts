@@ -35,7 +35,13 @@ export function installAuthentication(app: FastifyInstance, engine: Engine): voi
   const cache = new Map<string, { caller: Caller; at: number }>()
   const lastUsedWritten = new Map<string, number>()
   // A revoked key is dropped from the cache at once, so it is refused from the next request on.
+  // An empty list means "anything may have changed" (changes were missed while the channel was
+  // down): every cached key is looked up again.
   engine.keyRevocations.subscribe((keyIds) => {
+    if (keyIds.length === 0) {
+      cache.clear()
+      return
+    }
     const revoked = new Set(keyIds)
     for (const [key, hit] of cache) if (revoked.has(hit.caller.keyId)) cache.delete(key)
   })
