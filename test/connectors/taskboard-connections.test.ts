@@ -8,7 +8,7 @@ import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/task
 import { OAUTH_STATE_TTL_MS } from '../../src/engine/connections/oauth-flows.ts'
 import { eventually } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import { approve, control } from '../helpers/taskboard.ts'
+import { approve, control, taskboardRest } from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
 let t: TestService
@@ -34,19 +34,8 @@ async function signIn(body: Record<string, unknown>, button = 'Allow') {
   return { start: start.body, callback, back }
 }
 
-const tbAs = (token: string) => async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${sandbox.url}${path}`, {
-    method,
-    headers: {
-      authorization: `OAuth oauth_consumer_key="${sandbox.demo.key}", oauth_token="${token}"`,
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  })
-  const text = await res.text()
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`)
-  return text ? JSON.parse(text) : null
-}
+const tbAs = (token: string) => (method: string, path: string, body?: unknown) =>
+  taskboardRest(sandbox, method, path, body, token)
 const tb = (method: string, path: string, body?: unknown) => tbAs(sandbox.demo.token)(method, path, body)
 
 const countConnections = async () => (await t.api('GET', '/v1/connections')).body.connections.length

@@ -5,6 +5,7 @@ import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
+import { taskboardRest } from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
 let t: TestService
@@ -17,19 +18,7 @@ let boardB: string
 let listB: string
 const trig: Record<string, string> = {}
 
-const tb = (method: string, path: string, body?: unknown) =>
-  fetch(`${sandbox.url}${path}`, {
-    method,
-    headers: {
-      authorization: `OAuth oauth_consumer_key="${sandbox.demo.key}", oauth_token="${sandbox.demo.token}"`,
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  }).then(async (r) => {
-    const text = await r.text()
-    if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${text}`)
-    return text ? JSON.parse(text) : null
-  })
+const tb = (method: string, path: string, body?: unknown) => taskboardRest(sandbox, method, path, body)
 
 /**
  * Creates a card (due in an hour) and returns it once its createCard event is stored and both

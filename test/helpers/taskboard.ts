@@ -18,6 +18,27 @@ export async function control(
   return text ? JSON.parse(text) : null
 }
 
+/** The task-board's REST API as the demo app, with the demo token or another; an error status throws. */
+export async function taskboardRest(
+  sandbox: TaskboardSandbox,
+  method: string,
+  path: string,
+  body?: unknown,
+  token: string = sandbox.demo.token,
+): Promise<any> {
+  const res = await fetch(`${sandbox.url}${path}`, {
+    method,
+    headers: {
+      authorization: `OAuth oauth_consumer_key="${sandbox.demo.key}", oauth_token="${token}"`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
+    body: body ? JSON.stringify(body) : undefined,
+  })
+  const text = await res.text()
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`)
+  return text ? JSON.parse(text) : null
+}
+
 /** A new member with an app key and a token of its own. */
 export async function mintTaskboardToken(
   sandbox: TaskboardSandbox,
