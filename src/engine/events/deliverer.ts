@@ -21,6 +21,7 @@ import type { Changes } from '../changes/changes.ts'
 import type { JobQueue } from '../jobs/job-queue.ts'
 import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
 import type { LoopGuard } from './loop-guard.ts'
+import type { SendableDelivery } from './records.ts'
 import { signDelivery } from './standard-webhooks.ts'
 
 /** Like the well-known webhook services': 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
@@ -44,16 +45,6 @@ export interface DelivererOptions {
   loopGuard: LoopGuard
 }
 
-type Joined = DeliveryRow & {
-  e_type: string
-  e_upstream_id: string
-  e_occurred_at: string
-  e_refs: string
-  e_data: string
-  e_connector: string
-  t_key: string | null
-}
-
 /** A sweep leaves fresh deliveries this long to the instance that stored them. */
 const FRESH_GRACE_MS = 500
 const INTERRUPTED_PUSH = 'interrupted: the instance sending it stopped before the agent answered'
@@ -66,8 +57,8 @@ export class Deliverer {
   #clock: Clock
   #timeoutMs: number
   #urls = new Map<string, { url: string | null; secret: string; at: number }>()
-  /** Rows just created and read by dispatchNew, so the send does not read them again. */
-  #fresh = new Map<string, Joined>()
+  /** Rows just created and handed over by dispatch, so the send does not read them again. */
+  #fresh = new Map<string, SendableDelivery>()
 
   constructor(opts: DelivererOptions) {
     this.#o = opts
@@ -94,9 +85,13 @@ export class Deliverer {
     return this.#timeoutMs * 2 + 5_000
   }
 
-  /** Hands freshly created deliveries on: pushes and tool runs to be claimed, streams woken. */
+  /** Hands freshly created deliveries on (read from the store by id). */
   async dispatchNew(ids: string[]): Promise<void> {
-    const rows = await this.#joined(ids)
+    await this.dispatch(await this.#joined(ids))
+  }
+
+  /** Hands freshly created deliveries on: pushes and tool runs to be claimed, streams woken. */
+  async dispatch(rows: SendableDelivery[]): Promise<void> {
     const streamAgents = new Set<string>()
     for (const row of rows) {
       const target = JSON.parse(row.target)
@@ -170,7 +165,7 @@ export class Deliverer {
   }
 
   /** The JSON an agent receives, the same pushed, streamed or replayed. */
-  body(row: Joined): string {
+  body(row: SendableDelivery): string {
     // The event's refs and data are stored as JSON already; they are spliced in as they are
     // rather than parsed and written again for every delivery.
     const j = JSON.stringify
@@ -183,11 +178,11 @@ export class Deliverer {
     )
   }
 
-  async joined(ids: string[]): Promise<Joined[]> {
+  async joined(ids: string[]): Promise<SendableDelivery[]> {
     return this.#joined(ids)
   }
 
-  async #joined(ids: string[]): Promise<Joined[]> {
+  async #joined(ids: string[]): Promise<SendableDelivery[]> {
     if (ids.length === 0) return []
     return (await this.#o.db
       .selectFrom('deliveries as d')
@@ -204,7 +199,7 @@ export class Deliverer {
         't.trigger_key as t_key',
       ])
       .where('d.id', 'in', ids)
-      .execute()) as Joined[]
+      .execute()) as SendableDelivery[]
   }
 
   async #target(row: DeliveryRow): Promise<{ url: string | null; secret: string }> {
@@ -245,7 +240,7 @@ export class Deliverer {
       leaseUntil: isoAt(now + this.#pushLeaseMs),
     })
     const attemptOf = new Map(claimed.map((c) => [c.id, c.attempts]))
-    const known: Joined[] = []
+    const known: SendableDelivery[] = []
     const unknown: string[] = []
     for (const id of ids) {
       const row = this.#fresh.get(id)
@@ -290,7 +285,7 @@ export class Deliverer {
     })
   }
 
-  async #sendOne(row: Joined, attemptNo: number) {
+  async #sendOne(row: SendableDelivery, attemptNo: number) {
     const started = performance.now()
     let status: number | null = null
     let error: string | null = null
