@@ -59,6 +59,11 @@ export class Deliverer {
   #urls = new Map<string, { url: string | null; secret: string; at: number }>()
   /** Rows just created and handed over by dispatch, so the send does not read them again. */
   #fresh = new Map<string, SendableDelivery>()
+  /**
+   * Deliveries handed to this instance's lanes and not yet settled, with when they were handed
+   * over (in that order): the delivery backlog the ingress holds back on (`lag`).
+   */
+  #waiting = new Map<string, number>()
 
   constructor(opts: DelivererOptions) {
     this.#o = opts
@@ -66,9 +71,11 @@ export class Deliverer {
     this.#timeoutMs = opts.timeoutMs ?? 10_000
     this.retryScheduleMs = opts.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS
     opts.jobs.work<string>('deliver', { batchSize: 128, concurrency: 16, lingerMs: 2 }, (ids) =>
-      this.#sendBatch(ids),
+      this.#sendBatch(ids).finally(() => this.#settled(ids)),
     )
-    opts.jobs.work<string>('tool-run', { batchSize: 1, concurrency: 4 }, ([id]) => this.#runTool(id))
+    opts.jobs.work<string>('tool-run', { batchSize: 1, concurrency: 4 }, ([id]) =>
+      this.#runTool(id).finally(() => this.#settled([id])),
+    )
     // An agent's delivery address or signing secret changed on any instance.
     opts.changes.subscribe('agents', (ids) => {
       if (ids.length === 0) this.#urls.clear()
@@ -85,6 +92,27 @@ export class Deliverer {
     return this.#timeoutMs * 2 + 5_000
   }
 
+  /**
+   * How far delivery lags on this instance: deliveries handed over and not yet settled, and how
+   * long the oldest of them has waited.
+   */
+  lag(): { backlog: number; oldestAgeMs: number } {
+    const oldest = this.#waiting.values().next()
+    return {
+      backlog: this.#waiting.size,
+      oldestAgeMs: oldest.done ? 0 : Math.max(0, this.#clock.now() - oldest.value),
+    }
+  }
+
+  #settled(ids: string[]): void {
+    for (const id of ids) this.#waiting.delete(id)
+  }
+
+  #hand(lane: 'deliver' | 'tool-run', id: string): void {
+    if (!this.#waiting.has(id)) this.#waiting.set(id, this.#clock.now())
+    this.#o.jobs.send(lane, id)
+  }
+
   /** Hands freshly created deliveries on (read from the store by id). */
   async dispatchNew(ids: string[]): Promise<void> {
     await this.dispatch(await this.#joined(ids))
@@ -98,7 +126,7 @@ export class Deliverer {
       if (target.type === 'stream') streamAgents.add(row.agent_id)
       else {
         if (this.#fresh.size < 50_000) this.#fresh.set(row.id, row)
-        this.#o.jobs.send(target.type === 'tool' ? 'tool-run' : 'deliver', row.id)
+        this.#hand(target.type === 'tool' ? 'tool-run' : 'deliver', row.id)
       }
     }
     // Open streams on every instance read their agent's new deliveries from the store.
@@ -134,7 +162,7 @@ export class Deliverer {
           duration_ms: 0,
         })
       }
-      this.#o.jobs.send(type === 'tool' ? 'tool-run' : 'deliver', row.id)
+      this.#hand(type === 'tool' ? 'tool-run' : 'deliver', row.id)
       n++
     }
     await deliveries.addAttempts(this.#o.db, interruptedPushes)
@@ -160,7 +188,7 @@ export class Deliverer {
       claimed_until: null,
       last_error: null,
     })
-    this.#o.jobs.send(target.type === 'tool' ? 'tool-run' : 'deliver', id)
+    this.#hand(target.type === 'tool' ? 'tool-run' : 'deliver', id)
     return { ...row, status: 'pending' }
   }
 
