@@ -34,7 +34,7 @@ export function vendorNames<T>(value: T): T {
   return value
 }
 
-const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true, discriminator: false })
+const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true, discriminator: false, inlineRefs: false })
 addFormats(ajv)
 ajv.addSchema({ ...loosenNullable(openapi), $id: 'openapi' })
 ajv.addSchema({ ...webhookSchemas, $id: 'webhooks' })
