@@ -1,7 +1,7 @@
 // Choices of fields that name upstream resources (GET /v1/steps/:id/options/:field): declared
 // once by the connector next to the field's schema, listed with a connection against the sandbox
 // upstreams, following their parents (list ← board, card ← list, repository ← owner, issue ←
-// repository), and kept to an agent's scope.
+// repository, branch and workflow ← repository), and kept to an agent's scope.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { act, connectWithToken, mintToken } from '../helpers/codehost.ts'
