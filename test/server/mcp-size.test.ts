@@ -134,14 +134,9 @@ test('each tool in full is also a resource, patchbay://tools/{name}/describe, as
     const read = await client.readResource({ uri: `patchbay://tools/${name}/describe` })
     assert.equal(read.contents[0].mimeType, 'application/json')
     const told: any = await client.callTool({ name: 'describe_tool', arguments: { name } })
-    assert.deepEqual(JSON.parse(String(read.contents[0].text)), JSON.parse(told.content[0].text), name)
+    assert.deepEqual(await describeResource(name), JSON.parse(told.content[0].text), name)
   }
-  const card = JSON.parse(
-    String(
-      (await client.readResource({ uri: 'patchbay://tools/taskboard_create_card/describe' })).contents[0]
-        .text,
-    ),
-  )
+  const card = await describeResource('taskboard_create_card')
   assert.match(card.inputSchema.properties.idList.description, /Create List/)
   assert.ok(card.outputSchema.properties.id, 'the output schema is there')
   await assert.rejects(
@@ -151,6 +146,14 @@ test('each tool in full is also a resource, patchbay://tools/{name}/describe, as
   // The instructions say where the full descriptions are.
   assert.match(client.getInstructions() ?? '', /patchbay:\/\/tools\/\{name\}\/describe/)
 })
+
+/** A tool's describe resource, read and parsed. */
+async function describeResource(name: string): Promise<any> {
+  const read = await client.readResource({ uri: `patchbay://tools/${name}/describe` })
+  const [content] = read.contents
+  assert.ok('text' in content, 'the resource is text')
+  return JSON.parse(content.text)
+}
 
 function objectOrNull(schema: any) {
   if (schema?.type !== 'object') return null
