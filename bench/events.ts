@@ -102,6 +102,8 @@ const receiverUrl = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).
 const sandbox = await startTaskboardSandbox()
 const dispatcher = new Agent({ connections: 256 })
 const adminKey = 'pb_admin_bench_events'
+/** One vault key for all instances of a deployment (each would make its own otherwise). */
+const masterKey = randomBytes(32).toString('base64')
 
 async function postgresAnswers(): Promise<boolean> {
   const c = new pg.Client({ connectionString: PG_SERVER, connectionTimeoutMillis: 2000 })
@@ -156,14 +158,16 @@ async function deploy(store: 'sqlite' | 'postgres', instances: number, n: number
         ...(database ? { PATCHBAY_DATABASE_URL: database.url } : {}),
         ...(balancer ? { PATCHBAY_PUBLIC_URL: balancer.url } : {}),
         PATCHBAY_ADMIN_KEY: adminKey,
+        PATCHBAY_MASTER_KEY: masterKey,
         PATCHBAY_TASKBOARD_URL: sandbox.url,
         PATCHBAY_CODEHOST_URL: 'http://127.0.0.1:9',
         PATCHBAY_CONTACTDATA_URL: 'http://127.0.0.1:9',
         // The sandbox and the receiver listen on loopback, which the egress guard refuses unless allowed.
         PATCHBAY_EGRESS_ALLOW: '127.0.0.1',
-        LOG_LEVEL: 'silent',
+        LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
+        LOG_FORMAT: 'json',
       },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 'inherit' : 'ignore', 'inherit'],
     })
     const base = `http://127.0.0.1:${port}`
     for (let k = 0; ; k++) {

@@ -341,9 +341,9 @@ export const settings: Record<string, Setting> = {
     wholeNumber(1, 1000),
   ),
   PATCHBAY_DELIVERY_BACKLOG_LIMIT: setting(
-    '`2000`',
+    '`1000`',
     "backpressure: when this many deliveries to agents are waiting to be sent (or running) on an instance, its ingress answers upstreams that send a refused delivery again (the task-board) `503` with `Retry-After` (`DELIVERY_BACKLOG_FULL`) instead of accepting, so the backlog and the end-to-end latency stay bounded; the code-host, which does not send again, is always accepted. The backlog is shown at `GET /v1/delivery-backlog`, on the dashboard's Deliveries tab and in `/metrics`",
-    'a whole number, e.g. 2000',
+    'a whole number, e.g. 1000',
     wholeNumber(1, 10_000_000),
   ),
   PATCHBAY_RECONCILE_INTERVAL_MS: setting(
@@ -477,7 +477,7 @@ export function loadConfig(
     minPollIntervalMs: v.PATCHBAY_MIN_POLL_INTERVAL_MS ?? 10_000,
     loopDepthLimit: v.PATCHBAY_LOOP_DEPTH_LIMIT ?? 3,
     reconcileIntervalMs: v.PATCHBAY_RECONCILE_INTERVAL_MS ?? 900_000,
-    deliveryBacklogLimit: v.PATCHBAY_DELIVERY_BACKLOG_LIMIT ?? 2_000,
+    deliveryBacklogLimit: v.PATCHBAY_DELIVERY_BACKLOG_LIMIT ?? 1_000,
     oauthApps,
     webUrls,
     egressAllow: v.PATCHBAY_EGRESS_ALLOW ?? [],

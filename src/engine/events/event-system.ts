@@ -46,7 +46,7 @@ export interface EventOptions {
   deliveryBacklogLimit?: number
 }
 
-export const DEFAULT_DELIVERY_BACKLOG_LIMIT = 2_000
+export const DEFAULT_DELIVERY_BACKLOG_LIMIT = 1_000
 
 const DEFAULT_RECONCILE_INTERVAL_MS = 15 * 60_000
 
