@@ -43,15 +43,29 @@ export function openSqlite(file: string): DatabaseSync {
   return db
 }
 
+/** Prepared statements kept for reuse, most recently used last. */
+const CACHED_STATEMENTS = 100
+/**
+ * Longer statements (multi-row inserts, `IN (…)` lists of a batch) are prepared for each use: their
+ * shapes rarely repeat, and each holds native memory that V8 does not see, so a cache of them
+ * grows the process by hundreds of megabytes before a full collection frees any.
+ */
+const CACHED_SQL_LENGTH = 1_000
+
 export function nodeSqliteDialect(db: DatabaseSync): SqliteDialect {
   const cache = new Map<string, NodeSqliteStatement>()
   const adapter: SqliteDatabase = {
     close: () => db.close(),
     prepare: (sql: string) => {
-      let stmt = cache.get(sql)
-      if (!stmt) {
-        stmt = new NodeSqliteStatement(db.prepare(sql))
-        if (cache.size > 500) cache.clear()
+      const cached = cache.get(sql)
+      if (cached) {
+        cache.delete(sql)
+        cache.set(sql, cached)
+        return cached
+      }
+      const stmt = new NodeSqliteStatement(db.prepare(sql))
+      if (sql.length <= CACHED_SQL_LENGTH) {
+        if (cache.size >= CACHED_STATEMENTS) cache.delete(cache.keys().next().value!)
         cache.set(sql, stmt)
       }
       return stmt
