@@ -6,10 +6,11 @@ import { type BatchCaller, Batcher } from '../../kit/batcher.ts'
 import type { ConnectorDefinition, Credentials, StepContext, StepCredits } from '../../kit/define.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { Budget } from '../../kit/pacer.ts'
-import { ResultCache } from '../../kit/result-cache.ts'
+import { ResultCache, type SharedResults } from '../../kit/result-cache.ts'
 import type { ConnectionRateLimits } from '../../store/connection-rate-limits.ts'
 import type { Caller } from '../access/caller.ts'
 import type { CreditService } from '../access/credits.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
@@ -51,6 +52,7 @@ export class StepServices {
   #caches = new Map<string, ResultCache>()
   #batchers = new Map<string, Batcher>()
   #limitCache = new Map<string, { budget: Budget | null; at: number }>()
+  #shared: { results: SharedResults; onError: (err: unknown) => void } | undefined
 
   constructor(deps: {
     clients: UpstreamClients
@@ -58,8 +60,18 @@ export class StepServices {
     credits: CreditService
     limits: ConnectionRateLimits
     registry: Registry
+    changes: Changes
     tuning?: Record<string, LookupTuning>
+    /** Lookup results shared by every instance (Redis when configured). */
+    sharedResults?: { results: SharedResults; onError: (err: unknown) => void }
   }) {
+    this.#shared = deps.sharedResults
+    // A connection deleted or replaced on any instance: this process forgets its results (those
+    // shared in Redis are keyed by the connection and end with their time to live).
+    deps.changes.subscribe('connections', (ids) => {
+      if (ids.length === 0) this.#caches.clear()
+      for (const id of ids) this.#caches.delete(id)
+    })
     this.#registry = deps.registry
     this.#clients = deps.clients
     this.#connections = deps.connections
@@ -180,7 +192,11 @@ export class StepServices {
   #cacheFor(connectionId: string, tuning: Required<LookupTuning>): ResultCache {
     let c = this.#caches.get(connectionId)
     if (!c) {
-      c = new ResultCache({ ttlMs: tuning.cacheTtlMs, maxEntries: tuning.cacheMaxEntries })
+      c = new ResultCache({
+        ttlMs: tuning.cacheTtlMs,
+        maxEntries: tuning.cacheMaxEntries,
+        shared: this.#shared && { ...this.#shared, namespace: connectionId },
+      })
       this.#caches.set(connectionId, c)
     }
     return c
