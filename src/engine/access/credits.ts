@@ -85,11 +85,12 @@ export class CreditService {
    * with CREDIT_BUDGET_EXCEEDED when they do not fit. Callers without a budget pass freely. The
    * hold is a row in the store (CreditHolds), so lookups on every instance count each other's.
    */
-  async reserve(caller: Caller, amount: number): Promise<() => void> {
+  async reserve(caller: Caller, amount: number): Promise<() => Promise<void>> {
     const agentId = caller.agentId
-    if (!agentId || amount <= 0) return () => {}
+    const free = async () => {}
+    if (!agentId || amount <= 0) return free
     const { workspaceId } = caller
-    if (!(await this.#budget(workspaceId, agentId))) return () => {}
+    if (!(await this.#budget(workspaceId, agentId))) return free
     const now = new Date()
     const taken = await this.#holds.take({
       workspaceId,
@@ -99,22 +100,20 @@ export class CreditService {
       holdMs: CREDIT_HOLD_MS,
       periodStart: (b) => periodStart(b.period, now),
     })
-    if (!taken.budget) return () => {}
+    if (!taken.budget) return free
     if (!taken.holdId) throw budgetExceeded(taken.budget, taken.spent, taken.held, amount)
     const holdId = taken.holdId
     const key = agentKey(workspaceId, agentId)
-    let released = false
+    let released: Promise<void> | null = null
+    // The hold ends once the charges being written are in the ledger: until then it stands for
+    // them (counted twice meanwhile, so a lookup may be refused a little early, never let past).
     return () => {
-      if (released) return
-      released = true
-      // The hold ends once the charges being written are in the ledger: until then it stands for
-      // them (counted twice meanwhile, so a lookup is refused a little early, never let past).
-      const writing = [...(this.#writing.get(key) ?? [])]
-      Promise.all(writing)
+      released ??= Promise.all([...(this.#writing.get(key) ?? [])])
         .then(() => this.#holds.release(holdId))
         .catch((err) =>
           this.#log.error({ err, holdId }, 'could not release a credit hold; it ends at its expiry'),
         )
+      return released
     }
   }
 

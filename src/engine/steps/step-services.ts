@@ -28,7 +28,7 @@ export interface RunServices {
   /** For the run's ctx.http: books what each response was charged. */
   onResponse?: (status: number, headers: Record<string, string>) => void
   context: Pick<StepContext, 'cache' | 'batch' | 'credits'>
-  /** Resolves once every charge of the run is in the ledger. */
+  /** Resolves once every charge of the run is in the ledger and its credit holds are released. */
   settle(): Promise<void>
 }
 
@@ -93,6 +93,8 @@ export class StepServices {
 
     let charged = 0
     const writes: Promise<void>[] = []
+    /** Credit holds being released (each once the run's charges are written). */
+    const releasing: Promise<void>[] = []
     const charge = (credits: number, remaining: number | undefined) => {
       if (credits <= 0 || !connectionId) return
       charged += credits
@@ -109,7 +111,12 @@ export class StepServices {
       )
     }
     const credits: StepCredits = {
-      reserve: (worstCase) => this.#credits.reserve(caller, worstCase),
+      reserve: async (worstCase) => {
+        const release = await this.#credits.reserve(caller, worstCase)
+        return () => {
+          releasing.push(release())
+        }
+      },
       get charged() {
         return charged
       },
@@ -126,6 +133,7 @@ export class StepServices {
       context: { credits },
       settle: async () => {
         await Promise.all(writes)
+        await Promise.all(releasing)
       },
     }
 
