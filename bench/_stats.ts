@@ -31,3 +31,26 @@ export async function load(total: number, concurrency: number, fn: () => Promise
   latencies.sort((a, b) => a - b)
   return { latencies, wallMs, throughput: (total / wallMs) * 1000 }
 }
+
+/** One target a benchmark sets itself: a figure it measured, the bound it must reach, and whether it did. */
+export interface Target {
+  /** What is measured, as named in the printed JSON (`c32.ratioToBareProxy`). */
+  figure: string
+  /** The bound: `>= 0.8`, `<= 0.3`. */
+  want: string
+  value: number
+  met: boolean
+}
+
+export function target(figure: string, value: number, op: '>=' | '<=', bound: number): Target {
+  const met = Number.isFinite(value) && (op === '>=' ? value >= bound : value <= bound)
+  return { figure, want: `${op} ${bound}`, value, met }
+}
+
+/**
+ * Prints a benchmark's one JSON line: its figures, then its targets and `met` (every target met).
+ * Missing a target is a finding, not a crash: the exit code stays 0.
+ */
+export function report(figures: { bench: string } & Record<string, unknown>, targets: Target[]): void {
+  console.log(JSON.stringify({ ...figures, targets, met: targets.every((t) => t.met) }))
+}

@@ -8,7 +8,7 @@ import { startTaskboardSandbox } from '../sandbox/taskboard/index.ts'
 import { loadConfig } from '../src/config.ts'
 import { startService } from '../src/service.ts'
 import { tempDir } from '../test/helpers/databases.ts'
-import { median, round } from './_stats.ts'
+import { median, report, round, target } from './_stats.ts'
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 600)
 const CALLERS = Number(process.env.BENCH_CALLERS ?? 8)
@@ -92,8 +92,10 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 const allowed = (POINTS / WINDOW_MS) * 1000
 const steady = median(rounds.map((x) => x.steadyRate))
-console.log(
-  JSON.stringify({
+const upstream429s = rounds.reduce((n, x) => n + x.retries, 0)
+const failedCalls = rounds.reduce((n, x) => n + x.failures, 0)
+report(
+  {
     bench: 'pacing',
     rounds: ROUNDS,
     calls: CALLS,
@@ -103,10 +105,14 @@ console.log(
     steadyPerSec: round(steady, 2),
     ofAllowed: round(steady / allowed, 3),
     wallMs: round(median(rounds.map((x) => x.wallMs)), 0),
-    upstream429s: rounds.reduce((n, x) => n + x.retries, 0),
-    failedCalls: rounds.reduce((n, x) => n + x.failures, 0),
-    meetsTarget: steady / allowed >= 0.97 && rounds.every((x) => x.retries === 0 && x.failures === 0),
-  }),
+    upstream429s,
+    failedCalls,
+  },
+  [
+    target('ofAllowed', round(steady / allowed, 3), '>=', 0.97),
+    target('upstream429s', upstream429s, '<=', 0),
+    target('failedCalls', failedCalls, '<=', 0),
+  ],
 )
 await http.close()
 await service.close()

@@ -1,11 +1,17 @@
-// What Patchbay adds to a Get Card: the same request through Patchbay and straight to the
-// sandbox task-board, interleaved in one run, at concurrency 1 and 32. Prints one JSON line.
+// What Patchbay adds to a Get Card: the same card read three ways, interleaved in one run, at
+// concurrency 1 and 32 — straight to the sandbox task-board (direct), through a bare pass-through
+// proxy (node:http + undici, nothing else: the floor any proxy pays for the extra hop), and through
+// Patchbay's POST /v1/steps/taskboard.get_card/run. The client, both proxies and the sandbox share
+// one process and event loop. Figures are medians over rounds; ratios and added latencies are
+// taken within each round, then their median. Prints one JSON line with its targets.
+import http from 'node:http'
+import type net from 'node:net'
 import { Agent, request } from 'undici'
 import { startTaskboardSandbox } from '../sandbox/taskboard/index.ts'
 import { loadConfig } from '../src/config.ts'
 import { startService } from '../src/service.ts'
 import { tempDir } from '../test/helpers/databases.ts'
-import { load, median, percentile, round } from './_stats.ts'
+import { load, median, percentile, report, round, target } from './_stats.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const PER_ROUND = Number(process.env.BENCH_REQUESTS ?? 400)
@@ -65,52 +71,80 @@ const direct = async () => {
   if (res.statusCode !== 200) throw new Error(`sandbox answered ${res.statusCode}`)
 }
 
-// Warm both paths (JIT, keep-alive pools, caches).
+// The floor: a pass-through proxy that forwards each request to the sandbox on its own keep-alive
+// pool and streams the answer back.
+const upstreamPool = new Agent({ connections: 64 })
+const bareProxy = http.createServer(async (req, res) => {
+  try {
+    const up = await request(sandbox.url + req.url, {
+      method: req.method as 'GET',
+      headers: { authorization: req.headers.authorization ?? '' },
+      dispatcher: upstreamPool,
+    })
+    res.writeHead(up.statusCode, { 'content-type': String(up.headers['content-type'] ?? '') })
+    for await (const chunk of up.body) res.write(chunk)
+    res.end()
+  } catch {
+    res.writeHead(502).end()
+  }
+})
+await new Promise<void>((r) => bareProxy.listen(0, '127.0.0.1', r))
+const proxyUrl = `http://127.0.0.1:${(bareProxy.address() as net.AddressInfo).port}`
+const viaBareProxy = async () => {
+  const res = await request(`${proxyUrl}/1/cards/${idCard}`, { headers: upstreamAuth, dispatcher: agent })
+  await res.body.text()
+  if (res.statusCode !== 200) throw new Error(`the bare proxy answered ${res.statusCode}`)
+}
+
+// Warm every path (JIT, keep-alive pools, caches).
 await load(300, 8, viaPatchbay)
+await load(300, 8, viaBareProxy)
 await load(300, 8, direct)
 
+const paths = { direct, bareProxy: viaBareProxy, patchbay: viaPatchbay }
+type PathName = keyof typeof paths
 const result: Record<string, unknown> = {
   bench: 'step-overhead',
   rounds: ROUNDS,
   requestsPerRound: PER_ROUND,
 }
 for (const concurrency of [1, 32]) {
-  const rows = {
-    patchbay: { p50: [] as number[], p99: [] as number[], rps: [] as number[] },
-    direct: { p50: [] as number[], p99: [] as number[], rps: [] as number[] },
-  }
+  const rounds: Record<PathName, { p50: number; p99: number; rps: number }>[] = []
   for (let r = 0; r < ROUNDS; r++) {
-    for (const [name, fn] of [
-      ['direct', direct],
-      ['patchbay', viaPatchbay],
-    ] as const) {
-      const m = await load(PER_ROUND, concurrency, fn)
-      rows[name].p50.push(percentile(m.latencies, 50))
-      rows[name].p99.push(percentile(m.latencies, 99))
-      rows[name].rps.push(m.throughput)
+    const row = {} as (typeof rounds)[number]
+    for (const name of Object.keys(paths) as PathName[]) {
+      const m = await load(PER_ROUND, concurrency, paths[name])
+      row[name] = { p50: percentile(m.latencies, 50), p99: percentile(m.latencies, 99), rps: m.throughput }
     }
+    rounds.push(row)
   }
-  const pb = {
-    p50Ms: round(median(rows.patchbay.p50)),
-    p99Ms: round(median(rows.patchbay.p99)),
-    rps: round(median(rows.patchbay.rps), 0),
-  }
-  const dr = {
-    p50Ms: round(median(rows.direct.p50)),
-    p99Ms: round(median(rows.direct.p99)),
-    rps: round(median(rows.direct.rps), 0),
-  }
+  const med = (f: (row: (typeof rounds)[number]) => number, digits = 3) =>
+    round(median(rounds.map(f)), digits)
+  const figures = (name: PathName) => ({
+    p50Ms: med((x) => x[name].p50),
+    p99Ms: med((x) => x[name].p99),
+    rps: med((x) => x[name].rps, 0),
+  })
   result[`c${concurrency}`] = {
-    patchbay: pb,
-    direct: dr,
-    addedP50Ms: round(pb.p50Ms - dr.p50Ms),
-    addedP99Ms: round(pb.p99Ms - dr.p99Ms),
-    throughputRatio: round(pb.rps / dr.rps),
+    direct: figures('direct'),
+    bareProxy: figures('bareProxy'),
+    patchbay: figures('patchbay'),
+    addedP50Ms: med((x) => x.patchbay.p50 - x.direct.p50),
+    addedP99Ms: med((x) => x.patchbay.p99 - x.direct.p99),
+    bareProxyAddedP50Ms: med((x) => x.bareProxy.p50 - x.direct.p50),
+    ratioToDirect: med((x) => x.patchbay.rps / x.direct.rps),
+    bareProxyRatioToDirect: med((x) => x.bareProxy.rps / x.direct.rps),
+    ratioToBareProxy: med((x) => x.patchbay.rps / x.bareProxy.rps),
   }
 }
-result.targetAddedP50Ms = 2
-result.meetsTarget = (result.c1 as { addedP50Ms: number }).addedP50Ms <= 2
-console.log(JSON.stringify(result))
+const c1 = result.c1 as { addedP50Ms: number }
+const c32 = result.c32 as { ratioToBareProxy: number }
+report(result as { bench: string }, [
+  target('c32.ratioToBareProxy', c32.ratioToBareProxy, '>=', 0.8),
+  target('c1.addedP50Ms', c1.addedP50Ms, '<=', 0.3),
+])
 await agent.close()
+await upstreamPool.close()
+bareProxy.close()
 await service.close()
 await sandbox.close()
