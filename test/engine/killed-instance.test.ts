@@ -25,6 +25,8 @@ if (unavailable) console.log(`# skipping the killed-instance suite: ${unavailabl
 
 const root = path.resolve(import.meta.dirname, '../..')
 const adminKey = 'pb_admin_killed_instance_test'
+// One vault key for the whole deployment (each process would otherwise generate its own).
+const masterKey = randomBytes(32).toString('base64')
 // A database of its own: the processes use its public schema, their pg-boss schema and their
 // change channel, as a deployment does, without meeting other tests' deployments.
 const database = `pb_killed_${process.pid}_${randomBytes(3).toString('hex')}`
@@ -60,6 +62,7 @@ async function startInstance(): Promise<{ process: ChildProcess; url: string }> 
       PATCHBAY_DATABASE_URL: databaseUrl,
       PATCHBAY_DATA_DIR: tempDir('patchbay-killed-'),
       PATCHBAY_ADMIN_KEY: adminKey,
+      PATCHBAY_MASTER_KEY: masterKey,
       PATCHBAY_TASKBOARD_URL: sandbox.url,
       // Not used here: no embedded sandboxes for them.
       PATCHBAY_CODEHOST_URL: 'http://127.0.0.1:9',
@@ -255,6 +258,14 @@ test('an instance killed mid-burst: no event lost, re-sends keep their webhook-i
   const pushes = deliveries.filter((d) => !d.toTool)
   const upstreamIdOf = (r: { body: any }) => r.body.data.event.upstreamId as string
   await receiver.until((rs) => new Set(rs.map(upstreamIdOf)).size >= pushes.length, 120_000)
+  // Every push settled, delivered (the killed process's in flight ones re-sent once their lease ended).
+  await eventually(
+    async () =>
+      (await api('GET', `/v1/deliveries?triggerId=${pushTrigger.body.id}&status=pending&limit=1`)).body,
+    (b: any) => b.deliveries.length === 0,
+    120_000,
+  )
+
   const idsByEvent = new Map<string, Set<string>>()
   for (const r of receiver.received) {
     const ids = idsByEvent.get(upstreamIdOf(r)) ?? new Set()
@@ -265,13 +276,6 @@ test('an instance killed mid-burst: no event lost, re-sends keep their webhook-i
     assert.equal(idsByEvent.get(d.actionId)?.size, 1, `event ${d.actionId}: one webhook-id`)
   assert.ok(receiver.received.every((r) => r.verified))
   const resent = receiver.received.length - pushes.length
-  // Every push settled, delivered.
-  await eventually(
-    async () =>
-      (await api('GET', `/v1/deliveries?triggerId=${pushTrigger.body.id}&status=pending&limit=1`)).body,
-    (b: any) => b.deliveries.length === 0,
-    120_000,
-  )
 
   // The tool: one delivery per event, and no card made twice. A run the killed instance had
   // started is not started again (its delivery fails with TOOL_RUN_INTERRUPTED once its lease ends).
