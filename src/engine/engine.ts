@@ -94,7 +94,7 @@ export class Engine {
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
   readonly keyRevocations: KeyRevocations
   /** Cards and lists stored events name: the scope guard forgets where they were placed. */
-  readonly placements = new PlacementChanges()
+  readonly placements: PlacementChanges
   readonly events: EventSystem
   /** Upstreams' web pages: token-page addresses, and page addresses read into identifiers. */
   readonly pages: UpstreamPages
@@ -115,6 +115,7 @@ export class Engine {
       onError: (err) => opts.log.warn({ err }, 'sharing a change with the other instances failed'),
     })
     this.keyRevocations = new KeyRevocations(this.changes)
+    this.placements = new PlacementChanges(this.changes)
     this.apiKeys = new ApiKeys(opts.store.db)
     this.stepRuns = new StepRuns(opts.store.db)
     this.egress = opts.egress ?? new EgressGuard()

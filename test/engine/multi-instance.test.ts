@@ -262,6 +262,46 @@ test('a trigger created or deleted on one instance takes effect on the others wi
   assert.equal(count(second), 6)
 })
 
+test("a card moved off an agent's board is out of its scope on every instance, whichever stored the move", {
+  skip,
+}, async () => {
+  const from = await newBoard('Placed')
+  const to = await newBoard('Elsewhere')
+  const agentId = await makeAgent({ type: 'stream' }, [from.board])
+  const key = (await api('POST', `/v1/agents/${agentId}/keys`, { name: 'placed' })).body.key
+  const moved = await api('POST', `/v1/agents/${agentId}/triggers`, {
+    trigger: 'taskboard.card_moved',
+    connectionId,
+    config: { idBoard: from.board },
+  })
+  assert.equal(moved.status, 201, JSON.stringify(moved.body))
+  const card = await tb('POST', '/1/cards', { idList: from.list, name: 'wanderer' })
+  const getCard = async (base: string) => {
+    const res = await fetch(`${base}/v1/steps/taskboard.get_card/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ connectionId, input: { idCard: card.id } }),
+    })
+    const body = await res.json()
+    return res.status === 200 ? 'allowed' : body.error.code
+  }
+  // Every instance has placed the card on the agent's board (and keeps that for a while).
+  for (const s of instances) assert.equal(await getCard(s.url), 'allowed')
+  await tb('PUT', `/1/cards/${card.id}`, { idList: to.list })
+  // One instance stores the move (the upstream's webhook reaches whichever the balancer picks)…
+  await eventually(
+    async () => (await api('GET', `/v1/deliveries?triggerId=${moved.body.id}`)).body.deliveries.length,
+    (n) => n === 1,
+    20_000,
+  )
+  await new Promise((r) => setTimeout(r, 1000))
+  // …and every instance looks the card up again: it is on a board outside the scope now.
+  assert.deepEqual(
+    await Promise.all(instances.map((s) => getCard(s.url))),
+    instances.map(() => 'SCOPE_DENIED'),
+  )
+})
+
 test('a stream on one instance receives every event ingested on any, in seq order', { skip }, async () => {
   const { board, list } = await newBoard('Stream')
   const agentId = await makeAgent({ type: 'stream' }, [board])
