@@ -130,6 +130,7 @@ export class Engine {
       retry: { ...defaultRetryPolicy, ...opts.retry },
       pacing: opts.pacing,
       budgets: this.rateBudgets,
+      clock,
     })
     this.pages = new UpstreamPages({
       registry: this.registry,
