@@ -45,6 +45,12 @@ test('the tarball carries the built SDK and command, not the sources, tests or b
       !/^dist\/.*\.(js|d\.ts)$/.test(f) && !['src/cli/patchbay.mjs', 'package.json', 'README.md'].includes(f),
   )
   assert.deepEqual(extra, [])
+  // A small, self-contained SDK: its types come from the API contract, so nothing of the service
+  // (engine, store, server, connectors) is built into the package.
+  const service = files.filter((f) => /^dist\/(engine|store|server|connectors)\//.test(f))
+  assert.deepEqual(service, [])
+  const js = files.filter((f) => f.endsWith('.js'))
+  assert.ok(js.length <= 20, `${js.length} JavaScript files: ${js.join(', ')}`)
 })
 
 test('plain ESM imports patchbay/sdk from the installed package', async () => {
