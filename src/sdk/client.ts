@@ -150,8 +150,7 @@ export class PatchbayClient {
     list: async (): Promise<AgentView[]> =>
       (await this.request<{ agents: AgentView[] }>('GET', '/v1/agents')).agents,
     get: (id: string): Promise<AgentView> => this.request('GET', `/v1/agents/${enc(id)}`),
-    create: (body: NewAgent): Promise<AgentView & { signingSecret: string }> =>
-      this.request('POST', '/v1/agents', { body }),
+    create: (body: NewAgent): Promise<Answer<'createAgent'>> => this.request('POST', '/v1/agents', { body }),
     update: (id: string, changes: Partial<NewAgent>): Promise<AgentView> =>
       this.request('PATCH', `/v1/agents/${enc(id)}`, { body: changes }),
     remove: (id: string): Promise<void> => this.request('DELETE', `/v1/agents/${enc(id)}`),
@@ -160,7 +159,7 @@ export class PatchbayClient {
     keys: {
       list: async (agentId: string): Promise<AgentKeyView[]> =>
         (await this.request<{ keys: AgentKeyView[] }>('GET', `/v1/agents/${enc(agentId)}/keys`)).keys,
-      create: (agentId: string, name?: string): Promise<AgentKeyView & { key: string }> =>
+      create: (agentId: string, name?: string): Promise<Answer<'createAgentKey'>> =>
         this.request('POST', `/v1/agents/${enc(agentId)}/keys`, { body: name ? { name } : {} }),
       revoke: (agentId: string, keyId: string): Promise<void> =>
         this.request('DELETE', `/v1/agents/${enc(agentId)}/keys/${enc(keyId)}`),
