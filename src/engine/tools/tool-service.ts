@@ -195,8 +195,8 @@ export class ToolService {
 
   /** For the trigger code: whether a trigger may target this tool. */
   /** How many of the agent's tool runs are under way (the loop guard waits for them). */
-  running(workspaceId: string, agentId: string): Promise<number> {
-    return this.#runs.running(workspaceId, agentId)
+  running(workspaceId: string, agentId: string, since?: string): Promise<number> {
+    return this.#runs.running(workspaceId, agentId, since)
   }
 
   async exists(workspaceId: string, agentId: string, toolId: string): Promise<boolean> {
