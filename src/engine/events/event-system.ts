@@ -27,6 +27,7 @@ import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 import type { UpstreamPages } from '../upstream/upstream-pages.ts'
 import { Deliverer } from './deliverer.ts'
 import { DeliveryStreams } from './delivery-streams.ts'
+import { EventHistory } from './history.ts'
 import { Ingress } from './ingress.ts'
 import { LoopGuard } from './loop-guard.ts'
 import { Pipeline } from './pipeline.ts'
@@ -54,6 +55,8 @@ export class EventSystem {
   /** This process's workers (claimed items are handed to them). */
   readonly jobs = new InProcessJobQueue()
   readonly streams: DeliveryStreams
+  /** What was received and delivered, as the API, MCP and streams read it. */
+  readonly history: EventHistory
   readonly triggers: TriggerService
   readonly deliverer: Deliverer
   readonly pipeline: Pipeline
@@ -134,9 +137,9 @@ export class EventSystem {
         limit: deps.options?.loopDepthLimit,
       }),
     })
+    this.history = new EventHistory({ db, deliverer: this.deliverer })
     this.streams = new DeliveryStreams({
-      db,
-      deliverer: this.deliverer,
+      history: this.history,
       changes,
       onError: (err) => log.error({ err }, 'reading an event stream failed'),
     })
