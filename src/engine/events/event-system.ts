@@ -23,6 +23,7 @@ import { diagnoseTrigger } from '../triggers/diagnose.ts'
 import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
 import { Poller } from '../triggers/poller.ts'
 import { TriggerService } from '../triggers/trigger-service.ts'
+import { WebhookSubscriptions } from '../triggers/webhook-subscriptions.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 import type { UpstreamPages } from '../upstream/upstream-pages.ts'
 import { Deliverer } from './deliverer.ts'
@@ -106,17 +107,23 @@ export class EventSystem {
     this.jobs.onError = (name, err) => log.error({ err, job: name }, 'background job failed')
     const triggerRows = new Triggers(db)
     this.triggers = new TriggerService({
-      subscriptions: new Subscriptions(db),
+      webhooks: new WebhookSubscriptions({
+        subscriptions: new Subscriptions(db),
+        triggers: triggerRows,
+        registry,
+        connections,
+        clients,
+        vault: deps.vault,
+        changes,
+        log,
+      }),
       triggers: triggerRows,
       registry,
       connections,
-      clients,
-      vault: deps.vault,
       agents,
       tools,
       pages: deps.pages,
       changes,
-      log,
     })
     if (deps.options?.minPollIntervalMs !== undefined)
       this.triggers.minPollIntervalMs = deps.options.minPollIntervalMs
@@ -185,9 +192,9 @@ export class EventSystem {
 
   /** Once the server listens: sweep for due work, and keep webhooks in step upstream. */
   async start(publicUrl: string): Promise<void> {
-    this.triggers.publicUrl = publicUrl.replace(/\/$/, '')
+    this.triggers.webhooks.publicUrl = publicUrl.replace(/\/$/, '')
     await this.#sweeps.start(() => this.sweep())
-    this.triggers
+    this.triggers.webhooks
       .reconcile()
       .then((r) => this.#log.info(r, 'webhooks reconciled'))
       .catch((err) => this.#log.error({ err }, 'webhook reconcile failed'))
@@ -199,7 +206,7 @@ export class EventSystem {
       this.#reconciling = this.#leases
         .take('webhook-reconcile', this.#instanceId, every * 2)
         .then(async (mine) => {
-          if (mine) this.#log.debug(await this.triggers.reconcile(), 'webhooks reconciled')
+          if (mine) this.#log.debug(await this.triggers.webhooks.reconcile(), 'webhooks reconciled')
         })
         .catch((err) => this.#log.error({ err }, 'webhook reconcile failed'))
         .finally(() => {
