@@ -240,10 +240,11 @@ export class Engine {
       flows: new OAuthFlowRows(opts.store.db),
       apps: opts.oauth?.apps,
       webUrls: opts.oauth?.webUrls,
-      publicUrl: () => this.events.triggers.publicUrl,
+      publicUrl: () => this.events.triggers.webhooks.publicUrl,
     })
     // Every reconnect (credentials or sign-in) registers the connection's webhooks again.
-    this.connections.onReplaced = (id, previous) => this.events.triggers.reregisterForConnection(id, previous)
+    this.connections.onReplaced = (id, previous) =>
+      this.events.triggers.webhooks.reregisterForConnection(id, previous)
     // An agent's triggers (and, with the last of them, their upstream webhooks) go with it.
     this.agents.onDeleted((workspaceId, agentId) => this.events.triggers.deleteForAgent(workspaceId, agentId))
   }
