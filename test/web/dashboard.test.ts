@@ -95,7 +95,18 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     await popup.getByLabel('Username or email address').fill(svc.codehost.demo.login)
     await popup.getByLabel('Password').fill(svc.codehost.demo.password)
     await popup.getByRole('button', { name: /^Authorize/ }).click()
-    await popup.waitForEvent('close', { timeout: 60_000 })
+    // When the pop-up stays open, say where it stopped (it has failed under heavy load only).
+    await popup.waitForEvent('close', { timeout: 60_000 }).catch(async (err) => {
+      const where = popup.isClosed()
+        ? 'closed'
+        : `${popup.url()}: ${(
+            await popup
+              .locator('body')
+              .innerText()
+              .catch(() => '')
+          ).slice(0, 500)}`
+      throw new Error(`the sign-in pop-up did not close (${where})`, { cause: err })
+    })
     await page
       .getByRole('status')
       .filter({ hasText: `Connected ${svc.codehost.demo.login} (Code-Host)` })
