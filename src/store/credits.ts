@@ -38,7 +38,7 @@ export class CreditLedger {
   }
 
   async insert(values: Omit<CreditEntryRow, 'id' | 'created_at'>): Promise<CreditEntryRow> {
-    const row: CreditEntryRow = { ...values, id: sequentialId(), created_at: nowIso() }
+    const row: CreditEntryRow = { ...values, id: newId('crd'), created_at: nowIso() }
     await this.#db.insertInto('credit_ledger').values(row).execute()
     return row
   }
@@ -201,16 +201,6 @@ export class CreditBudgets {
       .executeTakeFirst()
     return Number(r.numDeletedRows) > 0
   }
-}
-
-let sequence = 0
-/**
- * Entries written in the same millisecond still sort in the order they were written (by id after
- * created_at), so "newest first" and the last reported balance are well defined.
- */
-function sequentialId(): string {
-  sequence = (sequence + 1) % 36 ** 6
-  return `crd_${Date.now().toString(36).padStart(9, '0')}${sequence.toString(36).padStart(6, '0')}${newId('').slice(1, 9)}`
 }
 
 function encodeCursor(row: CreditEntryRow): string {

@@ -1,7 +1,6 @@
 // Tool run records: each step's status, output and error. Inputs of the steps are not kept
 // (they may be rendered from anything); the tool's own input is.
 import type { Kysely } from 'kysely'
-import { newId } from './ids.ts'
 import type { Database, ToolRunsTable } from './schema.ts'
 
 export type ToolRunRow = ToolRunsTable
@@ -73,17 +72,6 @@ export class ToolRuns {
     const last = runs[runs.length - 1]
     return { runs, next: rows.length > page.limit && last ? encodeCursor(last) : null }
   }
-}
-
-let sequence = 0
-
-/**
- * A run id that sorts in start order within this process (time, then a counter), so runs that
- * start in the same millisecond still page newest first.
- */
-export function newToolRunId(): string {
-  sequence = (sequence + 1) % 36 ** 4
-  return `trun_${Date.now().toString(36).padStart(9, '0')}${sequence.toString(36).padStart(4, '0')}${newId('').slice(1, 9)}`
 }
 
 function encodeCursor(row: ToolRunRow): string {

@@ -1,8 +1,8 @@
 // The rows an upstream happening becomes, built one way whether it came through a webhook (the
 // pipeline) or a poll (the poller).
-import { randomUUID } from 'node:crypto'
 import type { NormalizedEvent } from '../../kit/define.ts'
 import type { NewDelivery, NewEvent } from '../../store/event-log.ts'
+import { newId } from '../../store/ids.ts'
 
 export function eventRow(
   e: NormalizedEvent,
@@ -18,7 +18,7 @@ export function eventRow(
   },
 ): NewEvent {
   return {
-    id: `evt_${randomUUID()}`,
+    id: newId('evt'),
     workspace_id: where.workspaceId,
     connector: where.connector,
     subscription_id: where.subscriptionId,
@@ -51,7 +51,7 @@ export function deliveryRow(d: {
   // A pull delivery is delivered once it is in the agent's stream.
   const pull = kind === 'stream'
   return {
-    id: `dlv_${randomUUID()}`,
+    id: newId('dlv'),
     workspace_id: d.workspaceId,
     agent_id: d.agentId,
     event_id: d.eventId,

@@ -5,8 +5,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { type ErrorCode, PatchbayError, validationError } from '../../kit/errors.ts'
 import type { Causations } from '../../store/causations.ts'
-import { nowIso } from '../../store/ids.ts'
-import { newToolRunId, type ToolRunRow, type ToolRuns } from '../../store/tool-runs.ts'
+import { newId, nowIso } from '../../store/ids.ts'
+import type { ToolRunRow, ToolRuns } from '../../store/tool-runs.ts'
 import type { ToolRow, Tools } from '../../store/tools.ts'
 import type { Triggers } from '../../store/triggers.ts'
 import type { Caller } from '../access/caller.ts'
@@ -329,7 +329,7 @@ export class ToolService {
     const caller: Caller = { workspaceId, keyId: req.keyId ?? `agent:${agentId}`, kind: 'agent', agentId }
 
     const row: ToolRunRow = {
-      id: newToolRunId(),
+      id: newId('trun'),
       workspace_id: workspaceId,
       agent_id: agentId,
       tool_id: toolId,
