@@ -114,7 +114,7 @@ export class Engine {
     this.keyRevocations = new KeyRevocations(this.changes)
     this.apiKeys = new ApiKeys(opts.store.db)
     const clock = opts.clock ?? systemClock
-    this.stepRuns = new StepRuns(opts.store.db, { clock, log: opts.log })
+    this.stepRuns = new StepRuns(opts.store, { clock, log: opts.log })
     this.egress = opts.egress ?? new EgressGuard()
     this.#dispatcher = opts.dispatcher ?? createDispatcher(this.egress)
     this.rateBudgets = new RateBudgets(clock)

@@ -5,11 +5,39 @@
 // one multi-row INSERT per flush — after FLUSH_MS, or at once when FLUSH_ROWS are waiting. Reads of
 // this instance flush first, so a run that has finished is always listed; `close` (a clean stop)
 // writes everything left. A flush the store refuses keeps its rows queued, logs, and is tried again.
-import type { Kysely } from 'kysely'
+//
+// The INSERT takes its rows as one JSON array parameter, unpacked by the database (json_each on
+// SQLite, json_populate_recordset on PostgreSQL): one statement text whatever the batch size, so it
+// is prepared once, and no query is built per row (building a multi-row VALUES list cost more per
+// run than the database's own work).
+import { type Kysely, sql } from 'kysely'
 import type { Clock } from '../kit/clock.ts'
+import type { Store } from './database.ts'
 import type { Database, StepRunsTable } from './schema.ts'
 
 export type StepRunRow = StepRunsTable
+
+/** Every column of a run record: the type check fails when one is missing or unknown. */
+const COLUMNS = Object.keys({
+  id: true,
+  workspace_id: true,
+  step_id: true,
+  connection_id: true,
+  caller_key_id: true,
+  status: true,
+  error_code: true,
+  duration_ms: true,
+  attempts: true,
+  created_at: true,
+} satisfies Record<keyof StepRunRow, true>)
+
+/** The one INSERT of a batch, for the store's engine: `rows` is the batch as a JSON array. */
+function insertBatch(kind: Store['kind'], rows: string) {
+  const columns = sql.join(COLUMNS.map((c) => sql.ref(c)))
+  return kind === 'postgres'
+    ? sql`insert into step_runs (${columns}) select ${columns} from json_populate_recordset(null::step_runs, ${rows}::json)`
+    : sql`insert into step_runs (${columns}) select ${sql.join(COLUMNS.map((c) => sql`value ->> ${sql.lit(c)}`))} from json_each(${rows})`
+}
 
 /** How long a recorded run may wait before its flush (other instances see it this much later at most). */
 const FLUSH_MS = 50
@@ -26,6 +54,7 @@ interface Log {
 
 export class StepRuns {
   #db: Kysely<Database>
+  #kind: Store['kind']
   #clock: Clock
   #log: Log
   #queued: StepRunRow[] = []
@@ -38,8 +67,9 @@ export class StepRuns {
   #failures = 0
   #closed = false
 
-  constructor(db: Kysely<Database>, deps: { clock: Clock; log: Log }) {
-    this.#db = db
+  constructor(store: Pick<Store, 'db' | 'kind'>, deps: { clock: Clock; log: Log }) {
+    this.#db = store.db
+    this.#kind = store.kind
     this.#clock = deps.clock
     this.#log = deps.log
   }
@@ -120,10 +150,8 @@ export class StepRuns {
   #write(): Promise<void> {
     const batch = this.#queued.splice(0, FLUSH_ROWS)
     if (batch.length === 0) return Promise.resolve()
-    const writing = this.#db
-      .insertInto('step_runs')
-      .values(batch)
-      .execute()
+    const writing = insertBatch(this.#kind, JSON.stringify(batch))
+      .execute(this.#db)
       .then(
         () => {
           this.#failures = 0

@@ -130,7 +130,7 @@ for (const database of databases) {
 
     test('run records page newest first, and a read sees every run recorded before it', async () => {
       const store = await open()
-      const runs = new StepRuns(store.db, { clock: stillClock(), ...lines() })
+      const runs = new StepRuns(store, { clock: stillClock(), ...lines() })
       for (let i = 0; i < 5; i++) runs.record(runRow(i))
       const first = await runs.list('ws', { limit: 2 })
       assert.deepEqual(
@@ -159,7 +159,7 @@ for (const database of databases) {
       const opts = database.fresh()
       if (opts.pgSchema) schemas.push(opts.pgSchema)
       const a = await openStore(opts)
-      const runs = new StepRuns(a.db, { clock: stillClock(), ...lines() })
+      const runs = new StepRuns(a, { clock: stillClock(), ...lines() })
       // More than one INSERT carries: full batches go at once, the rest waits for the stop.
       const total = 1234
       for (let i = 0; i < total; i++) runs.record(runRow(i))
@@ -171,7 +171,7 @@ for (const database of databases) {
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .executeTakeFirstOrThrow()
       assert.equal(Number(stored.n), total)
-      const newest = await new StepRuns(b.db, { clock: stillClock(), ...lines() }).list('ws', { limit: 1 })
+      const newest = await new StepRuns(b, { clock: stillClock(), ...lines() }).list('ws', { limit: 1 })
       assert.equal(newest[0].id, runRow(total - 1).id)
       await b.close()
     })
@@ -179,7 +179,7 @@ for (const database of databases) {
     test('a flush the store refuses keeps its records, says so in the log, and writes them once it can', async () => {
       const store = await open()
       const { logged, log } = lines()
-      const runs = new StepRuns(store.db, { clock: stillClock(), log })
+      const runs = new StepRuns(store, { clock: stillClock(), log })
       runs.record(runRow(0))
       await runs.flush()
       await sql`ALTER TABLE step_runs RENAME TO step_runs_away`.execute(store.db)
