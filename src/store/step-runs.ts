@@ -12,8 +12,10 @@
 // run than the database's own work).
 import { type Kysely, sql } from 'kysely'
 import type { Clock } from '../kit/clock.ts'
-import type { Store } from './database.ts'
 import type { Database, StepRunsTable } from './schema.ts'
+
+/** The store's engine (database.ts' Store['kind'], named here so this file's types need no database driver's). */
+type StoreKind = 'sqlite' | 'postgres'
 
 export type StepRunRow = StepRunsTable
 
@@ -32,7 +34,7 @@ const COLUMNS = Object.keys({
 } satisfies Record<keyof StepRunRow, true>)
 
 /** The one INSERT of a batch, for the store's engine: `rows` is the batch as a JSON array. */
-function insertBatch(kind: Store['kind'], rows: string) {
+function insertBatch(kind: StoreKind, rows: string) {
   const columns = sql.join(COLUMNS.map((c) => sql.ref(c)))
   return kind === 'postgres'
     ? sql`insert into step_runs (${columns}) select ${columns} from json_populate_recordset(null::step_runs, ${rows}::json)`
@@ -54,7 +56,7 @@ interface Log {
 
 export class StepRuns {
   #db: Kysely<Database>
-  #kind: Store['kind']
+  #kind: StoreKind
   #clock: Clock
   #log: Log
   #queued: StepRunRow[] = []
@@ -67,7 +69,7 @@ export class StepRuns {
   #failures = 0
   #closed = false
 
-  constructor(store: Pick<Store, 'db' | 'kind'>, deps: { clock: Clock; log: Log }) {
+  constructor(store: { db: Kysely<Database>; kind: StoreKind }, deps: { clock: Clock; log: Log }) {
     this.#db = store.db
     this.#kind = store.kind
     this.#clock = deps.clock
