@@ -45,6 +45,8 @@ export interface Config {
   loopDepthLimit: number
   /** How often upstream webhooks are reconciled (one instance at a time). */
   reconcileIntervalMs: number
+  /** Deliveries waiting on an instance at which its ingress answers 503 with Retry-After. */
+  deliveryBacklogLimit: number
   /** Patchbay's OAuth app per connector, for sign-in flows (PATCHBAY_<ID>_CLIENT_ID / _CLIENT_SECRET). */
   oauthApps: Record<string, { clientId: string; clientSecret: string }>
   /** Upstream web addresses (authorize pages) where they differ from the API address (PATCHBAY_<ID>_WEB_URL). */
@@ -338,6 +340,12 @@ export const settings: Record<string, Setting> = {
     'a whole number, e.g. 3',
     wholeNumber(1, 1000),
   ),
+  PATCHBAY_DELIVERY_BACKLOG_LIMIT: setting(
+    '`2000`',
+    "backpressure: when this many deliveries to agents are waiting to be sent (or running) on an instance, its ingress answers upstreams that send a refused delivery again (the task-board) `503` with `Retry-After` (`DELIVERY_BACKLOG_FULL`) instead of accepting, so the backlog and the end-to-end latency stay bounded; the code-host, which does not send again, is always accepted. The backlog is shown at `GET /v1/delivery-backlog`, on the dashboard's Deliveries tab and in `/metrics`",
+    'a whole number, e.g. 2000',
+    wholeNumber(1, 10_000_000),
+  ),
   PATCHBAY_RECONCILE_INTERVAL_MS: setting(
     '`900000`',
     'how often upstream webhooks are checked against the stored ones, by one instance at a time (a lease in the store): missing ones registered again, a connection the upstream refuses marked lapsed and its webhooks `missing`',
@@ -469,6 +477,7 @@ export function loadConfig(
     minPollIntervalMs: v.PATCHBAY_MIN_POLL_INTERVAL_MS ?? 10_000,
     loopDepthLimit: v.PATCHBAY_LOOP_DEPTH_LIMIT ?? 3,
     reconcileIntervalMs: v.PATCHBAY_RECONCILE_INTERVAL_MS ?? 900_000,
+    deliveryBacklogLimit: v.PATCHBAY_DELIVERY_BACKLOG_LIMIT ?? 2_000,
     oauthApps,
     webUrls,
     egressAllow: v.PATCHBAY_EGRESS_ALLOW ?? [],

@@ -162,6 +162,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       minPollIntervalMs: config.minPollIntervalMs,
       loopDepthLimit: config.loopDepthLimit,
       reconcileIntervalMs: config.reconcileIntervalMs,
+      deliveryBacklogLimit: config.deliveryBacklogLimit,
     },
     pacing: config.pacing,
     oauth: { apps: { ...opts.oauthApps, ...config.oauthApps }, webUrls: config.webUrls },

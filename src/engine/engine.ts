@@ -126,6 +126,7 @@ export class Engine {
       retry: { ...defaultRetryPolicy, ...opts.retry },
       pacing: opts.pacing,
       budgets: this.rateBudgets,
+      clock,
     })
     this.pages = new UpstreamPages({
       registry: this.registry,

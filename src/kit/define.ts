@@ -315,6 +315,12 @@ export interface WebhookSupport {
   list: (http: Http, model?: string) => Promise<Array<{ id: string; callbackUrl: string; model: string }>>
   /** Why these credentials cannot verify deliveries (e.g. no app secret), or undefined when they can. */
   cannotVerify?: (credentials: Credentials) => string | undefined
+  /**
+   * The upstream sends a delivery again when it is refused (a non-2xx answer), so the ingress may
+   * answer 503 with Retry-After while delivery to agents lags (PATCHBAY_DELIVERY_BACKLOG_LIMIT).
+   * An upstream that does not is always accepted: a refused delivery would be lost.
+   */
+  redelivers: boolean
   /** Checks the delivery's signature; `secret` is the one given at registration. */
   verify: (delivery: IncomingDelivery, keys: { secret: string; credentials: Credentials }) => boolean
   /** The upstream's delivery id and the events in it; `ignore` for handshakes such as pings. */

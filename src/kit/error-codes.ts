@@ -535,6 +535,12 @@ export const ERROR_CODES = {
       'A tool run refused by the loop guard: its event was caused by a chain of the workspace’s own tool runs as long as PATCHBAY_LOOP_DEPTH_LIMIT (recorded on the delivery).',
     hint: 'Make sure the tool does not make the change its trigger listens for, or raise PATCHBAY_LOOP_DEPTH_LIMIT.',
   },
+  DELIVERY_BACKLOG_FULL: {
+    status: 503,
+    meaning:
+      'An upstream delivery refused while as many deliveries to agents are waiting on the instance as PATCHBAY_DELIVERY_BACKLOG_LIMIT (only for upstreams that send a refused delivery again); answered with Retry-After.',
+    hint: 'Nothing is lost: the upstream sends the delivery again. If it lasts, agents answer slowly: see the backlog at GET /v1/delivery-backlog.',
+  },
   MALFORMED_DELIVERY: {
     status: 400,
     meaning:

@@ -2,6 +2,7 @@
 // ready-made steps, retries what is safe to retry, and turns every failure into the error model,
 // with every credential scrubbed from what it reports.
 import { type Dispatcher, request, errors as undiciErrors } from 'undici'
+import { type Clock, systemClock } from './clock.ts'
 import type { ConnectorDefinition, Credentials, OutgoingRequest } from './define.ts'
 import { type EgressGuard, egressRefused, findEgressRefusal } from './egress.ts'
 import { PatchbayError } from './errors.ts'
@@ -56,6 +57,8 @@ export interface UpstreamClientOptions {
   storedConnection: boolean
   /** Sees every response's headers (rate-limit tracking). */
   onResponse?: (status: number, headers: Record<string, string>) => void
+  /** The time waits between retries are measured in (the system's by default). */
+  clock?: Clock
 }
 
 export interface UpstreamStats {
@@ -91,6 +94,11 @@ export class UpstreamClient implements Http {
     const base = new URL(opts.baseUrl)
     this.#origin = base.origin
     this.#basePath = base.pathname.replace(/\/$/, '')
+  }
+
+  /** Waits between retries in the client's clock (tests drive it by hand). */
+  #sleep(ms: number): Promise<void> {
+    return (this.#o.clock ?? systemClock).sleep(ms)
   }
 
   get = <T>(path: string, query?: UpstreamRequest['query']) =>
@@ -154,7 +162,7 @@ export class UpstreamClient implements Http {
         const timedOut =
           err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError
         if (retry < this.#o.retry.retries && shouldRetry({ networkError: true }, idempotent)) {
-          await sleep(retryDelayMs(this.#o.retry, retry))
+          await this.#sleep(retryDelayMs(this.#o.retry, retry))
           continue
         }
         throw timedOut
@@ -182,7 +190,7 @@ export class UpstreamClient implements Http {
       const retryable = isRateLimit ? true : shouldRetry({ status }, idempotent)
       const waitTooLong = waitMs !== undefined && waitMs > this.#o.retry.maxDelayMs
       if (retryable && retry < this.#o.retry.retries && !waitTooLong) {
-        await sleep(retryDelayMs(this.#o.retry, retry, waitMs))
+        await this.#sleep(retryDelayMs(this.#o.retry, retry, waitMs))
         continue
       }
       throw await this.#mapError(method, req.path, status, text, isRateLimit, waitMs)
@@ -331,5 +339,3 @@ function flattenHeaders(h: Record<string, string | string[] | undefined>): Recor
   for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v
   return out
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))

@@ -53,6 +53,9 @@ export function installErrorHandling(app: FastifyInstance): void {
         { code: e.code, status: e.status, method: req.method, route: req.routeOptions.url ?? null },
         'request refused',
       )
+    // When to ask again, in the header HTTP clients and upstreams read, as well as in the body.
+    if (e.retryAfterMs !== undefined)
+      reply.header('retry-after', String(Math.max(1, Math.ceil(e.retryAfterMs / 1000))))
     return reply.code(e.status).type('application/json').send(e.toBody())
   })
   app.setNotFoundHandler((req, reply) =>

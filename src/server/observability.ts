@@ -188,6 +188,23 @@ export function installMetrics(
       this.set({ queue: 'tool_runs' }, await count('tool_runs', 'running'))
     },
   })
+  // How far delivery lags on this instance (what its ingress holds back on, PATCHBAY_DELIVERY_BACKLOG_LIMIT).
+  new Gauge({
+    name: 'patchbay_delivery_backlog',
+    help: 'Deliveries handed to this instance to send (or run) and not yet settled; at PATCHBAY_DELIVERY_BACKLOG_LIMIT the ingress answers 503.',
+    registers: [registry],
+    collect() {
+      this.set(engine.events.ingress.backlog().backlog)
+    },
+  })
+  new Gauge({
+    name: 'patchbay_delivery_lag_seconds',
+    help: 'How long the oldest delivery waiting on this instance has waited.',
+    registers: [registry],
+    collect() {
+      this.set(engine.events.ingress.backlog().oldestAgeMs / 1000)
+    },
+  })
   new Gauge({
     name: 'patchbay_credits_spent',
     help: 'Credits metered upstreams charged, by connector (the credit ledger).',

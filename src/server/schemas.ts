@@ -10,7 +10,10 @@ export const ErrorBody = z
         .describe('Stable, machine-readable error code (the README lists what each means).'),
       message: z.string().describe('What was wrong.'),
       hint: z.string().optional().describe('What to do about it.'),
-      retryAfterMs: z.number().optional().describe('When to retry, for RATE_LIMITED.'),
+      retryAfterMs: z
+        .number()
+        .optional()
+        .describe('When to retry, for RATE_LIMITED and DELIVERY_BACKLOG_FULL.'),
       upstream: z.object({ status: z.number(), body: z.string().optional() }).optional(),
       details: z.unknown().optional(),
     }),

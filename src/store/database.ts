@@ -7,6 +7,7 @@ import pg from 'pg'
 import { migrate } from './migrations.ts'
 import { nodeSqliteDialect, openSqlite } from './node-sqlite-dialect.ts'
 import type { Database } from './schema.ts'
+import { checkpointInBackground } from './sqlite-checkpoints.ts'
 
 export interface Store {
   db: Kysely<Database>
@@ -55,8 +56,19 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     kind = 'sqlite'
     const dir = opts.dataDir ?? './data'
     fs.mkdirSync(dir, { recursive: true })
-    db = new Kysely<Database>({ dialect: nodeSqliteDialect(openSqlite(path.join(dir, 'patchbay.db'))) })
+    const file = path.join(dir, 'patchbay.db')
+    db = new Kysely<Database>({ dialect: nodeSqliteDialect(openSqlite(file)) })
+    const checkpoints = checkpointInBackground(file)
+    await migrate(db)
+    return {
+      db,
+      kind,
+      postgres,
+      close: async () => {
+        // The checkpointer's connection first, so closing the last one folds the log into the file.
+        await checkpoints.stop()
+        await db.destroy()
+      },
+    }
   }
-  await migrate(db)
-  return { db, kind, postgres, close: () => db.destroy() }
 }

@@ -50,17 +50,24 @@ export const inbox = {
 }
 
 export const events = {
-  /** Inserts events not stored yet; returns the stored event for each `connector:upstream id`. */
-  async upsertMany(db: Db, rows: NewEvent[]): Promise<Map<string, EventRow>> {
-    const out = new Map<string, EventRow>()
+  /**
+   * Inserts events not stored yet; returns the stored event for each `connector:upstream id`
+   * (the row given, with its seq, when it is new; the row stored before when it is a repeat).
+   */
+  async upsertMany(db: Db, rows: NewEvent[]): Promise<Map<string, EventRow & { repeat?: true }>> {
+    const out = new Map<string, EventRow & { repeat?: true }>()
     if (rows.length === 0) return out
-    const inserted = (await db
+    const inserted = await db
       .insertInto('events')
       .values(rows)
       .onConflict((oc) => oc.columns(['workspace_id', 'connector', 'upstream_id']).doNothing())
-      .returningAll()
-      .execute()) as EventRow[]
-    for (const e of inserted) out.set(`${e.connector}:${e.upstream_id}`, e)
+      .returning(['id', 'seq'])
+      .execute()
+    const seqOf = new Map(inserted.map((r) => [r.id, Number(r.seq)]))
+    for (const r of rows) {
+      const seq = seqOf.get(r.id)
+      if (seq !== undefined) out.set(`${r.connector}:${r.upstream_id}`, { ...r, seq })
+    }
     // Events stored before (a redelivery, or the same change seen through another webhook).
     const missing = rows.filter((r) => !out.has(`${r.connector}:${r.upstream_id}`))
     for (const r of missing) {
@@ -71,7 +78,12 @@ export const events = {
         .where('connector', '=', r.connector)
         .where('upstream_id', '=', r.upstream_id)
         .executeTakeFirst()
-      if (stored) out.set(`${stored.connector}:${stored.upstream_id}`, stored as EventRow)
+      if (stored)
+        out.set(`${stored.connector}:${stored.upstream_id}`, {
+          ...(stored as EventRow),
+          seq: Number(stored.seq),
+          repeat: true,
+        })
     }
     return out
   },
@@ -116,6 +128,10 @@ export const deliveries = {
    * "after seq N" never misses a lower seq committed later (SQLite has one writer anyway).
    */
   async insertMany(db: Db, rows: NewDelivery[]): Promise<string[]> {
+    return (await deliveries.insertRows(db, rows)).map((r) => r.id)
+  },
+  /** As insertMany, returning the rows inserted (with their seq). */
+  async insertRows(db: Db, rows: NewDelivery[]): Promise<DeliveryRow[]> {
     if (rows.length === 0) return []
     if (db.getExecutor().adapter instanceof PostgresAdapter)
       await sql`SELECT pg_advisory_xact_lock(${DELIVERY_ORDER_LOCK})`.execute(db)
@@ -123,9 +139,13 @@ export const deliveries = {
       .insertInto('deliveries')
       .values(rows)
       .onConflict((oc) => oc.columns(['event_id', 'trigger_id']).doNothing())
-      .returning('id')
+      .returning(['id', 'seq'])
       .execute()
-    return inserted.map((r) => r.id)
+    const seqOf = new Map(inserted.map((r) => [r.id, Number(r.seq)]))
+    return rows.flatMap((r) => {
+      const seq = seqOf.get(r.id)
+      return seq === undefined ? [] : [{ ...r, seq }]
+    })
   },
   async byIds(db: Db, ids: string[]): Promise<DeliveryRow[]> {
     if (ids.length === 0) return []

@@ -36,6 +36,10 @@ export function openSqlite(file: string): DatabaseSync {
   db.exec('PRAGMA cache_size = -65536')
   db.exec('PRAGMA busy_timeout = 5000')
   db.exec('PRAGMA foreign_keys = ON')
+  // Checkpoints run in the background (sqlite-checkpoints.ts), never inside a commit; after one,
+  // the log is cut back to 64 MiB at most.
+  db.exec('PRAGMA wal_autocheckpoint = 0')
+  db.exec('PRAGMA journal_size_limit = 67108864')
   return db
 }
 

@@ -1,11 +1,15 @@
 // The code-host's rate limits, with the sandbox's windows shrunk through its control API: a
 // spent budget whose reset is near is waited for (no request wasted on a refusal), one whose
 // reset is far is RATE_LIMITED at once with retryAfterMs and nothing sent, secondary limits are
-// retried after their retry-after, and the connection's budgets are readable.
+// retried after their retry-after, and the connection's budgets are readable. Time is driven by
+// hand (Patchbay's clock and the sandbox's move together, as in the task-board pacing tests), so
+// waiting for a reset or a retry-after takes no real time and does not depend on the machine's load.
 import assert from 'node:assert/strict'
 import { after, afterEach, before, test } from 'node:test'
-import type { CodehostSandbox } from '../../sandbox/codehost/index.ts'
+import { type CodehostSandbox, startCodehostSandbox } from '../../sandbox/codehost/index.ts'
+import { createPacer } from '../../src/kit/pacer.ts'
 import { ch, connectWithToken, mintToken } from '../helpers/codehost.ts'
+import { countingPacer, ManualClock, SharedTime } from '../helpers/manual-clock.ts'
 import { countRequests, type RequestCounter } from '../helpers/request-counter.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
@@ -13,10 +17,14 @@ let t: TestService
 let sb: CodehostSandbox
 let counter: RequestCounter | null = null
 const R = { owner: 'octo-demo', repo: 'hello-world' }
+const clock = new ManualClock()
+const pacer = countingPacer(createPacer(clock))
+let time: SharedTime
 
 before(async () => {
-  t = await startTestService({ codehost: true })
-  sb = t.codehost!
+  sb = await startCodehostSandbox()
+  time = new SharedTime(clock, pacer, sb)
+  t = await startTestService({ codehost: sb, clock, pacer })
 })
 afterEach(async () => {
   await counter?.stop()
@@ -24,7 +32,9 @@ afterEach(async () => {
   await ch(sb, 'POST', '/rate-limits', { reset: true })
 })
 after(async () => {
+  time.close()
   await t.close()
+  await sb.close()
 })
 
 /** A connection of its own (its own token, so its own budget). */
@@ -32,8 +42,9 @@ async function freshConnection() {
   return connectWithToken(t, await mintToken(sb, { kind: 'classic', scopes: ['repo', 'workflow'] }))
 }
 
+/** Runs a step, moving time on whenever Patchbay waits (for a budget's reset, a retry-after). */
 const run = (conn: string, step: string, input: Record<string, unknown>) =>
-  t.api('POST', `/v1/steps/codehost.${step}/run`, { connectionId: conn, input })
+  time.run(() => t.api('POST', `/v1/steps/codehost.${step}/run`, { connectionId: conn, input }))
 
 test('a spent budget that resets soon is waited for: every step succeeds and no request is refused', async () => {
   const conn = await freshConnection()
@@ -81,7 +92,7 @@ test('a spent budget that resets later than the cap is RATE_LIMITED at once, wit
   assert.equal(status.body.supported, true)
   assert.equal(status.body.tracked.core.limit, 2)
   assert.equal(status.body.tracked.core.remaining, 0)
-  assert.ok(Date.parse(status.body.tracked.core.resetAt) > Date.now() + 60_000)
+  assert.ok(Date.parse(status.body.tracked.core.resetAt) > clock.now() + 60_000)
   assert.equal(status.body.upstream.core.remaining, 0)
   assert.equal(status.body.upstream.core.limit, 2)
   assert.ok(status.body.upstream.search.limit > 0)

@@ -33,6 +33,8 @@ async function startChild(): Promise<void> {
       // The sandbox and the agent's receiver are on loopback: an operator-set address is checked too.
       ...LOOPBACK_EGRESS,
       PATCHBAY_DELIVERY_SCAN_MS: '50',
+      // A push held by the killed process is taken over when its lease ends (twice this limit and 5 s).
+      PATCHBAY_DELIVERY_TIMEOUT_MS: '2000',
       LOG_LEVEL: 'silent',
     },
     stdio: ['ignore', 'ignore', 'inherit'],

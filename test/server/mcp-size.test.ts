@@ -1,7 +1,7 @@
 // How much of an agent's context the tool list takes: MCP tools/list for the whole catalog (an
 // agent with a connection of every connector) stays within a third of what it was before the
 // list was made lean, and nothing an agent needs to call a tool is lost (every tool keeps its
-// schema; describe_tool tells each one in full).
+// schema; describe_tool, and the describe resource of each tool, tell each one in full).
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -116,6 +116,44 @@ test('the function-calling exports are as lean, and describe_tool is one of thei
   assert.equal(unknown.status, 400)
   assert.match(unknown.body.error.message, /no tool "nope"/)
 })
+
+test('each tool in full is also a resource, patchbay://tools/{name}/describe, as describe_tool tells it', async () => {
+  const { tools } = await client.listTools()
+  const { resources } = await client.listResources()
+  const describeUris = resources.map((r) => r.uri).filter((u) => u.endsWith('/describe'))
+  assert.deepEqual(
+    describeUris.sort(),
+    tools
+      .filter((x) => x.name !== 'describe_tool')
+      .map((x) => `patchbay://tools/${x.name}/describe`)
+      .sort(),
+  )
+  const { resourceTemplates } = await client.listResourceTemplates()
+  assert.ok(resourceTemplates.some((r) => r.uriTemplate === 'patchbay://tools/{name}/describe'))
+  for (const name of ['taskboard_create_card', 'codehost_create_pull_request']) {
+    const read = await client.readResource({ uri: `patchbay://tools/${name}/describe` })
+    assert.equal(read.contents[0].mimeType, 'application/json')
+    const told: any = await client.callTool({ name: 'describe_tool', arguments: { name } })
+    assert.deepEqual(await describeResource(name), JSON.parse(told.content[0].text), name)
+  }
+  const card = await describeResource('taskboard_create_card')
+  assert.match(card.inputSchema.properties.idList.description, /Create List/)
+  assert.ok(card.outputSchema.properties.id, 'the output schema is there')
+  await assert.rejects(
+    client.readResource({ uri: 'patchbay://tools/taskboard_nope/describe' }),
+    /no tool "taskboard_nope"/,
+  )
+  // The instructions say where the full descriptions are.
+  assert.match(client.getInstructions() ?? '', /patchbay:\/\/tools\/\{name\}\/describe/)
+})
+
+/** A tool's describe resource, read and parsed. */
+async function describeResource(name: string): Promise<any> {
+  const read = await client.readResource({ uri: `patchbay://tools/${name}/describe` })
+  const [content] = read.contents
+  assert.ok('text' in content, 'the resource is text')
+  return JSON.parse(content.text)
+}
 
 function objectOrNull(schema: any) {
   if (schema?.type !== 'object') return null

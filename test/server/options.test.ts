@@ -1,7 +1,7 @@
 // Choices of fields that name upstream resources (GET /v1/steps/:id/options/:field): declared
 // once by the connector next to the field's schema, listed with a connection against the sandbox
 // upstreams, following their parents (list ← board, card ← list, repository ← owner, issue ←
-// repository), and kept to an agent's scope.
+// repository, branch and workflow ← repository), and kept to an agent's scope.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { act, connectWithToken, mintToken } from '../helpers/codehost.ts'
@@ -140,4 +140,52 @@ test('code-host: owners, then repositories of the owner, then open issues of the
   )
   assert.equal(issues.status, 200, JSON.stringify(issues.body))
   assert.ok(issues.body.choices.some((c: any) => /Pick this issue/.test(c.label) && /^\d+$/.test(c.value)))
+})
+
+test('code-host: the branches of the repository (default first) and its workflows by file name', async () => {
+  const made = await t.api('POST', '/v1/steps/codehost.create_branch/run', {
+    connectionId: chConn,
+    input: { owner: 'octo-demo', repo: 'hello-world', branch: 'feature/picked' },
+  })
+  assert.equal(made.status, 200, JSON.stringify(made.body))
+  // Create Pull Request's head and base, and the New Commit trigger's branch filter, list branches.
+  const catalog = (await t.api('GET', '/v1/steps/codehost.create_pull_request')).body
+  const byField = Object.fromEntries(catalog.pickers.map((p: any) => [p.field, p]))
+  assert.deepEqual(byField.head, {
+    field: 'head',
+    noun: 'branch',
+    parents: ['owner', 'repo'],
+    many: false,
+    helper: false,
+  })
+  assert.equal(byField.base.noun, 'branch')
+  const q = `connectionId=${chConn}&owner=octo-demo&repo=hello-world`
+  const branches = await options(`/v1/steps/codehost.create_pull_request/options/base?${q}`)
+  assert.equal(branches.status, 200, JSON.stringify(branches.body))
+  assert.deepEqual(branches.body.parents, ['owner', 'repo'])
+  assert.equal(branches.body.choices[0].value, 'main')
+  assert.match(branches.body.choices[0].detail, /default branch/)
+  assert.ok(branches.body.choices.some((c: any) => c.value === 'feature/picked'))
+  const filter = await options(`/v1/catalog/triggers/codehost.new_commit/options/branch?${q}`)
+  assert.equal(filter.status, 200, JSON.stringify(filter.body))
+  assert.ok(filter.body.choices.some((c: any) => c.value === 'feature/picked'))
+
+  const workflows = await options(`/v1/steps/codehost.create_workflow_dispatch/options/workflow?${q}`)
+  assert.equal(workflows.status, 200, JSON.stringify(workflows.body))
+  assert.equal(workflows.body.noun, 'workflow')
+  const ci = workflows.body.choices.find((c: any) => c.value === 'ci.yml')
+  assert.ok(ci, JSON.stringify(workflows.body.choices))
+  // The chosen value is what the step takes: dispatching it names no unknown workflow.
+  const runs = await t.api('POST', '/v1/steps/codehost.list_workflow_runs/run', {
+    connectionId: chConn,
+    input: { owner: 'octo-demo', repo: 'hello-world', workflow: ci.value },
+  })
+  assert.equal(runs.status, 200, JSON.stringify(runs.body))
+  // Without the repository, the branches cannot be listed.
+  const noRepo = await options(
+    `/v1/steps/codehost.create_pull_request/options/base?connectionId=${chConn}&owner=octo-demo`,
+  )
+  assert.equal(noRepo.status, 400)
+  assert.equal(noRepo.body.error.code, 'PARENT_REQUIRED')
+  assert.match(noRepo.body.error.message, /repo/)
 })

@@ -259,9 +259,18 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     await editor.getByRole('button', { name: 'Add step' }).click()
     const step1 = editor.getByRole('group', { name: 'Step 1' })
     await step1.getByLabel('Tool step').selectOption({ label: 'Create Card' })
-    await step1
-      .getByLabel('Input (JSON with templates)')
-      .fill(JSON.stringify({ idList: svc.taskboard.demo.listIds[2], name: '{{input.title}}' }))
+    // The step's list is picked from a dropdown after its board, as on the step's own form; the
+    // choice is written into the step's input.
+    const input1 = step1.getByLabel('Input (JSON with templates)')
+    const picks = step1.getByRole('group', { name: 'Choose from Task-Board' })
+    await picks.getByRole('combobox', { name: /^Board/ }).click()
+    await picks.getByRole('option', { name: /Demo Board/ }).click()
+    await picks.getByRole('combobox', { name: /^List/ }).click()
+    await picks.getByRole('option', { name: /Done/ }).click()
+    const picked = JSON.parse(await input1.inputValue())
+    assert.equal(picked.idBoard, svc.taskboard.demo.boardId)
+    assert.equal(picked.idList, svc.taskboard.demo.listIds[2])
+    await input1.fill(JSON.stringify({ ...picked, name: '{{input.title}}' }))
     await editor.getByRole('button', { name: 'Add step' }).click()
     const step2 = editor.getByRole('group', { name: 'Step 2' })
     await step2.getByLabel('Tool step').selectOption({ label: 'Add Comment to Card' })
@@ -273,8 +282,14 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     await input2.press('i')
     await input2.press('d')
     assert.equal(await input2.inputValue(), '{"idCard": "{{steps.0.output.id}}", "text": "Made by a tool"}')
+    // The card's dropdown shows the template, and takes one typed in (free entry is kept).
+    const card = step2
+      .getByRole('group', { name: 'Choose from Task-Board' })
+      .getByRole('combobox', { name: /^Card/ })
+    assert.equal(await card.inputValue(), '{{steps.0.output.id}}')
     // A path Create Card's output does not have is refused at save, naming the step and path.
-    await input2.fill('{"idCard": "{{steps.0.output.nope}}", "text": "Made by a tool"}')
+    await card.fill('{{steps.0.output.nope}}')
+    assert.equal(JSON.parse(await input2.inputValue()).idCard, '{{steps.0.output.nope}}')
     await editor.getByRole('button', { name: 'Save tool' }).click()
     await editor
       .getByRole('alert')

@@ -56,6 +56,8 @@ function isScalar(s: JsonSchema): boolean {
   return t.length > 0 && t.every((x) => scalarTypes.has(x))
 }
 
+const isNumber = (s: JsonSchema) => typesOf(s).some((t) => t === 'number' || t === 'integer')
+
 function options(s: JsonSchema): JsonSchema[] | null {
   return s.oneOf ?? s.anyOf ?? null
 }
@@ -275,7 +277,10 @@ export function SchemaField({
     </p>
   ) : null
   // A field that names an upstream resource: a searchable dropdown of its choices.
-  const picker = (kind === 'string' || kind === 'number') && pickerFor(ctx, path)
+  const picker = (kind === 'string' || kind === 'number' || kind === 'flex') && pickerFor(ctx, path)
+  // A number, or for "a file name or an id" (flex) fields a number when only digits were typed.
+  const numeric =
+    kind === 'number' || (kind === 'flex' && (options(schema) ?? [schema]).some((o) => isNumber(o)))
   if (picker)
     return (
       <div className="field">
@@ -284,7 +289,7 @@ export function SchemaField({
           id={id}
           picker={picker}
           value={value === undefined ? undefined : String(value)}
-          onChange={(x) => onChange(kind === 'number' && x !== undefined && /^\d+$/.test(x) ? Number(x) : x)}
+          onChange={(x) => onChange(numeric && x !== undefined && /^\d+$/.test(x) ? Number(x) : x)}
           ctx={ctx}
           numeric={kind === 'number'}
           common={common}
@@ -717,6 +722,7 @@ function PickerInput({
 }) {
   const listId = `${id}-choices`
   const [open, setOpen] = useState(false)
+  const [typed, setTyped] = useState(false)
   const [active, setActive] = useState(0)
   const [state, setState] = useState<{ key: string; choices?: Choice[]; error?: string; loading?: boolean }>({
     key: '',
@@ -750,7 +756,9 @@ function PickerInput({
   const text = value ?? ''
   const all = state.key === key ? (state.choices ?? []) : []
   const exact = all.find((c) => c.value === text)
-  const q = exact ? '' : text.toLowerCase()
+  // What was typed since the dropdown opened filters it; a value it opened with (an id, a
+  // template) does not.
+  const q = exact || !typed ? '' : text.toLowerCase()
   const shown = all.filter(
     (c) => !q || c.label.toLowerCase().includes(q) || c.value.toLowerCase().includes(q),
   )
@@ -774,12 +782,21 @@ function PickerInput({
         placeholder={`Search ${picker.noun}s, or type ${numeric ? 'a number' : 'an id'}…`}
         aria-activedescendant={open && shown[active] ? `${listId}-${active}` : undefined}
         value={text}
-        onFocus={() => setOpen(true)}
+        onFocus={() => {
+          setOpen(true)
+          setTyped(false)
+        }}
+        onClick={() => {
+          if (open) return
+          setOpen(true)
+          setTyped(false)
+        }}
         // Choosing with the mouse keeps the focus here (the options' mousedown is prevented).
         onBlur={() => setOpen(false)}
         onChange={(e) => {
           onChange(e.target.value === '' ? undefined : e.target.value)
           setOpen(true)
+          setTyped(true)
           setActive(0)
         }}
         onKeyDown={(e) => {

@@ -67,5 +67,6 @@ export type ToolRun = Schemas['ToolRun']
 export type PatchbayEvent = Schemas['Event']
 export type Attempt = Schemas['DeliveryAttempt']
 export type Delivery = Schemas['Delivery']
+export type DeliveryBacklog = Schemas['DeliveryBacklog']
 /** One delivery as GET /v1/deliveries/{id} shows it: each attempt, and the payload. */
 export type DeliveryDetail = Schemas['DeliveryWithAttempts']

@@ -1,7 +1,11 @@
 // How the code-host fields that name a resource list their choices: the owners and repositories
-// the token reaches, and the open issues and pull requests of a repository.
+// the token reaches, and the open issues, pull requests, branches and workflows of a repository.
 import type { StepContext } from '../../kit/define.ts'
 import { definePicker, type Picker } from '../../kit/pickers.ts'
+
+/** `/repos/{owner}/{repo}/…`, each part encoded (the parents come from the caller's query). */
+const inRepo = (owner: string, repo: string, ...rest: string[]) =>
+  ['', 'repos', owner, repo, ...rest].map(encodeURIComponent).join('/')
 
 type Repo = { full_name: string; name: string; owner: { login: string }; private?: boolean }
 
@@ -47,7 +51,7 @@ export const issues: Picker = definePicker({
   noun: 'issue',
   ...inRepository,
   list: async (ctx, { owner, repo }) =>
-    (await ctx.http.get<Numbered[]>(`/repos/${owner}/${repo}/issues`, { state: 'open', per_page: 100 }))
+    (await ctx.http.get<Numbered[]>(inRepo(owner, repo, 'issues'), { state: 'open', per_page: 100 }))
       .filter((i) => !i.pull_request)
       .map((i) => ({ value: String(i.number), label: `#${i.number} ${i.title}` })),
 })
@@ -56,10 +60,52 @@ export const pulls: Picker = definePicker({
   noun: 'pull request',
   ...inRepository,
   list: async (ctx, { owner, repo }) =>
-    (await ctx.http.get<Numbered[]>(`/repos/${owner}/${repo}/pulls`, { state: 'open', per_page: 100 })).map(
+    (await ctx.http.get<Numbered[]>(inRepo(owner, repo, 'pulls'), { state: 'open', per_page: 100 })).map(
       (p) => ({
         value: String(p.number),
         label: `#${p.number} ${p.title}`,
       }),
     ),
+})
+
+/** The branches of a repository (one page of 100, by name; the default branch first). */
+export const branches: Picker = definePicker({
+  noun: 'branch',
+  ...inRepository,
+  list: async (ctx, { owner, repo }) => {
+    const [about, list] = await Promise.all([
+      ctx.http.get<{ default_branch?: string }>(inRepo(owner, repo)),
+      ctx.http.get<Array<{ name: string; protected?: boolean }>>(inRepo(owner, repo, 'branches'), {
+        per_page: 100,
+      }),
+    ])
+    const main = about.default_branch
+    return [...list]
+      .sort((a, b) => Number(b.name === main) - Number(a.name === main))
+      .map((b) => ({
+        value: b.name,
+        label: b.name,
+        detail:
+          [b.name === main ? 'default branch' : '', b.protected ? 'protected' : '']
+            .filter(Boolean)
+            .join(', ') || undefined,
+      }))
+  },
+})
+
+/** The workflows of a repository, by their file name (what the workflow fields take). */
+export const workflows: Picker = definePicker({
+  noun: 'workflow',
+  ...inRepository,
+  list: async (ctx, { owner, repo }) =>
+    (
+      await ctx.http.get<{ workflows: Array<{ id: number; name: string; path: string; state: string }> }>(
+        inRepo(owner, repo, 'actions', 'workflows'),
+        { per_page: 100 },
+      )
+    ).workflows.map((w) => ({
+      value: w.path.split('/').pop() ?? String(w.id),
+      label: w.name,
+      detail: w.state === 'active' ? `id ${w.id}` : `id ${w.id}, ${w.state.replaceAll('_', ' ')}`,
+    })),
 })

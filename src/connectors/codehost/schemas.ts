@@ -4,7 +4,7 @@ import { z } from 'zod'
 import type { ScopedField, StepContext } from '../../kit/define.ts'
 import type { QueryValue } from '../../kit/http.ts'
 import { picked } from '../../kit/pickers.ts'
-import { issues, owners, pulls, repos } from './pickers.ts'
+import { branches, issues, owners, pulls, repos, workflows } from './pickers.ts'
 
 export const owner = picked(
   z
@@ -36,6 +36,26 @@ export const onRepository: ScopedField[] = [
 export function repoName(i: { owner?: string; repo?: string }): string | undefined {
   return i.owner && i.repo ? `${i.owner}/${i.repo}` : undefined
 }
+
+/**
+ * A field that names a branch of the repository (some also take a tag or a commit sha): its
+ * choices are the repository's branches, anything else can still be typed.
+ */
+export const branchRef = (description: string) =>
+  picked(z.string().min(1).max(255).describe(description), branches)
+
+/** A workflow: its file name or numeric id; its choices are the repository's workflows. */
+export const workflowRef = picked(
+  z
+    .union([
+      z.number().int().positive(),
+      z
+        .string()
+        .regex(/^[A-Za-z0-9._-]+\.ya?ml$/, 'must be a workflow file name such as ci.yml, or its numeric id'),
+    ])
+    .describe('The workflow: its file name (ci.yml, from .codehost/workflows/) or its numeric id.'),
+  workflows,
+)
 
 export const issueNumber = (what = 'issue') =>
   picked(issueNumberSchema(what), what === 'issue' ? issues : pulls)

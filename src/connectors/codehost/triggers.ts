@@ -8,7 +8,7 @@
 import { z } from 'zod'
 import { defineTrigger, type NormalizedEvent, type TriggerMechanism } from '../../kit/define.ts'
 import { pollOwnProjectItems, pollOwnRepositories, pollOwnSnippets } from './polls.ts'
-import { login, owner, repo, repoName } from './schemas.ts'
+import { branchRef, login, owner, repo, repoName } from './schemas.ts'
 import { orgModel } from './webhooks.ts'
 
 const repoConfig = z.object({
@@ -396,12 +396,7 @@ export const newPullRequestReview = defineTrigger({
 
 // ---- Commits and branches ----
 
-const branchFilter = z
-  .string()
-  .min(1)
-  .max(255)
-  .optional()
-  .describe('Fire only for this branch (e.g. main); default: any branch.')
+const branchFilter = branchRef('Fire only for this branch (e.g. main); default: any branch.').optional()
 
 export const newCommit = defineTrigger({
   key: 'new_commit',

@@ -34,6 +34,8 @@ function decodeId(id: string): { model: string; hookId: string } {
 }
 
 export const codehostWebhooks: WebhookSupport = {
+  // A failed delivery is not sent again by itself (only when redelivered by hand).
+  redelivers: false,
   register: async (http, hook) => {
     const org = orgOf(hook.model)
     try {

@@ -85,6 +85,14 @@ export class AgentToolbox {
     return this.#d.agents.forCaller(caller)
   }
 
+  /**
+   * Each callable told in full, as describe_tool tells it (MCP offers them as resources too):
+   * the whole description, the input schema with each field's guidance, the output schema.
+   */
+  async descriptions(caller: Caller): Promise<ToolDescription[]> {
+    return (await this.#callables(caller)).map((c) => c.describe)
+  }
+
   /** Everything the agent may call: its allowed steps, then its tools. */
   async list(caller: Caller): Promise<AgentCallable[]> {
     const out = await this.#callables(caller)

@@ -21,6 +21,7 @@ import type { Changes } from '../changes/changes.ts'
 import type { JobQueue } from '../jobs/job-queue.ts'
 import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
 import type { LoopGuard } from './loop-guard.ts'
+import type { SendableDelivery } from './records.ts'
 import { signDelivery } from './standard-webhooks.ts'
 
 /** Like the well-known webhook services': 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
@@ -44,16 +45,6 @@ export interface DelivererOptions {
   loopGuard: LoopGuard
 }
 
-type Joined = DeliveryRow & {
-  e_type: string
-  e_upstream_id: string
-  e_occurred_at: string
-  e_refs: string
-  e_data: string
-  e_connector: string
-  t_key: string | null
-}
-
 /** A sweep leaves fresh deliveries this long to the instance that stored them. */
 const FRESH_GRACE_MS = 500
 const INTERRUPTED_PUSH = 'interrupted: the instance sending it stopped before the agent answered'
@@ -66,8 +57,13 @@ export class Deliverer {
   #clock: Clock
   #timeoutMs: number
   #urls = new Map<string, { url: string | null; secret: string; at: number }>()
-  /** Rows just created and read by dispatchNew, so the send does not read them again. */
-  #fresh = new Map<string, Joined>()
+  /** Rows just created and handed over by dispatch, so the send does not read them again. */
+  #fresh = new Map<string, SendableDelivery>()
+  /**
+   * Deliveries handed to this instance's lanes and not yet settled, with when they were handed
+   * over (in that order): the delivery backlog the ingress holds back on (`lag`).
+   */
+  #waiting = new Map<string, number>()
 
   constructor(opts: DelivererOptions) {
     this.#o = opts
@@ -75,9 +71,11 @@ export class Deliverer {
     this.#timeoutMs = opts.timeoutMs ?? 10_000
     this.retryScheduleMs = opts.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS
     opts.jobs.work<string>('deliver', { batchSize: 128, concurrency: 16, lingerMs: 2 }, (ids) =>
-      this.#sendBatch(ids),
+      this.#sendBatch(ids).finally(() => this.#settled(ids)),
     )
-    opts.jobs.work<string>('tool-run', { batchSize: 1, concurrency: 4 }, ([id]) => this.#runTool(id))
+    opts.jobs.work<string>('tool-run', { batchSize: 1, concurrency: 4 }, ([id]) =>
+      this.#runTool(id).finally(() => this.#settled([id])),
+    )
     // An agent's delivery address or signing secret changed on any instance.
     opts.changes.subscribe('agents', (ids) => {
       if (ids.length === 0) this.#urls.clear()
@@ -94,16 +92,41 @@ export class Deliverer {
     return this.#timeoutMs * 2 + 5_000
   }
 
-  /** Hands freshly created deliveries on: pushes and tool runs to be claimed, streams woken. */
+  /**
+   * How far delivery lags on this instance: deliveries handed over and not yet settled, and how
+   * long the oldest of them has waited.
+   */
+  lag(): { backlog: number; oldestAgeMs: number } {
+    const oldest = this.#waiting.values().next()
+    return {
+      backlog: this.#waiting.size,
+      oldestAgeMs: oldest.done ? 0 : Math.max(0, this.#clock.now() - oldest.value),
+    }
+  }
+
+  #settled(ids: string[]): void {
+    for (const id of ids) this.#waiting.delete(id)
+  }
+
+  #hand(lane: 'deliver' | 'tool-run', id: string): void {
+    if (!this.#waiting.has(id)) this.#waiting.set(id, this.#clock.now())
+    this.#o.jobs.send(lane, id)
+  }
+
+  /** Hands freshly created deliveries on (read from the store by id). */
   async dispatchNew(ids: string[]): Promise<void> {
-    const rows = await this.#joined(ids)
+    await this.dispatch(await this.#joined(ids))
+  }
+
+  /** Hands freshly created deliveries on: pushes and tool runs to be claimed, streams woken. */
+  async dispatch(rows: SendableDelivery[]): Promise<void> {
     const streamAgents = new Set<string>()
     for (const row of rows) {
       const target = JSON.parse(row.target)
       if (target.type === 'stream') streamAgents.add(row.agent_id)
       else {
         if (this.#fresh.size < 50_000) this.#fresh.set(row.id, row)
-        this.#o.jobs.send(target.type === 'tool' ? 'tool-run' : 'deliver', row.id)
+        this.#hand(target.type === 'tool' ? 'tool-run' : 'deliver', row.id)
       }
     }
     // Open streams on every instance read their agent's new deliveries from the store.
@@ -139,7 +162,7 @@ export class Deliverer {
           duration_ms: 0,
         })
       }
-      this.#o.jobs.send(type === 'tool' ? 'tool-run' : 'deliver', row.id)
+      this.#hand(type === 'tool' ? 'tool-run' : 'deliver', row.id)
       n++
     }
     await deliveries.addAttempts(this.#o.db, interruptedPushes)
@@ -165,12 +188,12 @@ export class Deliverer {
       claimed_until: null,
       last_error: null,
     })
-    this.#o.jobs.send(target.type === 'tool' ? 'tool-run' : 'deliver', id)
+    this.#hand(target.type === 'tool' ? 'tool-run' : 'deliver', id)
     return { ...row, status: 'pending' }
   }
 
   /** The JSON an agent receives, the same pushed, streamed or replayed. */
-  body(row: Joined): string {
+  body(row: SendableDelivery): string {
     // The event's refs and data are stored as JSON already; they are spliced in as they are
     // rather than parsed and written again for every delivery.
     const j = JSON.stringify
@@ -183,11 +206,11 @@ export class Deliverer {
     )
   }
 
-  async joined(ids: string[]): Promise<Joined[]> {
+  async joined(ids: string[]): Promise<SendableDelivery[]> {
     return this.#joined(ids)
   }
 
-  async #joined(ids: string[]): Promise<Joined[]> {
+  async #joined(ids: string[]): Promise<SendableDelivery[]> {
     if (ids.length === 0) return []
     return (await this.#o.db
       .selectFrom('deliveries as d')
@@ -204,7 +227,7 @@ export class Deliverer {
         't.trigger_key as t_key',
       ])
       .where('d.id', 'in', ids)
-      .execute()) as Joined[]
+      .execute()) as SendableDelivery[]
   }
 
   async #target(row: DeliveryRow): Promise<{ url: string | null; secret: string }> {
@@ -245,7 +268,7 @@ export class Deliverer {
       leaseUntil: isoAt(now + this.#pushLeaseMs),
     })
     const attemptOf = new Map(claimed.map((c) => [c.id, c.attempts]))
-    const known: Joined[] = []
+    const known: SendableDelivery[] = []
     const unknown: string[] = []
     for (const id of ids) {
       const row = this.#fresh.get(id)
@@ -290,7 +313,7 @@ export class Deliverer {
     })
   }
 
-  async #sendOne(row: Joined, attemptNo: number) {
+  async #sendOne(row: SendableDelivery, attemptNo: number) {
     const started = performance.now()
     let status: number | null = null
     let error: string | null = null

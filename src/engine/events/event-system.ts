@@ -42,7 +42,11 @@ export interface EventOptions {
   loopDepthLimit?: number
   /** How often upstream webhooks are reconciled (one instance at a time); default 15 minutes. */
   reconcileIntervalMs?: number
+  /** Deliveries waiting on an instance at which its ingress asks upstreams to wait (backpressure). */
+  deliveryBacklogLimit?: number
 }
+
+export const DEFAULT_DELIVERY_BACKLOG_LIMIT = 2_000
 
 const DEFAULT_RECONCILE_INTERVAL_MS = 15 * 60_000
 
@@ -159,6 +163,8 @@ export class EventSystem {
       pipeline: this.pipeline,
       changes,
       log,
+      deliverer: this.deliverer,
+      backlogLimit: deps.options?.deliveryBacklogLimit ?? DEFAULT_DELIVERY_BACKLOG_LIMIT,
     })
     this.poller = new Poller({
       db,

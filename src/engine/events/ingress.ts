@@ -15,6 +15,7 @@ import type { ConnectionService } from '../connections/connection-service.ts'
 import type { JobQueue } from '../jobs/job-queue.ts'
 import type { Registry } from '../registry.ts'
 import type { TriggerService } from '../triggers/trigger-service.ts'
+import type { Deliverer } from './deliverer.ts'
 import { deliveryShapeProblem } from './delivery-shape.ts'
 import type { Pipeline } from './pipeline.ts'
 
@@ -50,6 +51,8 @@ export class Ingress {
   #pending: PendingDelivery[] = []
   #pipeline: Pipeline
   #flushing = false
+  #deliverer: Pick<Deliverer, 'lag'>
+  #backlogLimit: number
 
   constructor(deps: {
     db: Kysely<Database>
@@ -60,7 +63,13 @@ export class Ingress {
     pipeline: Pipeline
     changes: Changes
     log: FastifyBaseLogger
+    /** How far delivery lags (the backlog the ingress holds back on). */
+    deliverer: Pick<Deliverer, 'lag'>
+    /** Deliveries waiting on this instance at which upstreams that redeliver are asked to wait. */
+    backlogLimit: number
   }) {
+    this.#deliverer = deps.deliverer
+    this.#backlogLimit = deps.backlogLimit
     // A webhook removed or re-registered on any instance is read again here.
     deps.changes.subscribe('triggers', (ids) => {
       if (ids.length === 0) this.#subs.clear()
@@ -83,6 +92,7 @@ export class Ingress {
   ): Promise<IngressResult> {
     const known = await this.#subscription(connectorId, hookId)
     const connector = this.#registry.connector(connectorId)!
+    if (connector.webhooks!.redelivers) this.#holdBack()
     const { credentials } = await this.#connections.load(known.sub.workspace_id, known.sub.connection_id)
     const delivery = { headers, rawBody, callbackUrl: this.#triggers.callbackUrl(connectorId, hookId) }
     if (!connector.webhooks!.verify(delivery, { secret: known.secret, credentials })) {
@@ -122,6 +132,27 @@ export class Ingress {
       received_at: nowIso(),
     })
     return { status: 'accepted' }
+  }
+
+  /** How far delivery lags on this instance, against the limit the ingress holds back at. */
+  backlog(): { backlog: number; oldestAgeMs: number; limit: number; holdingBack: boolean } {
+    const lag = this.#deliverer.lag()
+    return { ...lag, limit: this.#backlogLimit, holdingBack: lag.backlog >= this.#backlogLimit }
+  }
+
+  /**
+   * Backpressure: while the deliveries waiting to be sent (or running) on this instance are at the
+   * limit, a delivery from an upstream that sends it again is refused with 503 and Retry-After,
+   * before any work is done for it, instead of letting the backlog and the latency grow.
+   */
+  #holdBack(): void {
+    const lag = this.#deliverer.lag()
+    if (lag.backlog < this.#backlogLimit) return
+    throw new PatchbayError(
+      'DELIVERY_BACKLOG_FULL',
+      `${lag.backlog} deliveries are waiting to be sent (the limit is ${this.#backlogLimit}); send this one again later.`,
+      { retryAfterMs: Math.min(30_000, Math.max(1_000, Math.ceil(lag.oldestAgeMs / 1000) * 1000)) },
+    )
   }
 
   /** The webhook a callback address names; unknown ones answer 410 so the upstream drops them. */

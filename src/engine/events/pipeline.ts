@@ -24,7 +24,7 @@ import { eventOutsideScope } from '../triggers/event-scope.ts'
 import type { ListeningTrigger, TriggerService } from '../triggers/trigger-service.ts'
 import type { Deliverer } from './deliverer.ts'
 import { deliveryShapeProblem } from './delivery-shape.ts'
-import { deliveryRow, eventRow } from './records.ts'
+import { deliveryRow, eventRow, type SendableDelivery, sendable } from './records.ts'
 
 const BATCH = 500
 /** Tries of an inbox row that fails to process before it is set aside. */
@@ -80,7 +80,7 @@ export class Pipeline {
       )
       return this.#apply(trx, items, match)
     })
-    if (created.length) await this.#deliverer.dispatchNew(created)
+    if (created.length) await this.#deliverer.dispatch(created)
   }
 
   /**
@@ -158,7 +158,7 @@ export class Pipeline {
       )
       return ids
     })
-    if (created.length) await this.#deliverer.dispatchNew(created)
+    if (created.length) await this.#deliverer.dispatch(created)
   }
 
   /** What matching needs, read before the transaction: the listening triggers and delivery kinds. */
@@ -177,32 +177,22 @@ export class Pipeline {
     return { listening, agents }
   }
 
-  /** Stores the events, matches them and inserts the deliveries; returns the new deliveries' ids. */
-  async #apply(trx: Transaction<Database>, items: ParsedDelivery[], match: MatchContext): Promise<string[]> {
+  /**
+   * Matches the events, then stores them (with how many triggers they matched) and their
+   * deliveries. Returns the new deliveries, built from the rows written (nothing is read back).
+   */
+  async #apply(
+    trx: Transaction<Database>,
+    items: ParsedDelivery[],
+    match: MatchContext,
+  ): Promise<SendableDelivery[]> {
     const now = nowIso()
     const newEvents: NewEvent[] = []
-    for (const { sub, events: evs, receivedAt } of items)
-      for (const e of evs)
-        newEvents.push(
-          eventRow(e, {
-            workspaceId: sub.workspace_id,
-            connector: sub.connector,
-            subscriptionId: sub.id,
-            connectionId: sub.connection_id,
-            model: sub.model,
-            receivedAt,
-            now,
-            matched: 0,
-          }),
-        )
-    const stored = await events.upsertMany(trx, newEvents)
-    for (const { sub, events: evs } of items) this.#placements.publish(sub.connector, evs)
-    const created: NewDelivery[] = []
-    const matchedCount = new Map<string, number>()
-    for (const { sub, events: evs } of items) {
+    const firing: Array<{ key: string; triggers: Array<{ t: ListeningTrigger; agent: AgentInfo }> }> = []
+    for (const { sub, events: evs, receivedAt } of items) {
+      this.#placements.publish(sub.connector, evs)
       for (const e of evs) {
-        const event = stored.get(`${sub.connector}:${e.id}`)
-        if (!event) continue
+        const triggers: Array<{ t: ListeningTrigger; agent: AgentInfo }> = []
         for (const t of match.listening.get(sub.id) ?? []) {
           let fires = false
           try {
@@ -215,25 +205,53 @@ export class Pipeline {
           const agent = match.agents.get(t.row.agent_id)
           if (!agent) continue
           if (eventOutsideScope(agent, { def: t.def, connectionId: t.row.connection_id }, e)) continue
-          matchedCount.set(event.id, (matchedCount.get(event.id) ?? 0) + 1)
-          created.push(
-            deliveryRow({
-              workspaceId: t.row.workspace_id,
-              agentId: t.row.agent_id,
-              triggerId: t.row.id,
-              eventId: event.id,
-              target: t.target,
-              agentDelivery: agent.delivery.type,
-              now,
-            }),
-          )
+          triggers.push({ t, agent })
         }
+        firing.push({ key: `${sub.connector}:${e.id}`, triggers })
+        newEvents.push(
+          eventRow(e, {
+            workspaceId: sub.workspace_id,
+            connector: sub.connector,
+            subscriptionId: sub.id,
+            connectionId: sub.connection_id,
+            model: sub.model,
+            receivedAt,
+            now,
+            matched: triggers.length,
+          }),
+        )
       }
     }
-    const inserted = await deliveries.insertMany(trx, created)
+    const stored = await events.upsertMany(trx, newEvents)
+    const created: NewDelivery[] = []
+    const eventOf = new Map<string, NewEvent>()
+    const triggerKey = new Map<string, string>()
+    const repeats = new Map<string, number>()
+    for (const { key, triggers } of firing) {
+      const event = stored.get(key)
+      if (!event) continue
+      // A repeat keeps its stored row; the triggers it matches now are counted on it again.
+      if (event.repeat && triggers.length) repeats.set(event.id, triggers.length)
+      eventOf.set(event.id, event)
+      for (const { t, agent } of triggers) {
+        triggerKey.set(t.row.id, t.row.trigger_key)
+        created.push(
+          deliveryRow({
+            workspaceId: t.row.workspace_id,
+            agentId: t.row.agent_id,
+            triggerId: t.row.id,
+            eventId: event.id,
+            target: t.target,
+            agentDelivery: agent.delivery.type,
+            now,
+          }),
+        )
+      }
+    }
+    const inserted = await deliveries.insertRows(trx, created)
     const byCount = new Map<number, string[]>()
-    for (const [id, n] of matchedCount) byCount.set(n, [...(byCount.get(n) ?? []), id])
+    for (const [id, n] of repeats) byCount.set(n, [...(byCount.get(n) ?? []), id])
     for (const [n, ids] of byCount) await events.setMatched(trx, ids, n)
-    return inserted
+    return inserted.map((d) => sendable(d, eventOf.get(d.event_id)!, triggerKey.get(d.trigger_id) ?? null))
   }
 }

@@ -1,7 +1,7 @@
 // The rows an upstream happening becomes, built one way whether it came through a webhook (the
 // pipeline) or a poll (the poller).
 import type { NormalizedEvent } from '../../kit/define.ts'
-import type { NewDelivery, NewEvent } from '../../store/event-log.ts'
+import type { DeliveryRow, NewDelivery, NewEvent } from '../../store/event-log.ts'
 import { newId } from '../../store/ids.ts'
 
 export function eventRow(
@@ -68,5 +68,37 @@ export function deliveryRow(d: {
     created_at: d.now,
     delivered_at: pull ? d.now : null,
     claimed_until: null,
+  }
+}
+
+/**
+ * A delivery with what its send needs of its event and trigger: read back by a join for stored
+ * ones (Deliverer.joined), or built from the rows just written (the pipeline), so a fresh
+ * delivery is sent without being read again.
+ */
+export type SendableDelivery = DeliveryRow & {
+  e_type: string
+  e_upstream_id: string
+  e_occurred_at: string
+  e_refs: string
+  e_data: string
+  e_connector: string
+  t_key: string | null
+}
+
+export function sendable(
+  delivery: DeliveryRow,
+  event: NewEvent,
+  triggerKey: string | null,
+): SendableDelivery {
+  return {
+    ...delivery,
+    e_type: event.type,
+    e_upstream_id: event.upstream_id,
+    e_occurred_at: event.occurred_at,
+    e_refs: event.refs,
+    e_data: event.data,
+    e_connector: event.connector,
+    t_key: triggerKey,
   }
 }

@@ -2,6 +2,7 @@
 // configuration, the shared keep-alive pool, the retry policy and, for ready-made steps, pacing.
 import { createHash } from 'node:crypto'
 import type { Dispatcher } from 'undici'
+import type { Clock } from '../../kit/clock.ts'
 import type { ConnectorDefinition, Credentials } from '../../kit/define.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { UpstreamClient } from '../../kit/http.ts'
@@ -18,6 +19,8 @@ export interface UpstreamClientFactoryOptions {
   pacing?: Record<string, Budget>
   /** Request budgets upstreams report (connector.rateBudget), tracked per credential. */
   budgets?: RateBudgets
+  /** The time the waits between retries are measured in. */
+  clock?: Clock
 }
 
 export class UpstreamClients {
@@ -85,6 +88,7 @@ export class UpstreamClients {
       dispatcher: this.#o.dispatcher,
       timeoutMs: this.#o.timeoutMs,
       retry: this.#o.retry,
+      clock: this.#o.clock,
       pace,
       storedConnection: opts.storedConnection,
       onUnauthorized: opts.onUnauthorized,

@@ -1,6 +1,7 @@
 // One agent's MCP server: its tools are the agent's callables (engine/agents/agent-toolbox.ts: the
 // allowed tool steps, from the registry, and the agent's tools), and its resources are the
-// agent's recent events (deliveries). Built per request: the HTTP endpoint is stateless.
+// agent's recent events (deliveries) and each tool told in full (the describe resources, as the
+// describe_tool tool tells them). Built per request: the HTTP endpoint is stateless.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
@@ -23,6 +24,10 @@ import { deliveries } from '../../store/event-log.ts'
 
 export const RECENT_EVENTS_URI = 'patchbay://events/recent'
 const DELIVERY_URI = 'patchbay://deliveries/'
+/** `patchbay://tools/{name}/describe`: a tool told in full, as describe_tool tells it. */
+const TOOLS_URI = 'patchbay://tools/'
+const DESCRIBE_SUFFIX = '/describe'
+const describeUri = (name: string) => `${TOOLS_URI}${encodeURIComponent(name)}${DESCRIBE_SUFFIX}`
 /** Deliveries in the recent-events resource, and listed as resources of their own. */
 const RECENT_LIMIT = 50
 const LISTED_DELIVERIES = 20
@@ -36,7 +41,7 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
         `Tools of the Patchbay agent "${agent.name}" (${agent.id}).`,
         "Step tools are named <connector>_<step> (taskboard_create_card); the agent's own tools are tool_<name>.",
         "Each step tool takes an optional connectionId (the agent's only connection of that connector by default).",
-        'Descriptions here are short: describe_tool {"name": "<tool>"} tells a tool in full (where each input comes from, the shape of its result).',
+        `Descriptions here are short: describe_tool {"name": "<tool>"} (or the resource ${TOOLS_URI}{name}${DESCRIBE_SUFFIX}) tells a tool in full (where each input comes from, the shape of its result).`,
         `Resources: ${RECENT_EVENTS_URI} (the agent's recent events, newest first) and ${DELIVERY_URI}{deliveryId} (one event delivery).`,
         'Errors come back as tool errors whose text is {"error":{"code","message","hint"}}; RATE_LIMITED means retry later with increasing delays.',
       ].join('\n'),
@@ -96,6 +101,7 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
       agentId: agent.id,
       limit: LISTED_DELIVERIES,
     })
+    const described = await toolbox.descriptions(caller)
     return {
       resources: [
         {
@@ -112,6 +118,13 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
           description: `Event ${r.event_id} for trigger ${r.trigger_id}, created ${r.created_at}.`,
           mimeType: 'application/json',
         })),
+        ...described.map((d) => ({
+          uri: describeUri(d.name),
+          name: `${d.name}${DESCRIBE_SUFFIX}`,
+          title: `${d.title}, in full`,
+          description: `The tool ${d.name} in full: its description, inputs with their guidance, and its result's shape.`,
+          mimeType: 'application/json',
+        })),
       ],
     }
   })
@@ -123,6 +136,14 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
         name: 'delivery',
         title: 'One event delivery',
         description: 'An event delivered to this agent: its status and the payload the agent receives.',
+        mimeType: 'application/json',
+      },
+      {
+        uriTemplate: `${TOOLS_URI}{name}${DESCRIBE_SUFFIX}`,
+        name: 'describe',
+        title: 'A tool in full',
+        description:
+          "One of the agent's tools in full, as describe_tool tells it: the whole description, each input with where its value comes from, and the result's shape.",
         mimeType: 'application/json',
       },
     ],
@@ -143,6 +164,15 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
       if (!row || row.agent_id !== agent.id)
         throw new McpError(ErrorCode.InvalidParams, `This agent has no delivery "${id}".`, { uri })
       ;[body] = await deliveryViews(engine, [row])
+    } else if (uri.startsWith(TOOLS_URI) && uri.endsWith(DESCRIBE_SUFFIX)) {
+      let name = uri.slice(TOOLS_URI.length, -DESCRIBE_SUFFIX.length)
+      try {
+        name = decodeURIComponent(name)
+      } catch {
+        // Not percent-encoded as a name would be: it names no tool.
+      }
+      body = (await toolbox.descriptions(caller)).find((d) => d.name === name)
+      if (!body) throw new McpError(ErrorCode.InvalidParams, `This agent has no tool "${name}".`, { uri })
     } else {
       throw new McpError(ErrorCode.InvalidParams, `There is no resource "${uri}".`, { uri })
     }

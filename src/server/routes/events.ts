@@ -268,6 +268,42 @@ export const eventRoutes =
     )
 
     app.get(
+      '/v1/delivery-backlog',
+      {
+        schema: {
+          operationId: 'getDeliveryBacklog',
+          tags: ['events'],
+          summary: 'How far delivery to agents lags on the instance that answers (backpressure)',
+          response: {
+            200: z
+              .object({
+                backlog: z
+                  .number()
+                  .describe('Deliveries handed to this instance to send (or run) and not yet settled.'),
+                oldestAgeMs: z
+                  .number()
+                  .describe('How long the oldest of them has waited, in milliseconds (0 when none).'),
+                limit: z
+                  .number()
+                  .describe('PATCHBAY_DELIVERY_BACKLOG_LIMIT: at this backlog the ingress answers 503.'),
+                holdingBack: z
+                  .boolean()
+                  .describe(
+                    'Whether the ingress now answers upstreams that redeliver with 503 and Retry-After.',
+                  ),
+              })
+              .meta({ id: 'DeliveryBacklog' }),
+            ...errorResponses,
+          },
+        },
+      },
+      async (req) => {
+        requireAdmin(req)
+        return engine.events.ingress.backlog()
+      },
+    )
+
+    app.get(
       '/v1/agents/:agentId/stream',
       {
         schema: {

@@ -14,7 +14,7 @@ import {
   useLoad,
 } from '../components.tsx'
 import { href, navigate, type Route } from '../router.ts'
-import type { Agent, Delivery, DeliveryDetail, PatchbayEvent } from '../types.ts'
+import type { Agent, Delivery, DeliveryBacklog, DeliveryDetail, PatchbayEvent } from '../types.ts'
 import { useWorkspace } from '../workspace.tsx'
 
 const POLL_MS = 1500
@@ -239,6 +239,23 @@ function EventsTabs({ current }: { current: 'events' | 'deliveries' }) {
   )
 }
 
+/** How far delivery lags on the instance that answers (what its ingress holds back on). */
+function Backlog() {
+  const backlog = useLoad((signal) => get<DeliveryBacklog>('/v1/delivery-backlog', undefined, signal), [])
+  useInterval(() => void backlog.reload(), POLL_MS)
+  const b = backlog.data
+  if (!b) return null
+  return (
+    <p className="small">
+      <span className="muted">Waiting to be sent: </span>
+      {b.backlog} {b.backlog === 1 ? 'delivery' : 'deliveries'}
+      {b.backlog > 0 ? <span className="muted"> (oldest {(b.oldestAgeMs / 1000).toFixed(1)} s)</span> : null}
+      <span className="muted"> · limit {b.limit}</span>
+      {b.holdingBack ? <span className="warn-text"> · new upstream deliveries are asked to wait</span> : null}
+    </p>
+  )
+}
+
 /** Deliveries across events: failed and dead-lettered ones are found here. */
 function DeliveryList() {
   const agents = useAgents()
@@ -266,6 +283,7 @@ function DeliveryList() {
         run as a tool. Failed ones are retried, then dead-lettered; any can be replayed.
       </p>
       <EventsTabs current="deliveries" />
+      <Backlog />
       <form
         className="filters row wrap end"
         aria-label="Filter deliveries"

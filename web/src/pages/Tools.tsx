@@ -1,9 +1,13 @@
 // An agent's tools: ordered chains of tool steps whose inputs are templates over the tool's
 // input ({{input.x}}), the trigger event ({{event.…}}) and earlier steps ({{steps.N.output.…}}).
+// A step's fields that name an upstream resource (a board, its list, a repository's branch) are
+// also searchable dropdowns, as on the step's own form, written into the step's input.
 import { type FormEvent, useId, useRef, useState } from 'react'
 import { del, enc, get, patch, post } from '../api.ts'
+import { choicesOf } from '../choices.ts'
 import { ErrorBox, JsonView, Notice, Status, Time, useAction, useLoad } from '../components.tsx'
-import type { Agent, JsonSchema, Tool, ToolRun, ToolStepSpec } from '../types.ts'
+import { SchemaFields } from '../schema-form.tsx'
+import type { Agent, JsonSchema, StepSummary, Tool, ToolRun, ToolStepSpec } from '../types.ts'
 import { useWorkspace } from '../workspace.tsx'
 
 export function ToolsSection({ agent }: { agent: Agent }) {
@@ -456,6 +460,15 @@ function StepEditor({
             />
           </div>
         </div>
+        {summary ? (
+          <PickedFields
+            key={summary.id}
+            step={summary}
+            connectionId={step.connectionId}
+            input={step.input}
+            onInput={(input) => onChange({ input })}
+          />
+        ) : null}
         <div className="field">
           <label htmlFor={ids.input}>Input (JSON with templates)</label>
           <textarea
@@ -524,5 +537,62 @@ function StepEditor({
         </div>
       </fieldset>
     </li>
+  )
+}
+
+/**
+ * The step's fields that name an upstream resource, as searchable dropdowns that follow their
+ * parents (the board's lists), reading and writing the step's JSON input. What is typed is kept:
+ * an id, or a template such as {{event.data.card.idList}}.
+ */
+function PickedFields({
+  step,
+  connectionId,
+  input,
+  onInput,
+}: {
+  step: StepSummary
+  connectionId: string
+  input: string
+  onInput: (input: string) => void
+}) {
+  const ws = useWorkspace()
+  const props = step.inputSchema.properties ?? {}
+  const fields = step.pickers.filter((p) => !p.helper && props[p.field]).map((p) => p.field)
+  if (fields.length === 0) return null
+  const schema: JsonSchema = {
+    type: 'object',
+    properties: Object.fromEntries(fields.map((f) => [f, props[f]])),
+    required: (step.inputSchema.required ?? []).filter((f) => fields.includes(f)),
+  }
+  let value: Record<string, unknown> | null = null
+  try {
+    const parsed = JSON.parse(input || '{}')
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) value = parsed
+  } catch {
+    value = null
+  }
+  const from = ws.connector(step.connector)?.name ?? step.connector
+  return (
+    <fieldset className="nested picked-fields">
+      <legend>Choose from {from}</legend>
+      <p className="hint">
+        Pick from the account’s own lists, or type an id or a template; the input below follows.
+      </p>
+      {value ? (
+        <SchemaFields
+          schema={schema}
+          value={value}
+          onChange={(v) => onInput(JSON.stringify(v, null, 2))}
+          ctx={{
+            pickers: step.pickers,
+            choices: choicesOf('step', step.id, connectionId || undefined),
+            choicesBlocked: connectionId ? undefined : 'Choose a connection first.',
+          }}
+        />
+      ) : (
+        <p className="muted small">The input is not a JSON object yet; fix it to pick from lists.</p>
+      )}
+    </fieldset>
   )
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { PatchbayError } from '../../../kit/errors.ts'
-import { onRepository, repoPath, repository } from '../schemas.ts'
+import { branchRef, onRepository, repoPath, repository } from '../schemas.ts'
 
 export const branchName = z
   .string()
@@ -29,12 +29,9 @@ export const createBranch = defineStep({
   input: z.object({
     ...repository,
     branch: branchName.describe('Name of the new branch, e.g. fix/login-timeout.'),
-    from: z
-      .string()
-      .min(1)
-      .max(255)
-      .optional()
-      .describe('A branch name or a 40-character commit sha to start from; default: the default branch.'),
+    from: branchRef(
+      'A branch name or a 40-character commit sha to start from; default: the default branch.',
+    ).optional(),
   }),
   output: z.object({
     branch: z.string(),

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import {
+  branchRef,
   commitOut,
   getPage,
   onRepository,
@@ -20,11 +21,7 @@ export const getCommit = defineStep({
     'Reads one commit: message, author, committer, parents, line counts and the files it changed (with patches cut at 4000 characters). ref is a commit sha, a branch (its latest commit) or a tag.',
   input: z.object({
     ...repository,
-    ref: z
-      .string()
-      .min(1)
-      .max(255)
-      .describe('A commit sha (from List Commits or a New Commit event), a branch or a tag.'),
+    ref: branchRef('A commit sha (from List Commits or a New Commit event), a branch or a tag.'),
     includeFiles: z.boolean().default(true).describe('Include the changed files (default true).'),
   }),
   output: commitOut.extend({
@@ -70,12 +67,7 @@ export const listCommits = defineStep({
     'Lists commits newest first, one page at a time: of a branch (or from a sha), optionally only those touching a path, by an author, or within since/until.',
   input: z.object({
     ...repository,
-    sha: z
-      .string()
-      .min(1)
-      .max(255)
-      .optional()
-      .describe('Branch name or commit sha to list from; default: the default branch.'),
+    sha: branchRef('Branch name or commit sha to list from; default: the default branch.').optional(),
     path: z.string().min(1).max(4096).optional().describe('Only commits that touch this file or folder.'),
     author: z.string().min(1).max(255).optional().describe('Only commits by this login or email.'),
     since: z.iso.datetime({ offset: true }).optional().describe('Only commits after this time (ISO 8601).'),

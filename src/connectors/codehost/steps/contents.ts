@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { PatchbayError } from '../../../kit/errors.ts'
-import { filePath, onRepository, repoPath, repository } from '../schemas.ts'
+import { branchRef, filePath, onRepository, repoPath, repository } from '../schemas.ts'
 
 const pathField = z
   .string()
@@ -25,12 +25,7 @@ export const getRepositoryContent = defineStep({
   input: z.object({
     ...repository,
     path: pathField.default(''),
-    ref: z
-      .string()
-      .min(1)
-      .max(255)
-      .optional()
-      .describe('Branch, tag or commit sha; default: the default branch.'),
+    ref: branchRef('Branch, tag or commit sha; default: the default branch.').optional(),
     maxBytes: z
       .number()
       .int()
@@ -110,12 +105,7 @@ export const createOrUpdateFile = defineStep({
       .default('utf-8')
       .describe('How content is written: text (utf-8, default) or base64 for binary files.'),
     message: z.string().min(1).max(10_000).describe('The commit message.'),
-    branch: z
-      .string()
-      .min(1)
-      .max(255)
-      .optional()
-      .describe('The branch to commit to; default: the default branch.'),
+    branch: branchRef('The branch to commit to; default: the default branch.').optional(),
     sha: z
       .string()
       .regex(/^[0-9a-f]{40}$/, 'must be a 40-character blob sha')

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { PatchbayError } from '../../../kit/errors.ts'
 import {
+  branchRef,
   issueNumber,
   onRepository,
   pullRequestOut,
@@ -18,17 +19,8 @@ export const createPullRequest = defineStep({
   input: z.object({
     ...repository,
     title: z.string().min(1).max(256).describe('Title of the pull request.'),
-    head: z
-      .string()
-      .min(1)
-      .max(255)
-      .describe('The branch with the changes (e.g. fix/login), or owner:branch from a fork.'),
-    base: z
-      .string()
-      .min(1)
-      .max(255)
-      .optional()
-      .describe('The branch to merge into; default: the default branch.'),
+    head: branchRef('The branch with the changes (e.g. fix/login), or owner:branch from a fork.'),
+    base: branchRef('The branch to merge into; default: the default branch.').optional(),
     body: z
       .string()
       .max(65_536)

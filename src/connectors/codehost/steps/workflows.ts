@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { defineStep, type StepContext } from '../../../kit/define.ts'
 import { PatchbayError } from '../../../kit/errors.ts'
 import {
+  branchRef,
   getPage,
   onRepository,
   pageInfo,
@@ -9,17 +10,11 @@ import {
   repoPath,
   repository,
   slimWorkflowRun,
+  workflowRef,
   workflowRunOut,
 } from '../schemas.ts'
 
-const workflow = z
-  .union([
-    z.number().int().positive(),
-    z
-      .string()
-      .regex(/^[A-Za-z0-9._-]+\.ya?ml$/, 'must be a workflow file name such as ci.yml, or its numeric id'),
-  ])
-  .describe('The workflow: its file name (ci.yml, from .codehost/workflows/) or its numeric id.')
+const workflow = workflowRef
 
 const runId = z
   .number()
@@ -59,12 +54,7 @@ export const createWorkflowDispatch = defineStep({
   input: z.object({
     ...repository,
     workflow,
-    ref: z
-      .string()
-      .min(1)
-      .max(255)
-      .optional()
-      .describe('Branch or tag to run on; default: the default branch.'),
+    ref: branchRef('Branch or tag to run on; default: the default branch.').optional(),
     inputs: z
       .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
       .optional()
@@ -162,7 +152,7 @@ export const listWorkflowRuns = defineStep({
   input: z.object({
     ...repository,
     workflow: workflow.optional(),
-    branch: z.string().min(1).max(255).optional().describe('Only runs on this branch.'),
+    branch: branchRef('Only runs on this branch.').optional(),
     event: z
       .string()
       .min(1)

@@ -1,0 +1,139 @@
+// Backpressure: while as many deliveries as PATCHBAY_DELIVERY_BACKLOG_LIMIT wait for a slow agent,
+// the ingress answers the task-board (which sends a refused delivery again) 503 with Retry-After
+// instead of accepting; the backlog shows in the REST API and /metrics; once the agent catches up,
+// deliveries are accepted again. Driven by an agent endpoint that holds its answers until told.
+import assert from 'node:assert/strict'
+import { createHmac, randomBytes } from 'node:crypto'
+import http from 'node:http'
+import { after, before, test } from 'node:test'
+import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
+import { eventually } from '../helpers/receiver.ts'
+import { startTestService, type TestService } from '../helpers/service.ts'
+
+const LIMIT = 3
+const METRICS_TOKEN = 'metrics-token-backpressure'
+
+let sandbox: TaskboardSandbox
+let t: TestService
+let callbackUrl: string
+
+/** An agent endpoint that answers nothing while `holding`, then everything it held. */
+const agent = {
+  holding: true,
+  held: [] as Array<() => void>,
+  received: new Set<string>(),
+  server: http.createServer((req, res) => {
+    let body = ''
+    req.on('data', (c) => (body += c))
+    req.on('end', () => {
+      const answer = () => {
+        agent.received.add(JSON.parse(body).data.event.data.card.id)
+        res.writeHead(200).end()
+      }
+      if (agent.holding) agent.held.push(answer)
+      else answer()
+    })
+  }),
+  release() {
+    this.holding = false
+    for (const answer of this.held.splice(0)) answer()
+  },
+}
+
+before(async () => {
+  await new Promise<void>((r) => agent.server.listen(0, '127.0.0.1', r))
+  sandbox = await startTaskboardSandbox()
+  t = await startTestService({
+    taskboard: sandbox,
+    env: { PATCHBAY_DELIVERY_BACKLOG_LIMIT: String(LIMIT), PATCHBAY_METRICS_TOKEN: METRICS_TOKEN },
+  })
+  const conn = await t.api('POST', '/v1/connections', {
+    connector: 'taskboard',
+    authMethod: 'api_key_token',
+    credentials: { key: sandbox.demo.key, token: sandbox.demo.token, secret: sandbox.demo.secret },
+  })
+  const created = await t.api('POST', '/v1/agents', {
+    name: 'slow agent',
+    scope: { boards: [sandbox.demo.boardId] },
+    connectionIds: [conn.body.id],
+    delivery: { type: 'webhook', url: `http://127.0.0.1:${(agent.server.address() as any).port}/agent` },
+  })
+  const trig = await t.api('POST', `/v1/agents/${created.body.id}/triggers`, {
+    trigger: 'taskboard.new_card',
+    connectionId: conn.body.id,
+    config: { idBoard: sandbox.demo.boardId },
+  })
+  assert.equal(trig.status, 201, JSON.stringify(trig.body))
+  callbackUrl = `${t.url}/hooks/taskboard/${trig.body.webhook.id}`
+})
+
+after(async () => {
+  agent.release()
+  await t?.close()
+  agent.server.closeAllConnections()
+  agent.server.close()
+  await sandbox?.close()
+})
+
+/** A New Card delivery signed as the task-board signs it. */
+async function newCard(cardId: string) {
+  const body = JSON.stringify({
+    action: {
+      id: randomBytes(12).toString('hex'),
+      type: 'createCard',
+      date: new Date().toISOString(),
+      data: {
+        board: { id: sandbox.demo.boardId },
+        list: { id: sandbox.demo.listIds[0] },
+        card: { id: cardId, name: `card ${cardId}` },
+      },
+    },
+    model: { id: sandbox.demo.boardId },
+  })
+  const signature = createHmac('sha1', sandbox.demo.secret)
+    .update(body + callbackUrl)
+    .digest('base64')
+  const res = await fetch(callbackUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-taskboard-webhook': signature },
+    body,
+  })
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }
+}
+
+test('past the backlog limit the ingress answers 503 with Retry-After, and accepts again once the agent catches up', async () => {
+  // As many deliveries as the limit are accepted while the agent holds its answers.
+  const accepted = Array.from({ length: LIMIT }, (_, i) => `card-${i}`)
+  for (const card of accepted) assert.equal((await newCard(card)).status, 200)
+
+  const backlog = await t.api('GET', '/v1/delivery-backlog')
+  assert.equal(backlog.status, 200)
+  assert.equal(backlog.body.backlog, LIMIT)
+  assert.equal(backlog.body.limit, LIMIT)
+  assert.equal(backlog.body.holdingBack, true)
+
+  const metrics = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+  assert.match(await metrics.text(), new RegExp(`^patchbay_delivery_backlog ${LIMIT}$`, 'm'))
+
+  // The next one is refused before anything is stored, with when to send it again.
+  const refused = await newCard('card-refused')
+  assert.equal(refused.status, 503)
+  assert.equal(refused.body.error.code, 'DELIVERY_BACKLOG_FULL')
+  assert.ok(Number(refused.retryAfter) >= 1, `Retry-After: ${refused.retryAfter}`)
+  const stored = await t.api('GET', '/v1/events?limit=100')
+  assert.equal(stored.body.events.length, LIMIT, 'the refused delivery is not stored')
+
+  // The agent catches up: the backlog empties and deliveries are accepted again.
+  agent.release()
+  await eventually(
+    () => t.api('GET', '/v1/delivery-backlog'),
+    (r) => r.body.backlog === 0,
+  )
+  assert.equal((await newCard('card-refused')).status, 200, 'the upstream sending it again is accepted')
+  await eventually(
+    async () => agent.received,
+    (r) => r.has('card-refused'),
+  )
+  assert.deepEqual([...agent.received].sort(), [...accepted, 'card-refused'].sort())
+  assert.equal((await t.api('GET', '/v1/delivery-backlog')).body.holdingBack, false)
+})
