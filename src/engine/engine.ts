@@ -117,10 +117,10 @@ export class Engine {
     this.keyRevocations = new KeyRevocations(this.changes)
     this.placements = new PlacementChanges(this.changes)
     this.apiKeys = new ApiKeys(opts.store.db)
-    this.stepRuns = new StepRuns(opts.store.db)
+    const clock = opts.clock ?? systemClock
+    this.stepRuns = new StepRuns(opts.store, { clock, log: opts.log })
     this.egress = opts.egress ?? new EgressGuard()
     this.#dispatcher = opts.dispatcher ?? createDispatcher(this.egress)
-    const clock = opts.clock ?? systemClock
     this.rateBudgets = new RateBudgets(clock)
     this.clients = new UpstreamClients({
       baseUrls: opts.baseUrls,
@@ -189,7 +189,6 @@ export class Engine {
       runs: this.stepRuns,
       scopeGuard: this.scope,
       pages: this.pages,
-      log: opts.log,
     })
     this.choices = new ChoiceService({
       registry: this.registry,
@@ -253,6 +252,8 @@ export class Engine {
     await this.events.stop()
     await this.changes.close()
     await this.#dispatcher.close()
+    // Step run records still queued are written before the store closes.
+    await this.stepRuns.close()
     await this.store.close()
   }
 }
