@@ -8,6 +8,7 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/service/package.json ./packages/service/
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY . .
 RUN npm run build:web
@@ -15,6 +16,9 @@ RUN npm run build:web
 FROM node:24-bookworm-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The service's own dependencies are a workspace's (packages/service): the root's are the installable
+# SDK's and command's only.
+COPY packages/service/package.json ./packages/service/
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts
 
 FROM node:24-bookworm-slim
@@ -26,6 +30,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./
+COPY packages/service/package.json ./packages/service/
 COPY src ./src
 # The sandbox upstreams: started in-process for any upstream whose address is not configured.
 COPY sandbox ./sandbox

@@ -12,10 +12,14 @@ export function median(values: number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
 }
 
-/** Runs `fn` `total` times with `concurrency` in flight; returns each latency (ms) and the wall time. */
+/**
+ * Runs `fn` `total` times with `concurrency` in flight; returns each latency (ms), the wall time,
+ * and this process's CPU time per call (µs: user + system, whatever else the machine runs).
+ */
 export async function load(total: number, concurrency: number, fn: () => Promise<void>) {
   const latencies: number[] = []
   let next = 0
+  const cpu = process.cpuUsage()
   const started = performance.now()
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -28,8 +32,14 @@ export async function load(total: number, concurrency: number, fn: () => Promise
     }),
   )
   const wallMs = performance.now() - started
+  const used = process.cpuUsage(cpu)
   latencies.sort((a, b) => a - b)
-  return { latencies, wallMs, throughput: (total / wallMs) * 1000 }
+  return {
+    latencies,
+    wallMs,
+    throughput: (total / wallMs) * 1000,
+    cpuUsPerCall: (used.user + used.system) / total,
+  }
 }
 
 /** One target a benchmark sets itself: a figure it measured, the bound it must reach, and whether it did. */

@@ -13,8 +13,8 @@ import { startService } from '../src/service.ts'
 import { tempDir } from '../test/helpers/databases.ts'
 import { load, median, percentile, report, round, target } from './_stats.ts'
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
-const PER_ROUND = Number(process.env.BENCH_REQUESTS ?? 400)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9)
+const PER_ROUND = Number(process.env.BENCH_REQUESTS ?? 600)
 
 const sandbox = await startTaskboardSandbox()
 await fetch(`${sandbox.url}/_sandbox/rate-limits`, {
@@ -109,12 +109,17 @@ const result: Record<string, unknown> = {
   requestsPerRound: PER_ROUND,
 }
 for (const concurrency of [1, 32]) {
-  const rounds: Record<PathName, { p50: number; p99: number; rps: number }>[] = []
+  const rounds: Record<PathName, { p50: number; p99: number; rps: number; cpuUs: number }>[] = []
   for (let r = 0; r < ROUNDS; r++) {
     const row = {} as (typeof rounds)[number]
     for (const name of Object.keys(paths) as PathName[]) {
       const m = await load(PER_ROUND, concurrency, paths[name])
-      row[name] = { p50: percentile(m.latencies, 50), p99: percentile(m.latencies, 99), rps: m.throughput }
+      row[name] = {
+        p50: percentile(m.latencies, 50),
+        p99: percentile(m.latencies, 99),
+        rps: m.throughput,
+        cpuUs: m.cpuUsPerCall,
+      }
     }
     rounds.push(row)
   }
@@ -124,6 +129,8 @@ for (const concurrency of [1, 32]) {
     p50Ms: med((x) => x[name].p50),
     p99Ms: med((x) => x[name].p99),
     rps: med((x) => x[name].rps, 0),
+    // CPU of the whole process (client, proxy, sandbox) per request: less moved by other load.
+    cpuUsPerRequest: med((x) => x[name].cpuUs, 0),
   })
   result[`c${concurrency}`] = {
     direct: figures('direct'),
@@ -135,6 +142,7 @@ for (const concurrency of [1, 32]) {
     ratioToDirect: med((x) => x.patchbay.rps / x.direct.rps),
     bareProxyRatioToDirect: med((x) => x.bareProxy.rps / x.direct.rps),
     ratioToBareProxy: med((x) => x.patchbay.rps / x.bareProxy.rps),
+    cpuRatioToBareProxy: med((x) => x.bareProxy.cpuUs / x.patchbay.cpuUs),
   }
 }
 const c1 = result.c1 as { addedP50Ms: number }

@@ -613,9 +613,22 @@ export const commands: Command[] = [
         )
       // Refuse a wrong key or agent here, with an exit status, rather than on the client's first message.
       await ctx.client().agents.functionTools(agentId, 'mcp')
-      // Loaded here: the MCP SDK is large, and only this command needs it.
-      const { serveMcpOverStdio } = await import('./mcp-stdio.ts')
-      return serveMcpOverStdio({ url: ctx.url, key, agentId })
+      // Loaded here: the MCP SDK is large, and only this command needs it. The installed package
+      // leaves it to the user (an optional peer dependency); the repository has it.
+      let bridge: typeof import('./mcp-stdio.ts')
+      try {
+        bridge = await import('./mcp-stdio.ts')
+      } catch (err) {
+        if (
+          (err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' &&
+          /@modelcontextprotocol\/sdk/.test(String(err))
+        )
+          throw new UsageError(
+            'patchbay mcp needs the MCP SDK, which this installation does not have: npm install @modelcontextprotocol/sdk',
+          )
+        throw err
+      }
+      return bridge.serveMcpOverStdio({ url: ctx.url, key, agentId })
     },
   },
 ]

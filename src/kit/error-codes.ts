@@ -4,7 +4,7 @@
 // The rule: a new code is added HERE, and nowhere else. `new PatchbayError(code, …)` only accepts
 // the codes below (a free string does not compile), the OpenAPI document's error enum is this
 // list, and the README's table of codes is generated from it. After adding or changing a code run
-// `npm run docs:errors && npm run api:types` (the README table and the dashboard's API types; tests
+// `npm run docs:errors && npm run api:types` (the README table and the SDK's and the dashboard's API types; tests
 // fail while either is out of date).
 
 export interface ErrorCodeDefinition {

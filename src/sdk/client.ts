@@ -1,15 +1,8 @@
-// A typed client for Patchbay's REST API. Step inputs and outputs are typed from the connectors'
-// own schemas (steps.ts); the other views are the engine's own types. Types only are imported
-// from the service, so the client loads nothing of it at run time.
+// A typed client for Patchbay's REST API. Every type comes from the API contract: the views and
+// bodies from /openapi.json (contract.ts), step inputs and outputs from the catalog's JSON Schemas
+// (steps.ts). The SDK imports nothing of the service.
 
-import type { NewAgent } from '../engine/agents/agent-input.ts'
-import type { AgentKeyView, AgentView } from '../engine/agents/agent-service.ts'
-import type { ConnectionView } from '../engine/connections/connection-service.ts'
-import type { EventSystem } from '../engine/events/event-system.ts'
-import type { StepSummary } from '../engine/registry.ts'
-import type { NewTool } from '../engine/tools/tool-input.ts'
-import type { ToolRunView, ToolView } from '../engine/tools/tool-service.ts'
-import type { NewTrigger, TriggerService } from '../engine/triggers/trigger-service.ts'
+import type { Answer, RequestBody, Schemas } from './contract.ts'
 import { PatchbayApiError } from './errors.ts'
 import { followStream, type StreamedDelivery, type StreamOptions } from './events.ts'
 import { type RetryOptions, retryRateLimited } from './retry.ts'
@@ -43,25 +36,21 @@ export interface RunOptions {
   signal?: AbortSignal
 }
 
-export type TriggerView = Awaited<ReturnType<TriggerService['create']>>
-export type TriggerDiagnosis = Awaited<ReturnType<EventSystem['diagnose']>>
+export type StepSummary = Schemas['Step']
+export type ConnectionView = Schemas['Connection']
+export type AgentView = Schemas['Agent']
+export type AgentKeyView = Schemas['AgentKey']
+export type ToolView = Schemas['Tool']
+export type ToolRunView = Schemas['ToolRun']
+export type TriggerView = Schemas['Trigger']
+export type TriggerDiagnosis = Schemas['Diagnosis']
+export type NewAgent = RequestBody<'createAgent'>
+export type NewTool = RequestBody<'createTool'>
+export type NewTrigger = RequestBody<'createTrigger'>
 export type FunctionFormat = 'openai' | 'anthropic' | 'mcp'
 
-export interface DeliveryView {
-  id: string
-  seq: number
-  agentId: string
-  eventId: string
-  triggerId: string
-  target: { type: 'webhook' | 'stream' | 'tool' }
-  status: 'pending' | 'delivered' | 'failed' | 'dead'
-  attempts: number
-  lastError: string | null
-  createdAt: string
-  deliveredAt: string | null
-  payload?: DeliveryPayload
-  [k: string]: unknown
-}
+/** A delivery to an agent; one read by id carries its attempts and the payload the agent receives. */
+export type DeliveryView = Schemas['Delivery'] & { payload?: DeliveryPayload }
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080'
 
@@ -161,8 +150,7 @@ export class PatchbayClient {
     list: async (): Promise<AgentView[]> =>
       (await this.request<{ agents: AgentView[] }>('GET', '/v1/agents')).agents,
     get: (id: string): Promise<AgentView> => this.request('GET', `/v1/agents/${enc(id)}`),
-    create: (body: NewAgent): Promise<AgentView & { signingSecret: string }> =>
-      this.request('POST', '/v1/agents', { body }),
+    create: (body: NewAgent): Promise<Answer<'createAgent'>> => this.request('POST', '/v1/agents', { body }),
     update: (id: string, changes: Partial<NewAgent>): Promise<AgentView> =>
       this.request('PATCH', `/v1/agents/${enc(id)}`, { body: changes }),
     remove: (id: string): Promise<void> => this.request('DELETE', `/v1/agents/${enc(id)}`),
@@ -171,7 +159,7 @@ export class PatchbayClient {
     keys: {
       list: async (agentId: string): Promise<AgentKeyView[]> =>
         (await this.request<{ keys: AgentKeyView[] }>('GET', `/v1/agents/${enc(agentId)}/keys`)).keys,
-      create: (agentId: string, name?: string): Promise<AgentKeyView & { key: string }> =>
+      create: (agentId: string, name?: string): Promise<Answer<'createAgentKey'>> =>
         this.request('POST', `/v1/agents/${enc(agentId)}/keys`, { body: name ? { name } : {} }),
       revoke: (agentId: string, keyId: string): Promise<void> =>
         this.request('DELETE', `/v1/agents/${enc(agentId)}/keys/${enc(keyId)}`),

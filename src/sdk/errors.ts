@@ -1,5 +1,5 @@
 // The API's one error shape as an Error: {"error":{"code","message","hint"?,"retryAfterMs"?,…}}.
-import type { ErrorCode } from '../kit/error-codes.ts'
+import type { ErrorCode } from './contract.ts'
 
 /** A code of the API (the README's table), or HTTP_<status> for an answer that is not the API's. */
 export type ApiErrorCode = ErrorCode | `HTTP_${number}`

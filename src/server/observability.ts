@@ -148,12 +148,8 @@ export function installMetrics(
     registers: [registry],
     async collect() {
       this.reset()
-      const rows = await db
-        .selectFrom('step_runs')
-        .select(['step_id', 'status', (eb) => eb.fn.countAll<number>().as('n')])
-        .groupBy(['step_id', 'status'])
-        .execute()
-      for (const r of rows) this.set({ step: r.step_id, outcome: r.status }, Number(r.n))
+      for (const r of await engine.stepRuns.countByStepAndStatus())
+        this.set({ step: r.step_id, outcome: r.status }, r.n)
     },
   })
   new Gauge({

@@ -1,11 +1,15 @@
 // SIGTERM with an agent's event stream open: the stream is ended and the process exits (before,
-// an open stream kept it alive and unresponsive).
+// an open stream kept it alive and unresponsive); the run records of steps run just before the
+// signal are in the store after it (they are written in batches, and the stop writes the last).
+// Sent to `npm start`, it reaches Patchbay too (before, npm and its shell went and Patchbay kept
+// running, orphaned, on its port).
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import net from 'node:net'
 import path from 'node:path'
 import { test } from 'node:test'
 import { startTaskboardSandbox } from '../../sandbox/taskboard/index.ts'
+import { openStore } from '../../src/store/database.ts'
 import { tempDir } from '../helpers/databases.ts'
 import { eventually } from '../helpers/receiver.ts'
 import { LOOPBACK_EGRESS } from '../helpers/service.ts'
@@ -19,8 +23,11 @@ const freePort = () =>
     })
   })
 
-test('SIGTERM ends open event streams and the process exits', { timeout: 240_000 }, async () => {
+test('SIGTERM ends open event streams, writes the last run records and the process exits', {
+  timeout: 240_000,
+}, async () => {
   const sandbox = await startTaskboardSandbox()
+  const dataDir = tempDir()
   const port = await freePort()
   const adminKey = 'pb_admin_shutdown_test'
   const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
@@ -29,7 +36,7 @@ test('SIGTERM ends open event streams and the process exits', { timeout: 240_000
       ...process.env,
       PORT: String(port),
       HOST: '127.0.0.1',
-      PATCHBAY_DATA_DIR: tempDir(),
+      PATCHBAY_DATA_DIR: dataDir,
       PATCHBAY_ADMIN_KEY: adminKey,
       PATCHBAY_TASKBOARD_URL: sandbox.url,
       ...LOOPBACK_EGRESS,
@@ -60,6 +67,27 @@ test('SIGTERM ends open event streams and the process exits', { timeout: 240_000
         delivery: { type: 'stream' },
       }),
     }).then((r) => r.json())
+    const connection = await fetch(`${base}/v1/connections`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        connector: 'taskboard',
+        authMethod: 'api_key_token',
+        credentials: { key: sandbox.demo.key, token: sandbox.demo.token },
+      }),
+    }).then((r) => r.json())
+    const runIds: string[] = []
+    for (let i = 0; i < 3; i++) {
+      const run = await fetch(`${base}/v1/steps/taskboard.create_card/run`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          connectionId: connection.id,
+          input: { idList: sandbox.demo.listIds[0], name: `just before the stop ${i}` },
+        }),
+      }).then((r) => r.json())
+      runIds.push(run.meta.runId)
+    }
     const stream = await fetch(`${base}/v1/agents/${agent.id}/stream`, { headers })
     assert.equal(stream.status, 200)
     const reader = stream.body!.getReader()
@@ -67,10 +95,53 @@ test('SIGTERM ends open event streams and the process exits', { timeout: 240_000
     child.kill('SIGTERM')
     // The stream is ended by the server…
     for (;;) if ((await reader.read()).done) break
-    // …and the process exits by itself.
+    // …and the process exits by itself…
     assert.equal(await exited, 0)
+    // …with every run recorded.
+    const store = await openStore({ dataDir })
+    const stored = await store.db.selectFrom('step_runs').select('id').execute()
+    await store.close()
+    assert.deepEqual(stored.map((r) => r.id).sort(), [...runIds].sort())
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL')
+    await sandbox.close()
+  }
+})
+
+test('SIGTERM sent to npm start stops Patchbay: npm exits and nothing answers on the port', {
+  timeout: 240_000,
+}, async () => {
+  const sandbox = await startTaskboardSandbox()
+  const port = await freePort()
+  // As an operator runs it (the dashboard was built by npm test's pretest: its prestart is skipped).
+  const npm = spawn('npm', ['start', '--ignore-scripts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PATCHBAY_DATA_DIR: tempDir(),
+      PATCHBAY_ADMIN_KEY: 'pb_admin_npm_start_test',
+      PATCHBAY_TASKBOARD_URL: sandbox.url,
+      ...LOOPBACK_EGRESS,
+      LOG_LEVEL: 'silent',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  const exited = new Promise<number | null>((r) => npm.on('exit', (code) => r(code)))
+  const base = `http://127.0.0.1:${port}`
+  const answers = () =>
+    fetch(`${base}/healthz`)
+      .then((r) => r.ok)
+      .catch(() => false)
+  try {
+    await eventually(answers, (ok) => ok, 120_000)
+    npm.kill('SIGTERM')
+    assert.equal(await exited, 0)
+    // Patchbay itself stopped with npm (it exits before npm does), not only npm and its shell.
+    assert.equal(await answers(), false, 'Patchbay still answers after npm start was stopped')
+  } finally {
+    if (npm.exitCode === null) npm.kill('SIGKILL')
     await sandbox.close()
   }
 })

@@ -124,12 +124,12 @@ test('Task-Board API Call with an API key plus token in its input: works without
   assert.equal(bad.status, 400)
   assert.equal(bad.body.error.code, 'INVALID_CREDENTIALS')
   assert.ok(!JSON.stringify(bad.body).includes('e'.repeat(64)))
-  await new Promise((r) => setTimeout(r, 50))
+  // Listing the runs writes the queued run records, so the stored rows are all there to look at.
+  const listed = await t.api('GET', '/v1/runs?limit=5')
+  assert.equal(listed.body.runs[0].stepId, 'taskboard.api_call')
   const runs = await t.service.engine.store.db.selectFrom('step_runs').selectAll().execute()
   assert.ok(runs.length > 0)
   assert.ok(!JSON.stringify(runs).includes(token))
-  const listed = await t.api('GET', '/v1/runs?limit=5')
-  assert.equal(listed.body.runs[0].stepId, 'taskboard.api_call')
 })
 
 test('the API Call reaches only the base address: URLs, climbing paths and header smuggling are refused', async () => {

@@ -1,10 +1,11 @@
 // The package as a user gets it: `npm pack` (prepack builds dist/), the tarball installed into a
 // fresh folder (its dependencies from this machine's npm cache, or the registry), `patchbay/sdk`
 // imported from plain ESM, a TypeScript consumer type-checked with module NodeNext, and
-// `npx patchbay --help`.
+// `npx patchbay --help`. The package is small: the SDK and the command (types from the API
+// contract, nothing of the service), with a few dependencies of their own.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -45,6 +46,31 @@ test('the tarball carries the built SDK and command, not the sources, tests or b
       !/^dist\/.*\.(js|d\.ts)$/.test(f) && !['src/cli/patchbay.mjs', 'package.json', 'README.md'].includes(f),
   )
   assert.deepEqual(extra, [])
+  // A small, self-contained SDK: its types come from the API contract, so nothing of the service
+  // (engine, store, server, connectors) is built into the package.
+  const service = files.filter((f) => /^dist\/(engine|store|server|connectors)\//.test(f))
+  assert.deepEqual(service, [])
+  const js = files.filter((f) => f.endsWith('.js'))
+  assert.ok(js.length <= 20, `${js.length} JavaScript files: ${js.join(', ')}`)
+})
+
+test('installing it pulls the few dependencies of the SDK and the command, none of the service', () => {
+  const installed = Object.keys(
+    JSON.parse(readFileSync(join(app, 'node_modules', '.package-lock.json'), 'utf8')).packages,
+  ).map((p) => p.replace(/^.*node_modules\//, ''))
+  for (const server of [
+    'fastify',
+    'kysely',
+    'pg',
+    'pg-boss',
+    'ioredis',
+    'pino',
+    'zod',
+    '@modelcontextprotocol/sdk',
+  ])
+    assert.ok(!installed.includes(server), `${server} was installed`)
+  // patchbay, standardwebhooks and string-width, with what they need.
+  assert.ok(installed.length <= 12, `${installed.length} packages: ${installed.join(', ')}`)
 })
 
 test('plain ESM imports patchbay/sdk from the installed package', async () => {

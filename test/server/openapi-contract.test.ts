@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 // openapi-typescript with the TypeScript 5 compiler API it needs (test/contract/client-generator).
 import { generateClientTypes } from 'patchbay-client-generator'
-import { API_SCHEMA, apiSchemaSource } from '../../scripts/api-types.ts'
+import { API_SCHEMA, apiSchemaSource, STEP_TYPES, stepTypesSource } from '../../scripts/api-types.ts'
 import { ERROR_CODE_LIST } from '../../src/kit/error-codes.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
@@ -117,10 +117,15 @@ export { catalog, code, run, seq, wrong }
   assert.equal(res.code ?? 0, 0, `${res.stdout}${res.stderr}`)
 })
 
-test('the dashboard’s API types are the contract’s (web/src/api-schema.ts; npm run api:types rewrites it)', async () => {
+test('the SDK’s and the dashboard’s API types are the contract’s (src/sdk/api-schema.ts, src/sdk/step-types.ts; npm run api:types rewrites them)', async () => {
   assert.equal(
     readFileSync(API_SCHEMA, 'utf8'),
     await apiSchemaSource(doc),
-    'web/src/api-schema.ts is out of date: run npm run api:types',
+    'src/sdk/api-schema.ts is out of date: run npm run api:types',
+  )
+  assert.equal(
+    readFileSync(STEP_TYPES, 'utf8'),
+    await stepTypesSource((await t.api('GET', '/v1/catalog')).body),
+    'src/sdk/step-types.ts is out of date: run npm run api:types',
   )
 })

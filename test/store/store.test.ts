@@ -2,12 +2,14 @@
 // on embedded SQLite and on PostgreSQL.
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
+import { sql } from 'kysely'
 import pg from 'pg'
 import { ApiKeys } from '../../src/store/api-keys.ts'
 import { Connections } from '../../src/store/connections.ts'
 import { openStore, type Store } from '../../src/store/database.ts'
-import { StepRuns } from '../../src/store/step-runs.ts'
+import { type StepRunRow, StepRuns } from '../../src/store/step-runs.ts'
 import { POSTGRES_URL, testDatabases } from '../helpers/databases.ts'
+import { ManualClock } from '../helpers/manual-clock.ts'
 
 const { databases } = await testDatabases()
 const schemas: string[] = []
@@ -107,33 +109,91 @@ for (const database of databases) {
       await store.close()
     })
 
-    test('run records page newest first', async () => {
+    const runRow = (i: number, workspace = 'ws'): StepRunRow => ({
+      id: `run_${String(i).padStart(5, '0')}`,
+      workspace_id: workspace,
+      step_id: 'taskboard.get_card',
+      connection_id: null,
+      caller_key_id: 'k',
+      status: i % 2 ? 'failed' : 'succeeded',
+      error_code: i % 2 ? 'UPSTREAM_NOT_FOUND' : null,
+      duration_ms: i,
+      attempts: 1,
+      created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, i)).toISOString(),
+    })
+    // A clock that never moves: queued records are written only by a read, a full batch or a stop.
+    const stillClock = () => new ManualClock()
+    const lines = () => {
+      const logged: Array<{ msg: string; [k: string]: unknown }> = []
+      return { logged, log: { error: (obj: object, msg: string) => logged.push({ ...obj, msg }) } }
+    }
+
+    test('run records page newest first, and a read sees every run recorded before it', async () => {
       const store = await open()
-      const runs = new StepRuns(store.db)
-      for (let i = 0; i < 5; i++) {
-        await runs.insert({
-          id: `run_${i}`,
-          workspace_id: 'ws',
-          step_id: 'taskboard.get_card',
-          connection_id: null,
-          caller_key_id: 'k',
-          status: i % 2 ? 'failed' : 'succeeded',
-          error_code: i % 2 ? 'UPSTREAM_NOT_FOUND' : null,
-          duration_ms: i,
-          attempts: 1,
-          created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
-        })
-      }
+      const runs = new StepRuns(store, { clock: stillClock(), ...lines() })
+      for (let i = 0; i < 5; i++) runs.record(runRow(i))
       const first = await runs.list('ws', { limit: 2 })
       assert.deepEqual(
         first.map((r) => r.id),
-        ['run_4', 'run_3'],
+        ['run_00004', 'run_00003'],
       )
       const second = await runs.list('ws', { limit: 2, before: first[1].created_at })
       assert.deepEqual(
         second.map((r) => r.id),
-        ['run_2', 'run_1'],
+        ['run_00002', 'run_00001'],
       )
+      runs.record(runRow(5))
+      const counts = await runs.countByStepAndStatus()
+      assert.deepEqual(
+        counts.sort((x, y) => x.status.localeCompare(y.status)),
+        [
+          { step_id: 'taskboard.get_card', status: 'failed', n: 3 },
+          { step_id: 'taskboard.get_card', status: 'succeeded', n: 3 },
+        ],
+      )
+      await runs.close()
+      await store.close()
+    })
+
+    test('a clean stop writes the queued run records: the store opened again lists them all', async () => {
+      const opts = database.fresh()
+      if (opts.pgSchema) schemas.push(opts.pgSchema)
+      const a = await openStore(opts)
+      const runs = new StepRuns(a, { clock: stillClock(), ...lines() })
+      // More than one INSERT carries: full batches go at once, the rest waits for the stop.
+      const total = 1234
+      for (let i = 0; i < total; i++) runs.record(runRow(i))
+      await runs.close()
+      await a.close()
+      const b = await openStore(opts)
+      const stored = await b.db
+        .selectFrom('step_runs')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+      assert.equal(Number(stored.n), total)
+      const newest = await new StepRuns(b, { clock: stillClock(), ...lines() }).list('ws', { limit: 1 })
+      assert.equal(newest[0].id, runRow(total - 1).id)
+      await b.close()
+    })
+
+    test('a flush the store refuses keeps its records, says so in the log, and writes them once it can', async () => {
+      const store = await open()
+      const { logged, log } = lines()
+      const runs = new StepRuns(store, { clock: stillClock(), log })
+      runs.record(runRow(0))
+      await runs.flush()
+      await sql`ALTER TABLE step_runs RENAME TO step_runs_away`.execute(store.db)
+      for (let i = 1; i <= 3; i++) runs.record(runRow(i))
+      await assert.rejects(runs.flush())
+      assert.equal(logged.length, 1)
+      assert.match(logged[0].msg, /could not write step run records; they are kept/)
+      assert.equal(logged[0].queued, 3)
+      await sql`ALTER TABLE step_runs_away RENAME TO step_runs`.execute(store.db)
+      assert.deepEqual(
+        (await runs.list('ws', { limit: 10 })).map((r) => r.id),
+        ['run_00003', 'run_00002', 'run_00001', 'run_00000'],
+      )
+      await runs.close()
       await store.close()
     })
   })

@@ -94,8 +94,20 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     ])
     await popup.getByLabel('Username or email address').fill(svc.codehost.demo.login)
     await popup.getByLabel('Password').fill(svc.codehost.demo.password)
+    // The callback page closes the pop-up at once: listen before authorizing, or a quick close is
+    // missed (as it was under load, failing the test with the pop-up long closed).
+    const closed = popup.waitForEvent('close', { timeout: 60_000 }).catch(async (err) => {
+      if (popup.isClosed()) return
+      const text = (
+        await popup
+          .locator('body')
+          .innerText()
+          .catch(() => '')
+      ).slice(0, 500)
+      throw new Error(`the sign-in pop-up did not close (${popup.url()}: ${text})`, { cause: err })
+    })
     await popup.getByRole('button', { name: /^Authorize/ }).click()
-    await popup.waitForEvent('close', { timeout: 60_000 })
+    await closed
     await page
       .getByRole('status')
       .filter({ hasText: `Connected ${svc.codehost.demo.login} (Code-Host)` })

@@ -154,6 +154,17 @@ try {
   await page.getByRole('region', { name: 'Diagnosis' }).waitFor()
   await page.getByRole('button', { name: 'Edit Card to issue' }).click()
   await shot('agent')
+  // The tool editor: a step's repository picked from the account's own, as on the step's form.
+  const editor = page.getByRole('form', { name: 'Edit Card to issue' })
+  const repo = editor
+    .getByRole('group', { name: 'Step 1' })
+    .getByRole('group', { name: 'Choose from Code-Host' })
+    .getByRole('combobox', { name: /^Repo/ })
+  await repo.scrollIntoViewIfNeeded()
+  await repo.click()
+  await editor.getByRole('option', { name: /hello-world/ }).waitFor()
+  await page.evaluate(() => window.scrollBy(0, 200))
+  await shot('tool-picker', page, false)
   await page.getByRole('button', { name: 'Cancel' }).click()
 
   await nav('Events')

@@ -1,6 +1,6 @@
 // The shell: sign-in with a workspace key, then the navigation and the page the hash names.
 import { type FormEvent, useEffect, useRef, useState } from 'react'
-import { ApiError, api, get, setUnauthorizedHandler, storedKey, storeKey } from './api.ts'
+import { ApiError, type ApiErrorCode, api, get, setUnauthorizedHandler, storedKey, storeKey } from './api.ts'
 import { ErrorBox, Loading, useLoad } from './components.tsx'
 import { AgentPage } from './pages/Agent.tsx'
 import { AgentsPage } from './pages/Agents.tsx'
@@ -204,6 +204,6 @@ function Page({ route, section }: { route: Route; section: string }) {
   }
 }
 
-export function isApiError(e: unknown, code?: string): e is ApiError {
+export function isApiError(e: unknown, code?: ApiErrorCode): e is ApiError {
   return e instanceof ApiError && (!code || e.code === code)
 }

@@ -1,4 +1,5 @@
 // The dashboard's only way to Patchbay: the REST API under /v1 with the workspace key as a Bearer token.
+import type { ApiErrorCode as ContractErrorCode } from '../../src/sdk/errors.ts'
 
 const KEY_STORAGE = 'patchbay.key'
 
@@ -11,10 +12,17 @@ export function storeKey(key: string | null): void {
   else sessionStorage.removeItem(KEY_STORAGE)
 }
 
+/**
+ * A code of the API's error registry (from the API contract, as the SDK's), HTTP_<status> for an
+ * answer that is not the API's, or one the dashboard gives for what happens on its side: the
+ * service could not be reached, a sign-in pop-up was blocked or closed.
+ */
+export type ApiErrorCode = ContractErrorCode | 'NETWORK_ERROR' | 'POPUP_BLOCKED' | 'POPUP_CLOSED'
+
 /** The API's one error body, `{"error":{"code","message","hint"?,…}}`, as a thrown value. */
 export class ApiError extends Error {
   readonly status: number
-  readonly code: string
+  readonly code: ApiErrorCode
   readonly hint?: string
   readonly retryAfterMs?: number
   readonly details?: unknown
@@ -23,7 +31,7 @@ export class ApiError extends Error {
   constructor(
     status: number,
     body: {
-      code?: string
+      code?: ApiErrorCode
       message?: string
       hint?: string
       retryAfterMs?: number

@@ -814,7 +814,7 @@ function PickerInput({
           }
         }}
       />
-      {exact ? <p className="picked small">{exact.label}</p> : null}
+      {exact && exact.label !== exact.value ? <p className="picked small">{exact.label}</p> : null}
       {open ? (
         <div className="choices" id={listId} role="listbox" aria-label={`${picker.noun} choices`}>
           {blocked ? (
@@ -841,7 +841,7 @@ function PickerInput({
               >
                 <span>{c.label}</span>
                 {c.detail ? <span className="muted small"> · {c.detail}</span> : null}
-                <code className="muted small">{c.value}</code>
+                {c.value !== c.label ? <code className="muted small">{c.value}</code> : null}
               </div>
             ))
           )}

@@ -1,8 +1,7 @@
-// Shapes of what the API answers: the API contract's (web/src/api-schema.ts, generated from
-// /openapi.json by npm run api:types), with JSON Schemas read as the forms read them.
-import type { components } from './api-schema.ts'
-
-type Schemas = components['schemas']
+// Shapes of what the API answers: the API contract's (src/sdk/contract.ts over src/sdk/api-schema.ts,
+// generated from /openapi.json by npm run api:types, as the SDK's), with JSON Schemas read as the
+// forms read them.
+import type { Schemas } from '../../src/sdk/contract.ts'
 
 export type JsonSchema = {
   type?: string | string[]

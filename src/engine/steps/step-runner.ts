@@ -1,7 +1,6 @@
 // Runs one tool step: validate the input, resolve the credentials (a stored connection, or
 // ones the step takes in its input), run the step's `run` with ctx.http, slim the output through
 // its schema, and record the run off the hot path.
-import type { FastifyBaseLogger } from 'fastify'
 import type { Credentials, StepContext } from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
 import { newId, nowIso } from '../../store/ids.ts'
@@ -42,7 +41,6 @@ export class StepRunner {
   #connections: ConnectionService
   #clients: UpstreamClients
   #runs: StepRuns
-  #log: FastifyBaseLogger
   #services: StepServices | undefined
 
   constructor(deps: {
@@ -50,7 +48,6 @@ export class StepRunner {
     connections: ConnectionService
     clients: UpstreamClients
     runs: StepRuns
-    log: FastifyBaseLogger
     /** The agent scope check every agent's step passes (access/scope-guard.ts). */
     scopeGuard: ScopeGuard
     pages: UpstreamPages
@@ -64,7 +61,6 @@ export class StepRunner {
     this.#connections = deps.connections
     this.#clients = deps.clients
     this.#runs = deps.runs
-    this.#log = deps.log
   }
 
   async run(
@@ -165,50 +161,29 @@ export class StepRunner {
       // Charges are in the ledger before the caller hears back.
       await lent?.settle()
       const durationMs = Math.round(performance.now() - started)
-      this.#runs
-        .insert({
-          id: runId,
-          workspace_id: caller.workspaceId,
-          step_id: stepId,
-          connection_id: connectionId,
-          caller_key_id: caller.keyId,
-          status,
-          error_code: errorCode,
-          duration_ms: durationMs,
-          attempts: http.stats.attempts,
-          created_at: nowIso(),
-        })
-        .catch((e) => this.#log.error({ err: e }, 'could not record a step run'))
+      this.#runs.record({
+        id: runId,
+        workspace_id: caller.workspaceId,
+        step_id: stepId,
+        connection_id: connectionId,
+        caller_key_id: caller.keyId,
+        status,
+        error_code: errorCode,
+        duration_ms: durationMs,
+        attempts: http.stats.attempts,
+        created_at: nowIso(),
+      })
     }
   }
 
   /** The step's stored connection, refused unless it is of the step's connector and active. */
-  async #usableConnection(
-    caller: Caller,
-    registered: RegisteredStep,
-    connectionId: string | null | undefined,
-  ) {
-    const { connector, id: stepId } = registered
-    if (!connectionId)
-      throw new PatchbayError('CONNECTION_REQUIRED', `The step ${stepId} needs a connectionId.`, {
-        hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.`,
-      })
-    const loaded = await this.#connections.load(caller.workspaceId, connectionId)
-    if (loaded.row.connector !== connector.id)
-      throw new PatchbayError(
-        'CONNECTION_CONNECTOR_MISMATCH',
-        `Connection ${loaded.row.id} is a ${loaded.row.connector} connection; the step ${stepId} needs a ${connector.id} connection.`,
-        { hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.` },
-      )
-    if (loaded.row.status === 'lapsed')
-      throw new PatchbayError(
-        'CONNECTION_LAPSED',
-        `Connection ${loaded.row.id} (${loaded.row.account_name}) has lapsed: ${loaded.row.status_reason ?? 'the upstream refused its credentials'}.`,
-        {
-          hint: 'Reconnect it (POST /v1/connections/{id}/reconnect) or disconnect and connect again.',
-        },
-      )
-    return loaded
+  #usableConnection(caller: Caller, registered: RegisteredStep, connectionId: string | null | undefined) {
+    return this.#connections.usable(
+      caller.workspaceId,
+      connectionId,
+      registered.connector,
+      `the step ${registered.id}`,
+    )
   }
 }
 

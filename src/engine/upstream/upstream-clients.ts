@@ -107,9 +107,17 @@ export class UpstreamClients {
   }
 }
 
+/** Fingerprints of credentials objects: a stored connection's are one object, kept while it is cached. */
+const fingerprints = new WeakMap<Credentials, string>()
+
 /** A stable, non-reversible name for a credential, to key its pacing budget. */
 function fingerprint(credentials: Credentials): string {
-  const token =
-    credentials.token ?? credentials.accessToken ?? credentials.apiKey ?? JSON.stringify(credentials)
-  return createHash('sha256').update(token).digest('hex').slice(0, 16)
+  let known = fingerprints.get(credentials)
+  if (known === undefined) {
+    const token =
+      credentials.token ?? credentials.accessToken ?? credentials.apiKey ?? JSON.stringify(credentials)
+    known = createHash('sha256').update(token).digest('hex').slice(0, 16)
+    fingerprints.set(credentials, known)
+  }
+  return known
 }

@@ -21,7 +21,9 @@ export const getCard = defineStep({
   output: card,
   hints: { readOnly: true, idempotent: true },
   scoped: [{ field: 'idCard', kind: 'card' }],
-  run: async (ctx, input) => slimCard(await ctx.http.get(`/1/cards/${input.idCard}`)),
+  // Only the fields the output keeps are asked for: a smaller answer to read.
+  run: async (ctx, input) =>
+    slimCard(await ctx.http.get(`/1/cards/${input.idCard}`, { fields: CARD_FIELDS })),
 })
 
 export const createCard = defineStep({
