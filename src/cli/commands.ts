@@ -267,6 +267,41 @@ export const commands: Command[] = [
     },
   },
   {
+    path: ['steps', 'options'],
+    args: '<stepId> <field>',
+    positionals: [2, 2],
+    summary: 'The choices of a field that names a resource (boards, a board’s lists, branches …)',
+    options: {
+      connection: { type: 'string', help: 'The connection to list with', value: 'id' },
+      parent: {
+        type: 'string',
+        multiple: true,
+        help: 'A field the choices depend on (idBoard=…, owner=…)',
+        value: 'k=v',
+      },
+    },
+    async run(ctx) {
+      const [stepId, field] = ctx.positionals
+      const parents: Record<string, string> = {}
+      for (const p of list(ctx, 'parent')) {
+        const eq = p.indexOf('=')
+        if (eq <= 0) throw new UsageError(`--parent "${p}" must look like field=value.`)
+        parents[p.slice(0, eq)] = p.slice(eq + 1)
+      }
+      const connectionId = str(ctx, 'connection') ?? (await onlyConnection(ctx, stepId))
+      const found = await ctx.client().stepOptions(stepId, field, { connectionId, parents })
+      print(ctx, found, () =>
+        found.choices.length
+          ? table(
+              found.choices.map((c) => ({ ...c, detail: c.detail ?? '' })),
+              ['value', 'label', 'detail'],
+            )
+          : `No ${found.noun} to choose from.`,
+      )
+      return 0
+    },
+  },
+  {
     path: ['steps', 'run'],
     args: '<stepId>',
     positionals: [1, 1],
