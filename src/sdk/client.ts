@@ -141,6 +141,17 @@ export class PatchbayClient {
     })
   }
 
+  /** The same for a trigger's config field (the board a New Card trigger watches). */
+  triggerOptions(
+    triggerId: string,
+    field: string,
+    opts: { connectionId?: string; parents?: Record<string, string> } = {},
+  ): Promise<FieldChoices> {
+    return this.request('GET', `/v1/catalog/triggers/${enc(triggerId)}/options/${enc(field)}`, {
+      query: { connectionId: opts.connectionId, ...opts.parents },
+    })
+  }
+
   // ---- connections
 
   readonly connections = {

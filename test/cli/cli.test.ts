@@ -168,7 +168,7 @@ test('steps search and run: a table for people, JSON for scripts', async () => {
   assert.match(human.stderr, /taskboard\.get_card in [\d.]+ ms/)
 })
 
-test('steps options lists a field’s choices: the boards, then the lists of the chosen board', async () => {
+test('steps options and triggers options list a field’s choices: the boards, then the lists of the chosen board', async () => {
   const boards = await cli(['steps', 'options', 'taskboard.create_card', 'idBoard', '--connection', conn])
   assert.equal(boards.code, 0, boards.stderr)
   assert.match(boards.stdout, /^VALUE\s+LABEL\s+DETAIL/)
@@ -189,6 +189,10 @@ test('steps options lists a field’s choices: the boards, then the lists of the
     found.choices.map((c: { value: string }) => c.value),
     t.taskboard.demo.listIds,
   )
+  // A trigger's config field too: the boards a New Card trigger can watch.
+  const watch = await cli(['triggers', 'options', 'taskboard.new_card', 'idBoard', '--json'])
+  assert.equal(watch.code, 0, watch.stderr)
+  assert.ok(JSON.parse(watch.stdout).choices.some((c: { label: string }) => c.label === 'Demo Board'))
   const noParent = await cli(['steps', 'options', 'taskboard.create_card', 'idList'])
   assert.equal(noParent.code, 1)
   assert.match(noParent.stderr, /PARENT_REQUIRED/)
