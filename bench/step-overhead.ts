@@ -13,8 +13,8 @@ import { startService } from '../src/service.ts'
 import { tempDir } from '../test/helpers/databases.ts'
 import { load, median, percentile, report, round, target } from './_stats.ts'
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
-const PER_ROUND = Number(process.env.BENCH_REQUESTS ?? 400)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9)
+const PER_ROUND = Number(process.env.BENCH_REQUESTS ?? 600)
 
 const sandbox = await startTaskboardSandbox()
 await fetch(`${sandbox.url}/_sandbox/rate-limits`, {
