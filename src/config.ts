@@ -198,7 +198,7 @@ export const settings: Record<string, Setting> = {
   ),
   REDIS_URL: setting(
     '—',
-    "Redis: when set, ready-made steps' pacing budgets live there, so every instance sharing a token shares its budget (a sliding log in one Lua script)",
+    "Redis: when set, ready-made steps' pacing budgets live there, so every instance sharing a token shares its budget (a sliding log in one Lua script); lookup results are shared (a lookup paid for on one instance is a cache hit on the others); changes between instances travel over its pub/sub",
     'a Redis address redis://host:6379 or rediss://…',
     urlWithSchemes(['redis:', 'rediss:']),
   ),

@@ -12,6 +12,7 @@ import type { Clock } from './kit/clock.ts'
 import { EgressGuard, type Resolve } from './kit/egress.ts'
 import type { Pacer } from './kit/pacer.ts'
 import { createRedisPacer } from './kit/redis-pacer.ts'
+import { createRedisResults } from './kit/redis-results.ts'
 import { buildApp, loggerOptions } from './server/app.ts'
 import { bootstrapWorkspace } from './server/bootstrap.ts'
 import { openStore } from './store/database.ts'
@@ -147,6 +148,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     }),
     // With Redis, every instance sharing a token shares its pacing budget.
     pacer: opts.pacer ?? (redis ? createRedisPacer(redis) : undefined),
+    // …and a lookup paid for on one instance is a cache hit on the others.
+    sharedResults: redis ? createRedisResults(redis) : undefined,
     clock: opts.clock,
     store,
     vault,

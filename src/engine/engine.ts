@@ -6,13 +6,14 @@ import { type Clock, systemClock } from '../kit/clock.ts'
 import { EgressGuard } from '../kit/egress.ts'
 import { createDispatcher } from '../kit/http.ts'
 import { type Budget, createPacer, type Pacer } from '../kit/pacer.ts'
+import type { SharedResults } from '../kit/result-cache.ts'
 import { defaultRetryPolicy, type RetryPolicy } from '../kit/retry-policy.ts'
 import { Agents } from '../store/agents.ts'
 import { ApiKeys } from '../store/api-keys.ts'
 import { Causations } from '../store/causations.ts'
 import { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
 import { Connections } from '../store/connections.ts'
-import { CreditBudgets, CreditLedger } from '../store/credits.ts'
+import { CreditBudgets, CreditHolds, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
 import { OAuthFlowRows } from '../store/oauth-flows.ts'
 import { StepRuns } from '../store/step-runs.ts'
@@ -54,6 +55,8 @@ export interface EngineOptions {
   registry?: Registry
   /** Per-connector overrides of the result cache and coalescing defaults. */
   lookups?: Record<string, LookupTuning>
+  /** Lookup results shared by every instance (Redis when configured); else each process its own. */
+  sharedResults?: SharedResults
   /** The scope guard's cache of resolved places (card → board …). */
   scope?: ScopeGuardOptions
   events?: EventOptions
@@ -91,7 +94,7 @@ export class Engine {
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
   readonly keyRevocations: KeyRevocations
   /** Cards and lists stored events name: the scope guard forgets where they were placed. */
-  readonly placements = new PlacementChanges()
+  readonly placements: PlacementChanges
   readonly events: EventSystem
   /** Upstreams' web pages: token-page addresses, and page addresses read into identifiers. */
   readonly pages: UpstreamPages
@@ -112,6 +115,7 @@ export class Engine {
       onError: (err) => opts.log.warn({ err }, 'sharing a change with the other instances failed'),
     })
     this.keyRevocations = new KeyRevocations(this.changes)
+    this.placements = new PlacementChanges(this.changes)
     this.apiKeys = new ApiKeys(opts.store.db)
     const clock = opts.clock ?? systemClock
     this.stepRuns = new StepRuns(opts.store, { clock, log: opts.log })
@@ -144,6 +148,8 @@ export class Engine {
     this.credits = new CreditService({
       ledger: new CreditLedger(opts.store.db),
       budgets: new CreditBudgets(opts.store.db),
+      holds: new CreditHolds(opts.store.db),
+      changes: this.changes,
       log: opts.log,
     })
     this.stepServices = new StepServices({
@@ -152,7 +158,12 @@ export class Engine {
       credits: this.credits,
       limits: new ConnectionRateLimits(opts.store.db),
       registry: this.registry,
+      changes: this.changes,
       tuning: opts.lookups,
+      sharedResults: opts.sharedResults && {
+        results: opts.sharedResults,
+        onError: (err) => opts.log.warn({ err }, 'the shared lookup cache did not answer'),
+      },
     })
     this.agents = new AgentService({
       repo: new Agents(opts.store.db),
@@ -228,10 +239,11 @@ export class Engine {
       flows: new OAuthFlowRows(opts.store.db),
       apps: opts.oauth?.apps,
       webUrls: opts.oauth?.webUrls,
-      publicUrl: () => this.events.triggers.publicUrl,
+      publicUrl: () => this.events.triggers.webhooks.publicUrl,
     })
     // Every reconnect (credentials or sign-in) registers the connection's webhooks again.
-    this.connections.onReplaced = (id, previous) => this.events.triggers.reregisterForConnection(id, previous)
+    this.connections.onReplaced = (id, previous) =>
+      this.events.triggers.webhooks.reregisterForConnection(id, previous)
     // An agent's triggers (and, with the last of them, their upstream webhooks) go with it.
     this.agents.onDeleted((workspaceId, agentId) => this.events.triggers.deleteForAgent(workspaceId, agentId))
   }

@@ -30,6 +30,11 @@ export async function lookupAll<Q, R>(
     return r
   }
 
+  // Results another instance paid for are fetched into this process's cache first.
+  if (ctx.cache) {
+    const local = keys.filter((k) => ctx.cache!.lookup(k).state === 'miss')
+    await ctx.cache.fetchShared([...new Set(local)])
+  }
   // What the cache holds or is fetching already costs nothing; the rest, once per distinct key.
   const wanted = new Map<string, { query: Q; indexes: number[] }>()
   keys.forEach((key, i) => {

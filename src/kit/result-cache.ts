@@ -2,12 +2,25 @@
 // result is fresh. Results live `ttlMs` from when they arrived; the least recently used go first
 // when the cache is full. A lookup that is under way is shared too: whoever asks for the same key
 // meanwhile waits for that answer instead of sending (and paying for) a second request.
+//
+// With a shared layer (`shared`, Redis when configured: kit/redis-results.ts), results are also
+// kept there under the cache's namespace for the same time, so a lookup paid for on one instance
+// is free on every other; what this process holds is then its near copy.
+
+/** Where results are shared between instances. Values come back exactly as they were put. */
+export interface SharedResults {
+  /** The entries found, with when each expires (ms since the epoch). */
+  get(keys: string[]): Promise<Map<string, { value: unknown; expiresAt: number }>>
+  put(entries: Array<{ key: string; value: unknown; expiresAt: number }>): Promise<void>
+}
 
 export interface ResultCacheOptions {
   /** How long a result is served from the cache. 0 turns the cache (and sharing) off. */
   ttlMs: number
   maxEntries: number
   now?: () => number
+  /** Results shared with the other instances, under `namespace` (e.g. the connection's id). */
+  shared?: { results: SharedResults; namespace: string; onError?: (err: unknown) => void }
 }
 
 export type CacheLookup<T> =
@@ -31,11 +44,38 @@ export class ResultCache {
   #now: () => number
   #entries = new Map<string, Entry>()
   #pending = new Map<string, Promise<unknown>>()
+  #shared: ResultCacheOptions['shared']
 
   constructor(opts: ResultCacheOptions) {
     this.ttlMs = opts.ttlMs
     this.maxEntries = Math.max(1, opts.maxEntries)
     this.#now = opts.now ?? Date.now
+    this.#shared = opts.shared
+  }
+
+  /**
+   * Looks the keys up in the shared layer (other instances' results) and keeps what it finds
+   * here, so a following lookup() is a hit. Without a shared layer, or when it does not answer,
+   * nothing is found (the lookup is then sent as usual).
+   */
+  async fetchShared(keys: string[]): Promise<number> {
+    const shared = this.#shared
+    if (!shared || !this.enabled || keys.length === 0) return 0
+    let found: Map<string, { value: unknown; expiresAt: number }>
+    try {
+      found = await shared.results.get(keys.map((k) => `${shared.namespace}:${k}`))
+    } catch (err) {
+      shared.onError?.(err)
+      return 0
+    }
+    let n = 0
+    for (const key of keys) {
+      const e = found.get(`${shared.namespace}:${key}`)
+      if (!e || e.expiresAt <= this.#now() || this.#pending.has(key)) continue
+      this.#keep(key, e.value, e.expiresAt)
+      n++
+    }
+    return n
   }
 
   get enabled(): boolean {
@@ -107,9 +147,20 @@ export class ResultCache {
     this.#entries.clear()
   }
 
+  /** Keeps a fresh result here and in the shared layer. */
   #store(key: string, value: unknown): void {
+    const expiresAt = this.#now() + this.ttlMs
+    this.#keep(key, value, expiresAt)
+    const shared = this.#shared
+    if (shared)
+      shared.results
+        .put([{ key: `${shared.namespace}:${key}`, value, expiresAt }])
+        .catch((err) => shared.onError?.(err))
+  }
+
+  #keep(key: string, value: unknown, expiresAt: number): void {
     this.#entries.delete(key)
-    this.#entries.set(key, { value, expiresAt: this.#now() + this.ttlMs })
+    this.#entries.set(key, { value, expiresAt })
     while (this.#entries.size > this.maxEntries) {
       const oldest = this.#entries.keys().next().value as string
       this.#entries.delete(oldest)

@@ -1,6 +1,6 @@
 // The credit ledger (what a metered upstream charged each step run, per connection and agent)
 // and per-agent credit budgets.
-import type { Kysely, SelectQueryBuilder } from 'kysely'
+import { type Kysely, PostgresAdapter, type SelectQueryBuilder } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import type { CreditBudgetsTable, CreditLedgerTable, Database } from './schema.ts'
 
@@ -200,6 +200,77 @@ export class CreditBudgets {
       .where('agent_id', '=', agentId)
       .executeTakeFirst()
     return Number(r.numDeletedRows) > 0
+  }
+}
+
+export type HoldOutcome =
+  | { budget: null }
+  | { budget: CreditBudgetRow; spent: number; held: number; holdId: string | null }
+
+/**
+ * Worst-case credits held by lookups under way, in the store, so that every instance counts
+ * every other's. Taking a hold is one transaction that locks the agent's budget row (PostgreSQL;
+ * SQLite has one writer): what the ledger says was spent, what others hold and the new amount are
+ * checked against the limit together, so concurrent lookups on any instances never spend more
+ * than the budget. A hold whose process died ends at its expiry.
+ */
+export class CreditHolds {
+  #db: Kysely<Database>
+  constructor(db: Kysely<Database>) {
+    this.#db = db
+  }
+
+  /** Holds `amount` when it fits (holdId set), or says what was spent and held (holdId null). */
+  async take(h: {
+    workspaceId: string
+    agentId: string
+    amount: number
+    now: Date
+    holdMs: number
+    /** Where the budget's period starts (undefined: all time). */
+    periodStart: (budget: CreditBudgetRow) => string | undefined
+  }): Promise<HoldOutcome> {
+    return this.#db.transaction().execute(async (trx) => {
+      let q = trx
+        .selectFrom('credit_budgets')
+        .selectAll()
+        .where('workspace_id', '=', h.workspaceId)
+        .where('agent_id', '=', h.agentId)
+      if (trx.getExecutor().adapter instanceof PostgresAdapter) q = q.forUpdate()
+      const budget = await q.executeTakeFirst()
+      if (!budget) return { budget: null }
+      const now = h.now.toISOString()
+      const holds = trx
+        .selectFrom('credit_holds')
+        .where('workspace_id', '=', h.workspaceId)
+        .where('agent_id', '=', h.agentId)
+      await trx
+        .deleteFrom('credit_holds')
+        .where('workspace_id', '=', h.workspaceId)
+        .where('agent_id', '=', h.agentId)
+        .where('expires_at', '<=', now)
+        .execute()
+      const heldRow = await holds.select((eb) => eb.fn.sum<number>('amount').as('n')).executeTakeFirst()
+      const held = num(heldRow?.n)
+      const spent = await new CreditLedger(trx).spentByAgent(h.workspaceId, h.agentId, h.periodStart(budget))
+      if (spent + held + h.amount > budget.credit_limit) return { budget, spent, held, holdId: null }
+      const holdId = newId('hold')
+      await trx
+        .insertInto('credit_holds')
+        .values({
+          id: holdId,
+          workspace_id: h.workspaceId,
+          agent_id: h.agentId,
+          amount: h.amount,
+          expires_at: new Date(h.now.getTime() + h.holdMs).toISOString(),
+        })
+        .execute()
+      return { budget, spent, held, holdId }
+    })
+  }
+
+  async release(holdId: string): Promise<void> {
+    await this.#db.deleteFrom('credit_holds').where('id', '=', holdId).execute()
   }
 }
 

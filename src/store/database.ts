@@ -2,7 +2,16 @@
 // given. Both run the same migrations and the same Kysely queries.
 import fs from 'node:fs'
 import path from 'node:path'
-import { Kysely, PostgresDialect } from 'kysely'
+import {
+  type DatabaseIntrospector,
+  type DatabaseMetadata,
+  Kysely,
+  PostgresDialect,
+  type PostgresDialectConfig,
+  type SchemaMetadata,
+  sql,
+  type TableMetadata,
+} from 'kysely'
 import pg from 'pg'
 import { migrate } from './migrations.ts'
 import { nodeSqliteDialect, openSqlite } from './node-sqlite-dialect.ts'
@@ -38,7 +47,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       max: 10,
       options: opts.pgSchema ? `-c search_path=${opts.pgSchema}` : undefined,
     })
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+    db = new Kysely<Database>({ dialect: new OneSchemaPostgresDialect({ pool }, opts.pgSchema ?? null) })
     postgres = { url: opts.databaseUrl, pool, schema: opts.pgSchema ?? null }
     // Instances started together take turns creating the schema and migrating it (a session lock
     // held on a connection of its own while the migrations run on others).
@@ -70,5 +79,58 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
         await db.destroy()
       },
     }
+  }
+}
+
+/**
+ * Kysely's PostgreSQL introspection (which the migrator uses to find its own tables) reads every
+ * schema's tables through functions that look each schema up by name, so a schema dropped
+ * meanwhile by another client (another deployment's, or a test's) fails it with "schema … does
+ * not exist" — the flake of store tests run in parallel. Patchbay only ever asks about its own
+ * schema: this dialect's introspection reads that schema alone, by the catalog's ids.
+ */
+class OneSchemaPostgresDialect extends PostgresDialect {
+  #schema: string | null
+  constructor(config: PostgresDialectConfig, schema: string | null) {
+    super(config)
+    this.#schema = schema
+  }
+  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new OneSchemaIntrospector(db, this.#schema)
+  }
+}
+
+class OneSchemaIntrospector implements DatabaseIntrospector {
+  #db: Kysely<any>
+  #schema: string | null
+  constructor(db: Kysely<any>, schema: string | null) {
+    this.#db = db
+    this.#schema = schema
+  }
+
+  async getSchemas(): Promise<SchemaMetadata[]> {
+    const { rows } = await sql<{ name: string }>`select nspname as name from pg_catalog.pg_namespace`.execute(
+      this.#db,
+    )
+    return rows.map((r) => ({ name: r.name }))
+  }
+
+  /** The tables and views of this store's schema (the first of the search path without one). */
+  async getTables(): Promise<TableMetadata[]> {
+    const schema = this.#schema === null ? sql`current_schema()` : sql`${this.#schema}`
+    const { rows } = await sql<{ schema: string; name: string; kind: string }>`
+      select n.nspname as schema, c.relname as name, c.relkind as kind
+      from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = ${schema} and c.relkind in ('r', 'p', 'v', 'm')`.execute(this.#db)
+    return rows.map((r) => ({
+      schema: r.schema,
+      name: r.name,
+      isView: r.kind === 'v' || r.kind === 'm',
+      columns: [],
+    }))
+  }
+
+  async getMetadata(): Promise<DatabaseMetadata> {
+    return { tables: await this.getTables() }
   }
 }

@@ -18,11 +18,9 @@ const migratorOf = (db: Kysely<any>, schema?: string) =>
 
 export async function migrate(db: Kysely<any>, schema?: string): Promise<void> {
   const migrator = migratorOf(db, schema)
-  let { error, results } = await migrator.migrateToLatest()
-  // Kysely reads the catalog of every schema to find its own tables; a schema another client drops
-  // meanwhile fails that read (not the migration), so it is read again.
-  for (let i = 0; i < 3 && error && /schema ".*" does not exist/.test(String((error as Error).message)); i++)
-    ({ error, results } = await migrator.migrateToLatest())
+  // On PostgreSQL the store's introspection reads its own schema only (database.ts): a schema
+  // another client drops meanwhile cannot fail this.
+  const { error, results } = await migrator.migrateToLatest()
   const failed = results?.find((r) => r.status === 'Error')
   if (error || failed) {
     throw new Error(

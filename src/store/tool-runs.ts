@@ -22,15 +22,16 @@ export class ToolRuns {
     await this.#db.updateTable('tool_runs').set(values).where('id', '=', id).execute()
   }
 
-  /** How many of the agent's tool runs are under way. */
-  async running(workspaceId: string, agentId: string): Promise<number> {
-    const row = await this.#db
+  /** How many of the agent's tool runs are under way (those started since `since`, when given). */
+  async running(workspaceId: string, agentId: string, since?: string): Promise<number> {
+    let q = this.#db
       .selectFrom('tool_runs')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('workspace_id', '=', workspaceId)
       .where('agent_id', '=', agentId)
       .where('status', '=', 'running')
-      .executeTakeFirst()
+    if (since) q = q.where('created_at', '>=', since)
+    const row = await q.executeTakeFirst()
     return Number(row?.n ?? 0)
   }
 

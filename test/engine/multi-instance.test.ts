@@ -4,16 +4,19 @@
 // twice, each due poll once, changes seen by every instance, streams fed from any instance.
 // Required under CI=true; skipped with the reason without PostgreSQL.
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
+import { type ContactdataSandbox, startContactdataSandbox } from '../../sandbox/contactdata/index.ts'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { loadConfig } from '../../src/config.ts'
 import { type RunningService, startService } from '../../src/service.ts'
 import { type Balancer, startBalancer } from '../helpers/balancer.ts'
 import { POSTGRES_URL, postgresUnavailableReason, tempDir } from '../helpers/databases.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
+import { REDIS_URL, redisUnavailableReason } from '../helpers/redis.ts'
 import { countRequests } from '../helpers/request-counter.ts'
-import { approve } from '../helpers/taskboard.ts'
+import { TEST_REDIS_PREFIX } from '../helpers/service.ts'
+import { approve, control } from '../helpers/taskboard.ts'
 
 const unavailable = await postgresUnavailableReason()
 if (unavailable && process.env.CI === 'true')
@@ -259,6 +262,46 @@ test('a trigger created or deleted on one instance takes effect on the others wi
   assert.equal(count(second), 6)
 })
 
+test("a card moved off an agent's board is out of its scope on every instance, whichever stored the move", {
+  skip,
+}, async () => {
+  const from = await newBoard('Placed')
+  const to = await newBoard('Elsewhere')
+  const agentId = await makeAgent({ type: 'stream' }, [from.board])
+  const key = (await api('POST', `/v1/agents/${agentId}/keys`, { name: 'placed' })).body.key
+  const moved = await api('POST', `/v1/agents/${agentId}/triggers`, {
+    trigger: 'taskboard.card_moved',
+    connectionId,
+    config: { idBoard: from.board },
+  })
+  assert.equal(moved.status, 201, JSON.stringify(moved.body))
+  const card = await tb('POST', '/1/cards', { idList: from.list, name: 'wanderer' })
+  const getCard = async (base: string) => {
+    const res = await fetch(`${base}/v1/steps/taskboard.get_card/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ connectionId, input: { idCard: card.id } }),
+    })
+    const body = await res.json()
+    return res.status === 200 ? 'allowed' : body.error.code
+  }
+  // Every instance has placed the card on the agent's board (and keeps that for a while).
+  for (const s of instances) assert.equal(await getCard(s.url), 'allowed')
+  await tb('PUT', `/1/cards/${card.id}`, { idList: to.list })
+  // One instance stores the move (the upstream's webhook reaches whichever the balancer picks)…
+  await eventually(
+    async () => (await api('GET', `/v1/deliveries?triggerId=${moved.body.id}`)).body.deliveries.length,
+    (n) => n === 1,
+    20_000,
+  )
+  await new Promise((r) => setTimeout(r, 1000))
+  // …and every instance looks the card up again: it is on a board outside the scope now.
+  assert.deepEqual(
+    await Promise.all(instances.map((s) => getCard(s.url))),
+    instances.map(() => 'SCOPE_DENIED'),
+  )
+})
+
 test('a stream on one instance receives every event ingested on any, in seq order', { skip }, async () => {
   const { board, list } = await newBoard('Stream')
   const agentId = await makeAgent({ type: 'stream' }, [board])
@@ -360,4 +403,165 @@ test('a sign-in started on one instance completes on another, once', { skip }, a
     new URL(replay.headers.get('location')!, instances[2].url).searchParams.get('error'),
     'OAUTH_STATE_USED',
   )
+})
+
+// The same deployment with Redis: changes travel over Redis pub/sub, and what Redis adds is
+// shared by every instance — credit holds are checked atomically in the store, and a lookup one
+// instance paid for is a cache hit on the others.
+describe('three instances with Redis', () => {
+  const redisSchema = `${schema}_redis`
+  let redisUnavailable: string | null = null
+  let cd: ContactdataSandbox
+  let group: RunningService[] = []
+  let front: Balancer
+  let key: string
+  let apiKey: string
+  let contactConnection: string
+  const call = async (method: string, path: string, body?: unknown, bearer = key, base = front.url) => {
+    const res = await fetch(base + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${bearer}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    })
+    const text = await res.text()
+    return { status: res.status, body: text ? JSON.parse(text) : null }
+  }
+  const upstreamRequests = async () =>
+    (await control(cd, 'GET', `/usage?apiKey=${encodeURIComponent(apiKey)}`)).totalRequests as number
+
+  before(async () => {
+    if (unavailable) return
+    redisUnavailable = await redisUnavailableReason()
+    if (redisUnavailable) return
+    cd = await startContactdataSandbox()
+    // Every person here has a phone: each lookup costs exactly its worst case, 2 credits.
+    await control(cd, 'POST', '/seed', {
+      companies: [{ name: 'Holdfast', domain: 'holdfast.test', employeeCount: 40, industry: 'Retail' }],
+      people: Array.from({ length: 60 }, (_, n) => ({
+        firstName: 'Hold',
+        lastName: `Fast${n}`,
+        email: `h${n}@holdfast.test`,
+        company: 'holdfast.test',
+        jobTitle: 'Buyer',
+        seniority: 'manager',
+        phone: `+1415556${String(1000 + n).slice(-4)}`,
+      })),
+    })
+    front = await startBalancer([])
+    key = `pb_admin_test_${Math.random().toString(36).slice(2)}`
+    const config = {
+      ...loadConfig({
+        PATCHBAY_PUBLIC_URL: front.url,
+        PATCHBAY_EGRESS_ALLOW: '127.0.0.0/8,::1',
+        REDIS_URL,
+        PATCHBAY_REDIS_PREFIX: `${TEST_REDIS_PREFIX}redis-group:`,
+        // One lookup, one request: no coalescing window to reason about.
+        PATCHBAY_CONTACTDATA_COALESCE_MS: '0',
+        PATCHBAY_CONTACTDATA_PACING: '1000/1000',
+      }),
+      port: 0,
+      host: '127.0.0.1',
+      databaseUrl: POSTGRES_URL,
+      dataDir: tempDir(),
+      adminKey: key,
+    }
+    group = await Promise.all(
+      Array.from({ length: INSTANCES }, () =>
+        startService(config, {
+          baseUrls: { taskboard: sandbox.url, contactdata: cd.url },
+          pgSchema: redisSchema,
+          logging: false,
+        }),
+      ),
+    )
+    front.targets = group.map((s) => s.url)
+    const acct = await control(cd, 'POST', '/accounts', {
+      name: 'Holdfast Co',
+      plan: 'enterprise',
+      credits: 5000,
+    })
+    apiKey = acct.apiKey
+    const conn = await call('POST', '/v1/connections', {
+      connector: 'contactdata',
+      authMethod: 'api_key',
+      credentials: { apiKey },
+    })
+    assert.equal(conn.status, 201, JSON.stringify(conn.body))
+    contactConnection = conn.body.id
+  })
+
+  after(async () => {
+    if (unavailable || redisUnavailable) return
+    await Promise.all(group.map((s) => s.close()))
+    await front?.close()
+    await cd?.close()
+    const client = new pg.Client({ connectionString: POSTGRES_URL })
+    await client.connect()
+    await client.query(`DROP SCHEMA IF EXISTS "${redisSchema}" CASCADE`)
+    await client.query(`DROP SCHEMA IF EXISTS "${redisSchema}_jobs" CASCADE`)
+    await client.end()
+  })
+
+  const skipped = () => unavailable ?? redisUnavailable ?? false
+
+  test('a credit budget of 20 is never overspent by lookups spread over three instances', async (t) => {
+    if (skipped()) return t.skip(String(skipped()))
+    const agent = await call('POST', '/v1/agents', {
+      name: 'budgeted',
+      connectionIds: [contactConnection],
+      delivery: { type: 'stream' },
+    })
+    assert.equal(agent.status, 201, JSON.stringify(agent.body))
+    const agentKey = await call('POST', `/v1/agents/${agent.body.id}/keys`, { name: 'budgeted' })
+    assert.equal(agentKey.status, 201, JSON.stringify(agentKey.body))
+    assert.equal((await call('PUT', `/v1/credits/budgets/${agent.body.id}`, { limit: 20 })).status, 200)
+    // 30 lookups at once, ten through each instance, each worth its worst case (2 credits).
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, n) =>
+        call(
+          'POST',
+          '/v1/steps/contactdata.find_contact/run',
+          { connectionId: contactConnection, input: { email: `h${n}@holdfast.test` } },
+          agentKey.body.key,
+        ),
+      ),
+    )
+    const ok = answers.filter((a) => a.status === 200)
+    const refused = answers.filter((a) => a.body?.error?.code === 'CREDIT_BUDGET_EXCEEDED')
+    assert.equal(
+      ok.length + refused.length,
+      30,
+      JSON.stringify(answers.find((a) => a.status !== 200 && a.status !== 403)),
+    )
+    const ledger = await call('GET', `/v1/credits?agentId=${agent.body.id}`)
+    assert.ok(ledger.body.summary.credits <= 20, `spent ${ledger.body.summary.credits} of a budget of 20`)
+    assert.equal(ledger.body.summary.credits, ok.length * 2)
+    assert.equal(ok.length, 10, 'the budget is used up, not refused early')
+  })
+
+  test('a lookup paid for on one instance is a cache hit on another', async (t) => {
+    if (skipped()) return t.skip(String(skipped()))
+    const find = (base: string) =>
+      call(
+        'POST',
+        '/v1/steps/contactdata.find_contact/run',
+        { connectionId: contactConnection, input: { email: 'h50@holdfast.test' } },
+        key,
+        base,
+      )
+    const first = await find(group[0].url)
+    assert.equal(first.status, 200, JSON.stringify(first.body))
+    assert.equal(first.body.output.cached, false)
+    const sent = await upstreamRequests()
+    for (const other of [group[1].url, group[2].url]) {
+      const again = await find(other)
+      assert.equal(again.status, 200)
+      assert.equal(again.body.output.cached, true)
+      assert.deepEqual(again.body.output.contact, first.body.output.contact)
+    }
+    assert.equal(await upstreamRequests(), sent, 'no instance asked the upstream again')
+  })
 })

@@ -1,6 +1,8 @@
 // SIGTERM with an agent's event stream open: the stream is ended and the process exits (before,
 // an open stream kept it alive and unresponsive); the run records of steps run just before the
 // signal are in the store after it (they are written in batches, and the stop writes the last).
+// Sent to `npm start`, it reaches Patchbay too (before, npm and its shell went and Patchbay kept
+// running, orphaned, on its port).
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import net from 'node:net'
@@ -102,6 +104,44 @@ test('SIGTERM ends open event streams, writes the last run records and the proce
     assert.deepEqual(stored.map((r) => r.id).sort(), [...runIds].sort())
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL')
+    await sandbox.close()
+  }
+})
+
+test('SIGTERM sent to npm start stops Patchbay: npm exits and nothing answers on the port', {
+  timeout: 240_000,
+}, async () => {
+  const sandbox = await startTaskboardSandbox()
+  const port = await freePort()
+  // As an operator runs it (the dashboard was built by npm test's pretest: its prestart is skipped).
+  const npm = spawn('npm', ['start', '--ignore-scripts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PATCHBAY_DATA_DIR: tempDir(),
+      PATCHBAY_ADMIN_KEY: 'pb_admin_npm_start_test',
+      PATCHBAY_TASKBOARD_URL: sandbox.url,
+      ...LOOPBACK_EGRESS,
+      LOG_LEVEL: 'silent',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  const exited = new Promise<number | null>((r) => npm.on('exit', (code) => r(code)))
+  const base = `http://127.0.0.1:${port}`
+  const answers = () =>
+    fetch(`${base}/healthz`)
+      .then((r) => r.ok)
+      .catch(() => false)
+  try {
+    await eventually(answers, (ok) => ok, 120_000)
+    npm.kill('SIGTERM')
+    assert.equal(await exited, 0)
+    // Patchbay itself stopped with npm (it exits before npm does), not only npm and its shell.
+    assert.equal(await answers(), false, 'Patchbay still answers after npm start was stopped')
+  } finally {
+    if (npm.exitCode === null) npm.kill('SIGKILL')
     await sandbox.close()
   }
 })

@@ -15,6 +15,8 @@ export class Receiver {
   /** Answer this status to the next N requests (then 200). */
   failNext = 0
   failStatus = 500
+  /** Answer each push this long after it arrived (a slow agent: pushes stay in flight). */
+  delayMs = 0
   secret: string | null = null
   url = ''
   #server: http.Server
@@ -37,9 +39,13 @@ export class Receiver {
             verified = true
           } catch {}
         }
-        this.received.push({ id: String(req.headers['webhook-id']), body: JSON.parse(body), verified })
-        res.writeHead(200).end('ok')
-        for (const w of this.#waiters.splice(0)) w()
+        const answer = () => {
+          this.received.push({ id: String(req.headers['webhook-id']), body: JSON.parse(body), verified })
+          res.writeHead(200).end('ok')
+          for (const w of this.#waiters.splice(0)) w()
+        }
+        if (this.delayMs > 0) setTimeout(answer, this.delayMs)
+        else answer()
       })
     })
   }

@@ -2,12 +2,13 @@
 // per agent) and per-agent budgets, which refuse a lookup before it is sent when its worst-case
 // cost does not fit in what is left.
 //
-// A budget check counts what the ledger holds plus what is still unsettled in this process:
-// worst-case amounts held by lookups under way and charges not yet written. Several instances
-// sharing one database each see the others' charges once they are written.
+// A budget check counts what the ledger holds plus the worst-case amounts held by lookups under
+// way on every instance (holds are rows in the store, taken atomically with the check), so
+// several instances sharing one database never spend more than the budget between them.
 import type { FastifyBaseLogger } from 'fastify'
 import { PatchbayError } from '../../kit/errors.ts'
-import type { CreditBudgetRow, CreditBudgets, CreditLedger } from '../../store/credits.ts'
+import type { CreditBudgetRow, CreditBudgets, CreditHolds, CreditLedger } from '../../store/credits.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { Caller } from './caller.ts'
 
 export type BudgetPeriod = CreditBudgetRow['period']
@@ -42,53 +43,85 @@ export function periodStart(period: BudgetPeriod, now = new Date()): string | un
   return undefined
 }
 
+/**
+ * How long a hold outlives a process that died holding it. A lookup's hold normally ends when
+ * its charges are in the ledger; one that takes longer than this (pacing waits included) stops
+ * counting against the budget then.
+ */
+export const CREDIT_HOLD_MS = 10 * 60_000
+
 export class CreditService {
   readonly ledger: CreditLedger
   readonly budgets: CreditBudgets
+  #holds: CreditHolds
   #log: FastifyBaseLogger
-  /** Per agent: worst-case amounts held plus charges not yet written. */
-  #unsettled = new Map<string, number>()
-  #locks = new Map<string, Promise<void>>()
+  /** Per agent: charges being written to the ledger by this process. */
+  #writing = new Map<string, Set<Promise<void>>>()
   #budgetCache = new Map<string, { row: CreditBudgetRow | null; at: number }>()
+  #changes: Changes
 
-  constructor(deps: { ledger: CreditLedger; budgets: CreditBudgets; log: FastifyBaseLogger }) {
+  constructor(deps: {
+    ledger: CreditLedger
+    budgets: CreditBudgets
+    holds: CreditHolds
+    changes: Changes
+    log: FastifyBaseLogger
+  }) {
     this.ledger = deps.ledger
     this.budgets = deps.budgets
+    this.#holds = deps.holds
     this.#log = deps.log
+    this.#changes = deps.changes
+    // A budget set or removed on any instance is read again here.
+    deps.changes.subscribe('credits', (agentIds) => {
+      if (agentIds.length === 0) this.#budgetCache.clear()
+      for (const key of this.#budgetCache.keys())
+        if (agentIds.includes(key.split('\u0000')[1])) this.#budgetCache.delete(key)
+    })
   }
 
   /**
    * Holds `amount` credits of the caller's budget until the returned function is called; refuses
-   * with CREDIT_BUDGET_EXCEEDED when they do not fit. Callers without a budget pass freely.
+   * with CREDIT_BUDGET_EXCEEDED when they do not fit. Callers without a budget pass freely. The
+   * hold is a row in the store (CreditHolds), so lookups on every instance count each other's.
    */
-  async reserve(caller: Caller, amount: number): Promise<() => void> {
+  async reserve(caller: Caller, amount: number): Promise<() => Promise<void>> {
     const agentId = caller.agentId
-    if (!agentId || amount <= 0) return () => {}
-    const key = agentKey(caller.workspaceId, agentId)
-    return this.#withLock(key, async () => {
-      const budget = await this.#budget(caller.workspaceId, agentId)
-      if (!budget) return () => {}
-      // Read what is unsettled before the ledger: a charge written meanwhile is then counted
-      // twice (refusing a little early), never not at all.
-      const held = this.#unsettled.get(key) ?? 0
-      const spent = await this.ledger.spentByAgent(caller.workspaceId, agentId, periodStart(budget.period))
-      if (spent + held + amount > budget.credit_limit) throw budgetExceeded(budget, spent, held, amount)
-      this.#adjust(key, amount)
-      let released = false
-      return () => {
-        if (released) return
-        released = true
-        this.#adjust(key, -amount)
-      }
+    const free = async () => {}
+    if (!agentId || amount <= 0) return free
+    const { workspaceId } = caller
+    if (!(await this.#budget(workspaceId, agentId))) return free
+    const now = new Date()
+    const taken = await this.#holds.take({
+      workspaceId,
+      agentId,
+      amount,
+      now,
+      holdMs: CREDIT_HOLD_MS,
+      periodStart: (b) => periodStart(b.period, now),
     })
+    if (!taken.budget) return free
+    if (!taken.holdId) throw budgetExceeded(taken.budget, taken.spent, taken.held, amount)
+    const holdId = taken.holdId
+    const key = agentKey(workspaceId, agentId)
+    let released: Promise<void> | null = null
+    // The hold ends once the charges being written are in the ledger: until then it stands for
+    // them (counted twice meanwhile, so a lookup may be refused a little early, never let past).
+    return () => {
+      released ??= Promise.all([...(this.#writing.get(key) ?? [])])
+        .then(() => this.#holds.release(holdId))
+        .catch((err) =>
+          this.#log.error({ err, holdId }, 'could not release a credit hold; it ends at its expiry'),
+        )
+      return released
+    }
   }
 
-  /** Writes a charge to the ledger; while it is being written it counts against the budget. */
+  /** Writes a charge to the ledger; the holds of its agent stay until it is written. */
   async record(c: Charge): Promise<void> {
     const key = c.caller.agentId ? agentKey(c.caller.workspaceId, c.caller.agentId) : null
-    if (key) this.#adjust(key, c.credits)
-    try {
-      await this.ledger.insert({
+    const write = this.ledger
+      .insert({
         workspace_id: c.caller.workspaceId,
         connection_id: c.connectionId,
         connector: c.connector,
@@ -99,10 +132,23 @@ export class CreditService {
         credits: c.credits,
         remaining: c.remaining ?? null,
       })
-    } catch (err) {
-      this.#log.error({ err, runId: c.runId, credits: c.credits }, 'could not write a credit charge')
+      .then(
+        () => {},
+        (err) =>
+          this.#log.error({ err, runId: c.runId, credits: c.credits }, 'could not write a credit charge'),
+      )
+    if (!key) return write
+    let set = this.#writing.get(key)
+    if (!set) {
+      set = new Set()
+      this.#writing.set(key, set)
+    }
+    set.add(write)
+    try {
+      await write
     } finally {
-      if (key) this.#adjust(key, -c.credits)
+      set.delete(write)
+      if (set.size === 0 && this.#writing.get(key) === set) this.#writing.delete(key)
     }
   }
 
@@ -123,12 +169,14 @@ export class CreditService {
   ): Promise<BudgetView> {
     const row = await this.budgets.put(workspaceId, agentId, values)
     this.#budgetCache.delete(agentKey(workspaceId, agentId))
+    this.#changes.publish('credits', [agentId])
     return this.#view(row)
   }
 
   async deleteBudget(workspaceId: string, agentId: string): Promise<boolean> {
     const deleted = await this.budgets.delete(workspaceId, agentId)
     this.#budgetCache.delete(agentKey(workspaceId, agentId))
+    this.#changes.publish('credits', [agentId])
     return deleted
   }
 
@@ -154,29 +202,6 @@ export class CreditService {
     if (this.#budgetCache.size > 10_000) this.#budgetCache.clear()
     this.#budgetCache.set(key, { row, at: Date.now() })
     return row
-  }
-
-  #adjust(key: string, delta: number): void {
-    const v = (this.#unsettled.get(key) ?? 0) + delta
-    if (v <= 0) this.#unsettled.delete(key)
-    else this.#unsettled.set(key, v)
-  }
-
-  async #withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.#locks.get(key) ?? Promise.resolve()
-    let done!: () => void
-    const mine = new Promise<void>((r) => {
-      done = r
-    })
-    const tail = prev.then(() => mine)
-    this.#locks.set(key, tail)
-    await prev
-    try {
-      return await fn()
-    } finally {
-      done()
-      if (this.#locks.get(key) === tail) this.#locks.delete(key)
-    }
   }
 }
 

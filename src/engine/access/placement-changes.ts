@@ -1,24 +1,38 @@
 // Tells the scope guard's cache of places (card → board …) that resources may have moved: every
 // event the trigger pipeline or a poll stores names the cards and lists it is about, and a card
-// an event names (moved to another board, or from this one) is looked up again on its next check.
-// In-process; other instances see a move when their short-lived entry expires (scope-guard.ts).
+// an event names (moved to another board, or from this one) is looked up again on its next check
+// — on every instance (through the engine's changes), whichever instance stored the event.
 import type { NormalizedEvent } from '../../kit/define.ts'
+import type { Changes } from '../changes/changes.ts'
 
-export type PlacementListener = (connectorId: string, refs: NormalizedEvent['refs'][]) => void
+/**
+ * `places` are the cache keys of what may have moved (`<connector>:card:<id>`,
+ * `<connector>:list:<id>`); an empty list means anything may have (the instance missed changes).
+ */
+export type PlacementListener = (places: string[]) => void
+
+export const placeKey = (connectorId: string, kind: 'card' | 'list', id: string) =>
+  `${connectorId}:${kind}:${id}`
 
 export class PlacementChanges {
-  #listeners = new Set<PlacementListener>()
+  #changes: Changes
+
+  constructor(changes: Changes) {
+    this.#changes = changes
+  }
 
   /** Returns a function that stops listening. */
   subscribe(listener: PlacementListener): () => void {
-    this.#listeners.add(listener)
-    return () => this.#listeners.delete(listener)
+    return this.#changes.subscribe('placements', listener)
   }
 
   /** The events a connector's webhook or poll just stored. */
   publish(connectorId: string, events: readonly NormalizedEvent[]): void {
-    const refs = events.map((e) => e.refs).filter((r) => r.card || r.list)
-    if (refs.length === 0) return
-    for (const l of this.#listeners) l(connectorId, refs)
+    const places = new Set<string>()
+    for (const { refs } of events) {
+      if (typeof refs?.card === 'string' && refs.card) places.add(placeKey(connectorId, 'card', refs.card))
+      if (typeof refs?.list === 'string' && refs.list) places.add(placeKey(connectorId, 'list', refs.list))
+    }
+    if (places.size > 0) this.#changes.publish('placements', [...places])
   }
 }

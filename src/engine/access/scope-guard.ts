@@ -83,11 +83,10 @@ export class ScopeGuard {
       maxEntries: deps.options?.cacheMaxEntries ?? DEFAULT_MAX_ENTRIES,
     })
     // An event about a card or list (moved, say) makes its place be looked up again.
-    deps.placements.subscribe((connectorId, refs) => {
-      for (const r of refs) {
-        if (r.card) this.#places.delete(`${connectorId}:card:${r.card}`)
-        if (r.list) this.#places.delete(`${connectorId}:list:${r.list}`)
-      }
+    // Keys are placeKey()s: the same on every instance.
+    deps.placements.subscribe((places) => {
+      if (places.length === 0) this.#places.clear()
+      for (const key of places) this.#places.delete(key)
     })
   }
 

@@ -1,11 +1,19 @@
-// Changes every instance must hear about at once: a trigger, connection, agent or key changed
-// (so each instance drops what it cached), or deliveries were written for an agent (so its open
-// streams read the store). Published here, they reach this process's listeners at once and the
+// Changes every instance must hear about at once: a trigger, connection, agent, key or budget
+// changed (so each instance drops what it cached), a card or list an event names may have moved
+// (the scope guard's places), or deliveries were written for an agent (so its open streams read
+// the store). Published here, they reach this process's listeners at once and the
 // other instances through a transport: PostgreSQL LISTEN/NOTIFY, or Redis pub/sub when
 // configured. On SQLite there is one process and no transport.
 import { randomUUID } from 'node:crypto'
 
-export type ChangeTopic = 'agents' | 'connections' | 'triggers' | 'keys' | 'credits' | 'deliveries'
+export type ChangeTopic =
+  | 'agents'
+  | 'connections'
+  | 'triggers'
+  | 'keys'
+  | 'credits'
+  | 'deliveries'
+  | 'placements'
 export type ChangeListener = (ids: string[]) => void
 
 /** Carries changes between instances; `onLost` tells that messages may have been missed. */
@@ -15,7 +23,15 @@ export interface ChangeTransport {
   close(): Promise<void>
 }
 
-const TOPICS: ChangeTopic[] = ['agents', 'connections', 'triggers', 'keys', 'credits', 'deliveries']
+const TOPICS: ChangeTopic[] = [
+  'agents',
+  'connections',
+  'triggers',
+  'keys',
+  'credits',
+  'deliveries',
+  'placements',
+]
 /** NOTIFY payloads stay below PostgreSQL's 8,000-byte limit. */
 const IDS_PER_MESSAGE = 100
 

@@ -221,6 +221,36 @@ export class ConnectionService {
   }
 
   /**
+   * The connection a step, trigger or picker of `connector` acts through, refused unless one was
+   * given (CONNECTION_REQUIRED), it exists (CONNECTION_NOT_FOUND), it is of that connector
+   * (CONNECTION_CONNECTOR_MISMATCH) and it has not lapsed (CONNECTION_LAPSED). `user` names who
+   * needs it in the messages ("the step taskboard.get_card"). Every such check is this one.
+   */
+  async usable(
+    workspaceId: string,
+    id: string | null | undefined,
+    connector: ConnectorDefinition,
+    user: string,
+  ): Promise<LoadedConnection> {
+    const listHint = `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.`
+    if (!id)
+      throw new PatchbayError('CONNECTION_REQUIRED', `${capitalized(user)} needs a connectionId.`, {
+        hint: listHint,
+      })
+    const loaded = await this.load(workspaceId, id)
+    if (loaded.row.connector !== connector.id) throw connectorMismatch(loaded.row, connector, user)
+    if (loaded.row.status === 'lapsed')
+      throw new PatchbayError(
+        'CONNECTION_LAPSED',
+        `Connection ${loaded.row.id} (${loaded.row.account_name}) has lapsed: ${loaded.row.status_reason ?? 'the upstream refused its credentials'}.`,
+        {
+          hint: `Reconnect it (the Reconnect button on the Connections page, or POST /v1/connections/${loaded.row.id}/reconnect), or disconnect and connect again.`,
+        },
+      )
+    return loaded
+  }
+
+  /**
    * ctx.http with a stored connection's credentials: a 401 that refuses them marks the
    * connection lapsed. Every caller working for a connection builds its client here.
    */
@@ -322,3 +352,19 @@ export const connectionNotFound = (id: string) =>
   new PatchbayError('CONNECTION_NOT_FOUND', `There is no connection "${id}" in this workspace.`, {
     hint: 'List connections with GET /v1/connections.',
   })
+
+/** A connection of another connector than `user` needs (also for checks of saved tools). */
+export function connectorMismatch(
+  connection: { id: string; connector: string },
+  connector: ConnectorDefinition,
+  user: string,
+  opts: { at?: string } = {},
+): PatchbayError {
+  return new PatchbayError(
+    'CONNECTION_CONNECTOR_MISMATCH',
+    `${opts.at ? `${opts.at}: ` : ''}Connection ${connection.id} is a ${connection.connector} connection; ${user} needs a ${connector.id} connection.`,
+    { hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.` },
+  )
+}
+
+const capitalized = (s: string) => s.charAt(0).toUpperCase() + s.slice(1)

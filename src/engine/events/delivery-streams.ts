@@ -4,11 +4,8 @@
 // changes), so nothing is skipped whichever instance stored a delivery or serves the stream.
 // Deliveries are committed in seq order (deliveries.insertMany), so once a seq is seen no lower
 // one can appear later.
-import type { Kysely } from 'kysely'
-import { deliveries } from '../../store/event-log.ts'
-import type { Database } from '../../store/schema.ts'
 import type { Changes } from '../changes/changes.ts'
-import type { Deliverer } from './deliverer.ts'
+import type { EventHistory } from './history.ts'
 
 const PAGE = 500
 
@@ -24,19 +21,16 @@ interface OpenStream {
 }
 
 export class DeliveryStreams {
-  #db: Kysely<Database>
-  #deliverer: Deliverer
+  #history: EventHistory
   #byAgent = new Map<string, Set<OpenStream>>()
   #onError: (err: unknown) => void
 
   constructor(deps: {
-    db: Kysely<Database>
-    deliverer: Deliverer
+    history: EventHistory
     changes: Changes
     onError: (err: unknown) => void
   }) {
-    this.#db = deps.db
-    this.#deliverer = deps.deliverer
+    this.#history = deps.history
     this.#onError = deps.onError
     deps.changes.subscribe('deliveries', (agentIds) => {
       // An empty list: the instance may have missed some, so every stream reads again.
@@ -106,22 +100,11 @@ export class DeliveryStreams {
       do {
         s.again = false
         for (;;) {
-          const rows = await deliveries.list(this.#db, s.workspaceId, {
-            agentId: s.agentId,
-            afterSeq: s.last,
-            limit: PAGE,
-            ascending: true,
-          })
+          const rows = await this.#history.after(s.workspaceId, s.agentId, s.last, PAGE)
           if (s.closed) return
-          const streamed = rows.filter((r) => JSON.parse(r.target).type === 'stream')
-          const joined = new Map(
-            (await this.#deliverer.joined(streamed.map((r) => r.id))).map((j) => [Number(j.seq), j]),
-          )
           for (const r of rows) {
-            const seq = Number(r.seq)
-            const j = joined.get(seq)
-            if (j && !s.closed) s.send(seq, this.#deliverer.body(j))
-            s.last = Math.max(s.last, seq)
+            if (r.body !== null && !s.closed) s.send(r.seq, r.body)
+            s.last = Math.max(s.last, r.seq)
           }
           if (rows.length < PAGE) break
         }

@@ -23,10 +23,12 @@ import { diagnoseTrigger } from '../triggers/diagnose.ts'
 import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
 import { Poller } from '../triggers/poller.ts'
 import { TriggerService } from '../triggers/trigger-service.ts'
+import { WebhookSubscriptions } from '../triggers/webhook-subscriptions.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 import type { UpstreamPages } from '../upstream/upstream-pages.ts'
 import { Deliverer } from './deliverer.ts'
 import { DeliveryStreams } from './delivery-streams.ts'
+import { EventHistory } from './history.ts'
 import { Ingress } from './ingress.ts'
 import { LoopGuard } from './loop-guard.ts'
 import { Pipeline } from './pipeline.ts'
@@ -54,6 +56,8 @@ export class EventSystem {
   /** This process's workers (claimed items are handed to them). */
   readonly jobs = new InProcessJobQueue()
   readonly streams: DeliveryStreams
+  /** What was received and delivered, as the API, MCP and streams read it. */
+  readonly history: EventHistory
   readonly triggers: TriggerService
   readonly deliverer: Deliverer
   readonly pipeline: Pipeline
@@ -103,17 +107,23 @@ export class EventSystem {
     this.jobs.onError = (name, err) => log.error({ err, job: name }, 'background job failed')
     const triggerRows = new Triggers(db)
     this.triggers = new TriggerService({
-      subscriptions: new Subscriptions(db),
+      webhooks: new WebhookSubscriptions({
+        subscriptions: new Subscriptions(db),
+        triggers: triggerRows,
+        registry,
+        connections,
+        clients,
+        vault: deps.vault,
+        changes,
+        log,
+      }),
       triggers: triggerRows,
       registry,
       connections,
-      clients,
-      vault: deps.vault,
       agents,
       tools,
       pages: deps.pages,
       changes,
-      log,
     })
     if (deps.options?.minPollIntervalMs !== undefined)
       this.triggers.minPollIntervalMs = deps.options.minPollIntervalMs
@@ -134,9 +144,9 @@ export class EventSystem {
         limit: deps.options?.loopDepthLimit,
       }),
     })
+    this.history = new EventHistory({ db, deliverer: this.deliverer })
     this.streams = new DeliveryStreams({
-      db,
-      deliverer: this.deliverer,
+      history: this.history,
       changes,
       onError: (err) => log.error({ err }, 'reading an event stream failed'),
     })
@@ -182,9 +192,9 @@ export class EventSystem {
 
   /** Once the server listens: sweep for due work, and keep webhooks in step upstream. */
   async start(publicUrl: string): Promise<void> {
-    this.triggers.publicUrl = publicUrl.replace(/\/$/, '')
+    this.triggers.webhooks.publicUrl = publicUrl.replace(/\/$/, '')
     await this.#sweeps.start(() => this.sweep())
-    this.triggers
+    this.triggers.webhooks
       .reconcile()
       .then((r) => this.#log.info(r, 'webhooks reconciled'))
       .catch((err) => this.#log.error({ err }, 'webhook reconcile failed'))
@@ -196,7 +206,7 @@ export class EventSystem {
       this.#reconciling = this.#leases
         .take('webhook-reconcile', this.#instanceId, every * 2)
         .then(async (mine) => {
-          if (mine) this.#log.debug(await this.triggers.reconcile(), 'webhooks reconciled')
+          if (mine) this.#log.debug(await this.triggers.webhooks.reconcile(), 'webhooks reconciled')
         })
         .catch((err) => this.#log.error({ err }, 'webhook reconcile failed'))
         .finally(() => {

@@ -10,6 +10,8 @@ import type { ToolRunner } from '../triggers/directories.ts'
 export const DEFAULT_LOOP_DEPTH_LIMIT = 3
 /** How long a run waits for the agent's runs under way to say what they changed. */
 const WAIT_FOR_RUNS_MS = 30_000
+/** Runs started longer ago than this are not waited for (finished, or their instance stopped). */
+const RECENT_RUN_MS = 2 * 60_000
 
 export interface CausedEvent {
   workspaceId: string
@@ -38,8 +40,15 @@ export class LoopGuard {
     let depth = await this.#causations.depthOf(e.workspaceId, e.connector, refs)
     // The upstream may report a change before the step that made it has returned: while the
     // agent has runs under way, they may yet say this event is theirs.
+    // Only runs started recently count: one its instance stopped in the middle of stays `running`
+    // in the store, and must not hold every later run of the agent up.
     const until = Date.now() + WAIT_FOR_RUNS_MS
-    while (depth === 0 && Date.now() < until && (await this.#tools.running(e.workspaceId, e.agentId)) > 0) {
+    const since = new Date(Date.now() - RECENT_RUN_MS).toISOString()
+    while (
+      depth === 0 &&
+      Date.now() < until &&
+      (await this.#tools.running(e.workspaceId, e.agentId, since)) > 0
+    ) {
       await new Promise((r) => setTimeout(r, 100))
       depth = await this.#causations.depthOf(e.workspaceId, e.connector, refs)
     }

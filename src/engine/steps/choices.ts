@@ -76,21 +76,7 @@ export class ChoiceService {
     }
 
     const connectionId = req.connectionId ?? (await this.#defaultConnection(caller, connector.id))
-    const loaded = await this.#connections.load(caller.workspaceId, connectionId)
-    if (loaded.row.connector !== connector.id)
-      throw new PatchbayError(
-        'CONNECTION_CONNECTOR_MISMATCH',
-        `Connection ${connectionId} is a ${loaded.row.connector} connection; ${req.of.id} needs a ${connector.id} connection.`,
-        { hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.` },
-      )
-    if (loaded.row.status === 'lapsed')
-      throw new PatchbayError(
-        'CONNECTION_LAPSED',
-        `Connection ${connectionId} (${loaded.row.account_name}) has lapsed.`,
-        {
-          hint: 'Reconnect it: the Reconnect button on the Connections page, or POST /v1/connections/{id}/reconnect.',
-        },
-      )
+    const loaded = await this.#connections.usable(caller.workspaceId, connectionId, connector, req.of.id)
     const target = { connectionId, credentials: loaded.credentials }
     // An agent lists only inside its scope: the parents are checked as a step's inputs are, and
     // listers that reach across resources (all boards) keep to ctx.scope.

@@ -177,32 +177,13 @@ export class StepRunner {
   }
 
   /** The step's stored connection, refused unless it is of the step's connector and active. */
-  async #usableConnection(
-    caller: Caller,
-    registered: RegisteredStep,
-    connectionId: string | null | undefined,
-  ) {
-    const { connector, id: stepId } = registered
-    if (!connectionId)
-      throw new PatchbayError('CONNECTION_REQUIRED', `The step ${stepId} needs a connectionId.`, {
-        hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.`,
-      })
-    const loaded = await this.#connections.load(caller.workspaceId, connectionId)
-    if (loaded.row.connector !== connector.id)
-      throw new PatchbayError(
-        'CONNECTION_CONNECTOR_MISMATCH',
-        `Connection ${loaded.row.id} is a ${loaded.row.connector} connection; the step ${stepId} needs a ${connector.id} connection.`,
-        { hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.` },
-      )
-    if (loaded.row.status === 'lapsed')
-      throw new PatchbayError(
-        'CONNECTION_LAPSED',
-        `Connection ${loaded.row.id} (${loaded.row.account_name}) has lapsed: ${loaded.row.status_reason ?? 'the upstream refused its credentials'}.`,
-        {
-          hint: 'Reconnect it (POST /v1/connections/{id}/reconnect) or disconnect and connect again.',
-        },
-      )
-    return loaded
+  #usableConnection(caller: Caller, registered: RegisteredStep, connectionId: string | null | undefined) {
+    return this.#connections.usable(
+      caller.workspaceId,
+      connectionId,
+      registered.connector,
+      `the step ${registered.id}`,
+    )
   }
 }
 

@@ -6,10 +6,11 @@ import { type BatchCaller, Batcher } from '../../kit/batcher.ts'
 import type { ConnectorDefinition, Credentials, StepContext, StepCredits } from '../../kit/define.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { Budget } from '../../kit/pacer.ts'
-import { ResultCache } from '../../kit/result-cache.ts'
+import { ResultCache, type SharedResults } from '../../kit/result-cache.ts'
 import type { ConnectionRateLimits } from '../../store/connection-rate-limits.ts'
 import type { Caller } from '../access/caller.ts'
 import type { CreditService } from '../access/credits.ts'
+import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
@@ -27,7 +28,7 @@ export interface RunServices {
   /** For the run's ctx.http: books what each response was charged. */
   onResponse?: (status: number, headers: Record<string, string>) => void
   context: Pick<StepContext, 'cache' | 'batch' | 'credits'>
-  /** Resolves once every charge of the run is in the ledger. */
+  /** Resolves once every charge of the run is in the ledger and its credit holds are released. */
   settle(): Promise<void>
 }
 
@@ -51,6 +52,7 @@ export class StepServices {
   #caches = new Map<string, ResultCache>()
   #batchers = new Map<string, Batcher>()
   #limitCache = new Map<string, { budget: Budget | null; at: number }>()
+  #shared: { results: SharedResults; onError: (err: unknown) => void } | undefined
 
   constructor(deps: {
     clients: UpstreamClients
@@ -58,8 +60,18 @@ export class StepServices {
     credits: CreditService
     limits: ConnectionRateLimits
     registry: Registry
+    changes: Changes
     tuning?: Record<string, LookupTuning>
+    /** Lookup results shared by every instance (Redis when configured). */
+    sharedResults?: { results: SharedResults; onError: (err: unknown) => void }
   }) {
+    this.#shared = deps.sharedResults
+    // A connection deleted or replaced on any instance: this process forgets its results (those
+    // shared in Redis are keyed by the connection and end with their time to live).
+    deps.changes.subscribe('connections', (ids) => {
+      if (ids.length === 0) this.#caches.clear()
+      for (const id of ids) this.#caches.delete(id)
+    })
     this.#registry = deps.registry
     this.#clients = deps.clients
     this.#connections = deps.connections
@@ -81,6 +93,8 @@ export class StepServices {
 
     let charged = 0
     const writes: Promise<void>[] = []
+    /** Credit holds being released (each once the run's charges are written). */
+    const releasing: Promise<void>[] = []
     const charge = (credits: number, remaining: number | undefined) => {
       if (credits <= 0 || !connectionId) return
       charged += credits
@@ -97,7 +111,12 @@ export class StepServices {
       )
     }
     const credits: StepCredits = {
-      reserve: (worstCase) => this.#credits.reserve(caller, worstCase),
+      reserve: async (worstCase) => {
+        const release = await this.#credits.reserve(caller, worstCase)
+        return () => {
+          releasing.push(release())
+        }
+      },
       get charged() {
         return charged
       },
@@ -114,6 +133,7 @@ export class StepServices {
       context: { credits },
       settle: async () => {
         await Promise.all(writes)
+        await Promise.all(releasing)
       },
     }
 
@@ -180,7 +200,11 @@ export class StepServices {
   #cacheFor(connectionId: string, tuning: Required<LookupTuning>): ResultCache {
     let c = this.#caches.get(connectionId)
     if (!c) {
-      c = new ResultCache({ ttlMs: tuning.cacheTtlMs, maxEntries: tuning.cacheMaxEntries })
+      c = new ResultCache({
+        ttlMs: tuning.cacheTtlMs,
+        maxEntries: tuning.cacheMaxEntries,
+        shared: this.#shared && { ...this.#shared, namespace: connectionId },
+      })
       this.#caches.set(connectionId, c)
     }
     return c

@@ -11,7 +11,7 @@ import type { ToolRow, Tools } from '../../store/tools.ts'
 import type { Triggers } from '../../store/triggers.ts'
 import type { Caller } from '../access/caller.ts'
 import type { AgentService, AgentView } from '../agents/agent-service.ts'
-import type { ConnectionService } from '../connections/connection-service.ts'
+import { type ConnectionService, connectorMismatch } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
 import type { StepRunner } from '../steps/step-runner.ts'
 import {
@@ -195,8 +195,8 @@ export class ToolService {
 
   /** For the trigger code: whether a trigger may target this tool. */
   /** How many of the agent's tool runs are under way (the loop guard waits for them). */
-  running(workspaceId: string, agentId: string): Promise<number> {
-    return this.#runs.running(workspaceId, agentId)
+  running(workspaceId: string, agentId: string, since?: string): Promise<number> {
+    return this.#runs.running(workspaceId, agentId, since)
   }
 
   async exists(workspaceId: string, agentId: string, toolId: string): Promise<boolean> {
@@ -499,11 +499,12 @@ export class ToolService {
           },
         )
       if (connection.connector !== registered.connector.id)
-        throw new PatchbayError(
-          'CONNECTION_CONNECTOR_MISMATCH',
-          `${at}.connectionId: ${step.connectionId} is a ${connection.connector} connection; ${step.stepId} needs a ${registered.connector.id} connection.`,
+        throw connectorMismatch(
+          { id: step.connectionId, connector: connection.connector },
+          registered.connector,
+          step.stepId,
           {
-            hint: `List ${registered.connector.name} connections with GET /v1/connections?connector=${registered.connector.id}.`,
+            at: `${at}.connectionId`,
           },
         )
       this.#checkTemplates(step, i, steps.slice(0, i), {

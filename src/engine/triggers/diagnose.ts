@@ -243,7 +243,7 @@ async function checkWatchedModel(
     }
   } catch (err) {
     if (err instanceof PatchbayError && err.code === 'CONNECTION_LAPSED') {
-      await deps.triggers.markMissing(sub.id, sub.connection_id)
+      await deps.triggers.webhooks.markMissing(sub.id, sub.connection_id)
       return {
         cause: 'wrong_board',
         status: 'problem',

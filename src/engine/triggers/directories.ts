@@ -37,6 +37,6 @@ export interface ToolRunner {
       causationDepth?: number
     },
   ): Promise<{ id: string; status: string; errorCode?: string | null; errorMessage?: string | null }>
-  /** How many of the agent's tool runs are under way. */
-  running(workspaceId: string, agentId: string): Promise<number>
+  /** How many of the agent's tool runs are under way (those started since `since`, an ISO time, when given). */
+  running(workspaceId: string, agentId: string, since?: string): Promise<number>
 }

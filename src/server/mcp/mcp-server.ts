@@ -17,10 +17,10 @@ import type { Caller } from '../../engine/access/caller.ts'
 import type { AgentView } from '../../engine/agents/agent-service.ts'
 import type { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
+import type { DeliveryRow } from '../../engine/events/history.ts'
 import { isErrorCode } from '../../kit/error-codes.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { PATCHBAY_VERSION } from '../../kit/version.ts'
-import { deliveries } from '../../store/event-log.ts'
 
 export const RECENT_EVENTS_URI = 'patchbay://events/recent'
 const DELIVERY_URI = 'patchbay://deliveries/'
@@ -97,7 +97,7 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
   })
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => {
-    const rows = await deliveries.list(engine.store.db, caller.workspaceId, {
+    const rows = await engine.events.history.listDeliveries(caller.workspaceId, {
       agentId: agent.id,
       limit: LISTED_DELIVERIES,
     })
@@ -153,14 +153,14 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
     const uri = req.params.uri
     let body: unknown
     if (uri === RECENT_EVENTS_URI) {
-      const rows = await deliveries.list(engine.store.db, caller.workspaceId, {
+      const rows = await engine.events.history.listDeliveries(caller.workspaceId, {
         agentId: agent.id,
         limit: RECENT_LIMIT,
       })
       body = { deliveries: await deliveryViews(engine, rows) }
     } else if (uri.startsWith(DELIVERY_URI)) {
       const id = uri.slice(DELIVERY_URI.length)
-      const row = await deliveries.get(engine.store.db, caller.workspaceId, id)
+      const row = await engine.events.history.findDelivery(caller.workspaceId, id)
       if (!row || row.agent_id !== agent.id)
         throw new McpError(ErrorCode.InvalidParams, `This agent has no delivery "${id}".`, { uri })
       ;[body] = await deliveryViews(engine, [row])
@@ -182,19 +182,17 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
   return server
 }
 
-type DeliveryRows = Awaited<ReturnType<typeof deliveries.list>>
-
-async function deliveryViews(engine: Engine, rows: DeliveryRows) {
-  const joined = new Map((await engine.events.deliverer.joined(rows.map((r) => r.id))).map((j) => [j.id, j]))
+async function deliveryViews(engine: Engine, rows: DeliveryRow[]) {
+  const payloads = await engine.events.history.payloads(rows)
   return rows.map((r) => {
-    const j = joined.get(r.id)
+    const payload = payloads.get(r.id)
     return {
       id: r.id,
       seq: Number(r.seq),
       status: r.status,
       target: JSON.parse(r.target).type,
       createdAt: r.created_at,
-      payload: j ? JSON.parse(engine.events.deliverer.body(j)) : null,
+      payload: payload ? JSON.parse(payload) : null,
     }
   })
 }

@@ -3,8 +3,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
+import type { DeliveryRow, EventRow } from '../../engine/events/history.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { type DeliveryRow, deliveries, type EventRow, events } from '../../store/event-log.ts'
 import { requireAdmin } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
 
@@ -104,7 +104,7 @@ const page = {
 export const eventRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
   async (app) => {
-    const db = engine.store.db
+    const history = engine.events.history
     const ownAgent = (caller: { kind: string; agentId: string | null }, agentId: string) => {
       if (caller.kind === 'agent' && caller.agentId !== agentId)
         throw new PatchbayError('ADMIN_KEY_REQUIRED', 'An agent key can only read its own agent.', {
@@ -134,7 +134,7 @@ export const eventRoutes =
       async (req) => {
         requireAdmin(req)
         const q = req.query
-        const rows = await events.list(db, req.caller.workspaceId, {
+        const rows = await history.listEvents(req.caller.workspaceId, {
           connector: q.connector,
           type: q.type,
           connectionId: q.connectionId,
@@ -163,12 +163,7 @@ export const eventRoutes =
       },
       async (req) => {
         requireAdmin(req)
-        const e = await events.get(db, req.caller.workspaceId, req.params.id)
-        if (!e)
-          throw new PatchbayError('EVENT_NOT_FOUND', `There is no event "${req.params.id}".`, {
-            hint: 'List events with GET /v1/events.',
-          })
-        const ds = await deliveries.list(db, req.caller.workspaceId, { eventId: e.id, limit: 500 })
+        const { event: e, deliveries: ds } = await history.event(req.caller.workspaceId, req.params.id)
         return { ...eventView(e), deliveries: ds.map(deliveryView) }
       },
     )
@@ -195,7 +190,7 @@ export const eventRoutes =
       async (req) => {
         const q = req.query
         const agentId = req.caller.kind === 'agent' ? req.caller.agentId! : q.agentId
-        const rows = await deliveries.list(db, req.caller.workspaceId, {
+        const rows = await history.listDeliveries(req.caller.workspaceId, {
           agentId,
           status: q.status,
           eventId: q.eventId,
@@ -229,23 +224,19 @@ export const eventRoutes =
         },
       },
       async (req) => {
-        const d = await deliveries.get(db, req.caller.workspaceId, req.params.id)
-        if (!d)
-          throw new PatchbayError('DELIVERY_NOT_FOUND', `There is no delivery "${req.params.id}".`, {
-            hint: 'List deliveries with GET /v1/deliveries.',
-          })
+        const d = await history.delivery(req.caller.workspaceId, req.params.id)
         ownAgent(req.caller, d.agent_id)
-        const [joined] = await engine.events.deliverer.joined([d.id])
+        const payloads = await history.payloads([d])
         return {
           ...deliveryView(d),
-          attempts: (await deliveries.attempts(db, d.id)).map((a) => ({
+          attempts: (await history.attempts(d.id)).map((a) => ({
             attempt: a.attempt,
             at: a.at,
             status: a.status,
             error: a.error,
             durationMs: a.duration_ms,
           })),
-          payload: JSON.parse(engine.events.deliverer.body(joined)),
+          payload: JSON.parse(payloads.get(d.id)!),
         }
       },
     )

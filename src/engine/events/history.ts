@@ -1,0 +1,86 @@
+// What was received and delivered, as the API, the MCP resources and the agents' streams read it:
+// events and deliveries newest first, one event with its deliveries, one delivery with its
+// attempts, the JSON each delivery's agent receives, and an agent's deliveries after a seq in seq
+// order (a stream catching up). One home for these reads, so the server never queries the
+// store's event log itself.
+import type { Kysely } from 'kysely'
+import { PatchbayError } from '../../kit/errors.ts'
+import { type DeliveryRow, deliveries, type EventRow, events } from '../../store/event-log.ts'
+import type { Database } from '../../store/schema.ts'
+import type { Deliverer } from './deliverer.ts'
+
+export type { DeliveryRow, EventRow }
+export type EventFilter = Parameters<typeof events.list>[2]
+export type DeliveryFilter = Parameters<typeof deliveries.list>[2]
+export type DeliveryAttemptRow = Awaited<ReturnType<typeof deliveries.attempts>>[number]
+
+export class EventHistory {
+  #db: Kysely<Database>
+  #deliverer: Deliverer
+
+  constructor(deps: { db: Kysely<Database>; deliverer: Deliverer }) {
+    this.#db = deps.db
+    this.#deliverer = deps.deliverer
+  }
+
+  /** Events received, newest first. */
+  listEvents(workspaceId: string, filter: EventFilter): Promise<EventRow[]> {
+    return events.list(this.#db, workspaceId, filter)
+  }
+
+  /** One event and the deliveries it made (EVENT_NOT_FOUND when there is none). */
+  async event(workspaceId: string, id: string): Promise<{ event: EventRow; deliveries: DeliveryRow[] }> {
+    const event = await events.get(this.#db, workspaceId, id)
+    if (!event)
+      throw new PatchbayError('EVENT_NOT_FOUND', `There is no event "${id}".`, {
+        hint: 'List events with GET /v1/events.',
+      })
+    return { event, deliveries: await deliveries.list(this.#db, workspaceId, { eventId: id, limit: 500 }) }
+  }
+
+  /** Deliveries, newest first. */
+  listDeliveries(workspaceId: string, filter: DeliveryFilter): Promise<DeliveryRow[]> {
+    return deliveries.list(this.#db, workspaceId, filter)
+  }
+
+  /** One delivery, or undefined. */
+  findDelivery(workspaceId: string, id: string): Promise<DeliveryRow | undefined> {
+    return deliveries.get(this.#db, workspaceId, id)
+  }
+
+  /** One delivery (DELIVERY_NOT_FOUND when there is none). */
+  async delivery(workspaceId: string, id: string): Promise<DeliveryRow> {
+    const row = await this.findDelivery(workspaceId, id)
+    if (!row)
+      throw new PatchbayError('DELIVERY_NOT_FOUND', `There is no delivery "${id}".`, {
+        hint: 'List deliveries with GET /v1/deliveries.',
+      })
+    return row
+  }
+
+  /** A delivery's attempts, first first. */
+  attempts(deliveryId: string): Promise<DeliveryAttemptRow[]> {
+    return deliveries.attempts(this.#db, deliveryId)
+  }
+
+  /** The JSON each delivery's agent receives (pushed, streamed or replayed alike), by delivery id. */
+  async payloads(rows: Pick<DeliveryRow, 'id'>[]): Promise<Map<string, string>> {
+    const joined = await this.#deliverer.joined(rows.map((r) => r.id))
+    return new Map(joined.map((j) => [j.id, this.#deliverer.body(j)]))
+  }
+
+  /**
+   * An agent's deliveries after `afterSeq`, in seq order, each with what a stream sends (the
+   * payload of a stream delivery; null for the agent's other deliveries, which a stream skips).
+   */
+  async after(
+    workspaceId: string,
+    agentId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<Array<{ seq: number; body: string | null }>> {
+    const rows = await deliveries.list(this.#db, workspaceId, { agentId, afterSeq, limit, ascending: true })
+    const bodies = await this.payloads(rows.filter((r) => JSON.parse(r.target).type === 'stream'))
+    return rows.map((r) => ({ seq: Number(r.seq), body: bodies.get(r.id) ?? null }))
+  }
+}
