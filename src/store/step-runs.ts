@@ -145,7 +145,8 @@ export class StepRuns {
     if (this.#writing || this.#queued.length === 0) return
     // After the stop (a step that outlived it): written at once, tried once; a failure is logged.
     const now = this.#queued.length >= FLUSH_ROWS || this.#closed
-    if (now && this.#failures === 0) void this.#write().catch(() => {}) // logged by #write
+    if (now && this.#failures === 0)
+      void this.#write().catch(() => {}) // logged by #write
     else this.#setTimer()
   }
 
