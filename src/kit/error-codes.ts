@@ -523,7 +523,7 @@ export const ERROR_CODES = {
     status: 404,
     meaning: 'No upstream delivery with that number is set aside in the inbox.',
     hint: 'List those set aside with GET /v1/inbox.',
-    cli: 'patchbay inbox list',
+    cli: 'List them with patchbay inbox list.',
   },
   UNKNOWN_HOOK: {
     status: 410,
