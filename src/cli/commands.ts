@@ -266,6 +266,7 @@ export const commands: Command[] = [
       return 0
     },
   },
+  optionsCommand('step'),
   {
     path: ['steps', 'run'],
     args: '<stepId>',
@@ -508,6 +509,7 @@ export const commands: Command[] = [
       return 0
     },
   },
+  optionsCommand('trigger'),
   {
     path: ['triggers', 'delete'],
     args: '<triggerId>',
@@ -663,6 +665,49 @@ export const commands: Command[] = [
     },
   },
 ]
+
+/** `steps options` and `triggers options`: the choices of a field that names a resource. */
+function optionsCommand(kind: 'step' | 'trigger'): Command {
+  return {
+    path: [kind === 'step' ? 'steps' : 'triggers', 'options'],
+    args: kind === 'step' ? '<stepId> <field>' : '<triggerId> <field>',
+    positionals: [2, 2],
+    summary: `The choices of a ${kind === 'step' ? 'step input' : 'trigger config'} field that names a resource (boards, a board’s lists, branches …)`,
+    options: {
+      connection: { type: 'string', help: 'The connection to list with', value: 'id' },
+      parent: {
+        type: 'string',
+        multiple: true,
+        help: 'A field the choices depend on (idBoard=…, owner=…)',
+        value: 'k=v',
+      },
+    },
+    async run(ctx) {
+      const [id, field] = ctx.positionals
+      const parents: Record<string, string> = {}
+      for (const p of list(ctx, 'parent')) {
+        const eq = p.indexOf('=')
+        if (eq <= 0) throw new UsageError(`--parent "${p}" must look like field=value.`)
+        parents[p.slice(0, eq)] = p.slice(eq + 1)
+      }
+      const connectionId = str(ctx, 'connection') ?? (await onlyConnection(ctx, id))
+      const opts = { connectionId, parents }
+      const found =
+        kind === 'step'
+          ? await ctx.client().stepOptions(id, field, opts)
+          : await ctx.client().triggerOptions(id, field, opts)
+      print(ctx, found, () =>
+        found.choices.length
+          ? table(
+              found.choices.map((c) => ({ ...c, detail: c.detail ?? '' })),
+              ['value', 'label', 'detail'],
+            )
+          : `No ${found.noun} to choose from.`,
+      )
+      return 0
+    },
+  }
+}
 
 /**
  * Without --connection: the caller's only connection of the step's connector (as MCP does);

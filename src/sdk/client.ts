@@ -44,6 +44,8 @@ export type ToolView = Schemas['Tool']
 export type ToolRunView = Schemas['ToolRun']
 export type TriggerView = Schemas['Trigger']
 export type TriggerDiagnosis = Schemas['Diagnosis']
+/** The choices of a field that names an upstream resource (a board's lists), and what they depend on. */
+export type FieldChoices = Schemas['FieldChoices']
 export type NewAgent = RequestBody<'createAgent'>
 export type NewTool = RequestBody<'createTool'>
 export type NewTrigger = RequestBody<'createTrigger'>
@@ -123,6 +125,32 @@ export class PatchbayClient {
       })
     if (!opts.retry) return once()
     return retryRateLimited(once, { signal: opts.signal, ...(opts.retry === true ? {} : opts.retry) })
+  }
+
+  /**
+   * The choices of a step's field that names an upstream resource (boards, a board's lists, a
+   * repository's branches …), listed with a connection; `parents` are the values of the fields
+   * they depend on (the catalog's `pickers` name them), e.g. `{ idBoard }` for Create Card's idList.
+   */
+  stepOptions(
+    stepId: string,
+    field: string,
+    opts: { connectionId?: string; parents?: Record<string, string> } = {},
+  ): Promise<FieldChoices> {
+    return this.request('GET', `/v1/steps/${enc(stepId)}/options/${enc(field)}`, {
+      query: { connectionId: opts.connectionId, ...opts.parents },
+    })
+  }
+
+  /** The same for a trigger's config field (the board a New Card trigger watches). */
+  triggerOptions(
+    triggerId: string,
+    field: string,
+    opts: { connectionId?: string; parents?: Record<string, string> } = {},
+  ): Promise<FieldChoices> {
+    return this.request('GET', `/v1/catalog/triggers/${enc(triggerId)}/options/${enc(field)}`, {
+      query: { connectionId: opts.connectionId, ...opts.parents },
+    })
   }
 
   // ---- connections

@@ -5,6 +5,7 @@ export {
   type ClientOptions,
   DEFAULT_URL,
   type DeliveryView,
+  type FieldChoices,
   type FunctionFormat,
   PatchbayClient,
   type RunOptions,

@@ -168,6 +168,36 @@ test('steps search and run: a table for people, JSON for scripts', async () => {
   assert.match(human.stderr, /taskboard\.get_card in [\d.]+ ms/)
 })
 
+test('steps options and triggers options list a field’s choices: the boards, then the lists of the chosen board', async () => {
+  const boards = await cli(['steps', 'options', 'taskboard.create_card', 'idBoard', '--connection', conn])
+  assert.equal(boards.code, 0, boards.stderr)
+  assert.match(boards.stdout, /^VALUE\s+LABEL\s+DETAIL/)
+  assert.match(boards.stdout, new RegExp(`${t.taskboard.demo.boardId}\\s+Demo Board`))
+  const lists = await cli([
+    'steps',
+    'options',
+    'taskboard.create_card',
+    'idList',
+    '--parent',
+    `idBoard=${t.taskboard.demo.boardId}`,
+    '--json',
+  ])
+  assert.equal(lists.code, 0, lists.stderr)
+  const found = JSON.parse(lists.stdout)
+  assert.equal(found.noun, 'list')
+  assert.deepEqual(
+    found.choices.map((c: { value: string }) => c.value),
+    t.taskboard.demo.listIds,
+  )
+  // A trigger's config field too: the boards a New Card trigger can watch.
+  const watch = await cli(['triggers', 'options', 'taskboard.new_card', 'idBoard', '--json'])
+  assert.equal(watch.code, 0, watch.stderr)
+  assert.ok(JSON.parse(watch.stdout).choices.some((c: { label: string }) => c.label === 'Demo Board'))
+  const noParent = await cli(['steps', 'options', 'taskboard.create_card', 'idList'])
+  assert.equal(noParent.code, 1)
+  assert.match(noParent.stderr, /PARENT_REQUIRED/)
+})
+
 test('API errors print code, message and hint and exit 1; an agent key is scoped', async () => {
   const invalid = await cli([
     'steps',

@@ -57,6 +57,21 @@ test('runs steps with typed input and output', async () => {
   assert.ok(steps.some((s) => s.id === 'taskboard.create_card'))
 })
 
+test("lists a field's choices following its parent: the lists of a board", async () => {
+  const boards = await admin.stepOptions('taskboard.create_card', 'idBoard', { connectionId: conn })
+  const demo = boards.choices.find((c) => c.label === 'Demo Board')
+  assert.equal(demo?.value, t.taskboard.demo.boardId)
+  const lists = await admin.stepOptions('taskboard.create_card', 'idList', {
+    connectionId: conn,
+    parents: { idBoard: t.taskboard.demo.boardId },
+  })
+  assert.deepEqual(lists.parents, ['idBoard'])
+  assert.deepEqual(
+    lists.choices.map((c) => c.value),
+    t.taskboard.demo.listIds,
+  )
+})
+
 test('API errors carry code, message and hint', async () => {
   const err = await admin
     .runStep('taskboard.create_card', { idList: t.taskboard.demo.listIds[0] } as any, { connectionId: conn })
