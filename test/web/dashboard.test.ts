@@ -144,11 +144,12 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tool steps' }).click()
     await page.getByRole('searchbox', { name: 'Search tool steps' }).fill('task')
     const results = page.getByRole('list', { name: 'Tool steps found' })
-    // Only the task-board's steps remain, the API Call step among them.
-    await results
-      .getByText(/Code-Host|Contact-Data/)
-      .first()
-      .waitFor({ state: 'detached' })
+    // Only the task-board's steps remain, the API Call step among them. (Waiting for the others to
+    // go is not enough: before the first answer the list is empty, and then shows every step.)
+    await page.waitForFunction(() => {
+      const items = [...document.querySelectorAll('#step-results > li')]
+      return items.length >= 12 && items.every((li) => li.textContent?.includes('Task-Board'))
+    })
     const names = await results.getByRole('listitem').allInnerTexts()
     assert.ok(names.length >= 12 && names.every((n) => n.includes('Task-Board')), names.join(' | '))
     assert.ok(names.some((n) => n.includes('Task-Board API Call')))
