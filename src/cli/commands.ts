@@ -545,6 +545,37 @@ export const commands: Command[] = [
     },
   },
 
+  // ---- the inbox
+  {
+    path: ['inbox', 'list'],
+    summary: 'Upstream deliveries set aside in the inbox (acknowledged, not processed), with why',
+    async run(ctx) {
+      const rows = await withProgress('Listing', ctx.client().inbox.list({ limit: 200 }))
+      print(ctx, rows, () =>
+        rows.length === 0
+          ? 'Nothing is set aside.'
+          : table(
+              rows.map((r) => ({ ...r, error: r.error ?? '' })),
+              ['seq', 'connector', 'deliveryId', 'receivedAt', 'attempts', 'error'],
+            ),
+      )
+      return 0
+    },
+  },
+  {
+    path: ['inbox', 'retry'],
+    args: '<seq>',
+    positionals: [1, 1],
+    summary: 'Process an upstream delivery set aside in the inbox again',
+    async run(ctx) {
+      const seq = Number(ctx.positionals[0])
+      if (!Number.isInteger(seq) || seq <= 0) throw new UsageError('<seq> is the number inbox list shows.')
+      await withProgress('Putting it back in line', ctx.client().inbox.retry(seq))
+      print(ctx, { seq, status: 'pending' }, () => `${green('✓')} #${seq} is back in line`)
+      return 0
+    },
+  },
+
   // ---- events
   {
     path: ['events', 'tail'],

@@ -519,6 +519,12 @@ export const ERROR_CODES = {
     meaning: 'There is no delivery with that id.',
     hint: 'List deliveries with GET /v1/deliveries.',
   },
+  INBOX_ROW_NOT_FOUND: {
+    status: 404,
+    meaning: 'No upstream delivery with that number is set aside in the inbox.',
+    hint: 'List those set aside with GET /v1/inbox.',
+    cli: 'List them with patchbay inbox list.',
+  },
   UNKNOWN_HOOK: {
     status: 410,
     meaning: 'A delivery to a webhook address that no longer exists.',

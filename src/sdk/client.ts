@@ -53,6 +53,7 @@ export type FunctionFormat = 'openai' | 'anthropic' | 'mcp'
 
 /** A delivery to an agent; one read by id carries its attempts and the payload the agent receives. */
 export type DeliveryView = Schemas['Delivery'] & { payload?: DeliveryPayload }
+export type ParkedInboxView = Schemas['ParkedInboxRow']
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080'
 
@@ -240,6 +241,14 @@ export class PatchbayClient {
       (await this.request<{ deliveries: DeliveryView[] }>('GET', '/v1/deliveries', { query: q })).deliveries,
     get: (id: string): Promise<DeliveryView> => this.request('GET', `/v1/deliveries/${enc(id)}`),
     replay: (id: string): Promise<DeliveryView> => this.request('POST', `/v1/deliveries/${enc(id)}/replay`),
+  }
+
+  /** Upstream deliveries set aside in the inbox (acknowledged, not processed), and processing one again. */
+  readonly inbox = {
+    list: async (q: { limit?: number; before?: number } = {}): Promise<ParkedInboxView[]> =>
+      (await this.request<{ parked: ParkedInboxView[] }>('GET', '/v1/inbox', { query: q })).parked,
+    retry: (seq: number): Promise<{ seq: number; status: 'pending' }> =>
+      this.request('POST', `/v1/inbox/${enc(String(seq))}/retry`),
   }
 
   /**

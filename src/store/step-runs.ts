@@ -143,8 +143,10 @@ export class StepRuns {
   /** What comes next: a write now (a full batch waiting), a timer, or nothing. */
   #next(): void {
     if (this.#writing || this.#queued.length === 0) return
-    if (this.#queued.length >= FLUSH_ROWS && this.#failures === 0)
-      void this.#write().catch(() => {}) // logged by #write; retried on the timer
+    // After the stop (a step that outlived it): written at once, tried once; a failure is logged.
+    const now = this.#queued.length >= FLUSH_ROWS || this.#closed
+    if (now && this.#failures === 0)
+      void this.#write().catch(() => {}) // logged by #write
     else this.#setTimer()
   }
 

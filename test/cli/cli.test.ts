@@ -247,6 +247,17 @@ test('API errors print code, message and hint and exit 1; an agent key is scoped
   assert.match(unreachable.stderr, /could not reach Patchbay/)
 })
 
+test('inbox list and retry go through the API: nothing set aside lists empty, an unknown row is INBOX_ROW_NOT_FOUND', async () => {
+  const empty = await cli(['inbox', 'list', '--json'])
+  assert.equal(empty.code, 0, empty.stderr)
+  assert.deepEqual(JSON.parse(empty.stdout), [])
+  const missing = await cli(['inbox', 'retry', '999999999'])
+  assert.equal(missing.code, 1)
+  assert.match(missing.stderr, /INBOX_ROW_NOT_FOUND/)
+  const bad = await cli(['inbox', 'retry', 'x'])
+  assert.equal(bad.code, 2)
+})
+
 test('unknown flags, commands and missing arguments are usage errors (exit 2)', async () => {
   const flag = await cli(['steps', 'run', 'taskboard.get_card', '--bogus'])
   assert.equal(flag.code, 2)

@@ -172,3 +172,58 @@ test('an inbox row that cannot be processed is set aside with its reason; the ro
   const pending = await db.selectFrom('inbox').select('seq').where('status', '=', 'pending').execute()
   assert.equal(pending.length, 0, 'nothing is left waiting behind the bad row')
 })
+
+test('rows set aside are listed with why (GET /v1/inbox) and can be processed again (POST /v1/inbox/:seq/retry)', async () => {
+  const db = t.service.engine.store.db
+  const card = hex()
+  // A good delivery that was set aside (say the database refused it for a while), and a hostile one.
+  const [good, bad] = await db
+    .insertInto('inbox')
+    .values([
+      {
+        subscription_id: hookId,
+        delivery_id: hex(),
+        headers: '{}',
+        body: JSON.stringify(action(card)),
+        status: 'failed' as const,
+        error: 'could not be processed: the database refused it',
+        received_at: nowIso(),
+      },
+      {
+        subscription_id: hookId,
+        delivery_id: hex(),
+        headers: '{}',
+        body: deepAction(),
+        status: 'failed' as const,
+        error: 'cannot be stored: nested too deep',
+        received_at: nowIso(),
+      },
+    ])
+    .returning('seq')
+    .execute()
+  const listed = await t.api('GET', '/v1/inbox?limit=50')
+  assert.equal(listed.status, 200)
+  const seqs = listed.body.parked.map((r: any) => r.seq)
+  assert.ok(seqs.includes(Number(good.seq)) && seqs.includes(Number(bad.seq)))
+  const shown = listed.body.parked.find((r: any) => r.seq === Number(good.seq))
+  assert.deepEqual(
+    { webhookId: shown.webhookId, connector: shown.connector, error: shown.error },
+    { webhookId: hookId, connector: 'taskboard', error: 'could not be processed: the database refused it' },
+  )
+  // Processed again: the good one reaches the agent and leaves the list; the hostile one is set aside again.
+  const from = receiver.received.length
+  assert.deepEqual((await t.api('POST', `/v1/inbox/${good.seq}/retry`)).body, {
+    seq: Number(good.seq),
+    status: 'pending',
+  })
+  assert.equal((await t.api('POST', `/v1/inbox/${bad.seq}/retry`)).status, 202)
+  await receiver.until((r) => r.slice(from).some((x) => x.body.data.event.data.card?.id === card))
+  const after = await eventually(
+    async () => (await t.api('GET', '/v1/inbox?limit=50')).body.parked.map((r: any) => r.seq),
+    (s: number[]) => !s.includes(Number(good.seq)) && s.includes(Number(bad.seq)),
+  )
+  assert.ok(after.includes(Number(bad.seq)))
+  const unknown = await t.api('POST', '/v1/inbox/999999999/retry')
+  assert.equal(unknown.status, 404)
+  assert.equal(unknown.body.error.code, 'INBOX_ROW_NOT_FOUND')
+})

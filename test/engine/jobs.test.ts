@@ -175,6 +175,20 @@ describe('claimed deliveries and polls, on a clock moved by hand', () => {
     assert.deepEqual([still.status, still.lastError], ['delivered', null])
   })
 
+  test('a delivery handed to the workers twice at once (stored, and found by a sweep) is pushed once', async () => {
+    receiver.failNext = 1
+    const d = await newDelivery('handed on twice')
+    clock.advance(5500)
+    const { jobs, deliverer } = t.service.engine.events
+    // Handed on as the instance that stored it does, and found by a sweep before it was sent.
+    await deliverer.dispatchNew([d.id])
+    jobs.send('deliver', d.id)
+    await jobs.idle()
+    const after = await get(d.id)
+    assert.deepEqual([after.status, after.attempts], ['delivered', 2])
+    assert.equal(pushesOf(d.id).length, 1)
+  })
+
   test('concurrent claims of one due delivery: exactly one wins', async () => {
     receiver.failNext = 1
     const d = await newDelivery('claimed once')

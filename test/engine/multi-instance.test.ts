@@ -5,6 +5,7 @@
 // Required under CI=true; skipped with the reason without PostgreSQL.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { Redis } from 'ioredis'
 import pg from 'pg'
 import { type ContactdataSandbox, startContactdataSandbox } from '../../sandbox/contactdata/index.ts'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
@@ -540,6 +541,18 @@ describe('three instances with Redis', () => {
     assert.ok(ledger.body.summary.credits <= 20, `spent ${ledger.body.summary.credits} of a budget of 20`)
     assert.equal(ledger.body.summary.credits, ok.length * 2)
     assert.equal(ok.length, 10, 'the budget is used up, not refused early')
+  })
+
+  test('their changes travel on a Redis channel named with the deployment prefix', async (t) => {
+    if (skipped()) return t.skip(String(skipped()))
+    const prefix = `${TEST_REDIS_PREFIX}redis-group:`
+    const redis = new Redis(REDIS_URL)
+    try {
+      // Another deployment on the same Redis (another prefix) hears nothing of this one.
+      assert.deepEqual(await redis.pubsub('CHANNELS', `${prefix}*`), [`${prefix}changes:${redisSchema}`])
+    } finally {
+      redis.disconnect()
+    }
   })
 
   test('a lookup paid for on one instance is a cache hit on another', async (t) => {

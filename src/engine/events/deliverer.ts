@@ -261,7 +261,10 @@ export class Deliverer {
     return settled
   }
 
-  async #sendBatch(ids: string[]): Promise<void> {
+  async #sendBatch(batch: string[]): Promise<void> {
+    // One id can be in a batch twice (handed on when stored, and found by a sweep meanwhile): it
+    // is claimed once, so it is sent once.
+    const ids = [...new Set(batch)]
     const now = this.#clock.now()
     const claimed = await deliveries.claim(this.#o.db, ids, {
       now: isoAt(now),

@@ -6,9 +6,11 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Dispatcher } from 'undici'
 import type { Clock } from '../../kit/clock.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 import type { Causations } from '../../store/causations.ts'
 import { inbox } from '../../store/event-log.ts'
 import { Leases } from '../../store/leases.ts'
+import { ParkedInbox } from '../../store/parked-inbox.ts'
 import type { Database } from '../../store/schema.ts'
 import { Subscriptions } from '../../store/subscriptions.ts'
 import { Triggers } from '../../store/triggers.ts'
@@ -72,6 +74,7 @@ export class EventSystem {
   #sweeps: Sweeps
   #log: FastifyBaseLogger
   #leases: Leases
+  #parked: ParkedInbox
   #instanceId = `instance_${randomUUID()}`
   #reconcileIntervalMs: number
   #reconciler: NodeJS.Timeout | null = null
@@ -144,7 +147,8 @@ export class EventSystem {
         limit: deps.options?.loopDepthLimit,
       }),
     })
-    this.history = new EventHistory({ db, deliverer: this.deliverer })
+    this.#parked = new ParkedInbox(db)
+    this.history = new EventHistory({ db, deliverer: this.deliverer, parked: this.#parked })
     this.streams = new DeliveryStreams({
       history: this.history,
       changes,
@@ -234,6 +238,19 @@ export class EventSystem {
     await this.#reconciling
     await this.#sweeps.stop()
     await this.jobs.stop(graceMs)
+  }
+
+  /** Puts an upstream delivery set aside in the inbox back in line, and processes it now. */
+  async retryParked(workspaceId: string, seq: number): Promise<void> {
+    if (!(await this.#parked.retry(workspaceId, seq)))
+      throw new PatchbayError(
+        'INBOX_ROW_NOT_FOUND',
+        `No upstream delivery #${seq} is set aside in the inbox.`,
+        {
+          hint: 'List those set aside with GET /v1/inbox.',
+        },
+      )
+    this.jobs.send('inbox', {}, { singletonKey: 'inbox' })
   }
 
   async diagnose(workspaceId: string, triggerId: string) {

@@ -1,15 +1,16 @@
 // What was received and delivered, as the API, the MCP resources and the agents' streams read it:
-// events and deliveries newest first, one event with its deliveries, one delivery with its
+// events and deliveries newest first, upstream deliveries set aside in the inbox, one event with its deliveries, one delivery with its
 // attempts, the JSON each delivery's agent receives, and an agent's deliveries after a seq in seq
 // order (a stream catching up). One home for these reads, so the server never queries the
 // store's event log itself.
 import type { Kysely } from 'kysely'
 import { PatchbayError } from '../../kit/errors.ts'
 import { type DeliveryRow, deliveries, type EventRow, events } from '../../store/event-log.ts'
+import type { ParkedInbox, ParkedInboxRow } from '../../store/parked-inbox.ts'
 import type { Database } from '../../store/schema.ts'
 import type { Deliverer } from './deliverer.ts'
 
-export type { DeliveryRow, EventRow }
+export type { DeliveryRow, EventRow, ParkedInboxRow }
 export type EventFilter = Parameters<typeof events.list>[2]
 export type DeliveryFilter = Parameters<typeof deliveries.list>[2]
 export type DeliveryAttemptRow = Awaited<ReturnType<typeof deliveries.attempts>>[number]
@@ -17,10 +18,17 @@ export type DeliveryAttemptRow = Awaited<ReturnType<typeof deliveries.attempts>>
 export class EventHistory {
   #db: Kysely<Database>
   #deliverer: Deliverer
+  #parked: ParkedInbox
 
-  constructor(deps: { db: Kysely<Database>; deliverer: Deliverer }) {
+  constructor(deps: { db: Kysely<Database>; deliverer: Deliverer; parked: ParkedInbox }) {
     this.#db = deps.db
     this.#deliverer = deps.deliverer
+    this.#parked = deps.parked
+  }
+
+  /** Upstream deliveries set aside in the inbox (with why), newest first. */
+  parkedInbox(workspaceId: string, page: { limit: number; beforeSeq?: number }): Promise<ParkedInboxRow[]> {
+    return this.#parked.list(workspaceId, page)
   }
 
   /** Events received, newest first. */

@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
-import type { DeliveryRow, EventRow } from '../../engine/events/history.ts'
+import type { DeliveryRow, EventRow, ParkedInboxRow } from '../../engine/events/history.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { requireAdmin } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
@@ -58,6 +58,28 @@ const DeliveryAttempt = z
     durationMs: z.number(),
   })
   .meta({ id: 'DeliveryAttempt' })
+
+const ParkedInboxView = z
+  .object({
+    seq: z.number().describe('Its place in the inbox; POST /v1/inbox/{seq}/retry processes it again.'),
+    webhookId: z.string().describe('The webhook it came in on.'),
+    connector: z.string(),
+    deliveryId: z.string().describe("The upstream's delivery (or action) id."),
+    receivedAt: z.string(),
+    attempts: z.number().describe('Times processing it failed.'),
+    error: z.string().nullable().describe('Why it was set aside.'),
+  })
+  .meta({ id: 'ParkedInboxRow' })
+
+const parkedView = (r: ParkedInboxRow): z.infer<typeof ParkedInboxView> => ({
+  seq: r.seq,
+  webhookId: r.subscription_id,
+  connector: r.connector,
+  deliveryId: r.delivery_id,
+  receivedAt: r.received_at,
+  attempts: r.attempts,
+  error: r.error,
+})
 
 const eventView = (e: EventRow): z.infer<typeof EventView> => ({
   id: e.id,
@@ -255,6 +277,54 @@ export const eventRoutes =
         requireAdmin(req)
         const row = await engine.events.deliverer.replay(req.caller.workspaceId, req.params.id)
         return reply.code(202).send(deliveryView(row))
+      },
+    )
+
+    app.get(
+      '/v1/inbox',
+      {
+        schema: {
+          operationId: 'listParkedInbox',
+          tags: ['events'],
+          summary:
+            'Upstream deliveries set aside in the inbox (acknowledged, not processed), with why, newest first',
+          querystring: z.object({ ...page }),
+          response: {
+            200: z.object({ parked: z.array(ParkedInboxView), next: z.number().nullable() }),
+            ...errorResponses,
+          },
+        },
+      },
+      async (req) => {
+        requireAdmin(req)
+        const rows = await history.parkedInbox(req.caller.workspaceId, {
+          limit: req.query.limit,
+          beforeSeq: req.query.before,
+        })
+        return {
+          parked: rows.map(parkedView),
+          next: rows.length === req.query.limit ? rows[rows.length - 1].seq : null,
+        }
+      },
+    )
+    app.post(
+      '/v1/inbox/:seq/retry',
+      {
+        schema: {
+          operationId: 'retryParkedInbox',
+          tags: ['events'],
+          summary: 'Process an upstream delivery set aside in the inbox again (its tries start over)',
+          params: z.object({ seq: z.coerce.number().int().positive() }),
+          response: {
+            202: z.object({ seq: z.number(), status: z.literal('pending') }),
+            ...errorResponses,
+          },
+        },
+      },
+      async (req, reply) => {
+        requireAdmin(req)
+        await engine.events.retryParked(req.caller.workspaceId, req.params.seq)
+        return reply.code(202).send({ seq: req.params.seq, status: 'pending' as const })
       },
     )
 
