@@ -7,7 +7,7 @@ import path from 'node:path'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { tempDir } from '../helpers/databases.ts'
-import { adminApi, freePort } from '../helpers/main-process.ts'
+import { adminApi, freePort, untilHealthy } from '../helpers/main-process.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { LOOPBACK_EGRESS } from '../helpers/service.ts'
 
@@ -39,14 +39,7 @@ async function startChild(): Promise<void> {
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
-  await eventually(
-    () =>
-      fetch(`http://127.0.0.1:${port}/healthz`)
-        .then((r) => r.ok)
-        .catch(() => false),
-    (ok) => ok,
-    60_000,
-  )
+  await untilHealthy(`http://127.0.0.1:${port}`)
 }
 
 const api = adminApi(() => port, adminKey)

@@ -13,7 +13,7 @@ import pg from 'pg'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { type Balancer, startBalancer } from '../helpers/balancer.ts'
 import { POSTGRES_URL, postgresUnavailableReason, tempDir } from '../helpers/databases.ts'
-import { freePort } from '../helpers/main-process.ts'
+import { freePort, keyedApi, untilHealthy } from '../helpers/main-process.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { LOOPBACK_EGRESS } from '../helpers/service.ts'
 import { taskboardRest } from '../helpers/taskboard.ts'
@@ -76,29 +76,11 @@ async function startInstance(): Promise<{ process: ChildProcess; url: string }> 
     stdio: ['ignore', 'ignore', 'inherit'],
   })
   const url = `http://127.0.0.1:${port}`
-  await eventually(
-    () =>
-      fetch(`${url}/healthz`)
-        .then((r) => r.ok)
-        .catch(() => false),
-    (ok) => ok,
-    120_000,
-  )
+  await untilHealthy(url)
   return { process: child, url }
 }
 
-async function api(method: string, p: string, body?: unknown) {
-  const res = await fetch(balancer.url + p, {
-    method,
-    headers: {
-      authorization: `Bearer ${adminKey}`,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  })
-  const text = await res.text()
-  return { status: res.status, body: text ? JSON.parse(text) : null }
-}
+const api = keyedApi(() => balancer.url, adminKey)
 
 before(async () => {
   if (unavailable) return

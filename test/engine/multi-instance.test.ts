@@ -13,6 +13,7 @@ import { loadConfig } from '../../src/config.ts'
 import { type RunningService, startService } from '../../src/service.ts'
 import { type Balancer, startBalancer } from '../helpers/balancer.ts'
 import { POSTGRES_URL, postgresUnavailableReason, tempDir } from '../helpers/databases.ts'
+import { keyedApi } from '../helpers/main-process.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { REDIS_URL, redisUnavailableReason } from '../helpers/redis.ts'
 import { countRequests } from '../helpers/request-counter.ts'
@@ -56,19 +57,11 @@ async function tb(method: string, path: string, body?: unknown): Promise<any> {
   }
 }
 
-/** Through the balancer, or straight to one instance. */
-async function api(method: string, path: string, body?: unknown, base = balancer.url) {
-  const res = await fetch(base + path, {
-    method,
-    headers: {
-      authorization: `Bearer ${adminKey}`,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  })
-  const text = await res.text()
-  return { status: res.status, body: text ? JSON.parse(text) : null }
-}
+/** Through the balancer, or straight to one instance (a base as the last argument). */
+const api = keyedApi(
+  () => balancer.url,
+  () => adminKey,
+)
 
 const newBoard = async (name: string) => {
   const board = await tb('POST', '/1/boards', { name, defaultLists: false })

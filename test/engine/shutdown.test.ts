@@ -5,23 +5,16 @@
 // running, orphaned, on its port).
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import net from 'node:net'
 import path from 'node:path'
 import { test } from 'node:test'
 import { startTaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { openStore } from '../../src/store/database.ts'
 import { tempDir } from '../helpers/databases.ts'
+import { freePort, untilHealthy } from '../helpers/main-process.ts'
 import { eventually } from '../helpers/receiver.ts'
 import { LOOPBACK_EGRESS } from '../helpers/service.ts'
 
 const root = path.resolve(import.meta.dirname, '../..')
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port
-      s.close(() => resolve(p))
-    })
-  })
 
 test('SIGTERM ends open event streams, writes the last run records and the process exits', {
   timeout: 240_000,
@@ -47,15 +40,7 @@ test('SIGTERM ends open event streams, writes the last run records and the proce
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
   try {
     const base = `http://127.0.0.1:${port}`
-    await eventually(
-      () =>
-        fetch(`${base}/healthz`)
-          .then((r) => r.ok)
-          .catch(() => false),
-      (ok) => ok,
-      // A loaded machine can take a while to start it.
-      120_000,
-    )
+    await untilHealthy(base)
     const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' }
     const agent = await fetch(`${base}/v1/agents`, {
       method: 'POST',

@@ -1,6 +1,7 @@
 // For tests that run Patchbay as `npm start` does (src/main.ts in a child process): a free port to
-// give it, and its API with the admin key.
+// give it, its API with a key, and a wait until it is up.
 import net from 'node:net'
+import { eventually } from './receiver.ts'
 
 /** A port nothing listens on right now. */
 export const freePort = () =>
@@ -11,14 +12,42 @@ export const freePort = () =>
     })
   })
 
-/** Calls the API of the Patchbay on `port` with `adminKey`; answers the status and JSON body. */
-export function adminApi(port: () => number, adminKey: string) {
-  return async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(`http://127.0.0.1:${port()}${p}`, {
+export type Api = (
+  method: string,
+  path: string,
+  body?: unknown,
+  base?: string,
+) => Promise<{ status: number; body: any }>
+
+/** Calls a Patchbay API at `base()` (or the base given per call) with `key` (or `key()`, when it is known only later); answers the status and JSON body. */
+export function keyedApi(base: () => string, key: string | (() => string)): Api {
+  return async (method, path, body, at = base()) => {
+    const res = await fetch(at + path, {
       method,
-      headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: {
+        authorization: `Bearer ${typeof key === 'function' ? key() : key}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
     })
-    return { status: res.status, body: await res.json() }
+    const text = await res.text()
+    return { status: res.status, body: text ? JSON.parse(text) : null }
   }
+}
+
+/** Calls the API of the Patchbay on `port` with `adminKey`. */
+export function adminApi(port: () => number, adminKey: string): Api {
+  return keyedApi(() => `http://127.0.0.1:${port()}`, adminKey)
+}
+
+/** Waits until the Patchbay at `url` answers /healthz (a loaded machine can take a while to start it). */
+export async function untilHealthy(url: string, timeoutMs = 120_000): Promise<void> {
+  await eventually(
+    () =>
+      fetch(`${url}/healthz`)
+        .then((r) => r.ok)
+        .catch(() => false),
+    (ok) => ok,
+    timeoutMs,
+  )
 }

@@ -7,6 +7,7 @@ import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/task
 import { loadConfig } from '../../src/config.ts'
 import { type RunningService, startService } from '../../src/service.ts'
 import { tempDir } from '../helpers/databases.ts'
+import { keyedApi } from '../helpers/main-process.ts'
 import { LOOPBACK_EGRESS } from '../helpers/service.ts'
 
 export interface DashboardService {
@@ -45,18 +46,7 @@ export async function startDashboardService(env: Record<string, string> = {}): P
       codehost: { clientId: codehost.demo.oauthClientId, clientSecret: codehost.demo.oauthClientSecret },
     },
   })
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(service.url + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${adminKey}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-    })
-    const text = await res.text()
-    return { status: res.status, body: text ? JSON.parse(text) : null }
-  }
+  const api = keyedApi(() => service.url, adminKey)
   const taskboardApi = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${taskboard.url}${path}`, {
       method,
