@@ -128,6 +128,35 @@ test('before the scope changes, cards on both boards are delivered (instant and 
   assert.equal(await pollFor(onB.card.id), 1)
 })
 
+test('a retry or a replay of a delivery matched before the scope narrowed is not sent', async () => {
+  // The agent's endpoint fails until the scope is narrowed, so the deliveries wait for a retry.
+  receiver.failNext = 1_000
+  const onB = await cardOn(listB, 'on B, failing before the scope narrows')
+  const pending = await eventually(
+    async () =>
+      (await t.api('GET', `/v1/events/${onB.event.id}`)).body.deliveries.filter(
+        (d: any) => d.status === 'pending' && d.attempts >= 1,
+      ),
+    (ds) => ds.length === 2,
+  )
+  const patched = await t.api('PATCH', `/v1/agents/${agentId}`, { scope: { boards: [boardA] } })
+  assert.equal(patched.status, 200, JSON.stringify(patched.body))
+  receiver.failNext = 0
+  for (const d of pending) assert.equal((await t.api('POST', `/v1/deliveries/${d.id}/replay`)).status, 202)
+  const settled = await eventually(
+    async () => (await t.api('GET', `/v1/events/${onB.event.id}`)).body.deliveries,
+    (ds: any[]) => ds.every((d) => d.status === 'dead'),
+  )
+  for (const d of settled) assert.match(d.lastError, /board .* is outside the agent's scope/)
+  assert.ok(
+    !receiver.received.some((r) => r.body.data.event.id === onB.event.id),
+    'the endpoint received nothing of the event once the scope was narrowed',
+  )
+  // Put the scope back for the tests that follow.
+  const restored = await t.api('PATCH', `/v1/agents/${agentId}`, { scope: { boards: [boardA, boardB] } })
+  assert.equal(restored.status, 200, JSON.stringify(restored.body))
+})
+
 test('narrowing the scope from boards A and B to A stops deliveries of B at once', async () => {
   const patched = await t.api('PATCH', `/v1/agents/${agentId}`, { scope: { boards: [boardA] } })
   assert.equal(patched.status, 200, JSON.stringify(patched.body))

@@ -19,7 +19,9 @@ import { isoAt } from '../../store/ids.ts'
 import type { Database, DeliveryAttemptsTable } from '../../store/schema.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { JobQueue } from '../jobs/job-queue.ts'
+import type { Registry } from '../registry.ts'
 import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
+import { eventOutsideScope } from '../triggers/event-scope.ts'
 import type { LoopGuard } from './loop-guard.ts'
 import type { SendableDelivery } from './records.ts'
 import { signDelivery } from './standard-webhooks.ts'
@@ -37,6 +39,8 @@ export interface DelivererOptions {
   log: FastifyBaseLogger
   agents: AgentDirectory
   tools: ToolRunner
+  /** The trigger definitions, for the scope a retry is checked against. */
+  registry: Registry
   clock?: Clock
   retryScheduleMs?: number[]
   timeoutMs?: number
@@ -320,9 +324,15 @@ export class Deliverer {
     const started = performance.now()
     let status: number | null = null
     let error: string | null = null
+    let withdrawn: string | null = null
     try {
       const { url, secret } = await this.#target(row)
       if (!url) throw new Error('the agent has no webhook URL (its delivery target changed)')
+      // A retry or a replay is checked against the agent's scope and connections as they are now:
+      // narrowing a scope or taking a connection away also stops what was matched before.
+      withdrawn = attemptNo > 1 ? await this.#withdrawn(row) : null
+      if (withdrawn)
+        throw new Error(`not sent: ${withdrawn} (changed after the event was matched; not retried)`)
       const body = this.body(row)
       const headers = signDelivery(secret, row.id, Math.floor(this.#clock.now() / 1000), body)
       const res = await request(url, {
@@ -362,7 +372,7 @@ export class Deliverer {
           next_attempt_at: null,
         },
       }
-    const delay = this.retryScheduleMs[attemptNo - 1]
+    const delay = withdrawn ? undefined : this.retryScheduleMs[attemptNo - 1]
     if (delay === undefined)
       return {
         id: row.id,
@@ -384,6 +394,24 @@ export class Deliverer {
         next_attempt_at: isoAt(now + delay),
       },
     }
+  }
+
+  /** Why the delivery may no longer reach its agent (scope, connections), or null when it may. */
+  async #withdrawn(row: SendableDelivery): Promise<string | null> {
+    const def = row.t_key ? this.#o.registry.triggers.get(row.t_key)?.trigger : undefined
+    if (!def || !row.trigger_id) return null
+    const trigger = await this.#o.db
+      .selectFrom('triggers')
+      .select('connection_id')
+      .where('id', '=', row.trigger_id)
+      .executeTakeFirst()
+    if (!trigger) return null
+    const agent = await this.#o.agents.get(row.workspace_id, row.agent_id)
+    return eventOutsideScope(
+      agent,
+      { def, connectionId: trigger.connection_id },
+      { refs: JSON.parse(row.e_refs) },
+    )
   }
 
   async #runTool(id: string): Promise<void> {

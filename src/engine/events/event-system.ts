@@ -137,6 +137,7 @@ export class EventSystem {
       dispatcher: deps.dispatcher,
       agents,
       tools,
+      registry,
       clock,
       log,
       retryScheduleMs: deps.options?.retryScheduleMs,
