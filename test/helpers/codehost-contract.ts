@@ -53,9 +53,10 @@ const validators = new Map<string, ValidateFunction>()
 function compiled(key: string, schema: object): ValidateFunction {
   let v = validators.get(key)
   if (!v) {
-    // OpenAPI's refs point into the description ("#/components/…"): resolve them there.
+    // OpenAPI's refs point into the description ("#/components/…"): resolve them there. The
+    // schemas come from the description already made JSON Schema (loosenedDescription).
     const rewritten = JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"openapi#/components/'))
-    v = ajv.compile(loosenNullable(rewritten))
+    v = ajv.compile(rewritten)
     validators.set(key, v)
   }
   return v
