@@ -39,7 +39,7 @@ async function startChild(): Promise<void> {
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
-  await untilHealthy(`http://127.0.0.1:${port}`)
+  await untilHealthy(`http://127.0.0.1:${port}`, child)
 }
 
 const api = adminApi(() => port, adminKey)

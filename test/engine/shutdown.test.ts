@@ -40,7 +40,7 @@ test('SIGTERM ends open event streams, writes the last run records and the proce
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
   try {
     const base = `http://127.0.0.1:${port}`
-    await untilHealthy(base)
+    await untilHealthy(base, child)
     const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' }
     const agent = await fetch(`${base}/v1/agents`, {
       method: 'POST',

@@ -1,5 +1,6 @@
 // For tests that run Patchbay as `npm start` does (src/main.ts in a child process): a free port to
 // give it, its API with a key, and a wait until it is up.
+import type { ChildProcess } from 'node:child_process'
 import net from 'node:net'
 import { eventually } from './receiver.ts'
 
@@ -40,14 +41,27 @@ export function adminApi(port: () => number, adminKey: string): Api {
   return keyedApi(() => `http://127.0.0.1:${port()}`, adminKey)
 }
 
-/** Waits until the Patchbay at `url` answers /healthz (a loaded machine can take a while to start it). */
-export async function untilHealthy(url: string, timeoutMs = 120_000): Promise<void> {
+/** Patchbay's process ended before it answered: a port taken meanwhile, or a failed start. */
+export class ExitedBeforeHealthy extends Error {}
+
+/**
+ * Waits until the Patchbay at `url` answers /healthz (a loaded machine can take a while to start
+ * it); when its `child` process is given and ends first, fails at once with how it ended.
+ */
+export async function untilHealthy(url: string, child?: ChildProcess, timeoutMs = 120_000): Promise<void> {
+  const ended = () =>
+    child && (child.exitCode !== null || child.signalCode !== null)
+      ? `code ${child.exitCode ?? child.signalCode}`
+      : null
   await eventually(
-    () =>
-      fetch(`${url}/healthz`)
+    async () =>
+      ended() !== null ||
+      (await fetch(`${url}/healthz`)
         .then((r) => r.ok)
-        .catch(() => false),
+        .catch(() => false)),
     (ok) => ok,
     timeoutMs,
   )
+  const how = ended()
+  if (how) throw new ExitedBeforeHealthy(`Patchbay for ${url} exited (${how}) before it answered /healthz`)
 }
