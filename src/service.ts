@@ -177,7 +177,18 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     metricsToken: config.metricsToken,
     baseUrls: opts.baseUrls,
   })
-  await app.listen({ port: config.port, host: config.host })
+  await app.listen({ port: config.port, host: config.host }).catch((err: NodeJS.ErrnoException) => {
+    // The two ways a good address fails to listen, told as one line like the settings' problems.
+    if (err.code === 'EADDRINUSE')
+      throw new StartupError(
+        `PORT="${config.port}": ${config.host}:${config.port} is in use by another program; stop it, or choose another PORT`,
+      )
+    if (err.code === 'EACCES')
+      throw new StartupError(
+        `PORT="${config.port}": this user may not listen on port ${config.port}; choose a PORT above 1023`,
+      )
+    throw err
+  })
   // Only once the server listens: a start that fails before has created nothing, so a generated
   // admin key is never lost with it.
   const boot = await bootstrapWorkspace(store, config.adminKey)

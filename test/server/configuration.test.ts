@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
+import net from 'node:net'
 import path from 'node:path'
 import { describe, test } from 'node:test'
 import { README, withConfigTable } from '../../scripts/docs-config.ts'
@@ -81,6 +82,25 @@ describe('a bad start', { concurrency: true }, () => {
       assert.match(lines[0], line)
       assert.ok(!/hunter2|s3cret/.test(run.stderr + run.stdout), 'no password is printed')
     })
+
+  test('a port another program listens on: one line and exit code 2, nothing stored lost', async () => {
+    const taken = net.createServer()
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r))
+    const port = (taken.address() as net.AddressInfo).port
+    try {
+      const run = await start({ PORT: String(port), HOST: '127.0.0.1' })
+      assert.equal(run.code, 2, run.stderr)
+      assert.equal(run.stderr.trimEnd().split('\n').length, 1, run.stderr)
+      assert.match(
+        run.stderr,
+        new RegExp(
+          `^patchbay: PORT="${port}": 127\\.0\\.0\\.1:${port} is in use by another program; stop it, or choose another PORT\n$`,
+        ),
+      )
+    } finally {
+      taken.close()
+    }
+  })
 
   test('every problem is reported at once, one line each', async () => {
     const run = await start({ PORT: 'eighty', LOG_LEVEL: 'loud', PATCHBAY_CODEHOST_CLIENT_ID: 'app' })
