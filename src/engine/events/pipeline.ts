@@ -8,13 +8,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
 import type { NormalizedEvent } from '../../kit/define.ts'
-import {
-  deliveries,
-  events,
-  inbox,
-  type NewDelivery,
-  type NewEvent,
-} from '../../store/event-log.ts'
+import { deliveries, events, inbox, type NewDelivery, type NewEvent } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
