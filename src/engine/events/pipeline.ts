@@ -175,9 +175,10 @@ export class Pipeline {
     const listening = new Map<string, ListeningTrigger[]>()
     for (const i of items)
       if (!listening.has(i.sub.id)) listening.set(i.sub.id, await this.#triggers.listeningOn(i.sub.id))
-    await Promise.all(
-      items.map((i) => this.#attributor.attribute(i.sub, i.events, listening.get(i.sub.id) ?? [])),
+    const lookups = items.flatMap(
+      (i) => this.#attributor.attribute(i.sub, i.events, listening.get(i.sub.id) ?? []) ?? [],
     )
+    if (lookups.length > 0) await Promise.all(lookups)
     const agents = new Map<string, AgentInfo | null>()
     for (const list of listening.values())
       for (const t of list)
