@@ -115,8 +115,20 @@ export interface NormalizedEvent {
    * attribution: every time an event is matched to a trigger, the engine checks them against the
    * agent's scope as it is then (engine/triggers/event-scope.ts). An event a trigger delivers must
    * name the board or repository it concerns, unless the trigger declares `eventScope: 'account'`.
+   * `owner` is for a thing of an account that lies in no repository (a project's draft issue):
+   * it is in a scope that holds any repository of that owner. `unattributed` says why the place
+   * of an event that does not name it could not be read (WebhookSupport.attribute): such an
+   * event reaches no trigger that needs a place.
    */
-  refs: { board?: string; list?: string; card?: string; repository?: string; account?: string }
+  refs: {
+    board?: string
+    list?: string
+    card?: string
+    repository?: string
+    owner?: string
+    account?: string
+    unattributed?: string
+  }
   /** The payload agents receive. */
   data: unknown
 }
@@ -327,6 +339,29 @@ export interface WebhookSupport {
   parse: (
     delivery: IncomingDelivery,
   ) => { deliveryId: string; events: NormalizedEvent[] } | { ignore: string }
+  /**
+   * For deliveries that do not name the place they concern (an organization's project item
+   * names only its content's node id): how to read it with the connection before the events
+   * are matched.
+   */
+  attribute?: EventAttribution
+}
+
+/** Where an event lies, as read by an attribution lookup. */
+export type EventPlace = Pick<NormalizedEvent['refs'], 'board' | 'repository' | 'owner'>
+
+/**
+ * How a connector reads the place of an event whose delivery does not name it. The engine asks
+ * only for events that a listening trigger needing a place (`eventScope` other than `account`)
+ * fires for and that name no board, repository or owner; it keeps the answers per connection for
+ * a while (bounded, shared between instances when Redis is configured), waits a bounded time,
+ * and records a lookup that fails as `refs.unattributed` (the event then reaches no such trigger).
+ */
+export interface EventAttribution {
+  /** What identifies the lookup (a content's node id); undefined when there is nothing to look up. */
+  subject: (event: NormalizedEvent) => string | undefined
+  /** The place of `subject`, read with the connection's client; throws when it cannot be read. */
+  lookup: (http: Http, subject: string) => Promise<EventPlace>
 }
 
 /** How an agent's scope is checked for a connector's steps. */

@@ -17,6 +17,7 @@ import type { Registry } from '../registry.ts'
 import type { AgentDirectory, AgentInfo } from '../triggers/directories.ts'
 import { eventOutsideScope } from '../triggers/event-scope.ts'
 import type { ListeningTrigger, TriggerService } from '../triggers/trigger-service.ts'
+import type { EventAttributor } from './attribution.ts'
 import type { Deliverer } from './deliverer.ts'
 import { deliveryShapeProblem } from './delivery-shape.ts'
 import { deliveryRow, eventRow, type SendableDelivery, sendable } from './records.ts'
@@ -45,6 +46,7 @@ export class Pipeline {
   #log: FastifyBaseLogger
   #placements: PlacementChanges
   #agents: AgentDirectory
+  #attributor: EventAttributor
 
   constructor(deps: {
     db: Kysely<Database>
@@ -55,8 +57,11 @@ export class Pipeline {
     log: FastifyBaseLogger
     /** Told of every stored event's cards and lists (the scope guard's places may have moved). */
     placements: PlacementChanges
+    /** Reads the place of events whose delivery does not name it, before they are matched. */
+    attributor: EventAttributor
   }) {
     this.#placements = deps.placements
+    this.#attributor = deps.attributor
     this.#agents = deps.agents
     this.#db = deps.db
     this.#registry = deps.registry
@@ -154,11 +159,19 @@ export class Pipeline {
     if (created.length) await this.#deliverer.dispatch(created)
   }
 
-  /** What matching needs, read before the transaction: the listening triggers and delivery kinds. */
+  /**
+   * What matching needs, read before the transaction: the listening triggers, their agents as
+   * they are now, and the place of events whose delivery does not name it (looked up only for
+   * events a listening trigger needing a place fires for).
+   */
   async #prepare(items: ParsedDelivery[]): Promise<MatchContext> {
     const listening = new Map<string, ListeningTrigger[]>()
     for (const i of items)
       if (!listening.has(i.sub.id)) listening.set(i.sub.id, await this.#triggers.listeningOn(i.sub.id))
+    const lookups = items.flatMap(
+      (i) => this.#attributor.attribute(i.sub, i.events, listening.get(i.sub.id) ?? []) ?? [],
+    )
+    if (lookups.length > 0) await Promise.all(lookups)
     const agents = new Map<string, AgentInfo | null>()
     for (const list of listening.values())
       for (const t of list)
