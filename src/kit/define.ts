@@ -118,7 +118,10 @@ export interface NormalizedEvent {
    * `owner` is for a thing of an account that lies in no repository (a project's draft issue):
    * it is in a scope that holds any repository of that owner. `unattributed` says why the place
    * of an event that does not name it could not be read (WebhookSupport.attribute): such an
-   * event reaches no trigger that needs a place.
+   * event reaches no trigger that needs a place. `resource` names the upstream resource the event
+   * is about where `card` does not (a code-host issue's, comment's or commit's web address), as
+   * the connector's `changedResources` reads it from a step's output: the loop guard recognizes
+   * the events Patchbay's own tool runs caused by it (engine/events/loop-guard.ts).
    */
   refs: {
     board?: string
@@ -128,6 +131,7 @@ export interface NormalizedEvent {
     owner?: string
     account?: string
     unattributed?: string
+    resource?: string
   }
   /** The payload agents receive. */
   data: unknown
@@ -445,6 +449,13 @@ export interface ConnectorDefinition<Id extends string = string, S extends StepD
    */
   lookups?: { cacheTtlMs: number; cacheMaxEntries: number; coalesceWindowMs: number }
   steps: S[]
+  /**
+   * The upstream resources a step that changes something names in its output as made or changed,
+   * as this connector's events name them (`refs.resource`, `refs.card` or the event's id): a tool
+   * run remembers them, so the events they cause are known as its own (the loop guard). Absent:
+   * the output's `id`s (a task-board card's id).
+   */
+  changedResources?: (output: unknown) => string[]
   triggers: TriggerDefinition[]
   webhooks?: WebhookSupport
   scope?: ScopeSupport

@@ -146,6 +146,35 @@ export const codehostWebhooks: WebhookSupport = {
   attribute: projectItemAttribution,
 }
 
+/** Per event, the payload object the event is about, whose web address is its `refs.resource`. */
+const RESOURCE_OF: Record<string, string> = {
+  issues: 'issue',
+  issue_comment: 'comment',
+  pull_request: 'pull_request',
+  pull_request_review: 'review',
+  pull_request_review_comment: 'comment',
+  release: 'release',
+  repository: 'repository',
+  fork: 'forkee',
+  discussion: 'discussion',
+  discussion_comment: 'comment',
+}
+
+const webAddress = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
+
+/**
+ * The resources a step's output names as made or changed, by their web addresses (`htmlUrl`: an
+ * issue's, a comment's, a pull request's, a release's, a repository's; a written file's commit;
+ * an API Call's answer's `html_url`) — what the events they cause name as `refs.resource`.
+ */
+export function changedResources(output: unknown): string[] {
+  const o = output as Record<string, any> | null
+  if (!o || typeof o !== 'object' || Array.isArray(o)) return []
+  return [webAddress(o.htmlUrl), webAddress(o.commit?.htmlUrl), webAddress(o.body?.html_url)].filter(
+    (x): x is string => x !== undefined,
+  )
+}
+
 /** A delivery as the events triggers match on: `issues.opened`, `push`, `commit` … */
 export function normalizeDelivery(event: string, deliveryId: string, body: any): NormalizedEvent[] {
   const action = typeof body?.action === 'string' ? body.action : undefined
@@ -156,6 +185,12 @@ export function normalizeDelivery(event: string, deliveryId: string, body: any):
     event === 'projects_v2_item' && body?.projects_v2_item?.content_type === 'DraftIssue'
       ? body?.organization?.login
       : undefined
+  const resource =
+    event === 'push'
+      ? webAddress(body?.head_commit?.url)
+      : RESOURCE_OF[event]
+        ? webAddress(body?.[RESOURCE_OF[event]]?.html_url)
+        : undefined
   const now = new Date().toISOString()
   const data: Record<string, unknown> = { event, ...(slim(body) as Record<string, unknown>) }
   const events: NormalizedEvent[] = [
@@ -163,7 +198,7 @@ export function normalizeDelivery(event: string, deliveryId: string, body: any):
       id: deliveryId,
       type: action ? `${event}.${action}` : event,
       occurredAt: now,
-      refs: { repository, ...(owner ? { owner } : {}), account },
+      refs: { repository, ...(owner ? { owner } : {}), account, ...resourceRef(resource) },
       data,
     },
   ]
@@ -175,7 +210,7 @@ export function normalizeDelivery(event: string, deliveryId: string, body: any):
         id: `${deliveryId}:${c.id}`,
         type: 'commit',
         occurredAt: c.timestamp ?? now,
-        refs: { repository, account },
+        refs: { repository, account, ...resourceRef(webAddress(c.url)) },
         data: {
           event: 'commit',
           ref: body.ref,
@@ -190,6 +225,10 @@ export function normalizeDelivery(event: string, deliveryId: string, body: any):
   }
   return events
 }
+
+/** `refs.resource`, kept to what an id may be (events/delivery-shape.ts): a longer address is left out. */
+const resourceRef = (address: string | undefined) =>
+  address && address.length <= 256 ? { resource: address } : {}
 
 export const branchOf = (ref: unknown): string | null =>
   typeof ref === 'string' && ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null
