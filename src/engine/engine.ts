@@ -229,7 +229,11 @@ export class Engine {
       clock,
       placements: this.placements,
       causations,
-      options: opts.events,
+      // PostgreSQL commits in its own processes: the ingress stores the next group meanwhile.
+      options: {
+        ...opts.events,
+        concurrentCommits: opts.events?.concurrentCommits ?? (opts.store.kind === 'postgres' ? 3 : 1),
+      },
     })
     this.oauth = new OAuthFlows({
       registry: this.registry,
