@@ -229,6 +229,7 @@ export class Engine {
       clock,
       placements: this.placements,
       causations,
+      sharedResults: opts.sharedResults,
       // PostgreSQL commits in its own processes: the ingress stores the next group meanwhile.
       options: {
         ...opts.events,

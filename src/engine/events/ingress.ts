@@ -1,7 +1,8 @@
 // Upstream webhook deliveries come in here. A delivery is verified (a missing or wrong
-// signature is refused and stored nowhere), then committed to the inbox before the upstream
-// gets its 200. Concurrent deliveries are committed together (group commit): one write for many
-// requests, each answered once its row is on disk.
+// signature is refused and stored nowhere), then committed — its events and deliveries, or, when
+// they cannot be processed, its raw row in the inbox — before the upstream gets its 200.
+// Concurrent deliveries are committed together (group commit): one write for many requests, each
+// answered once its rows are on disk.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { NormalizedEvent } from '../../kit/define.ts'
@@ -202,9 +203,7 @@ export class Ingress {
    */
   async #commitAlone(b: PendingDelivery): Promise<void> {
     try {
-      await this.#pipeline.ingest([
-        { inbox: b.row, sub: b.sub, events: b.events, receivedAt: b.row.received_at },
-      ])
+      await this.#pipeline.ingest([{ sub: b.sub, events: b.events, receivedAt: b.row.received_at }])
       b.resolve()
     } catch (err) {
       this.#log.error(
@@ -227,9 +226,9 @@ export class Ingress {
     while (this.#pending.length > 0) {
       const batch = this.#pending.splice(0, 500)
       try {
-        // The raw rows, their events and their deliveries in one commit.
+        // Their events and deliveries in one commit.
         await this.#pipeline.ingest(
-          batch.map((b) => ({ inbox: b.row, sub: b.sub, events: b.events, receivedAt: b.row.received_at })),
+          batch.map((b) => ({ sub: b.sub, events: b.events, receivedAt: b.row.received_at })),
         )
         for (const b of batch) b.resolve()
       } catch (err) {
