@@ -268,6 +268,13 @@ interface RunResult {
   lateE2eP99Ms?: number
   /** Accepted deliveries that had not arrived 60 s after the load stopped. */
   lost: number
+  /**
+   * CPU time (user + system) per delivery that arrived, from the first POST until the last
+   * straggler arrived: of the Patchbay processes together, and of this benchmark process (senders
+   * and the agent endpoint). Steadier than the rates on a machine others share.
+   */
+  patchbayCpuMsPerDelivery: number | null
+  benchCpuMsPerDelivery: number
 }
 
 /**
@@ -283,6 +290,7 @@ async function run(
   let refused = 0
   let failures = 0
   let sent = 0
+  const cpuAtStart = { patchbay: cpuMs(o.d), bench: process.cpuUsage() }
   const started = performance.now()
   const stopAt = started + o.seconds * 1000
   await Promise.all(
@@ -335,6 +343,8 @@ async function run(
   const deadline = performance.now() + 60_000
   while ([...acceptedAt.keys()].some((id) => !arrivals.has(id)) && performance.now() < deadline)
     await sleep(50)
+  const patchbayCpu = cpuMs(o.d)
+  const benchCpu = process.cpuUsage(cpuAtStart.bench)
   const latencies: number[] = []
   const late: number[] = []
   let lost = 0
@@ -361,13 +371,18 @@ async function run(
     e2eP99Ms: percentile(latencies, 99),
     ...(o.lateAfterS !== undefined ? { lateE2eP99Ms: percentile(late, 99) } : {}),
     lost,
+    patchbayCpuMsPerDelivery:
+      patchbayCpu !== null && cpuAtStart.patchbay !== null
+        ? (patchbayCpu - cpuAtStart.patchbay) / latencies.length
+        : null,
+    benchCpuMsPerDelivery: (benchCpu.user + benchCpu.system) / 1000 / latencies.length,
   }
 }
 
 const med = (xs: RunResult[]) => {
   const m = (f: (r: RunResult) => number | null | undefined) => {
     const vs = xs.map(f).filter((v): v is number => typeof v === 'number' && Number.isFinite(v))
-    return vs.length ? round(median(vs), 1) : null
+    return vs.length ? round(median(vs), median(vs) < 10 ? 3 : 1) : null
   }
   return {
     acceptedPerSecond: m((r) => r.acceptedPerSecond),
@@ -377,9 +392,31 @@ const med = (xs: RunResult[]) => {
     e2eP50Ms: m((r) => r.e2eP50Ms),
     e2eP99Ms: m((r) => r.e2eP99Ms),
     ...(xs[0]?.lateE2eP99Ms !== undefined ? { lateE2eP99Ms: m((r) => r.lateE2eP99Ms) } : {}),
+    patchbayCpuMsPerDelivery: m((r) => r.patchbayCpuMsPerDelivery),
+    benchCpuMsPerDelivery: m((r) => r.benchCpuMsPerDelivery),
     refused: xs.reduce((a, r) => a + r.refused, 0),
     failures: xs.reduce((a, r) => a + r.failures, 0),
     lost: xs.reduce((a, r) => a + r.lost, 0),
+  }
+}
+
+/** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on Linux). */
+const TICKS_PER_SECOND = 100
+
+/** CPU time (user + system) the deployment's Patchbay processes used so far, in ms; null where /proc does not tell. */
+function cpuMs(d: Deployment | undefined): number | null {
+  if (!d) return null
+  try {
+    let ticks = 0
+    for (const i of d.instances) {
+      // After the command's closing parenthesis: state is field 3, utime 14 and stime 15.
+      const stat = fs.readFileSync(`/proc/${i.pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    }
+    return (ticks * 1000) / TICKS_PER_SECOND
+  } catch {
+    return null
   }
 }
 

@@ -229,6 +229,7 @@ export class Engine {
       clock,
       placements: this.placements,
       causations,
+      sharedResults: opts.sharedResults,
       options: opts.events,
     })
     this.oauth = new OAuthFlows({

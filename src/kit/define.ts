@@ -115,8 +115,24 @@ export interface NormalizedEvent {
    * attribution: every time an event is matched to a trigger, the engine checks them against the
    * agent's scope as it is then (engine/triggers/event-scope.ts). An event a trigger delivers must
    * name the board or repository it concerns, unless the trigger declares `eventScope: 'account'`.
+   * `owner` is for a thing of an account that lies in no repository (a project's draft issue):
+   * it is in a scope that holds any repository of that owner. `unattributed` says why the place
+   * of an event that does not name it could not be read (WebhookSupport.attribute): such an
+   * event reaches no trigger that needs a place. `resource` names the upstream resource the event
+   * is about where `card` does not (a code-host issue's, comment's or commit's web address), as
+   * the connector's `changedResources` reads it from a step's output: the loop guard recognizes
+   * the events Patchbay's own tool runs caused by it (engine/events/loop-guard.ts).
    */
-  refs: { board?: string; list?: string; card?: string; repository?: string; account?: string }
+  refs: {
+    board?: string
+    list?: string
+    card?: string
+    repository?: string
+    owner?: string
+    account?: string
+    unattributed?: string
+    resource?: string
+  }
   /** The payload agents receive. */
   data: unknown
 }
@@ -327,6 +343,29 @@ export interface WebhookSupport {
   parse: (
     delivery: IncomingDelivery,
   ) => { deliveryId: string; events: NormalizedEvent[] } | { ignore: string }
+  /**
+   * For deliveries that do not name the place they concern (an organization's project item
+   * names only its content's node id): how to read it with the connection before the events
+   * are matched.
+   */
+  attribute?: EventAttribution
+}
+
+/** Where an event lies, as read by an attribution lookup. */
+export type EventPlace = Pick<NormalizedEvent['refs'], 'board' | 'repository' | 'owner'>
+
+/**
+ * How a connector reads the place of an event whose delivery does not name it. The engine asks
+ * only for events that a listening trigger needing a place (`eventScope` other than `account`)
+ * fires for and that name no board, repository or owner; it keeps the answers per connection for
+ * a while (bounded, shared between instances when Redis is configured), waits a bounded time,
+ * and records a lookup that fails as `refs.unattributed` (the event then reaches no such trigger).
+ */
+export interface EventAttribution {
+  /** What identifies the lookup (a content's node id); undefined when there is nothing to look up. */
+  subject: (event: NormalizedEvent) => string | undefined
+  /** The place of `subject`, read with the connection's client; throws when it cannot be read. */
+  lookup: (http: Http, subject: string) => Promise<EventPlace>
 }
 
 /** How an agent's scope is checked for a connector's steps. */
@@ -410,6 +449,13 @@ export interface ConnectorDefinition<Id extends string = string, S extends StepD
    */
   lookups?: { cacheTtlMs: number; cacheMaxEntries: number; coalesceWindowMs: number }
   steps: S[]
+  /**
+   * The upstream resources a step that changes something names in its output as made or changed,
+   * as this connector's events name them (`refs.resource`, `refs.card` or the event's id): a tool
+   * run remembers them, so the events they cause are known as its own (the loop guard). Absent:
+   * the output's `id`s (a task-board card's id).
+   */
+  changedResources?: (output: unknown) => string[]
   triggers: TriggerDefinition[]
   webhooks?: WebhookSupport
   scope?: ScopeSupport

@@ -1,10 +1,12 @@
 // Nothing acknowledged is lost to a bad neighbour. 100 correctly signed deliveries arrive at once
 // with one hostile one (nested ~6,000 levels deep, or an action id that is an object): the hostile
 // one is refused with 400 before it is acknowledged, and every good one is stored and delivered.
-// An inbox row that cannot be processed is set aside with its reason and blocks nothing behind it.
+// An inbox row that cannot be processed is set aside with its reason and blocks nothing behind it;
+// a delivery processed when it arrives leaves no raw copy there, one that cannot be is kept raw.
 import assert from 'node:assert/strict'
 import { createHmac, randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
+import { sql } from 'kysely'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { nowIso } from '../../src/store/ids.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
@@ -226,4 +228,46 @@ test('rows set aside are listed with why (GET /v1/inbox) and can be processed ag
   const unknown = await t.api('POST', '/v1/inbox/999999999/retry')
   assert.equal(unknown.status, 404)
   assert.equal(unknown.body.error.code, 'INBOX_ROW_NOT_FOUND')
+})
+
+test('a delivery processed when it arrives leaves no raw copy in the inbox; one the store refuses to process is kept raw there and delivered once it can be', async () => {
+  const db = t.service.engine.store.db
+  const inboxRows = async () =>
+    Number((await sql<{ n: number }>`select count(*) as n from inbox`.execute(db)).rows[0].n)
+  const before = await inboxRows()
+  const fine = hex()
+  const from = receiver.received.length
+  assert.equal((await deliver(JSON.stringify(action(fine)))).status, 200)
+  await receiver.until((r) => r.slice(from).some((x) => x.body.data.event.data.card?.id === fine))
+  assert.equal(await inboxRows(), before, 'its event and delivery are what is kept')
+
+  // The store refuses new events for a while: the delivery is still acknowledged, kept raw.
+  const postgres = t.service.engine.store.kind === 'postgres'
+  if (postgres) {
+    await sql`create function refuse_events() returns trigger as $$ begin raise exception 'refused by the test'; end $$ language plpgsql`.execute(
+      db,
+    )
+    await sql`create trigger refuse_events before insert on events for each row execute function refuse_events()`.execute(
+      db,
+    )
+  } else
+    await sql`create trigger refuse_events before insert on events begin select raise(abort, 'refused by the test'); end`.execute(
+      db,
+    )
+  const refused = hex()
+  const body = action(refused)
+  try {
+    assert.equal((await deliver(JSON.stringify(body))).status, 200)
+    const kept = await db
+      .selectFrom('inbox')
+      .selectAll()
+      .where('delivery_id', '=', body.action.id)
+      .executeTakeFirstOrThrow()
+    assert.equal(kept.body, JSON.stringify(body))
+    assert.match(kept.error ?? '', /refused by the test/)
+  } finally {
+    await sql`drop trigger refuse_events${postgres ? sql` on events` : sql``}`.execute(db)
+    if (postgres) await sql`drop function refuse_events()`.execute(db)
+  }
+  await receiver.until((r) => r.slice(from).some((x) => x.body.data.event.data.card?.id === refused), 30_000)
 })

@@ -45,3 +45,27 @@ test('a connection taken out of the agent stops every mode', () => {
       /may no longer use connection con_2/,
     )
 })
+
+test('a thing of an owner in no repository (a draft issue) is in scope when the scope holds a repository of that owner', () => {
+  assert.equal(eventOutsideScope(agent, on(), { refs: { owner: 'octo-demo' } }), null)
+  assert.match(
+    eventOutsideScope(agent, on(), { refs: { owner: 'octo-org' } }) ?? '',
+    /holds no repository of octo-org/,
+  )
+  // A repository named wins over the owner: an item of another repository of the owner is out.
+  assert.match(
+    eventOutsideScope(agent, on(), { refs: { repository: 'octo-demo/other', owner: 'octo-demo' } }) ?? '',
+    /repository octo-demo\/other is outside/,
+  )
+})
+
+test('an event whose place could not be read reaches no place-scoped trigger, saying why', () => {
+  for (const mode of ['place', 'owner'] as const)
+    assert.match(
+      eventOutsideScope(agent, on(mode), {
+        refs: { account: 'octo-org', unattributed: 'upstream said 502' },
+      }) ?? '',
+      /repository could not be read \(upstream said 502\)/,
+    )
+  assert.equal(eventOutsideScope(agent, on('account'), { refs: { unattributed: 'upstream said 502' } }), null)
+})

@@ -26,7 +26,7 @@ import {
   listWorkflowRuns,
 } from './steps/workflows.ts'
 import { codehostTriggers } from './triggers.ts'
-import { codehostWebhooks } from './webhooks.ts'
+import { changedResources, codehostWebhooks } from './webhooks.ts'
 
 export const codehost = defineConnector({
   id: 'codehost',
@@ -75,6 +75,8 @@ export const codehost = defineConnector({
     listReleases,
     codehostApiCall,
   ],
+  // What a tool run's steps made, by web address, as the events they cause name it (loop guard).
+  changedResources,
   triggers: codehostTriggers,
   webhooks: codehostWebhooks,
   scope: codehostScope,

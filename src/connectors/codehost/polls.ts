@@ -213,12 +213,15 @@ export async function pollOwnProjectItems(
       if (!previous || !(item.id in previous)) continue
       const before = previous[item.id]
       if ((before?.id ?? null) === (now?.id ?? null)) continue
+      // The content's repository is the event's place (asked for in the query, so no lookup is
+      // needed); a draft issue lies in none: it is the project owner's, the account's own.
       const repository = item.content?.repository?.nameWithOwner
+      const owner = item.type === 'DRAFT_ISSUE' ? data.viewer.login : undefined
       events.push({
         id: `projects_v2_item.edited:${item.id}:${item.updatedAt}`,
         type: 'projects_v2_item.edited',
         occurredAt: item.updatedAt,
-        refs: { repository, account: data.viewer.login },
+        refs: { repository, ...(owner ? { owner } : {}), account: data.viewer.login },
         data: {
           event: 'projects_v2_item',
           action: 'edited',

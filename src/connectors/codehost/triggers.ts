@@ -627,16 +627,19 @@ export const projectItemStatusChanged = defineTrigger({
   key: 'project_item_status_changed',
   name: 'Project Item Status Changed',
   description:
-    "Fires when the Status of an item on a project (v2) changes: an organization's project (instantly, through the organization's webhook) or one of the connection's own account (polled through GraphQL: the code host has no webhook for a personal account's projects). changes.field_value has from and to (option names) and project_number. Other field edits do not fire it. Narrow it with projectNumber and status (the new status).",
+    "Fires when the Status of an item on a project (v2) changes: an organization's project (instantly, through the organization's webhook) or one of the connection's own account (polled through GraphQL: the code host has no webhook for a personal account's projects). changes.field_value has from and to (option names) and project_number. Other field edits do not fire it. Narrow it with projectNumber and status (the new status). An agent hears items whose issue or pull request is in a repository of its scope, and draft issues of a project whose owner has a repository in its scope.",
   ...orgOrPoll(
     'projects_v2_item',
     'poll of the account’s projects through GraphQL (viewer.projectsV2 items)',
   ),
   poll: (ctx, c) => pollOwnProjectItems(ctx, c.projectNumber),
   pollIntervalMs: 60_000,
-  // An organization's delivery does not name the item's repository (only the content's node
-  // id), so it cannot be held against a repository scope: delivered as the account's.
-  eventScope: 'account',
+  // Held against the agent's repository scope (eventScope `place`): an item of an issue or pull
+  // request is in scope when its repository is. An organization's delivery names only the
+  // content's node id, so the repository is read before matching (webhooks.ts,
+  // projectItemAttribution); the personal poll asks for it in its query. A draft issue lies in no
+  // repository: it reaches agents whose scope holds a repository of the project's owner.
+  eventScope: 'place',
   config: z.object({
     organization,
     projectNumber: z

@@ -2,10 +2,13 @@
 // organization hook (`/orgs/{org}/hooks`: repository creations, project items) per watched
 // organization, each made with Patchbay's secret and verified by X-Hub-Signature-256 (HMAC-SHA256 of the raw
 // body). The ping that follows creation is ignored; X-Codehost-Delivery is the dedupe id (the
-// same on a redelivery). A push also yields one `commit` event per commit, for New Commit.
+// same on a redelivery). A push also yields one `commit` event per commit, for New Commit. An
+// organization's project item delivery names no repository: its content's is read before
+// matching (projectItemAttribution), so it is held against an agent's repository scope.
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import type { NormalizedEvent, WebhookSupport } from '../../kit/define.ts'
+import type { EventAttribution, NormalizedEvent, WebhookSupport } from '../../kit/define.ts'
 import { PatchbayError } from '../../kit/errors.ts'
+import { graphql } from './graphql.ts'
 
 const ORG_PREFIX = 'org:'
 
@@ -31,6 +34,46 @@ function decodeId(id: string): { model: string; hookId: string } {
   const i = id.lastIndexOf('/hooks/')
   if (i < 0) throw new Error(`not a code-host hook id: ${id}`)
   return { model: id.slice(0, i), hookId: id.slice(i + '/hooks/'.length) }
+}
+
+const CONTENT_REPOSITORY = `query PatchbayContentRepository($id: ID!) {
+  node(id: $id) {
+    ... on Issue {
+      repository {
+        nameWithOwner
+      }
+    }
+    ... on PullRequest {
+      repository {
+        nameWithOwner
+      }
+    }
+  }
+}`
+
+/**
+ * An organization's project item delivery names only its content's node id: the issue's or pull
+ * request's repository is read with one GraphQL `node` query. A draft issue lies in no repository;
+ * its delivery names the project's owner instead (normalizeDelivery).
+ */
+export const projectItemAttribution: EventAttribution = {
+  subject: (e) => {
+    if (!e.type.startsWith('projects_v2_item.')) return undefined
+    const item = (e.data as { projects_v2_item?: { content_node_id?: unknown; content_type?: unknown } })
+      .projects_v2_item
+    if (item?.content_type !== 'Issue' && item?.content_type !== 'PullRequest') return undefined
+    return typeof item.content_node_id === 'string' && item.content_node_id ? item.content_node_id : undefined
+  },
+  lookup: async (http, id) => {
+    const data = await graphql<{ node: { repository?: { nameWithOwner?: string } } | null }>(
+      http,
+      CONTENT_REPOSITORY,
+      { id },
+    )
+    const repository = data.node?.repository?.nameWithOwner
+    if (!repository) throw new Error(`the code host names no repository for ${id}`)
+    return { repository }
+  },
 }
 
 export const codehostWebhooks: WebhookSupport = {
@@ -100,6 +143,36 @@ export const codehostWebhooks: WebhookSupport = {
       : delivery.rawBody
     return { deliveryId, events: normalizeDelivery(event, deliveryId, JSON.parse(raw)) }
   },
+  attribute: projectItemAttribution,
+}
+
+/** Per event, the payload object the event is about, whose web address is its `refs.resource`. */
+const RESOURCE_OF: Record<string, string> = {
+  issues: 'issue',
+  issue_comment: 'comment',
+  pull_request: 'pull_request',
+  pull_request_review: 'review',
+  pull_request_review_comment: 'comment',
+  release: 'release',
+  repository: 'repository',
+  fork: 'forkee',
+  discussion: 'discussion',
+  discussion_comment: 'comment',
+}
+
+const webAddress = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
+
+/**
+ * The resources a step's output names as made or changed, by their web addresses (`htmlUrl`: an
+ * issue's, a comment's, a pull request's, a release's, a repository's; a written file's commit;
+ * an API Call's answer's `html_url`) — what the events they cause name as `refs.resource`.
+ */
+export function changedResources(output: unknown): string[] {
+  const o = output as Record<string, any> | null
+  if (!o || typeof o !== 'object' || Array.isArray(o)) return []
+  return [webAddress(o.htmlUrl), webAddress(o.commit?.htmlUrl), webAddress(o.body?.html_url)].filter(
+    (x): x is string => x !== undefined,
+  )
 }
 
 /** A delivery as the events triggers match on: `issues.opened`, `push`, `commit` … */
@@ -107,6 +180,17 @@ export function normalizeDelivery(event: string, deliveryId: string, body: any):
   const action = typeof body?.action === 'string' ? body.action : undefined
   const repository: string | undefined = body?.repository?.full_name
   const account: string | undefined = body?.organization?.login ?? body?.sender?.login
+  // A project's draft issue lies in no repository: it is the project owner's (the organization's).
+  const owner: string | undefined =
+    event === 'projects_v2_item' && body?.projects_v2_item?.content_type === 'DraftIssue'
+      ? body?.organization?.login
+      : undefined
+  const resource =
+    event === 'push'
+      ? webAddress(body?.head_commit?.url)
+      : RESOURCE_OF[event]
+        ? webAddress(body?.[RESOURCE_OF[event]]?.html_url)
+        : undefined
   const now = new Date().toISOString()
   const data: Record<string, unknown> = { event, ...(slim(body) as Record<string, unknown>) }
   const events: NormalizedEvent[] = [
@@ -114,7 +198,7 @@ export function normalizeDelivery(event: string, deliveryId: string, body: any):
       id: deliveryId,
       type: action ? `${event}.${action}` : event,
       occurredAt: now,
-      refs: { repository, account },
+      refs: { repository, ...(owner ? { owner } : {}), account, ...resourceRef(resource) },
       data,
     },
   ]
@@ -126,7 +210,7 @@ export function normalizeDelivery(event: string, deliveryId: string, body: any):
         id: `${deliveryId}:${c.id}`,
         type: 'commit',
         occurredAt: c.timestamp ?? now,
-        refs: { repository, account },
+        refs: { repository, account, ...resourceRef(webAddress(c.url)) },
         data: {
           event: 'commit',
           ref: body.ref,
@@ -141,6 +225,10 @@ export function normalizeDelivery(event: string, deliveryId: string, body: any):
   }
   return events
 }
+
+/** `refs.resource`, kept to what an id may be (events/delivery-shape.ts): a longer address is left out. */
+const resourceRef = (address: string | undefined) =>
+  address && address.length <= 256 ? { resource: address } : {}
 
 export const branchOf = (ref: unknown): string | null =>
   typeof ref === 'string' && ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null

@@ -40,6 +40,10 @@ export class Changes {
   #listeners = new Map<ChangeTopic, Set<ChangeListener>>()
   #transport: ChangeTransport | null
   #onError: (err: unknown) => void
+  /** Ids published and not sent yet, by topic (gathered into as few messages as they fit in). */
+  #outgoing = new Map<ChangeTopic, Set<string>>()
+  /** The send under way, if any: what is published meanwhile waits for it and goes in the next. */
+  #sending: Promise<void> | null = null
 
   constructor(opts: { transport?: ChangeTransport | null; onError?: (err: unknown) => void } = {}) {
     this.#transport = opts.transport ?? null
@@ -71,18 +75,49 @@ export class Changes {
     return () => set.delete(listener)
   }
 
-  /** Tells this process at once and the other instances as soon as the transport carries it. */
+  /**
+   * Tells this process at once and the other instances as soon as the transport carries it.
+   * What is published in the same turn of the event loop, or while the previous message is on
+   * its way, travels together: one message per topic and up to IDS_PER_MESSAGE ids (under load,
+   * one NOTIFY for a whole batch of stored events instead of one for each).
+   */
   publish(topic: ChangeTopic, ids: string[]): void {
     if (ids.length === 0) return
     this.#deliver(topic, ids)
     if (!this.#transport) return
-    for (let i = 0; i < ids.length; i += IDS_PER_MESSAGE) {
-      const message = JSON.stringify({ from: this.instanceId, topic, ids: ids.slice(i, i + IDS_PER_MESSAGE) })
-      this.#transport.send(message).catch(this.#onError)
+    let waiting = this.#outgoing.get(topic)
+    if (!waiting) {
+      waiting = new Set()
+      this.#outgoing.set(topic, waiting)
     }
+    for (const id of ids) waiting.add(id)
+    this.#sending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#send())
   }
 
+  async #send(): Promise<void> {
+    while (this.#outgoing.size > 0 && this.#transport) {
+      const outgoing = this.#outgoing
+      this.#outgoing = new Map()
+      const sends: Promise<void>[] = []
+      for (const [topic, set] of outgoing) {
+        const ids = [...set]
+        for (let i = 0; i < ids.length; i += IDS_PER_MESSAGE) {
+          const message = JSON.stringify({
+            from: this.instanceId,
+            topic,
+            ids: ids.slice(i, i + IDS_PER_MESSAGE),
+          })
+          sends.push(this.#transport.send(message).catch(this.#onError))
+        }
+      }
+      await Promise.all(sends)
+    }
+    this.#sending = null
+  }
+
+  /** Sends what is still waiting, then closes the transport. */
   async close(): Promise<void> {
+    await this.#sending
     await this.#transport?.close()
   }
 

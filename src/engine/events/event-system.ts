@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely'
 import type { Dispatcher } from 'undici'
 import type { Clock } from '../../kit/clock.ts'
 import { PatchbayError } from '../../kit/errors.ts'
+import type { SharedResults } from '../../kit/result-cache.ts'
 import type { Causations } from '../../store/causations.ts'
 import { inbox } from '../../store/event-log.ts'
 import { Leases } from '../../store/leases.ts'
@@ -28,6 +29,7 @@ import { TriggerService } from '../triggers/trigger-service.ts'
 import { WebhookSubscriptions } from '../triggers/webhook-subscriptions.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 import type { UpstreamPages } from '../upstream/upstream-pages.ts'
+import { type AttributionOptions, EventAttributor } from './attribution.ts'
 import { Deliverer } from './deliverer.ts'
 import { DeliveryStreams } from './delivery-streams.ts'
 import { EventHistory } from './history.ts'
@@ -48,6 +50,8 @@ export interface EventOptions {
   reconcileIntervalMs?: number
   /** Deliveries waiting on an instance at which its ingress asks upstreams to wait (backpressure). */
   deliveryBacklogLimit?: number
+  /** Reading the place of events whose delivery does not name it (events/attribution.ts). */
+  attribution?: AttributionOptions
 }
 
 export const DEFAULT_DELIVERY_BACKLOG_LIMIT = 1_000
@@ -99,6 +103,8 @@ export class EventSystem {
     /** Where stored events' cards and lists are announced (the scope guard forgets their places). */
     placements: PlacementChanges
     causations: Causations
+    /** Lookup results shared by every instance (Redis when configured). */
+    sharedResults?: SharedResults
     options?: EventOptions
   }) {
     const { db, registry, connections, clients, log, agents, tools, changes, clock } = deps
@@ -163,6 +169,13 @@ export class EventSystem {
       agents,
       log,
       placements: deps.placements,
+      attributor: new EventAttributor({
+        registry,
+        connections,
+        log,
+        sharedResults: deps.sharedResults,
+        options: deps.options?.attribution,
+      }),
     })
     this.jobs.work('inbox', { batchSize: 1, concurrency: 1 }, async () => {
       // Rows that failed a try are tried again a little later (each a bounded number of times).

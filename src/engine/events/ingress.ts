@@ -1,7 +1,8 @@
 // Upstream webhook deliveries come in here. A delivery is verified (a missing or wrong
-// signature is refused and stored nowhere), then committed to the inbox before the upstream
-// gets its 200. Concurrent deliveries are committed together (group commit): one write for many
-// requests, each answered once its row is on disk.
+// signature is refused and stored nowhere), then committed — its events and deliveries, or, when
+// they cannot be processed, its raw row in the inbox — before the upstream gets its 200.
+// Concurrent deliveries are committed together (group commit): one write for many requests, each
+// answered once its rows are on disk.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { NormalizedEvent } from '../../kit/define.ts'
@@ -24,6 +25,13 @@ const KEPT_HEADERS = /^(x-taskboard-|x-codehost-|x-hub-signature|content-type|us
 
 /** How long a delivery waits for others to share its commit. */
 const LINGER_MS = 2
+/**
+ * From this share of the backlog limit on, a growing share of the deliveries of upstreams that
+ * send them again is refused (none here, all at the limit): senders are slowed a few at a time
+ * as the backlog grows instead of all at once when it is full — all of them asleep for a whole
+ * Retry-After while the backlog drains, then all back together, left delivery idle half the time.
+ */
+const EARLY_REFUSALS_FROM = 0.5
 
 export interface IngressResult {
   status: 'accepted' | 'ignored'
@@ -53,6 +61,8 @@ export class Ingress {
   #flushing = false
   #deliverer: Pick<Deliverer, 'lag'>
   #backlogLimit: number
+  /** Refusals owed by the share of deliveries to refuse at the backlog so far (one is made at each whole one). */
+  #refusalsOwed = 0
 
   constructor(deps: {
     db: Kysely<Database>
@@ -141,13 +151,22 @@ export class Ingress {
   }
 
   /**
-   * Backpressure: while the deliveries waiting to be sent (or running) on this instance are at the
-   * limit, a delivery from an upstream that sends it again is refused with 503 and Retry-After,
-   * before any work is done for it, instead of letting the backlog and the latency grow.
+   * Backpressure: while the deliveries waiting to be sent (or running) on this instance are past
+   * EARLY_REFUSALS_FROM of the limit, a share of the deliveries from upstreams that send them again
+   * is refused with 503 and Retry-After, before any work is done for them — a share growing with
+   * the backlog, every one at the limit — instead of letting the backlog and the latency grow.
+   * The share is kept exactly, not drawn at random: at 60 % of the way, 3 of every 5 are refused.
    */
   #holdBack(): void {
     const lag = this.#deliverer.lag()
-    if (lag.backlog < this.#backlogLimit) return
+    const from = this.#backlogLimit * EARLY_REFUSALS_FROM
+    if (lag.backlog < from) {
+      this.#refusalsOwed = 0
+      return
+    }
+    this.#refusalsOwed += Math.min(1, (lag.backlog - from) / (this.#backlogLimit - from))
+    if (this.#refusalsOwed < 1) return
+    this.#refusalsOwed -= 1
     throw new PatchbayError(
       'DELIVERY_BACKLOG_FULL',
       `${lag.backlog} deliveries are waiting to be sent (the limit is ${this.#backlogLimit}); send this one again later.`,
@@ -191,9 +210,7 @@ export class Ingress {
    */
   async #commitAlone(b: PendingDelivery): Promise<void> {
     try {
-      await this.#pipeline.ingest([
-        { inbox: b.row, sub: b.sub, events: b.events, receivedAt: b.row.received_at },
-      ])
+      await this.#pipeline.ingest([{ sub: b.sub, events: b.events, receivedAt: b.row.received_at }])
       b.resolve()
     } catch (err) {
       this.#log.error(
@@ -214,9 +231,9 @@ export class Ingress {
     while (this.#pending.length > 0) {
       const batch = this.#pending.splice(0, 500)
       try {
-        // The raw rows, their events and their deliveries in one commit.
+        // Their events and deliveries in one commit.
         await this.#pipeline.ingest(
-          batch.map((b) => ({ inbox: b.row, sub: b.sub, events: b.events, receivedAt: b.row.received_at })),
+          batch.map((b) => ({ sub: b.sub, events: b.events, receivedAt: b.row.received_at })),
         )
         for (const b of batch) b.resolve()
       } catch (err) {

@@ -19,7 +19,7 @@ export interface CausedEvent {
   connector: string
   /** The upstream's id of the happening (an action id: a step's output may name it). */
   upstreamId: string
-  refs: { card?: string; [k: string]: string | undefined }
+  refs: { card?: string; resource?: string; [k: string]: string | undefined }
 }
 
 export class LoopGuard {
@@ -35,8 +35,11 @@ export class LoopGuard {
 
   /** The event's causation depth, and why a tool run for it is refused (null: it may run). */
   async check(e: CausedEvent): Promise<{ depth: number; refused: string | null }> {
-    // The event is about the happening itself (its action id) or the resource it changed (a card).
-    const refs = [e.upstreamId, e.refs.card].filter((r): r is string => typeof r === 'string' && r !== '')
+    // The event is about the happening itself (its action id) or the resource it changed (a card,
+    // a code-host issue or comment: refs.resource).
+    const refs = [e.upstreamId, e.refs.card, e.refs.resource].filter(
+      (r): r is string => typeof r === 'string' && r !== '',
+    )
     let depth = await this.#causations.depthOf(e.workspaceId, e.connector, refs)
     // The upstream may report a change before the step that made it has returned: while the
     // agent has runs under way, they may yet say this event is theirs.

@@ -1,19 +1,14 @@
 // From raw deliveries to deliveries for agents: each delivery's events are stored (once, by
 // the upstream's id), matched against the triggers listening on its webhook, and turned into
-// one delivery per match. Fresh deliveries from the ingress go through in the same commit as
-// their inbox rows (one write for the whole batch, before the upstream gets its 200); inbox rows
-// left pending — by an older process, or by a failure here — are drained the same way.
+// one delivery per match. Fresh deliveries from the ingress go through in one commit for the whole
+// batch, before the upstream gets its 200, with no raw copy in the inbox: their events and
+// deliveries are what is kept. Only a delivery that fails here is kept raw in the inbox (by the
+// ingress); inbox rows left pending — by an older process, or by such a failure — are drained the
+// same way.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
 import type { NormalizedEvent } from '../../kit/define.ts'
-import {
-  deliveries,
-  events,
-  inbox,
-  type NewDelivery,
-  type NewEvent,
-  type NewInboxRow,
-} from '../../store/event-log.ts'
+import { deliveries, events, inbox, type NewDelivery, type NewEvent } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
@@ -22,6 +17,7 @@ import type { Registry } from '../registry.ts'
 import type { AgentDirectory, AgentInfo } from '../triggers/directories.ts'
 import { eventOutsideScope } from '../triggers/event-scope.ts'
 import type { ListeningTrigger, TriggerService } from '../triggers/trigger-service.ts'
+import type { EventAttributor } from './attribution.ts'
 import type { Deliverer } from './deliverer.ts'
 import { deliveryShapeProblem } from './delivery-shape.ts'
 import { deliveryRow, eventRow, type SendableDelivery, sendable } from './records.ts'
@@ -50,6 +46,7 @@ export class Pipeline {
   #log: FastifyBaseLogger
   #placements: PlacementChanges
   #agents: AgentDirectory
+  #attributor: EventAttributor
 
   constructor(deps: {
     db: Kysely<Database>
@@ -60,8 +57,11 @@ export class Pipeline {
     log: FastifyBaseLogger
     /** Told of every stored event's cards and lists (the scope guard's places may have moved). */
     placements: PlacementChanges
+    /** Reads the place of events whose delivery does not name it, before they are matched. */
+    attributor: EventAttributor
   }) {
     this.#placements = deps.placements
+    this.#attributor = deps.attributor
     this.#agents = deps.agents
     this.#db = deps.db
     this.#registry = deps.registry
@@ -70,16 +70,14 @@ export class Pipeline {
     this.#log = deps.log
   }
 
-  /** Stores fresh deliveries (raw, as done) with their events and deliveries, in one commit. */
-  async ingest(items: Array<ParsedDelivery & { inbox: NewInboxRow }>): Promise<void> {
+  /**
+   * Stores fresh deliveries' events and deliveries, in one commit. No raw row is written for them:
+   * nothing reads the raw copy of a processed delivery, and its random delivery id in the inbox's
+   * unique index cost a page of the write-ahead log per delivery (issue 17).
+   */
+  async ingest(items: ParsedDelivery[]): Promise<void> {
     const match = await this.#prepare(items)
-    const created = await this.#db.transaction().execute(async (trx) => {
-      await inbox.insertMany(
-        trx,
-        items.map((i) => ({ ...i.inbox, status: 'done' as const })),
-      )
-      return this.#apply(trx, items, match)
-    })
+    const created = await this.#db.transaction().execute((trx) => this.#apply(trx, items, match))
     if (created.length) await this.#deliverer.dispatch(created)
   }
 
@@ -161,11 +159,19 @@ export class Pipeline {
     if (created.length) await this.#deliverer.dispatch(created)
   }
 
-  /** What matching needs, read before the transaction: the listening triggers and delivery kinds. */
+  /**
+   * What matching needs, read before the transaction: the listening triggers, their agents as
+   * they are now, and the place of events whose delivery does not name it (looked up only for
+   * events a listening trigger needing a place fires for).
+   */
   async #prepare(items: ParsedDelivery[]): Promise<MatchContext> {
     const listening = new Map<string, ListeningTrigger[]>()
     for (const i of items)
       if (!listening.has(i.sub.id)) listening.set(i.sub.id, await this.#triggers.listeningOn(i.sub.id))
+    const lookups = items.flatMap(
+      (i) => this.#attributor.attribute(i.sub, i.events, listening.get(i.sub.id) ?? []) ?? [],
+    )
+    if (lookups.length > 0) await Promise.all(lookups)
     const agents = new Map<string, AgentInfo | null>()
     for (const list of listening.values())
       for (const t of list)

@@ -413,18 +413,24 @@ export class ToolService {
 
   /**
    * What a step made or changed, by the upstream ids its output names (a card's id, a comment's
-   * action id), remembered at `depth` before the run goes on: the events those changes cause are
+   * action id; the connector's changedResources where it says otherwise: a code-host issue's web
+   * address), remembered at `depth` before the run goes on: the events those changes cause are
    * recognized as this run's doing. A failure to remember is logged, never failing the run.
    */
   async #rememberChange(workspaceId: string, stepId: string, output: unknown, depth: number) {
-    const connector = this.#registry.steps.get(stepId)?.connector.id
-    const refs = (Array.isArray(output) ? output : [output]).flatMap((o) => {
-      const id = o && typeof o === 'object' ? (o as { id?: unknown }).id : undefined
-      return typeof id === 'string' || typeof id === 'number' ? [String(id)] : []
-    })
-    if (!connector || refs.length === 0) return
+    const registered = this.#registry.steps.get(stepId)
+    // A step that only reads changes nothing: what it names is not this run's doing.
+    if (!registered || registered.step.hints.readOnly) return
+    const { connector } = registered
+    const refs = connector.changedResources
+      ? connector.changedResources(output)
+      : (Array.isArray(output) ? output : [output]).flatMap((o) => {
+          const id = o && typeof o === 'object' ? (o as { id?: unknown }).id : undefined
+          return typeof id === 'string' || typeof id === 'number' ? [String(id)] : []
+        })
+    if (refs.length === 0) return
     await this.#causations
-      .record(workspaceId, connector, refs.slice(0, 100), depth)
+      .record(workspaceId, connector.id, refs.slice(0, 100), depth)
       .catch((err) => this.#log.error({ err }, 'could not remember a change a tool run made'))
   }
 

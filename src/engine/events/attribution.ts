@@ -1,0 +1,161 @@
+// Events whose delivery does not name the place they concern (an organization's project item
+// names only its content's node id) get it read before they are matched, so scope holds for them
+// too (triggers/event-scope.ts). The connector says what to look up and how
+// (WebhookSupport.attribute); this asks only for events that a listening trigger needing a place
+// fires for, keeps the answers per connection (bounded, for a while: content rarely changes
+// place), and waits a bounded time. A lookup that fails — the upstream refuses or does not
+// answer, the connection has lapsed — leaves the event without a place and says why in
+// `refs.unattributed`: it then reaches no trigger that needs one, instead of leaking.
+import type { FastifyBaseLogger } from 'fastify'
+import type { EventAttribution, EventPlace, NormalizedEvent } from '../../kit/define.ts'
+import { ResultCache, type SharedResults } from '../../kit/result-cache.ts'
+import type { SubscriptionRow } from '../../store/subscriptions.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
+import type { Registry } from '../registry.ts'
+import type { ListeningTrigger } from '../triggers/trigger-service.ts'
+
+export interface AttributionOptions {
+  /** How long a place read is trusted; default one hour. */
+  cacheTtlMs?: number
+  /** Places kept in this process (least recently used go first); default 10,000. */
+  cacheMaxEntries?: number
+  /** How long an event waits for its lookup before it is left unattributed; default 5 s. */
+  timeoutMs?: number
+}
+
+const DEFAULT_TTL_MS = 60 * 60_000
+const DEFAULT_MAX_ENTRIES = 10_000
+const DEFAULT_TIMEOUT_MS = 5_000
+
+export class EventAttributor {
+  #registry: Registry
+  #connections: ConnectionService
+  #log: FastifyBaseLogger
+  #timeoutMs: number
+  // Keyed by connection and subject: a connection attributes only what it can read itself.
+  #places: ResultCache
+  /** Lookups sent upstream (cache misses) and those that failed, for tests and diagnosis. */
+  readonly stats = { lookups: 0, failures: 0 }
+
+  constructor(deps: {
+    registry: Registry
+    connections: ConnectionService
+    log: FastifyBaseLogger
+    sharedResults?: SharedResults
+    options?: AttributionOptions
+  }) {
+    this.#registry = deps.registry
+    this.#connections = deps.connections
+    this.#log = deps.log
+    this.#timeoutMs = deps.options?.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    this.#places = new ResultCache({
+      ttlMs: deps.options?.cacheTtlMs ?? DEFAULT_TTL_MS,
+      maxEntries: deps.options?.cacheMaxEntries ?? DEFAULT_MAX_ENTRIES,
+      shared: deps.sharedResults && {
+        results: deps.sharedResults,
+        namespace: 'attribution',
+        onError: (err) => deps.log.warn({ err }, 'the shared attribution cache did not answer'),
+      },
+    })
+  }
+
+  /**
+   * Fills in the place of the events on `sub` that need one read (their refs are replaced), or
+   * null at once when none does: nothing is looked at unless the connector attributes and a
+   * listening trigger needs a place, so other deliveries pay one check and no promise.
+   */
+  attribute(
+    sub: SubscriptionRow,
+    events: NormalizedEvent[],
+    listening: ListeningTrigger[],
+  ): Promise<void> | null {
+    const attribution = this.#registry.connector(sub.connector)?.webhooks?.attribute
+    if (!attribution) return null
+    const placed = listening.filter((t) => (t.def.eventScope ?? 'place') !== 'account' && t.def.match)
+    if (placed.length === 0) return null
+    const wanted: Array<{ e: NormalizedEvent; subject: string }> = []
+    for (const e of events) {
+      const { board, repository, owner } = e.refs ?? {}
+      if (board || repository || owner) continue
+      const subject = attribution.subject(e)
+      if (subject === undefined) continue
+      if (!placed.some((t) => fires(t, e))) continue
+      wanted.push({ e, subject })
+    }
+    return wanted.length === 0 ? null : this.#read(sub, attribution, wanted)
+  }
+
+  async #read(
+    sub: SubscriptionRow,
+    attribution: EventAttribution,
+    wanted: Array<{ e: NormalizedEvent; subject: string }>,
+  ): Promise<void> {
+    await this.#places.fetchShared(wanted.map((w) => `${sub.connection_id}:${w.subject}`))
+    await Promise.all(
+      wanted.map(async ({ e, subject }) => {
+        try {
+          e.refs = { ...e.refs, ...(await this.#place(sub, attribution, subject)) }
+        } catch (err) {
+          this.stats.failures++
+          const reason = (err as Error).message
+          e.refs = { ...e.refs, unattributed: reason }
+          this.#log.warn(
+            { event: e.id, subject, connection: sub.connection_id, reason },
+            'the place of an event could not be read; it reaches no trigger that needs one',
+          )
+        }
+      }),
+    )
+  }
+
+  /** The subject's place: from the cache, from a lookup under way, or looked up now. */
+  async #place(sub: SubscriptionRow, attribution: EventAttribution, subject: string): Promise<EventPlace> {
+    const key = `${sub.connection_id}:${subject}`
+    const claim = this.#places.claim<EventPlace>(key)
+    let answer: Promise<EventPlace>
+    if (!claim.owner) {
+      if (claim.lookup.state === 'hit') return claim.lookup.value
+      answer = claim.lookup.promise
+    } else {
+      answer = this.#lookup(sub, attribution, subject)
+      // The lookup finishes (and is kept for the next event) even when this event stops waiting.
+      answer.then(
+        (place) => claim.settle(place, true),
+        (err) => claim.fail(err),
+      )
+    }
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`the upstream did not answer within ${this.#timeoutMs} ms`)),
+        this.#timeoutMs,
+      )
+    })
+    try {
+      return await Promise.race([answer, timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  async #lookup(sub: SubscriptionRow, attribution: EventAttribution, subject: string): Promise<EventPlace> {
+    const connector = this.#registry.connector(sub.connector)!
+    const loaded = await this.#connections.load(sub.workspace_id, sub.connection_id)
+    if (loaded.row.status === 'lapsed')
+      throw new Error(
+        `the connection ${sub.connection_id} has lapsed: ${loaded.row.status_reason ?? 'reconnect it'}`,
+      )
+    this.stats.lookups++
+    // Not paced: the upstream is waiting for its delivery to be answered. A 401 lapses the connection.
+    const http = this.#connections.client(sub.connection_id, connector, loaded.credentials, { paced: false })
+    return attribution.lookup(http, subject)
+  }
+}
+
+function fires(t: ListeningTrigger, e: NormalizedEvent): boolean {
+  try {
+    return t.def.match!(e, t.config)
+  } catch {
+    return false
+  }
+}
