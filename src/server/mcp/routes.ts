@@ -16,10 +16,7 @@ import { errorResponses } from '../schemas.ts'
  */
 let mcpModules:
   | Promise<
-      [
-        typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
-        typeof import('./mcp-server.ts'),
-      ]
+      [typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'), typeof import('./mcp-server.ts')]
     >
   | undefined
 const loadMcp = () =>
