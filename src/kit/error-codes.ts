@@ -544,7 +544,7 @@ export const ERROR_CODES = {
   DELIVERY_BACKLOG_FULL: {
     status: 503,
     meaning:
-      'An upstream delivery refused while as many deliveries to agents are waiting on the instance as PATCHBAY_DELIVERY_BACKLOG_LIMIT (only for upstreams that send a refused delivery again); answered with Retry-After.',
+      'An upstream delivery refused while deliveries to agents wait on the instance: a growing share of them from half PATCHBAY_DELIVERY_BACKLOG_LIMIT, every one at it (only for upstreams that send a refused delivery again); answered with Retry-After.',
     hint: 'Nothing is lost: the upstream sends the delivery again. If it lasts, agents answer slowly: see the backlog at GET /v1/delivery-backlog.',
   },
   MALFORMED_DELIVERY: {

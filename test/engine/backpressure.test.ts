@@ -1,7 +1,8 @@
-// Backpressure: while as many deliveries as PATCHBAY_DELIVERY_BACKLOG_LIMIT wait for a slow agent,
-// the ingress answers the task-board (which sends a refused delivery again) 503 with Retry-After
-// instead of accepting; the backlog shows in the REST API and /metrics; once the agent catches up,
-// deliveries are accepted again. Driven by an agent endpoint that holds its answers until told.
+// Backpressure: while deliveries wait for a slow agent, from half PATCHBAY_DELIVERY_BACKLOG_LIMIT
+// on the ingress answers a growing share of the task-board's deliveries (it sends a refused one
+// again) 503 with Retry-After instead of accepting, and every one at the limit; the backlog shows
+// in the REST API and /metrics; once the agent catches up, deliveries are accepted again. Driven
+// by an agent endpoint that holds its answers until told.
 import assert from 'node:assert/strict'
 import { createHmac, randomBytes } from 'node:crypto'
 import http from 'node:http'
@@ -10,7 +11,7 @@ import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/task
 import { eventually } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
-const LIMIT = 3
+const LIMIT = 8
 const METRICS_TOKEN = 'metrics-token-backpressure'
 
 let sandbox: TaskboardSandbox
@@ -101,10 +102,32 @@ async function newCard(cardId: string) {
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }
 }
 
-test('past the backlog limit the ingress answers 503 with Retry-After, and accepts again once the agent catches up', async () => {
-  // As many deliveries as the limit are accepted while the agent holds its answers.
-  const accepted = Array.from({ length: LIMIT }, (_, i) => `card-${i}`)
-  for (const card of accepted) assert.equal((await newCard(card)).status, 200)
+test('from half the backlog limit a growing share of deliveries is answered 503 with Retry-After, every one at the limit; once the agent catches up they are accepted again', async () => {
+  // Sent one after another while the agent holds its answers, until the backlog is at the limit.
+  const backlogNow = async () => (await t.api('GET', '/v1/delivery-backlog')).body.backlog as number
+  const accepted: string[] = []
+  const answers: Array<{ backlog: number; status: number }> = []
+  for (let n = 0; (await backlogNow()) < LIMIT; n++) {
+    assert.ok(n < 100, 'the backlog reaches the limit')
+    const backlog = await backlogNow()
+    const res = await newCard(`card-${n}`)
+    answers.push({ backlog, status: res.status })
+    if (res.status === 200) accepted.push(`card-${n}`)
+    else {
+      assert.equal(res.status, 503)
+      assert.equal(res.body.error.code, 'DELIVERY_BACKLOG_FULL')
+      assert.ok(Number(res.retryAfter) >= 1, `Retry-After: ${res.retryAfter}`)
+    }
+  }
+  assert.ok(
+    answers.filter((a) => a.backlog < LIMIT / 2).every((a) => a.status === 200),
+    'under half the limit every delivery is accepted',
+  )
+  const early = answers.filter((a) => a.backlog >= LIMIT / 2)
+  assert.ok(
+    early.some((a) => a.status === 503) && early.some((a) => a.status === 200),
+    `between half the limit and the limit some are refused, some accepted: ${JSON.stringify(answers)}`,
+  )
 
   const backlog = await t.api('GET', '/v1/delivery-backlog')
   assert.equal(backlog.status, 200)
@@ -115,13 +138,15 @@ test('past the backlog limit the ingress answers 503 with Retry-After, and accep
   const metrics = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
   assert.match(await metrics.text(), new RegExp(`^patchbay_delivery_backlog ${LIMIT}$`, 'm'))
 
-  // The next one is refused before anything is stored, with when to send it again.
-  const refused = await newCard('card-refused')
-  assert.equal(refused.status, 503)
-  assert.equal(refused.body.error.code, 'DELIVERY_BACKLOG_FULL')
-  assert.ok(Number(refused.retryAfter) >= 1, `Retry-After: ${refused.retryAfter}`)
+  // At the limit every one is refused before anything is stored, with when to send it again.
+  for (let i = 0; i < 3; i++) {
+    const refused = await newCard('card-refused')
+    assert.equal(refused.status, 503)
+    assert.equal(refused.body.error.code, 'DELIVERY_BACKLOG_FULL')
+    assert.ok(Number(refused.retryAfter) >= 1, `Retry-After: ${refused.retryAfter}`)
+  }
   const stored = await t.api('GET', '/v1/events?limit=100')
-  assert.equal(stored.body.events.length, LIMIT, 'the refused delivery is not stored')
+  assert.equal(stored.body.events.length, accepted.length, 'no refused delivery is stored')
 
   // The agent catches up: the backlog empties and deliveries are accepted again.
   agent.release()

@@ -25,6 +25,13 @@ const KEPT_HEADERS = /^(x-taskboard-|x-codehost-|x-hub-signature|content-type|us
 
 /** How long a delivery waits for others to share its commit. */
 const LINGER_MS = 2
+/**
+ * From this share of the backlog limit on, a growing share of the deliveries of upstreams that
+ * send them again is refused (none here, all at the limit): senders are slowed a few at a time
+ * as the backlog grows instead of all at once when it is full — all of them asleep for a whole
+ * Retry-After while the backlog drains, then all back together, left delivery idle half the time.
+ */
+const EARLY_REFUSALS_FROM = 0.5
 
 export interface IngressResult {
   status: 'accepted' | 'ignored'
@@ -54,6 +61,8 @@ export class Ingress {
   #flushing = false
   #deliverer: Pick<Deliverer, 'lag'>
   #backlogLimit: number
+  /** Refusals owed by the share of deliveries to refuse at the backlog so far (one is made at each whole one). */
+  #refusalsOwed = 0
 
   constructor(deps: {
     db: Kysely<Database>
@@ -142,13 +151,22 @@ export class Ingress {
   }
 
   /**
-   * Backpressure: while the deliveries waiting to be sent (or running) on this instance are at the
-   * limit, a delivery from an upstream that sends it again is refused with 503 and Retry-After,
-   * before any work is done for it, instead of letting the backlog and the latency grow.
+   * Backpressure: while the deliveries waiting to be sent (or running) on this instance are past
+   * EARLY_REFUSALS_FROM of the limit, a share of the deliveries from upstreams that send them again
+   * is refused with 503 and Retry-After, before any work is done for them — a share growing with
+   * the backlog, every one at the limit — instead of letting the backlog and the latency grow.
+   * The share is kept exactly, not drawn at random: at 60 % of the way, 3 of every 5 are refused.
    */
   #holdBack(): void {
     const lag = this.#deliverer.lag()
-    if (lag.backlog < this.#backlogLimit) return
+    const from = this.#backlogLimit * EARLY_REFUSALS_FROM
+    if (lag.backlog < from) {
+      this.#refusalsOwed = 0
+      return
+    }
+    this.#refusalsOwed += Math.min(1, (lag.backlog - from) / (this.#backlogLimit - from))
+    if (this.#refusalsOwed < 1) return
+    this.#refusalsOwed -= 1
     throw new PatchbayError(
       'DELIVERY_BACKLOG_FULL',
       `${lag.backlog} deliveries are waiting to be sent (the limit is ${this.#backlogLimit}); send this one again later.`,
