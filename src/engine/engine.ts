@@ -230,7 +230,11 @@ export class Engine {
       placements: this.placements,
       causations,
       sharedResults: opts.sharedResults,
-      options: opts.events,
+      // PostgreSQL commits in its own processes: the ingress stores the next group meanwhile.
+      options: {
+        ...opts.events,
+        concurrentCommits: opts.events?.concurrentCommits ?? (opts.store.kind === 'postgres' ? 3 : 1),
+      },
     })
     this.oauth = new OAuthFlows({
       registry: this.registry,

@@ -11,6 +11,20 @@ export type DeliveryRow = Omit<DeliveriesTable, 'seq'> & { seq: number }
 export type NewEvent = Omit<EventsTable, 'seq'>
 export type NewDelivery = Omit<DeliveriesTable, 'seq'>
 
+/** An attempt's outcome, to be written by its claim holder (deliveries.settleMany). */
+export interface SettledAttempt {
+  id: string
+  /** Its row in the attempt log. */
+  attempt: DeliveryAttemptsTable
+  update: {
+    status: 'pending' | 'delivered' | 'dead'
+    last_status: number | null
+    last_error: string | null
+    delivered_at?: string | null
+    next_attempt_at: string | null
+  }
+}
+
 /** The advisory lock that orders delivery commits on PostgreSQL (any fixed number of ours). */
 const DELIVERY_ORDER_LOCK = 7_254_001
 
@@ -133,14 +147,15 @@ export const deliveries = {
   /** As insertMany, returning the rows inserted (with their seq). */
   async insertRows(db: Db, rows: NewDelivery[]): Promise<DeliveryRow[]> {
     if (rows.length === 0) return []
-    if (db.getExecutor().adapter instanceof PostgresAdapter)
-      await sql`SELECT pg_advisory_xact_lock(${DELIVERY_ORDER_LOCK})`.execute(db)
-    const inserted = await db
-      .insertInto('deliveries')
-      .values(rows)
-      .onConflict((oc) => oc.columns(['event_id', 'trigger_id']).doNothing())
-      .returning(['id', 'seq'])
-      .execute()
+    const inserted =
+      db.getExecutor().adapter instanceof PostgresAdapter
+        ? await insertDeliveriesInOrder(db, rows)
+        : await db
+            .insertInto('deliveries')
+            .values(rows)
+            .onConflict((oc) => oc.columns(['event_id', 'trigger_id']).doNothing())
+            .returning(['id', 'seq'])
+            .execute()
     const seqOf = new Map(inserted.map((r) => [r.id, Number(r.seq)]))
     return rows.flatMap((r) => {
       const seq = seqOf.get(r.id)
@@ -199,6 +214,45 @@ export const deliveries = {
     }))
   },
   /**
+   * Extends claims that are still as they were taken (the same attempt and lease: nobody took
+   * them over meanwhile) to `leaseUntil`. Returns the ids extended.
+   */
+  async renew(
+    db: Db,
+    held: Array<{ id: string; attempts: number; claimedUntil: string }>,
+    leaseUntil: string,
+  ) {
+    const renewed: string[] = []
+    for (const group of byClaim(held)) {
+      const rows = await db
+        .updateTable('deliveries')
+        .set({ claimed_until: leaseUntil, next_attempt_at: leaseUntil })
+        .where('id', 'in', group.ids)
+        .where('status', '=', 'pending')
+        .where('attempts', '=', group.attempts)
+        .where('claimed_until', '=', group.claimedUntil)
+        .returning('id')
+        .execute()
+      renewed.push(...rows.map((r) => r.id))
+    }
+    return renewed
+  },
+  /**
+   * Gives back claims still as they were taken, attempt unused: the deliveries are due at `now`
+   * for any instance, as if never claimed.
+   */
+  async release(db: Db, held: Array<{ id: string; attempts: number; claimedUntil: string }>, now: string) {
+    for (const group of byClaim(held))
+      await db
+        .updateTable('deliveries')
+        .set((eb) => ({ attempts: eb('attempts', '-', 1), claimed_until: null, next_attempt_at: now }))
+        .where('id', 'in', group.ids)
+        .where('status', '=', 'pending')
+        .where('attempts', '=', group.attempts)
+        .where('claimed_until', '=', group.claimedUntil)
+        .execute()
+  },
+  /**
    * Writes the outcome of a claimed attempt, only while the claim is still this attempt's (a
    * holder whose lease was taken over writes nothing). Returns whether it was written.
    */
@@ -219,6 +273,66 @@ export const deliveries = {
       .returning('id')
       .execute()
     return rows.map((r) => r.id)
+  },
+  /**
+   * Writes the outcomes of claimed attempts and their log rows, each only while its claim is
+   * still that attempt's (as `settle`). On PostgreSQL one statement for the whole batch (one
+   * round trip, no transaction of its own); on SQLite one transaction, successes sharing a
+   * statement per attempt number and answer.
+   */
+  async settleMany(db: Db, outcomes: SettledAttempt[]): Promise<void> {
+    if (outcomes.length === 0) return
+    if (db.getExecutor().adapter instanceof PostgresAdapter) {
+      const col = <T>(f: (o: SettledAttempt) => T) => outcomes.map(f)
+      await sql`
+        WITH v AS (
+          SELECT * FROM unnest(
+            ${col((o) => o.id)}::text[], ${col((o) => o.attempt.attempt)}::int[],
+            ${col((o) => o.update.status)}::text[], ${col((o) => o.update.last_status)}::int[],
+            ${col((o) => o.update.last_error)}::text[], ${col((o) => o.update.delivered_at ?? null)}::text[],
+            ${col((o) => o.update.next_attempt_at)}::text[], ${col((o) => o.attempt.at)}::text[],
+            ${col((o) => o.attempt.status)}::int[], ${col((o) => o.attempt.error)}::text[],
+            ${col((o) => o.attempt.duration_ms)}::int[]
+          ) AS v(id, attempt, status, last_status, last_error, delivered_at, next_attempt_at,
+                 at, attempt_status, attempt_error, duration_ms)
+        ), settled AS (
+          UPDATE deliveries d
+          SET status = v.status, last_status = v.last_status, last_error = v.last_error,
+              delivered_at = COALESCE(v.delivered_at, d.delivered_at),
+              next_attempt_at = v.next_attempt_at, claimed_until = NULL
+          FROM v
+          WHERE d.id = v.id AND d.attempts = v.attempt AND d.status = 'pending' AND d.claimed_until IS NOT NULL
+          RETURNING d.id
+        )
+        INSERT INTO delivery_attempts (delivery_id, attempt, at, status, error, duration_ms)
+        SELECT v.id, v.attempt, v.at, v.attempt_status, v.attempt_error, v.duration_ms
+        FROM v JOIN settled ON settled.id = v.id
+        ON CONFLICT (delivery_id, attempt) DO NOTHING`.execute(db)
+      return
+    }
+    await db.transaction().execute(async (trx) => {
+      const settle = async (ids: string[], attempt: number, values: SettledAttempt['update']) => {
+        const mine = new Set(await deliveries.settle(trx, ids, attempt, values))
+        await deliveries.addAttempts(
+          trx,
+          outcomes.filter((o) => mine.has(o.id) && o.attempt.attempt === attempt).map((o) => o.attempt),
+        )
+      }
+      // Successes of a batch share one statement per attempt number; failures each carry their own schedule.
+      const delivered = new Map<
+        string,
+        { update: SettledAttempt['update']; attempt: number; ids: string[] }
+      >()
+      for (const o of outcomes) {
+        if (o.update.status === 'delivered') {
+          const key = `${o.update.last_status}|${o.attempt.attempt}`
+          const group = delivered.get(key) ?? { update: o.update, attempt: o.attempt.attempt, ids: [] }
+          group.ids.push(o.id)
+          delivered.set(key, group)
+        } else await settle([o.id], o.attempt.attempt, o.update)
+      }
+      for (const group of delivered.values()) await settle(group.ids, group.attempt, group.update)
+    })
   },
   async update(db: Db, id: string, values: Partial<Omit<DeliveriesTable, 'seq' | 'id'>>) {
     await db.updateTable('deliveries').set(values).where('id', '=', id).execute()
@@ -265,4 +379,38 @@ export const deliveries = {
       .orderBy('attempt')
       .execute()
   },
+}
+
+/** Claims grouped by attempt and lease, for one statement each (claims taken together share both). */
+function byClaim(held: Array<{ id: string; attempts: number; claimedUntil: string }>) {
+  const groups = new Map<string, { attempts: number; claimedUntil: string; ids: string[] }>()
+  for (const h of held) {
+    const key = `${h.attempts}|${h.claimedUntil}`
+    const group = groups.get(key) ?? { attempts: h.attempts, claimedUntil: h.claimedUntil, ids: [] }
+    group.ids.push(h.id)
+    groups.set(key, group)
+  }
+  return groups.values()
+}
+
+/**
+ * PostgreSQL: the deliveries' insert takes the lock that orders delivery commits itself, before it
+ * draws any seq (the lock is the statement's one-time filter, evaluated before its first row), so
+ * the lock costs no round trip of its own. One array per column rather than a parameter per value.
+ */
+async function insertDeliveriesInOrder(db: Db, rows: NewDelivery[]) {
+  const col = <K extends keyof NewDelivery>(k: K) => rows.map((r) => r[k])
+  const { rows: inserted } = await sql<{ id: string; seq: string }>`
+    INSERT INTO deliveries (id, workspace_id, agent_id, event_id, trigger_id, target, status, attempts,
+      next_attempt_at, last_status, last_error, tool_run_id, created_at, delivered_at, claimed_until)
+    SELECT * FROM unnest(
+      ${col('id')}::text[], ${col('workspace_id')}::text[], ${col('agent_id')}::text[],
+      ${col('event_id')}::text[], ${col('trigger_id')}::text[], ${col('target')}::text[],
+      ${col('status')}::text[], ${col('attempts')}::int[], ${col('next_attempt_at')}::text[],
+      ${col('last_status')}::int[], ${col('last_error')}::text[], ${col('tool_run_id')}::text[],
+      ${col('created_at')}::text[], ${col('delivered_at')}::text[], ${col('claimed_until')}::text[])
+    WHERE (SELECT true FROM (SELECT pg_advisory_xact_lock(${DELIVERY_ORDER_LOCK})) AS ordered)
+    ON CONFLICT (event_id, trigger_id) DO NOTHING
+    RETURNING id, seq`.execute(db)
+  return inserted
 }

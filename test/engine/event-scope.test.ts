@@ -135,7 +135,8 @@ test('a retry or a replay of a delivery matched before the scope narrowed is not
   const pending = await eventually(
     async () =>
       (await t.api('GET', `/v1/events/${onB.event.id}`)).body.deliveries.filter(
-        (d: any) => d.status === 'pending' && d.attempts >= 1,
+        // The first attempt made and failed (a push is claimed, attempt 1, as it is stored).
+        (d: any) => d.status === 'pending' && d.attempts >= 1 && d.lastError !== null,
       ),
     (ds) => ds.length === 2,
   )

@@ -198,6 +198,55 @@ describe('claimed deliveries and polls, on a clock moved by hand', () => {
     assert.equal(claims.flat().length, 1)
   })
 
+  test('a push claimed by this instance and handed on late renews its claim before it is sent; one taken over meanwhile is not sent by it', async () => {
+    const { deliverer } = t.service.engine.events
+    // A push's lease is the time limit × 2 + 5 s (7 s here); it is sent under the claim it was
+    // stored with while that still covers a request (time limit + 5 s), renewed first after that.
+    const lease = 7000
+    const heldBy = async (name: string) => {
+      receiver.failNext = 1
+      const d = await newDelivery(name)
+      clock.advance(5500)
+      const [claim] = await deliveries.claim(db(), [d.id], {
+        now: isoAt(clock.now()),
+        leaseUntil: isoAt(clock.now() + lease),
+      })
+      assert.deepEqual(claim, { id: d.id, attempts: 2 })
+      const [row] = await deliverer.joined([d.id])
+      return { d, row }
+    }
+
+    // Handed on 2 s after its claim: 5 s of lease left, less than a request may take.
+    const late = await heldBy('handed on late')
+    clock.advance(2000)
+    await deliverer.dispatch([late.row])
+    await t.service.engine.events.jobs.idle()
+    const sent = await get(late.d.id)
+    assert.deepEqual([sent.status, sent.attempts], ['delivered', 2])
+    assert.equal(pushesOf(late.d.id).length, 1)
+
+    // Handed on after its lease ended and another instance took it over (attempt 3): not sent here.
+    const lost = await heldBy('taken over before it was sent')
+    clock.advance(lease + 500)
+    const [other] = await deliveries.claim(db(), [lost.d.id], {
+      now: isoAt(clock.now()),
+      leaseUntil: isoAt(clock.now() + lease),
+    })
+    assert.deepEqual(other, { id: lost.d.id, attempts: 3 })
+    await deliverer.dispatch([lost.row])
+    await t.service.engine.events.jobs.idle()
+    assert.equal(pushesOf(lost.d.id).length, 0)
+    const still = await db()
+      .selectFrom('deliveries')
+      .selectAll()
+      .where('id', '=', lost.d.id)
+      .executeTakeFirstOrThrow()
+    assert.deepEqual(
+      [still.status, Number(still.attempts), still.claimed_until],
+      ['pending', 3, isoAt(clock.now() + lease)],
+    )
+  })
+
   test('a due poll is claimed once by concurrent sweeps, comes round after its interval, and after its lease when its instance stopped', async () => {
     const counter = await countRequests(t.taskboard, `/1/boards/${t.taskboard.demo.boardId}/cards`)
     try {
@@ -248,6 +297,47 @@ describe('claimed deliveries and polls, on a clock moved by hand', () => {
     } finally {
       await counter.stop()
     }
+  })
+
+  // Stops this service's engine: the last test of this group.
+  test('a push is claimed as it is stored; stopping gives back those not started, due at once for the other instances', async () => {
+    const { jobs } = t.service.engine.events
+    // Nothing is sent any more (as an instance that is stopping), but webhooks are still stored.
+    await jobs.stop()
+    const before = receiver.received.length
+    await taskboardRest(t.taskboard, 'POST', '/1/cards', {
+      idList: t.taskboard.demo.listIds[0],
+      name: 'stored while stopping',
+    })
+    const d = await eventually(
+      async () =>
+        ((await t.api('GET', `/v1/deliveries?agentId=${agentId}&limit=100`)).body.deliveries as any[]).find(
+          (x) => !seen.has(x.id),
+        ),
+      (x) => x !== undefined,
+    )
+    // Claimed in its insert: attempt 1, held until its lease ends.
+    const held = await db()
+      .selectFrom('deliveries')
+      .selectAll()
+      .where('id', '=', d.id)
+      .executeTakeFirstOrThrow()
+    assert.deepEqual([held.status, Number(held.attempts)], ['pending', 1])
+    assert.ok(held.claimed_until !== null && Date.parse(held.claimed_until) > clock.now())
+    assert.equal((await deliveries.due(db(), isoAt(clock.now()), 100)).filter((r) => r.id === d.id).length, 0)
+
+    await t.service.engine.events.stop()
+    const given = await db()
+      .selectFrom('deliveries')
+      .selectAll()
+      .where('id', '=', d.id)
+      .executeTakeFirstOrThrow()
+    assert.deepEqual([given.status, Number(given.attempts), given.claimed_until], ['pending', 0, null])
+    assert.ok(
+      (await deliveries.due(db(), isoAt(clock.now()), 100)).some((r) => r.id === d.id),
+      'due at once for any instance',
+    )
+    assert.equal(receiver.received.length, before, 'never sent by the stopping instance')
   })
 })
 

@@ -4,7 +4,8 @@
 //
 // Every attempt is claimed in the delivery's row first (deliveries.claim): the claim takes the
 // attempt number and a lease, and only the claim holder writes the attempt's outcome. The
-// instance that stored a delivery sends it at once; retries, and deliveries whose holder stopped
+// instance that stored a delivery sends it at once, and claims a push's first attempt in the same
+// insert (claimedAtInsert) rather than with a statement of its own; retries, and deliveries whose holder stopped
 // (an expired lease), are found by the sweep (one instance at a time, jobs/sweeps.ts). A push
 // whose holder stopped is sent again with the same webhook-id (at least once); a tool run whose
 // holder stopped is never started again by itself (its steps may have acted upstream): it fails
@@ -14,7 +15,7 @@ import type { Kysely } from 'kysely'
 import { type Dispatcher, request } from 'undici'
 import { type Clock, systemClock } from '../../kit/clock.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { type DeliveryRow, deliveries } from '../../store/event-log.ts'
+import { type DeliveryRow, deliveries, type NewDelivery } from '../../store/event-log.ts'
 import { isoAt } from '../../store/ids.ts'
 import type { Database, DeliveryAttemptsTable } from '../../store/schema.ts'
 import type { Changes } from '../changes/changes.ts'
@@ -51,6 +52,8 @@ export interface DelivererOptions {
 
 /** A sweep leaves fresh deliveries this long to the instance that stored them. */
 const FRESH_GRACE_MS = 500
+/** Fresh rows kept for their send (beyond it, a send reads its rows back). */
+const FRESH_KEPT = 50_000
 const INTERRUPTED_PUSH = 'interrupted: the instance sending it stopped before the agent answered'
 const INTERRUPTED_TOOL =
   'TOOL_RUN_INTERRUPTED: the instance running the tool stopped before it finished; the run is not started again by itself (its steps may have acted upstream) — replay the delivery to run it again'
@@ -60,9 +63,15 @@ export class Deliverer {
   #o: DelivererOptions
   #clock: Clock
   #timeoutMs: number
-  #urls = new Map<string, { url: string | null; secret: string; at: number }>()
+  /**
+   * Each agent's address and signing secret for a few seconds, as the lookup under way: the
+   * pushes of a batch that all miss at once share one lookup instead of each reading the agent.
+   */
+  #urls = new Map<string, { target: Promise<{ url: string | null; secret: string }>; at: number }>()
   /** Rows just created and handed over by dispatch, so the send does not read them again. */
   #fresh = new Map<string, SendableDelivery>()
+  /** Those of the fresh rows whose claim this instance took in their insert (claimedAtInsert). */
+  #held = new Set<string>()
   /**
    * Deliveries handed to this instance's lanes and not yet settled, with when they were handed
    * over (in that order): the delivery backlog the ingress holds back on (`lag`).
@@ -117,19 +126,60 @@ export class Deliverer {
     this.#o.jobs.send(lane, id)
   }
 
-  /** Hands freshly created deliveries on (read from the store by id). */
+  /** Hands freshly created deliveries on (read from the store by id; claimed when sent). */
   async dispatchNew(ids: string[]): Promise<void> {
-    await this.dispatch(await this.#joined(ids))
+    this.#dispatch(await this.#joined(ids), false)
   }
 
-  /** Hands freshly created deliveries on: pushes and tool runs to be claimed, streams woken. */
+  /**
+   * The rows of new deliveries as this instance stores them to send at once: a push's first
+   * attempt is claimed in the insert itself (attempt 1 and a lease, as deliveries.claim takes
+   * them), so its send needs no claim statement of its own. Hand them to `dispatch` once
+   * committed. Tool runs are claimed when they start; streams need no claim.
+   */
+  claimedAtInsert(rows: NewDelivery[]): NewDelivery[] {
+    if (this.#fresh.size >= FRESH_KEPT) return rows
+    const leaseUntil = isoAt(this.#clock.now() + this.#pushLeaseMs)
+    return rows.map((r) =>
+      r.status === 'pending' && r.attempts === 0 && JSON.parse(r.target).type === 'webhook'
+        ? { ...r, attempts: 1, claimed_until: leaseUntil, next_attempt_at: leaseUntil }
+        : r,
+    )
+  }
+
+  /**
+   * Gives back the claims taken at insert of pushes this instance has not started sending (it is
+   * stopping): they are due at once for the other instances, as if never claimed.
+   */
+  async releaseUnsent(): Promise<void> {
+    const held = [...this.#held].flatMap((id) => this.#fresh.get(id) ?? [])
+    for (const r of held) this.#fresh.delete(r.id)
+    this.#held.clear()
+    await deliveries.release(
+      this.#o.db,
+      held.map((r) => ({ id: r.id, attempts: r.attempts, claimedUntil: r.claimed_until! })),
+      isoAt(this.#clock.now()),
+    )
+  }
+
+  /**
+   * Hands deliveries this instance just stored on: pushes (claimed in their insert when
+   * claimedAtInsert made them so) and tool runs to their lanes, streams woken.
+   */
   async dispatch(rows: SendableDelivery[]): Promise<void> {
+    this.#dispatch(rows, true)
+  }
+
+  #dispatch(rows: SendableDelivery[], storedHere: boolean): void {
     const streamAgents = new Set<string>()
     for (const row of rows) {
       const target = JSON.parse(row.target)
       if (target.type === 'stream') streamAgents.add(row.agent_id)
       else {
-        if (this.#fresh.size < 50_000) this.#fresh.set(row.id, row)
+        // A row claimed at insert is always kept: its claim is used (or given back) from here.
+        const held = storedHere && row.claimed_until !== null
+        if (held) this.#held.add(row.id)
+        if (held || this.#fresh.size < FRESH_KEPT) this.#fresh.set(row.id, row)
         this.#hand(target.type === 'tool' ? 'tool-run' : 'deliver', row.id)
       }
     }
@@ -234,18 +284,24 @@ export class Deliverer {
       .execute()) as SendableDelivery[]
   }
 
-  async #target(row: DeliveryRow): Promise<{ url: string | null; secret: string }> {
+  #target(row: DeliveryRow): Promise<{ url: string | null; secret: string }> {
     const cached = this.#urls.get(row.agent_id)
-    if (cached && this.#clock.now() - cached.at < 5_000) return cached
-    const agent = await this.#o.agents.get(row.workspace_id, row.agent_id)
-    const entry = {
-      url: agent.delivery.type === 'webhook' ? agent.delivery.url : null,
-      secret: await this.#o.agents.signingSecret(row.agent_id),
-      at: this.#clock.now(),
-    }
+    if (cached && this.#clock.now() - cached.at < 5_000) return cached.target
+    const target = (async () => {
+      const agent = await this.#o.agents.get(row.workspace_id, row.agent_id)
+      return {
+        url: agent.delivery.type === 'webhook' ? agent.delivery.url : null,
+        secret: await this.#o.agents.signingSecret(row.agent_id),
+      }
+    })()
     if (this.#urls.size > 10_000) this.#urls.clear()
+    const entry = { target, at: this.#clock.now() }
     this.#urls.set(row.agent_id, entry)
-    return entry
+    // A failed lookup is not kept.
+    target.catch(() => {
+      if (this.#urls.get(row.agent_id) === entry) this.#urls.delete(row.agent_id)
+    })
+    return target
   }
 
   /** Writes an attempt's outcome only while the claim is still this attempt's. */
@@ -270,54 +326,37 @@ export class Deliverer {
     // is claimed once, so it is sent once.
     const ids = [...new Set(batch)]
     const now = this.#clock.now()
-    const claimed = await deliveries.claim(this.#o.db, ids, {
-      now: isoAt(now),
-      leaseUntil: isoAt(now + this.#pushLeaseMs),
-    })
-    const attemptOf = new Map(claimed.map((c) => [c.id, c.attempts]))
-    const known: SendableDelivery[] = []
-    const unknown: string[] = []
+    const leaseUntil = isoAt(now + this.#pushLeaseMs)
+    const fresh = new Map<string, SendableDelivery>()
+    const attemptOf = new Map<string, number>()
+    const toClaim: string[] = []
+    const toRenew: Array<{ id: string; attempts: number; claimedUntil: string }> = []
     for (const id of ids) {
       const row = this.#fresh.get(id)
       this.#fresh.delete(id)
+      if (row) fresh.set(id, row)
+      if (!row?.claimed_until || !this.#held.delete(id)) toClaim.push(id)
+      // Claimed at insert: this instance's while the claim still covers a whole request (and
+      // then some); renewed first otherwise, unless it was taken over meanwhile.
+      else if (Date.parse(row.claimed_until) - now >= this.#timeoutMs + 5_000) attemptOf.set(id, row.attempts)
+      else toRenew.push({ id, attempts: row.attempts, claimedUntil: row.claimed_until })
+    }
+    for (const c of await deliveries.claim(this.#o.db, toClaim, { now: isoAt(now), leaseUntil }))
+      attemptOf.set(c.id, c.attempts)
+    for (const id of await deliveries.renew(this.#o.db, toRenew, leaseUntil))
+      attemptOf.set(id, fresh.get(id)!.attempts)
+    const known: SendableDelivery[] = []
+    const unknown: string[] = []
+    for (const id of ids) {
       if (!attemptOf.has(id)) continue
+      const row = fresh.get(id)
       if (row) known.push(row)
       else unknown.push(id)
     }
     const rows = [...known, ...(await this.#joined(unknown))]
     if (rows.length === 0) return
     const outcomes = await Promise.all(rows.map((r) => this.#sendOne(r, attemptOf.get(r.id)!)))
-    await this.#o.db.transaction().execute(async (trx) => {
-      // Successes of a batch share one statement per attempt number; failures each carry their own schedule.
-      const delivered = new Map<string, { status: number | null; attempt: number; ids: string[] }>()
-      const at = isoAt(this.#clock.now())
-      for (const o of outcomes) {
-        if (o.update.status === 'delivered') {
-          const key = `${o.update.last_status}|${o.attempt.attempt}`
-          const group = delivered.get(key) ?? {
-            status: o.update.last_status,
-            attempt: o.attempt.attempt,
-            ids: [],
-          }
-          group.ids.push(o.id)
-          delivered.set(key, group)
-        } else await this.#settle([o.id], o.attempt.attempt, o.update, [o.attempt], trx)
-      }
-      for (const group of delivered.values())
-        await this.#settle(
-          group.ids,
-          group.attempt,
-          {
-            status: 'delivered',
-            last_status: group.status,
-            last_error: null,
-            delivered_at: at,
-            next_attempt_at: null,
-          },
-          outcomes.filter((o) => o.update.status === 'delivered').map((o) => o.attempt),
-          trx,
-        )
-    })
+    await deliveries.settleMany(this.#o.db, outcomes)
   }
 
   async #sendOne(row: SendableDelivery, attemptNo: number) {
@@ -423,6 +462,7 @@ export class Deliverer {
       once: true,
     })
     this.#fresh.delete(id)
+    this.#held.delete(id)
     if (!claim) return
     const [row] = await this.#joined([id])
     if (!row) return

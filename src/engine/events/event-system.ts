@@ -50,6 +50,8 @@ export interface EventOptions {
   reconcileIntervalMs?: number
   /** Deliveries waiting on an instance at which its ingress asks upstreams to wait (backpressure). */
   deliveryBacklogLimit?: number
+  /** Group commits of the ingress under way at once (the engine gives 3 on PostgreSQL, 1 on SQLite). */
+  concurrentCommits?: number
   /** Reading the place of events whose delivery does not name it (events/attribution.ts). */
   attribution?: AttributionOptions
 }
@@ -193,6 +195,7 @@ export class EventSystem {
       log,
       deliverer: this.deliverer,
       backlogLimit: deps.options?.deliveryBacklogLimit ?? DEFAULT_DELIVERY_BACKLOG_LIMIT,
+      concurrentCommits: deps.options?.concurrentCommits,
     })
     this.poller = new Poller({
       db,
@@ -252,6 +255,10 @@ export class EventSystem {
     await this.#reconciling
     await this.#sweeps.stop()
     await this.jobs.stop(graceMs)
+    // Pushes claimed when they were stored and not started: the other instances send them now.
+    await this.deliverer
+      .releaseUnsent()
+      .catch((err) => this.#log.error({ err }, 'giving back unsent pushes failed'))
   }
 
   /** Puts an upstream delivery set aside in the inbox back in line, and processes it now. */

@@ -58,7 +58,10 @@ export class Ingress {
   #subs = new Map<string, { sub: SubscriptionRow; secret: string }>()
   #pending: PendingDelivery[] = []
   #pipeline: Pipeline
-  #flushing = false
+  /** Group commits under way, and at most how many at once. */
+  #commits = 0
+  #maxCommits: number
+  #lingering = false
   #deliverer: Pick<Deliverer, 'lag'>
   #backlogLimit: number
   /** Refusals owed by the share of deliveries to refuse at the backlog so far (one is made at each whole one). */
@@ -77,7 +80,13 @@ export class Ingress {
     deliverer: Pick<Deliverer, 'lag'>
     /** Deliveries waiting on this instance at which upstreams that redeliver are asked to wait. */
     backlogLimit: number
+    /**
+     * Group commits that may be under way at once (default 1). On PostgreSQL a commit waits on the
+     * server rather than on this process, so the next group is stored meanwhile.
+     */
+    concurrentCommits?: number
   }) {
+    this.#maxCommits = Math.max(1, deps.concurrentCommits ?? 1)
     this.#deliverer = deps.deliverer
     this.#backlogLimit = deps.backlogLimit
     // A webhook removed or re-registered on any instance is read again here.
@@ -194,11 +203,13 @@ export class Ingress {
   #commit(sub: SubscriptionRow, events: NormalizedEvent[], row: NewInboxRow): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#pending.push({ row, sub, events, resolve, reject })
-      if (!this.#flushing) {
-        this.#flushing = true
-        // A few milliseconds of lingering gathers concurrent deliveries into one commit.
-        setTimeout(() => this.#flush(), LINGER_MS)
-      }
+      if (this.#lingering || this.#commits >= this.#maxCommits) return
+      this.#lingering = true
+      // A few milliseconds of lingering gathers concurrent deliveries into one commit.
+      setTimeout(() => {
+        this.#lingering = false
+        void this.#flush()
+      }, LINGER_MS)
     })
   }
 
@@ -227,7 +238,9 @@ export class Ingress {
     }
   }
 
+  /** Commits waiting deliveries, a group at a time, while it has a turn (#maxCommits at once). */
   async #flush(): Promise<void> {
+    this.#commits++
     while (this.#pending.length > 0) {
       const batch = this.#pending.splice(0, 500)
       try {
@@ -242,6 +255,6 @@ export class Ingress {
         await Promise.all(batch.map((b) => this.#commitAlone(b)))
       }
     }
-    this.#flushing = false
+    this.#commits--
   }
 }

@@ -254,7 +254,7 @@ export class Pipeline {
         )
       }
     }
-    const inserted = await deliveries.insertRows(trx, created)
+    const inserted = await deliveries.insertRows(trx, this.#deliverer.claimedAtInsert(created))
     const byCount = new Map<number, string[]>()
     for (const [id, n] of repeats) byCount.set(n, [...(byCount.get(n) ?? []), id])
     for (const [n, ids] of byCount) await events.setMatched(trx, ids, n)
