@@ -1,7 +1,6 @@
 // Starts Patchbay: the store, the vault, the engine and the HTTP server, in that order.
 import type { FastifyInstance } from 'fastify'
-import { Redis } from 'ioredis'
-import pg from 'pg'
+import type { Redis } from 'ioredis'
 import { pino } from 'pino'
 import PinoPretty from 'pino-pretty'
 import { type Config, maskUrlPassword, StartupError } from './config.ts'
@@ -63,7 +62,10 @@ function logStream(format: Config['logFormat']): pino.DestinationStream {
 const CONNECT_TIMEOUT_MS = 5_000
 
 async function checkPostgres(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
+  // The clients of PostgreSQL, Redis and pg-boss are loaded only when configured: an embedded
+  // start does not pay for them.
+  const { Client } = (await import('pg')).default
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
   try {
     await client.connect()
     await client.query('select 1')
@@ -78,6 +80,7 @@ async function checkPostgres(url: string): Promise<void> {
 
 /** The service's one Redis connection, checked at start; later outages are logged, not thrown. */
 async function connectRedis(config: Config, log: pino.Logger): Promise<Redis> {
+  const { Redis } = await import('ioredis')
   const redis = new Redis(config.redisUrl!, {
     lazyConnect: true,
     keyPrefix: config.redisPrefix,
@@ -132,7 +135,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         })
       : null
   const sweeps = pg
-    ? new PgBossSweeps({
+    ? await PgBossSweeps.open({
         connectionString: pg.url,
         schema: pg.schema ? `${pg.schema}_jobs` : 'patchbay_jobs',
         everyMs: config.deliveryScanMs,

@@ -12,7 +12,7 @@ import {
   sql,
   type TableMetadata,
 } from 'kysely'
-import pg from 'pg'
+import type pg from 'pg'
 import { migrate } from './migrations.ts'
 import { nodeSqliteDialect, openSqlite } from './node-sqlite-dialect.ts'
 import type { Database } from './schema.ts'
@@ -42,7 +42,9 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   let postgres: Store['postgres'] = null
   if (opts.databaseUrl) {
     kind = 'postgres'
-    const pool = new pg.Pool({
+    // The driver is loaded only for PostgreSQL: an embedded start does not pay for it.
+    const { Pool } = (await import('pg')).default
+    const pool = new Pool({
       connectionString: opts.databaseUrl,
       max: 10,
       options: opts.pgSchema ? `-c search_path=${opts.pgSchema}` : undefined,

@@ -31,6 +31,9 @@ before(async () => {
       PATCHBAY_TASKBOARD_PACING: '10/1000',
       PATCHBAY_UPSTREAM_RETRIES: '0',
       PATCHBAY_MIN_POLL_INTERVAL_MS: '100',
+      // Polls run only when a test asks (POST /poll): a sweep, on real time, would otherwise poll
+      // a new trigger at a moment of the machine's choosing — under load, inside the next test.
+      PATCHBAY_DELIVERY_SCAN_MS: '3600000',
     },
   })
   connectionId = (

@@ -6,17 +6,21 @@
 //
 // Where the sandbox knowingly differs, KNOWN_DIFFERENCES says so and why; everything else is a
 // failure naming the operation, the field and what was wrong.
+import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { validate as validateGraphql } from '@octokit/graphql-schema'
-import { Ajv, type ValidateFunction } from 'ajv'
+import { _, Ajv, type ValidateFunction } from 'ajv'
+import standaloneCodeModule from 'ajv/dist/standalone/index.js'
 import addFormatsModule from 'ajv-formats'
 import type { LoggedRequest } from '../../sandbox/codehost/request-log.ts'
 
 const require = createRequire(import.meta.url)
+const CACHE_DIR = fileURLToPath(new URL('../../node_modules/.cache/codehost-contract/', import.meta.url))
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
+const standaloneCode = standaloneCodeModule as unknown as (ajv: Ajv, v: ValidateFunction) => string
 
 // The dereferenced description is 70 MB; the one with $refs (13 MB) is read once per process,
 // made JSON Schema (loosenNullable) once per installed version and kept in node_modules/.cache, so
@@ -36,41 +40,69 @@ export function vendorNames<T>(value: T): T {
   return value
 }
 
-const ajv = new Ajv({
-  strict: false,
-  allErrors: true,
-  validateFormats: true,
-  discriminator: false,
-  inlineRefs: false,
-})
-addFormats(ajv)
-// Only the components are referenced ("openapi#/components/…"); the paths are read here, not by Ajv.
-ajv.addSchema({ components: openapi.components, $id: 'openapi' })
-ajv.addSchema({ ...webhookSchemas, $id: 'webhooks' })
-ajv.addKeyword({ keyword: 'x-github' })
+// Compiling a validator for a response of the description takes Ajv 10–100 ms (its schemas pull
+// in many components), and each test file that starts a code host compiled the same few dozen
+// again: a third of what such a file spent. Each compiled validator is kept as standalone code
+// (Ajv's own feature for this) in node_modules/.cache, keyed by what it was compiled from (the
+// schema, and the versions of Ajv and of both descriptions), so a file loads what another made.
+const VALIDATOR_CACHE = join(CACHE_DIR, 'validators')
+/** Bumped when what is cached changes shape (the options below, the standalone form). */
+const VALIDATOR_CACHE_FORMAT = 1
+const VALIDATOR_INPUTS = ['ajv', 'ajv-formats', '@octokit/openapi', '@octokit/webhooks-schemas']
+  .map((p) => `${p}@${JSON.parse(readFileSync(require.resolve(`${p}/package.json`), 'utf8')).version}`)
+  .join(' ')
+
+let ajvInstance: Ajv | undefined
+function ajv(): Ajv {
+  if (ajvInstance) return ajvInstance
+  ajvInstance = new Ajv({
+    strict: false,
+    allErrors: true,
+    validateFormats: true,
+    discriminator: false,
+    inlineRefs: false,
+    // Standalone code names the formats by where they are, not by value.
+    code: { source: true, formats: _`require("ajv-formats/dist/formats").fullFormats` },
+  })
+  addFormats(ajvInstance)
+  // Only the components are referenced ("openapi#/components/…"); the paths are read here, not by Ajv.
+  ajvInstance.addSchema({ components: openapi.components, $id: 'openapi' })
+  ajvInstance.addSchema({ ...webhookSchemas, $id: 'webhooks' })
+  ajvInstance.addKeyword({ keyword: 'x-github' })
+  return ajvInstance
+}
 
 const validators = new Map<string, ValidateFunction>()
 function compiled(key: string, schema: object): ValidateFunction {
   let v = validators.get(key)
-  if (!v) {
-    // OpenAPI's refs point into the description ("#/components/…"): resolve them there. The
-    // schemas come from the description already made JSON Schema (loosenedDescription).
-    const rewritten = JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"openapi#/components/'))
-    v = ajv.compile(rewritten)
-    validators.set(key, v)
+  if (v) return v
+  // OpenAPI's refs point into the description ("#/components/…"): resolve them there. The
+  // schemas come from the description already made JSON Schema (loosenedDescription).
+  const rewritten = JSON.stringify(schema).replace(/"#\/components\//g, '"openapi#/components/')
+  const file = join(
+    VALIDATOR_CACHE,
+    `${createHash('sha256').update(`${VALIDATOR_CACHE_FORMAT}\n${VALIDATOR_INPUTS}\n${rewritten}`).digest('hex').slice(0, 32)}.cjs`,
+  )
+  if (existsSync(file)) v = require(file) as ValidateFunction
+  else {
+    v = ajv().compile(JSON.parse(rewritten))
+    // Test files run in parallel: each writes its own file and renames it into place.
+    mkdirSync(VALIDATOR_CACHE, { recursive: true })
+    const temp = `${file}.${process.pid}`
+    writeFileSync(temp, standaloneCode(ajv(), v))
+    renameSync(temp, file)
   }
+  validators.set(key, v)
   return v
 }
-
 function loosenedDescription(): any {
   const source = require.resolve('@octokit/openapi/generated/api.github.com.json')
   const { version } = JSON.parse(readFileSync(require.resolve('@octokit/openapi/package.json'), 'utf8'))
-  const cacheDir = fileURLToPath(new URL('../../node_modules/.cache/codehost-contract/', import.meta.url))
-  const cached = join(cacheDir, `api.github.com-${version}-loosened-1.json`)
+  const cached = join(CACHE_DIR, `api.github.com-${version}-loosened-1.json`)
   if (existsSync(cached)) return JSON.parse(readFileSync(cached, 'utf8'))
   const loosened = loosenNullable(JSON.parse(readFileSync(source, 'utf8')))
   // Test files run in parallel: each writes its own file and renames it into place.
-  mkdirSync(cacheDir, { recursive: true })
+  mkdirSync(CACHE_DIR, { recursive: true })
   const temp = `${cached}.${process.pid}`
   writeFileSync(temp, JSON.stringify(loosened))
   renameSync(temp, cached)

@@ -6,6 +6,12 @@
 //
 // The client has no machine-readable operation list, so each of its functions is called once
 // with a recording client and parameters that name themselves; what it would send is the table.
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Validator } from '@cfworker/json-schema'
+import { z } from 'zod'
 import type { RequestRecord } from '../../sandbox/common/emulator-app.ts'
 
 const NAMESPACES = [
@@ -41,21 +47,71 @@ export interface Operation {
   takesBody: boolean
   /** Wire names that must be given. */
   required: string[]
-  schema: { safeParse(v: unknown): { success: boolean; error?: { issues: any[] } } } | undefined
+  /** The client's parameter name → the JSON Schema of its value (from the client's own schema). */
+  fields: Record<string, object>
 }
+
+/** An operation as kept in the cache: what can be written as JSON. */
+type Described = Omit<Operation, 'pattern' | 'literals' | 'params'> & { params: Array<[string, string]> }
 
 const MARK = /⟦(\w+)⟧/g
 let table: Promise<Operation[]> | undefined
 
 /** Every operation the client knows. */
 export function operations(): Promise<Operation[]> {
-  table ??= build()
+  table ??= described().then((ops) =>
+    ops.map((o) => {
+      const segments = o.path.split('/').filter(Boolean)
+      return {
+        ...o,
+        params: new Map(o.params),
+        pattern: new RegExp(
+          `^${segments.map((s) => `/${s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`).join('')}/?$`,
+        ),
+        literals: segments.filter((s) => !s.startsWith('{')).length,
+      }
+    }),
+  )
   return table
 }
 
-async function build(): Promise<Operation[]> {
+// Reading the client (importing its 16 namespaces and its parameter schemas, calling each
+// function) costs a test file about 0.2 s of CPU; the table it gives is kept in node_modules/.cache
+// per version of the client, so each file after the first reads a JSON file instead.
+const CACHE_FORMAT = 1
+
+async function described(): Promise<Described[]> {
+  const require = createRequire(import.meta.url)
+  const { version } = JSON.parse(readFileSync(require.resolve('trello.js/package.json'), 'utf8'))
+  const dir = fileURLToPath(new URL('../../node_modules/.cache/taskboard-description/', import.meta.url))
+  const file = join(dir, `trello.js-${version}-${CACHE_FORMAT}.json`)
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'))
+  const ops = await describe()
+  // Test files run in parallel: each writes its own file and renames it into place.
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(`${file}.${process.pid}`, JSON.stringify(ops))
+  renameSync(`${file}.${process.pid}`, file)
+  return ops
+}
+
+/**
+ * The client's values are Zod schemas; they are kept as JSON Schema. The client's open
+ * enumerations (`'top' | 'bottom' | another string`) are its only custom schemas: any string.
+ */
+function jsonSchemaOf(field: z.ZodType): object {
+  return z.toJSONSchema(field, {
+    io: 'input',
+    unrepresentable: 'any',
+    override: (ctx) => {
+      if ((ctx.zodSchema as { _zod: { def: { type: string } } })._zod.def.type === 'custom')
+        ctx.jsonSchema.type = 'string'
+    },
+  })
+}
+
+async function describe(): Promise<Described[]> {
   const parameters: Record<string, any> = await import('trello.js/parameters')
-  const out: Operation[] = []
+  const out: Described[] = []
   for (const ns of NAMESPACES) {
     const mod: Record<string, unknown> = await import(`trello.js/${ns}`)
     for (const [name, fn] of Object.entries(mod)) {
@@ -71,29 +127,24 @@ async function build(): Promise<Operation[]> {
       const named = new Proxy({}, { get: (_t, k) => (typeof k === 'string' ? `⟦${k}⟧` : undefined) })
       await (fn as (c: unknown, p: unknown) => Promise<unknown>)(recorder, named).catch(() => undefined)
       if (!sent) continue
-      const path = sent.url.replace(MARK, '{$1}')
       const pathParams = [...sent.url.matchAll(MARK)].map((m) => m[1]!)
-      const params = new Map<string, string>()
+      const params: Array<[string, string]> = []
       for (const [wire, v] of Object.entries(sent.searchParams ?? {})) {
         const m = /^⟦(\w+)⟧$/.exec(String(v))
-        if (m) params.set(wire, m[1]!)
+        if (m) params.push([wire, m[1]!])
       }
       const schema = parameters[`${name[0]!.toUpperCase()}${name.slice(1)}Schema`]
-      const shape: Record<string, { isOptional(): boolean }> = schema?.shape ?? {}
-      const required = [...params].filter(([, p]) => shape[p] && !shape[p].isOptional()).map(([w]) => w)
-      const segments = path.split('/').filter(Boolean)
+      const shape: Record<string, z.ZodType & { isOptional(): boolean }> = schema?.shape ?? {}
+      const fields: Record<string, object> = {}
+      for (const [, p] of params) if (shape[p]) fields[p] = jsonSchemaOf(shape[p])
       out.push({
         name,
         method: sent.method ?? 'GET',
-        path,
-        pattern: new RegExp(
-          `^${segments.map((s) => `/${s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`).join('')}/?$`,
-        ),
-        literals: segments.filter((s) => !s.startsWith('{')).length,
+        path: sent.url.replace(MARK, '{$1}'),
         params,
         takesBody: sent.body !== undefined && !pathParams.includes(String(sent.body)),
-        required,
-        schema,
+        required: params.filter(([, p]) => shape[p] && !shape[p].isOptional()).map(([w]) => w),
+        fields,
       })
     }
   }
@@ -148,17 +199,16 @@ export async function checkRequest(r: Pick<RequestRecord, 'method' | 'url' | 'bo
       problems.push(`${where}: takes no parameter "${k}"`)
   for (const k of op.required) if (!given.has(k)) problems.push(`${where}: "${k}" is required`)
   // Types are checked for JSON body values, which carry them; query strings carry none.
-  if (op.schema && !op.takesBody) {
+  if (!op.takesBody) {
     const typed: Record<string, unknown> = {}
     for (const [k, v] of Object.entries(json)) if (op.params.has(k)) typed[op.params.get(k)!] = v
-    const shape: Record<string, { safeParse(v: unknown): { success: boolean; error?: any } }> =
-      (op.schema as any).shape ?? {}
     const nullable = DESCRIPTION_LAGS[op.name]?.nullable ?? []
     for (const [p, v] of Object.entries(typed)) {
       if (v === null && nullable.includes(p)) continue
-      const res = shape[p]?.safeParse(v)
-      if (res && !res.success)
-        problems.push(`${where}: "${p}" ${JSON.stringify(v)}: ${res.error.issues.map((i: any) => i.message)}`)
+      const schema = op.fields[p]
+      const res = schema && new Validator(schema, '2020-12').validate(v)
+      if (res && !res.valid)
+        problems.push(`${where}: "${p}" ${JSON.stringify(v)}: ${res.errors.map((e) => e.error).join('; ')}`)
     }
   }
   return problems

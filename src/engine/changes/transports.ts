@@ -3,7 +3,7 @@
 // configured. Each transport reconnects on its own and reports a gap (`onLost`), after which
 // every cache drops what it holds.
 import type { Redis } from 'ioredis'
-import pg from 'pg'
+import type pg from 'pg'
 import type { ChangeTransport } from './changes.ts'
 
 const RECONNECT_MS = 1000
@@ -27,7 +27,8 @@ export class PostgresChangeTransport implements ChangeTransport {
 
   async start(onMessage: (message: string) => void, onLost: () => void): Promise<void> {
     const connect = async (): Promise<void> => {
-      const client = new pg.Client({ connectionString: this.#url })
+      const { Client } = (await import('pg')).default
+      const client = new Client({ connectionString: this.#url })
       client.on('notification', (n) => {
         if (n.channel === this.#channel && n.payload) onMessage(n.payload)
       })

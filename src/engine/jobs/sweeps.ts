@@ -4,7 +4,7 @@
 // instance at a time: on PostgreSQL it is a pg-boss job (a `stately` queue: one waiting and one
 // running, `expireInSeconds` as its lease, taken over by another instance when its holder dies,
 // each run sending the next with `startAfter`); on SQLite (one process) it is a timer.
-import { PgBoss } from 'pg-boss'
+import type { PgBoss } from 'pg-boss'
 
 export interface Sweeps {
   /** Runs `sweep` about every `everyMs`, never two at once; held by one instance at a time. */
@@ -57,22 +57,29 @@ export class PgBossSweeps implements Sweeps {
   #everyMs: number
   #onError: (err: unknown) => void
 
-  constructor(opts: {
+  /** pg-boss is loaded here, for PostgreSQL only: an embedded start does not pay for it. */
+  static async open(opts: {
     connectionString: string
     /** pg-boss's own schema (beside Patchbay's tables). */
     schema: string
     everyMs: number
     onError: (err: unknown) => void
-  }) {
-    this.#everyMs = opts.everyMs
-    this.#onError = opts.onError
-    this.#boss = new PgBoss({
+  }): Promise<PgBossSweeps> {
+    const { PgBoss } = await import('pg-boss')
+    const boss = new PgBoss({
       connectionString: opts.connectionString,
       schema: opts.schema,
       max: 3,
       // Patchbay schedules nothing by cron; the sweep sends its own next run.
       schedule: false,
     })
+    return new PgBossSweeps(boss, opts)
+  }
+
+  private constructor(boss: PgBoss, opts: { everyMs: number; onError: (err: unknown) => void }) {
+    this.#everyMs = opts.everyMs
+    this.#onError = opts.onError
+    this.#boss = boss
     this.#boss.on('error', (err) => this.#onError(err))
   }
 
