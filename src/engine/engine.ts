@@ -29,6 +29,7 @@ import { AgentService } from './agents/agent-service.ts'
 import { Changes, type ChangeTransport } from './changes/changes.ts'
 import { ConnectionService } from './connections/connection-service.ts'
 import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
+import { PUSH_CONNECTIONS_PER_ENDPOINT } from './events/deliverer.ts'
 import { type EventOptions, EventSystem } from './events/event-system.ts'
 import { type Sweeps, TimerSweeps } from './jobs/sweeps.ts'
 import { Registry } from './registry.ts'
@@ -105,6 +106,8 @@ export class Engine {
   /** The one egress guard: addresses checked when saved, and at connect time by the dispatcher. */
   readonly egress: EgressGuard
   #dispatcher: Dispatcher
+  /** Pushes to agents: a pool of their own (PUSH_CONNECTIONS_PER_ENDPOINT), unless one was given for everything. */
+  #pushDispatcher: Dispatcher
 
   constructor(opts: EngineOptions) {
     this.store = opts.store
@@ -121,6 +124,7 @@ export class Engine {
     this.stepRuns = new StepRuns(opts.store, { clock, log: opts.log })
     this.egress = opts.egress ?? new EgressGuard()
     this.#dispatcher = opts.dispatcher ?? createDispatcher(this.egress)
+    this.#pushDispatcher = opts.dispatcher ?? createDispatcher(this.egress, PUSH_CONNECTIONS_PER_ENDPOINT)
     this.rateBudgets = new RateBudgets(clock)
     this.clients = new UpstreamClients({
       baseUrls: opts.baseUrls,
@@ -215,7 +219,7 @@ export class Engine {
       clients: this.clients,
       vault: opts.vault,
       log: opts.log,
-      dispatcher: this.#dispatcher,
+      dispatcher: this.#pushDispatcher,
       agents: this.agents,
       tools: this.tools,
       pages: this.pages,
@@ -257,6 +261,7 @@ export class Engine {
     await this.events.stop()
     await this.changes.close()
     await this.#dispatcher.close()
+    if (this.#pushDispatcher !== this.#dispatcher) await this.#pushDispatcher.close()
     // Step run records still queued are written before the store closes.
     await this.stepRuns.close()
     await this.store.close()

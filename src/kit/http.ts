@@ -65,12 +65,15 @@ export interface UpstreamStats {
   attempts: number
 }
 
-/** One keep-alive pool shared by every outgoing call of the process, every connection through the egress guard. */
-export function createDispatcher(egress: EgressGuard): Dispatcher {
+/**
+ * One keep-alive pool shared by every outgoing call of the process, every connection through the
+ * egress guard: up to `connections` at once to each origin (the rest wait in line).
+ */
+export function createDispatcher(egress: EgressGuard, connections = 128): Dispatcher {
   return egress.dispatcher({
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 600_000,
-    connections: 128,
+    connections,
     pipelining: 1,
   })
 }

@@ -50,6 +50,15 @@ export interface DelivererOptions {
   loopGuard: LoopGuard
 }
 
+/**
+ * Pushes in flight at once to one agent endpoint (their own pool; upstream calls have 128). A push
+ * waiting for a connection counts in the backlog the ingress holds back on, so with 128 the
+ * connections, not the CPU, capped delivery once the endpoint took ~30 ms to answer: the backlog
+ * sat where backpressure refuses, and at 256 senders it refused ~2,500 deliveries in 15 s where
+ * with 256 connections it refused tens to a few hundred (issue 17).
+ */
+export const PUSH_CONNECTIONS_PER_ENDPOINT = 256
+
 /** A sweep leaves fresh deliveries this long to the instance that stored them. */
 const FRESH_GRACE_MS = 500
 /** Fresh rows kept for their send (beyond it, a send reads its rows back). */

@@ -1,0 +1,139 @@
+// Pushes to one slow agent endpoint go out up to PUSH_CONNECTIONS_PER_ENDPOINT at once, more than
+// the 128 the pool of upstream calls allows: a push waiting for a connection counts in the backlog
+// the ingress holds back on, so too few connections made backpressure refuse deliveries the CPU
+// could have taken. Driven by an agent endpoint that first fails every push (so the retries come
+// due together and are handed to the senders at once) and then holds its answers until told.
+import assert from 'node:assert/strict'
+import { createHmac, randomBytes } from 'node:crypto'
+import http from 'node:http'
+import { after, before, test } from 'node:test'
+import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
+import { PUSH_CONNECTIONS_PER_ENDPOINT } from '../../src/engine/events/deliverer.ts'
+import { eventually } from '../helpers/receiver.ts'
+import { startTestService, type TestService } from '../helpers/service.ts'
+
+let sandbox: TaskboardSandbox
+let t: TestService
+let callbackUrl: string
+
+/** An agent endpoint that answers 500 while `failing`, nothing while `holding`, then everything it held. */
+const agent = {
+  failing: true,
+  holding: false,
+  held: [] as Array<() => void>,
+  received: new Set<string>(),
+  server: http.createServer((req, res) => {
+    let body = ''
+    req.on('data', (c) => (body += c))
+    req.on('end', () => {
+      const answer = () => {
+        agent.received.add(JSON.parse(body).data.event.data.card.id)
+        res.writeHead(200).end()
+      }
+      if (agent.failing) res.writeHead(500).end()
+      else if (agent.holding) agent.held.push(answer)
+      else answer()
+    })
+  }),
+  release() {
+    this.holding = false
+    for (const answer of this.held.splice(0)) answer()
+  },
+}
+
+before(async () => {
+  agent.server.maxConnections = 10_000
+  await new Promise<void>((r) => agent.server.listen({ port: 0, host: '127.0.0.1', backlog: 1024 }, r))
+  sandbox = await startTaskboardSandbox()
+  t = await startTestService({
+    taskboard: sandbox,
+    env: {
+      // Held answers must not time out while the test looks at them; failed pushes are retried
+      // after 1 s, found by a sweep every 2 s.
+      PATCHBAY_DELIVERY_TIMEOUT_MS: '120000',
+      PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS: '1000,1000',
+      PATCHBAY_DELIVERY_SCAN_MS: '2000',
+    },
+  })
+  const conn = await t.api('POST', '/v1/connections', {
+    connector: 'taskboard',
+    authMethod: 'api_key_token',
+    credentials: { key: sandbox.demo.key, token: sandbox.demo.token, secret: sandbox.demo.secret },
+  })
+  const created = await t.api('POST', '/v1/agents', {
+    name: 'slow agent',
+    scope: { boards: [sandbox.demo.boardId] },
+    connectionIds: [conn.body.id],
+    delivery: { type: 'webhook', url: `http://127.0.0.1:${(agent.server.address() as any).port}/agent` },
+  })
+  const trig = await t.api('POST', `/v1/agents/${created.body.id}/triggers`, {
+    trigger: 'taskboard.new_card',
+    connectionId: conn.body.id,
+    config: { idBoard: sandbox.demo.boardId },
+  })
+  assert.equal(trig.status, 201, JSON.stringify(trig.body))
+  callbackUrl = `${t.url}/hooks/taskboard/${trig.body.webhook.id}`
+})
+
+after(async () => {
+  agent.release()
+  await t?.close()
+  agent.server.closeAllConnections()
+  agent.server.close()
+  await sandbox?.close()
+})
+
+/** A New Card delivery signed as the task-board signs it. */
+async function newCard(cardId: string) {
+  const body = JSON.stringify({
+    action: {
+      id: randomBytes(12).toString('hex'),
+      type: 'createCard',
+      date: new Date().toISOString(),
+      data: {
+        board: { id: sandbox.demo.boardId },
+        list: { id: sandbox.demo.listIds[0] },
+        card: { id: cardId, name: `card ${cardId}` },
+      },
+    },
+    model: { id: sandbox.demo.boardId },
+  })
+  const signature = createHmac('sha1', sandbox.demo.secret)
+    .update(body + callbackUrl)
+    .digest('base64')
+  const res = await fetch(callbackUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-taskboard-webhook': signature },
+    body,
+  })
+  return res.status
+}
+
+test(`pushes to one slow agent endpoint go out up to ${PUSH_CONNECTIONS_PER_ENDPOINT} at once, then the rest as answers come`, async () => {
+  assert.ok(PUSH_CONNECTIONS_PER_ENDPOINT > 128)
+  const cards = Array.from({ length: PUSH_CONNECTIONS_PER_ENDPOINT + 20 }, (_, i) => `card-${i}`)
+  const statuses = await Promise.all(cards.map(newCard))
+  assert.deepEqual(
+    statuses.filter((s) => s !== 200),
+    [],
+  )
+  // Every first push fails; their retries come due together.
+  await eventually(
+    async () => (await t.api('GET', '/v1/deliveries?limit=500')).body.deliveries,
+    (ds: any[]) => ds.length === cards.length && ds.every((d) => d.lastStatus === 500),
+  )
+  agent.failing = false
+  agent.holding = true
+  // The endpoint holds every answer: as many retries as the pool allows are open on it at once
+  // (with 128 connections, the pool of upstream calls, this stays at 128).
+  await eventually(
+    async () => agent.held.length,
+    (n) => n >= PUSH_CONNECTIONS_PER_ENDPOINT,
+  )
+  assert.equal(agent.held.length, PUSH_CONNECTIONS_PER_ENDPOINT, 'and no more than the pool allows')
+  agent.release()
+  await eventually(
+    async () => agent.received.size,
+    (n) => n === cards.length,
+  )
+})
