@@ -39,15 +39,21 @@ export function createPacer(clock: Clock = systemClock): Pacer {
         lanes.set(key, lane)
       }
       const l = lane
+      /** Takes a slot when the budget has one: true, or false to wait. */
+      const take = () => {
+        const now = clock.now()
+        while (l.sent.length > 0 && now - l.sent[0] >= budget.durationMs + marginMs(budget)) l.sent.shift()
+        if (l.sent.length >= budget.points) return false
+        l.sent.push(now)
+        return true
+      }
+      // Nobody in line and a slot free: the request goes at once, without joining the line.
+      if (l.waiting === 0 && take()) return Promise.resolve()
       l.waiting++
       const turn = l.tail.then(async () => {
         for (;;) {
+          if (take()) return
           const now = clock.now()
-          while (l.sent.length > 0 && now - l.sent[0] >= budget.durationMs + marginMs(budget)) l.sent.shift()
-          if (l.sent.length < budget.points) {
-            l.sent.push(now)
-            return
-          }
           await clock.sleep(Math.max(1, l.sent[0] + budget.durationMs + marginMs(budget) - now))
         }
       })
