@@ -69,12 +69,14 @@ export class UpstreamClients {
             budgets.gate(connector, budgetKey, req, this.#o.retry.maxDelayMs)
         : undefined
     const pace =
-      pacer && gate
+      pacer || gate
         ? async (req: { method: string; path: string }) => {
-            await pacer()
-            await gate(req)
+            // The budget's gate first: a request held back for a spent budget's reset is not yet
+            // on its way, so it takes no place in the pacer's window meanwhile.
+            await gate?.(req)
+            return pacer?.()
           }
-        : (pacer ?? gate)
+        : undefined
     const onResponse = budgets
       ? (status: number, headers: Record<string, string>) => {
           budgets.record(connector, budgetKey, headers)
