@@ -87,11 +87,26 @@ export function int(p: Params, field: string, min: number, max: number): number 
   return n
 }
 
-/** `fields=name,idList` keeps only those fields (and `id`); `all` or absent keeps everything. */
+/** `fields=name,idList` keeps only those fields (and `id`), in the object's order; `all` or absent keeps everything. */
 export function pickFields<T extends object>(obj: T, fields: unknown): Partial<T> {
   if (typeof fields !== 'string' || fields === '' || fields === 'all') return obj
-  const wanted = new Set(['id', ...fields.split(',').map((f) => f.trim())])
-  return Object.fromEntries(Object.entries(obj).filter(([k]) => wanted.has(k))) as Partial<T>
+  const wanted = wantedFields(fields)
+  const out: Record<string, unknown> = {}
+  for (const k in obj) if (wanted.has(k)) out[k] = obj[k]
+  return out as Partial<T>
+}
+
+/** The field sets of the `fields` values seen: clients ask for the same few again and again. */
+const fieldSets = new Map<string, Set<string>>()
+
+function wantedFields(fields: string): Set<string> {
+  let wanted = fieldSets.get(fields)
+  if (!wanted) {
+    wanted = new Set(['id', ...fields.split(',').map((f) => f.trim())])
+    if (fieldSets.size >= 1_000) fieldSets.clear()
+    fieldSets.set(fields, wanted)
+  }
+  return wanted
 }
 
 export function slugify(name: string): string {

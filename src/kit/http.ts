@@ -84,20 +84,19 @@ const EXCERPT_LIMIT = 500
 export class UpstreamClient implements Http {
   readonly stats: UpstreamStats = { attempts: 0 }
   #o: UpstreamClientOptions
-  #secrets: string[]
-  #learned = false
+  /** What is scrubbed from what the client reports: worked out at the first report (an error's). */
+  #secrets: string[] | null = null
+  /** The first request before and after the connector's authorize, to learn its secrets from. */
+  #first: { before: { headers: Record<string, string>; query: string }; sent: OutgoingRequest } | null = null
   #origin: string
   #basePath: string
 
   constructor(opts: UpstreamClientOptions) {
     this.#o = opts
-    const open = new Set(opts.connector.publicCredentialFields ?? [])
-    this.#secrets = secretValues(
-      Object.fromEntries(Object.entries(opts.credentials).filter(([k]) => !open.has(k))),
-    )
-    const base = new URL(opts.baseUrl)
+    // A client is made per step run: the base address is parsed once per address.
+    const base = parsedBase(opts.baseUrl)
     this.#origin = base.origin
-    this.#basePath = base.pathname.replace(/\/$/, '')
+    this.#basePath = base.basePath
   }
 
   /** Waits between retries in the client's clock (tests drive it by hand). */
@@ -134,9 +133,11 @@ export class UpstreamClient implements Http {
       body = JSON.stringify(req.body)
       outgoing.headers['content-type'] = 'application/json'
     }
-    const before = { headers: { ...outgoing.headers }, query: outgoing.query.toString() }
+    // What the connector's authorize adds is secret too (#secretList): the first request keeps
+    // what it was before and after it.
+    const before = this.#first ? null : { headers: { ...outgoing.headers }, query: outgoing.query.toString() }
     this.#o.connector.authorize(outgoing, this.#o.credentials)
-    this.#learnSecrets(before, outgoing)
+    if (before) this.#first = { before, sent: outgoing }
     const qs = outgoing.query.toString()
     const url = `${this.#origin}${this.#basePath}${outgoing.path}${qs ? `?${qs}` : ''}`
     const idempotent = isIdempotent(method, req.idempotent)
@@ -277,30 +278,52 @@ export class UpstreamClient implements Http {
   }
 
   #scrub(text: string): string {
-    return redactSecrets(text, this.#secrets)
+    return redactSecrets(text, this.#secretList())
   }
 
   /**
-   * What the connector's authorize added is secret too, as sent: a `Basic base64(user:password)`
-   * or a signed header holds the credentials in a form their fields alone do not.
+   * The credentials' values, and what the connector's authorize added to the first request, as
+   * sent: a `Basic base64(user:password)` or a signed header holds the credentials in a form their
+   * fields alone do not. Worked out when first needed: most runs report nothing.
    */
-  #learnSecrets(before: { headers: Record<string, string>; query: string }, sent: OutgoingRequest): void {
-    // Once per client: a signed header (OAuth 1) differs per request, its credentials do not.
-    if (this.#learned) return
-    this.#learned = true
-    for (const [k, v] of Object.entries(sent.headers)) {
-      if (before.headers[k] === v || k === 'accept' || k === 'content-type') continue
-      this.#addSecret(v)
-      const scheme = /^(?:Basic|Bearer|Token|OAuth)\s+(.+)$/i.exec(v)
-      if (scheme) this.#addSecret(scheme[1])
+  #secretList(): string[] {
+    if (this.#secrets) return this.#secrets
+    const open = new Set(this.#o.connector.publicCredentialFields ?? [])
+    const secrets = secretValues(
+      Object.fromEntries(Object.entries(this.#o.credentials).filter(([k]) => !open.has(k))),
+    )
+    const add = (v: string) => {
+      if (v.length >= 8 && !secrets.includes(v)) secrets.push(v)
     }
-    const had = new URLSearchParams(before.query)
-    for (const [k, v] of sent.query) if (had.get(k) !== v) this.#addSecret(v)
+    // From the first request only: a signed header (OAuth 1) differs per request, its credentials do not.
+    if (this.#first) {
+      const { before, sent } = this.#first
+      for (const [k, v] of Object.entries(sent.headers)) {
+        if (before.headers[k] === v || k === 'accept' || k === 'content-type') continue
+        add(v)
+        const scheme = /^(?:Basic|Bearer|Token|OAuth)\s+(.+)$/i.exec(v)
+        if (scheme) add(scheme[1])
+      }
+      const had = new URLSearchParams(before.query)
+      for (const [k, v] of sent.query) if (had.get(k) !== v) add(v)
+    }
+    this.#secrets = secrets
+    return secrets
   }
+}
 
-  #addSecret(v: string): void {
-    if (v.length >= 8 && !this.#secrets.includes(v)) this.#secrets.push(v)
+/** Base addresses parsed once each (a client is made per run); few distinct ones exist. */
+const parsedBases = new Map<string, { origin: string; basePath: string }>()
+
+function parsedBase(baseUrl: string): { origin: string; basePath: string } {
+  let parsed = parsedBases.get(baseUrl)
+  if (!parsed) {
+    const base = new URL(baseUrl)
+    parsed = { origin: base.origin, basePath: base.pathname.replace(/\/$/, '') }
+    if (parsedBases.size >= 1_000) parsedBases.clear()
+    parsedBases.set(baseUrl, parsed)
   }
+  return parsed
 }
 
 function defaultMessage(text: string): string {
@@ -342,6 +365,9 @@ function lowerKeys(h: Record<string, string> | undefined): Record<string, string
 
 function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v
+  for (const k in h) {
+    const v = h[k]
+    if (v !== undefined) out[k] = typeof v === 'string' ? v : v.join(', ')
+  }
   return out
 }

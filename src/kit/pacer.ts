@@ -38,6 +38,8 @@ interface Lane {
   sent: Sent[]
   /** The last waiter in line: each waiter goes after the one before it (first come, first served). */
   tail: Promise<unknown>
+  /** Waiters in line. */
+  waiting: number
   /** Wakes the waiter at the head of the line when a request is answered. */
   wake: (() => void) | null
 }
@@ -57,34 +59,46 @@ export function createPacer(clock: Clock = systemClock): Pacer {
     wait(key, budget) {
       let lane = lanes.get(key)
       if (!lane) {
-        lane = { sent: [], tail: Promise.resolve(), wake: null }
+        lane = { sent: [], tail: Promise.resolve(), waiting: 0, wake: null }
         lanes.set(key, lane)
       }
       const l = lane
       const window = windowOf(budget)
+      /** Takes a place when the window has one (what to call once answered), or null to wait. */
+      const take = (): Answered | null => {
+        const now = clock.now()
+        let kept = 0
+        for (const s of l.sent)
+          if (s.answered ? now - s.at < window : now - s.at < UNANSWERED_MAX_MS) l.sent[kept++] = s
+        l.sent.length = kept
+        if (kept >= budget.points) return null
+        const sent: Sent = { at: now, answered: false }
+        l.sent.push(sent)
+        return () => {
+          if (sent.answered) return
+          sent.answered = true
+          sent.at = clock.now()
+          l.wake?.()
+        }
+      }
+      // Nobody in line and a place free: the request goes at once, without joining the line.
+      const atOnce = l.waiting === 0 ? take() : null
+      if (atOnce) return Promise.resolve(atOnce)
+      l.waiting++
       const turn = l.tail.then(async (): Promise<Answered> => {
         for (;;) {
-          const now = clock.now()
-          l.sent = l.sent.filter((s) => (s.answered ? now - s.at < window : now - s.at < UNANSWERED_MAX_MS))
-          if (l.sent.length < budget.points) {
-            const sent: Sent = { at: now, answered: false }
-            l.sent.push(sent)
-            return () => {
-              if (sent.answered) return
-              sent.answered = true
-              sent.at = clock.now()
-              l.wake?.()
-            }
-          }
+          const answered = take()
+          if (answered) return answered
           // The window is full: wait for its oldest answered request to leave it, or for one
-          // still on its way to be answered (which may make it the oldest).
+          // still on its way to be answered (which may make it the oldest). When all are on
+          // their way, the sleep is only a bound: a caller that never says answered holds its
+          // request in the log for UNANSWERED_MAX_MS at the most.
           let oldest = Number.POSITIVE_INFINITY
           for (const s of l.sent) if (s.answered && s.at < oldest) oldest = s.at
           const woken = new Promise<void>((resolve) => {
             l.wake = resolve
           })
-          // (When all are on their way, the sleep is only a bound: a caller that never says
-          // answered holds its request in the log for UNANSWERED_MAX_MS at the most.)
+          const now = clock.now()
           await Promise.race([
             woken,
             clock.sleep(Number.isFinite(oldest) ? Math.max(1, oldest + window - now) : window),
@@ -92,7 +106,9 @@ export function createPacer(clock: Clock = systemClock): Pacer {
           l.wake = null
         }
       })
-      l.tail = turn.catch(() => {})
+      l.tail = turn.finally(() => {
+        l.waiting--
+      })
       return turn
     },
   }

@@ -58,23 +58,8 @@ export function installAuthentication(app: FastifyInstance, engine: Engine): voi
       .catch((err) => req.log.warn({ err, keyId }, 'could not record when an API key was last used'))
   }
 
-  app.addHook('onRequest', async (req: FastifyRequest) => {
-    // No route matched: the not-found handler answers, and it needs no caller.
-    if (req.is404) return
-    if (req.routeOptions.config?.public) return
-    const header = req.headers.authorization
-    if (!header) throw unauthorized('This request has no API key.')
-    const match = /^Bearer\s+(\S+)$/i.exec(header)
-    if (!match) throw unauthorized('The Authorization header must be "Bearer <key>".')
-    const key = match[1]
-    // A short-lived cache keeps the hash lookup off the hot path; revocation through this
-    // process clears it at once, other instances see it within a few seconds.
-    const hit = cache.get(key)
-    if (hit && Date.now() - hit.at < CACHE_MS) {
-      req.caller = hit.caller
-      markUsed(req, hit.caller.keyId, null)
-      return
-    }
+  /** The caller of a key not in the cache (or cached too long ago), from the store. */
+  const lookUp = async (req: FastifyRequest, key: string): Promise<Caller> => {
     const row = await engine.apiKeys.findByKey(key)
     if (!row || row.revoked_at) {
       cache.delete(key)
@@ -88,15 +73,41 @@ export function installAuthentication(app: FastifyInstance, engine: Engine): voi
     }
     if (cache.size > 10_000) cache.clear()
     cache.set(key, { caller, at: Date.now() })
-    req.caller = caller
     markUsed(req, row.id, row.last_used_at)
+    return caller
+  }
+
+  // Callback hooks, not async ones: a cached key is answered without a promise per request.
+  app.addHook('onRequest', (req: FastifyRequest, _reply, done) => {
+    // No route matched: the not-found handler answers, and it needs no caller.
+    if (req.is404 || req.routeOptions.config?.public) return done()
+    const header = req.headers.authorization
+    if (!header) return done(unauthorized('This request has no API key.'))
+    const match = /^Bearer\s+(\S+)$/i.exec(header)
+    if (!match) return done(unauthorized('The Authorization header must be "Bearer <key>".'))
+    const key = match[1]
+    // A short-lived cache keeps the hash lookup off the hot path; revocation through this
+    // process clears it at once, other instances see it within a few seconds.
+    const hit = cache.get(key)
+    if (hit && Date.now() - hit.at < CACHE_MS) {
+      req.caller = hit.caller
+      markUsed(req, hit.caller.keyId, null)
+      return done()
+    }
+    lookUp(req, key).then(
+      (caller) => {
+        req.caller = caller
+        done()
+      },
+      (err: Error) => done(err),
+    )
   })
 
   // The handler of a non-public route never runs without its caller, whatever hook order a
   // plugin brings.
-  app.addHook('preHandler', async (req: FastifyRequest) => {
-    if (req.is404 || req.routeOptions.config?.public) return
-    if (!req.caller) throw unauthorized('This request has no API key.')
+  app.addHook('preHandler', (req: FastifyRequest, _reply, done) => {
+    if (req.caller || req.is404 || req.routeOptions.config?.public) return done()
+    done(unauthorized('This request has no API key.'))
   })
 }
 

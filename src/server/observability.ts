@@ -34,22 +34,29 @@ export function requestIdOf(req: { headers: Record<string, string | string[] | u
   return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(given) ? given : randomUUID()
 }
 
+/** Whether a logger writes lines of a level (pino says; any other logger is asked to write them). */
+const writes = (log: object, level: string): boolean =>
+  (log as { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.(level) ?? true
+
 /** Request ids in responses and logs, and one debug line per request when it is answered. */
 export function installRequestLogging(app: FastifyInstance): void {
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id)
     requestContext.run({ reqId: req.id }, done)
   })
-  app.addHook('onResponse', async (req, reply) => {
-    req.log.debug(
-      {
-        method: req.method,
-        url: req.url.split('?')[0],
-        statusCode: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      },
-      'request',
-    )
+  app.addHook('onResponse', (req, reply, done) => {
+    // The line is built only when it is written (debug is off by default).
+    if (writes(req.log, 'debug'))
+      req.log.debug(
+        {
+          method: req.method,
+          url: req.url.split('?')[0],
+          statusCode: reply.statusCode,
+          ms: Math.round(reply.elapsedTime),
+        },
+        'request',
+      )
+    done()
   })
 }
 
@@ -104,12 +111,13 @@ export function installMetrics(
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   })
-  app.addHook('onResponse', async (req: FastifyRequest, reply) => {
+  app.addHook('onResponse', (req: FastifyRequest, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched'
     httpDuration.observe(
       { method: req.method, route, status: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     )
+    done()
   })
 
   // Upstream requests, seen through undici's diagnostics channel (every request of the kit's

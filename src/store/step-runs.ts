@@ -31,14 +31,18 @@ const COLUMNS = Object.keys({
   duration_ms: true,
   attempts: true,
   created_at: true,
-} satisfies Record<keyof StepRunRow, true>)
+} satisfies Record<keyof StepRunRow, true>) as (keyof StepRunRow)[]
 
-/** The one INSERT of a batch, for the store's engine: `rows` is the batch as a JSON array. */
-function insertBatch(kind: StoreKind, rows: string) {
+/**
+ * The one INSERT of a batch, for the store's engine. PostgreSQL reads the rows as JSON objects;
+ * SQLite as arrays in COLUMNS' order (`value ->> 0` …), which it unpacks in about half the time
+ * objects take (`value ->> 'id'` looks each key up in the object's text).
+ */
+function insertBatch(kind: StoreKind, batch: StepRunRow[]) {
   const columns = sql.join(COLUMNS.map((c) => sql.ref(c)))
   return kind === 'postgres'
-    ? sql`insert into step_runs (${columns}) select ${columns} from json_populate_recordset(null::step_runs, ${rows}::json)`
-    : sql`insert into step_runs (${columns}) select ${sql.join(COLUMNS.map((c) => sql`value ->> ${sql.lit(c)}`))} from json_each(${rows})`
+    ? sql`insert into step_runs (${columns}) select ${columns} from json_populate_recordset(null::step_runs, ${JSON.stringify(batch)}::json)`
+    : sql`insert into step_runs (${columns}) select ${sql.join(COLUMNS.map((_, i) => sql`value ->> ${sql.lit(i)}`))} from json_each(${JSON.stringify(batch.map((row) => COLUMNS.map((c) => row[c])))})`
 }
 
 /** How long a recorded run may wait before its flush (other instances see it this much later at most). */
@@ -154,7 +158,7 @@ export class StepRuns {
   #write(): Promise<void> {
     const batch = this.#queued.splice(0, FLUSH_ROWS)
     if (batch.length === 0) return Promise.resolve()
-    const writing = insertBatch(this.#kind, JSON.stringify(batch))
+    const writing = insertBatch(this.#kind, batch)
       .execute(this.#db)
       .then(
         () => {

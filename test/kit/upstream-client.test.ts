@@ -1,8 +1,15 @@
 // ctx.http against the sandbox over real HTTP: retries, error mapping and 401 → lapsed (pacing:
 // test/connectors/taskboard-pacing.test.ts).
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
+import { Agent } from 'undici'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
+import type { ConnectorDefinition, Credentials, OutgoingRequest } from '../../src/kit/define.ts'
+import type { PatchbayError } from '../../src/kit/errors.ts'
+import { UpstreamClient } from '../../src/kit/http.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import { control, mintDemoToken, mintTaskboardToken } from '../helpers/taskboard.ts'
 
@@ -150,4 +157,46 @@ test('a 401 for a permission the account lacks is UPSTREAM_FORBIDDEN and leaves 
   assert.equal(res.status, 403)
   assert.equal(res.body.error.code, 'UPSTREAM_FORBIDDEN')
   assert.equal((await t.api('GET', `/v1/connections/${connectionId}`)).body.status, 'active')
+})
+
+test('what the connector adds to a request (a value made from the credentials) is scrubbed from the errors of every request of the client', async () => {
+  // An upstream that echoes the signature header it was sent in a 400's body.
+  const echo = http.createServer((req, res) => {
+    res.writeHead(400, { 'content-type': 'text/plain' }).end(`refused: ${req.headers['x-signature']}`)
+  })
+  await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r))
+  const dispatcher = new Agent()
+  try {
+    const connector = {
+      id: 'echo',
+      name: 'Echo',
+      authorize: (req: OutgoingRequest, c: Credentials) => {
+        // Not the credential in any spelling: only what the request carried tells it is secret.
+        req.headers['x-signature'] = createHash('sha256').update(c.password).digest('hex')
+      },
+    } as unknown as ConnectorDefinition
+    const client = new UpstreamClient({
+      connector,
+      baseUrl: `http://127.0.0.1:${(echo.address() as AddressInfo).port}/api`,
+      credentials: { user: 'someone', password: 'pa55word-long-enough' },
+      dispatcher,
+      timeoutMs: 2000,
+      retry: { retries: 0, baseDelayMs: 1, maxDelayMs: 1 },
+      storedConnection: false,
+    })
+    const signature = createHash('sha256').update('pa55word-long-enough').digest('hex')
+    for (const path of ['/first', '/second']) {
+      const err = await client.get(path).then(
+        () => assert.fail('the upstream refused'),
+        (e: PatchbayError) => e,
+      )
+      assert.equal(err.code, 'UPSTREAM_REJECTED')
+      const body = err.toBody().error.upstream?.body ?? ''
+      assert.match(body, /refused: \[redacted\]/, path)
+      assert.ok(!body.includes(signature), path)
+    }
+  } finally {
+    await dispatcher.close()
+    echo.close()
+  }
 })

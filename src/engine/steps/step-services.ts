@@ -48,6 +48,8 @@ export class StepServices {
   #credits: CreditService
   #limits: ConnectionRateLimits
   #tuning: Record<string, LookupTuning>
+  /** Each connector's lookups with the configuration's overrides, worked out once. */
+  #tunings = new WeakMap<ConnectorDefinition, Required<LookupTuning>>()
   #registry: Registry
   #caches = new Map<string, ResultCache>()
   #batchers = new Map<string, Batcher>()
@@ -131,9 +133,10 @@ export class StepServices {
           }
         : undefined,
       context: { credits },
+      // Most runs charge nothing and hold nothing: nothing to wait for.
       settle: async () => {
-        await Promise.all(writes)
-        await Promise.all(releasing)
+        if (writes.length > 0) await Promise.all(writes)
+        if (releasing.length > 0) await Promise.all(releasing)
       },
     }
 
@@ -194,7 +197,12 @@ export class StepServices {
 
   #tuningOf(connector: ConnectorDefinition): Required<LookupTuning> | null {
     if (!connector.lookups) return null
-    return { ...connector.lookups, ...definedOnly(this.#tuning[connector.id]) }
+    let tuning = this.#tunings.get(connector)
+    if (!tuning) {
+      tuning = { ...connector.lookups, ...definedOnly(this.#tuning[connector.id]) }
+      this.#tunings.set(connector, tuning)
+    }
+    return tuning
   }
 
   #cacheFor(connectionId: string, tuning: Required<LookupTuning>): ResultCache {
