@@ -78,3 +78,16 @@ test('after a quiet spell the whole budget is there again', async () => {
   await flush()
   assert.equal(through.length, 3)
 })
+
+test('a request that comes while others wait goes after them, even when the slots have just freed', async () => {
+  const clock = new ManualClock(0)
+  const pacer = createPacer(clock)
+  const through = line(pacer, 'token-a', 4)
+  await flush()
+  assert.deepEqual(through, [0, 1, 2])
+  // The window has passed: slots are free, and request 3 is still in line when a newcomer asks.
+  clock.advance(1020)
+  void pacer.wait('token-a', budget).then(() => through.push(4))
+  await flush()
+  assert.deepEqual(through, [0, 1, 2, 3, 4])
+})
