@@ -126,3 +126,16 @@ test('while every place is taken by requests on their way, the next goes as soon
   await flush()
   assert.deepEqual(through, [0])
 })
+
+test('a request that comes while others wait goes after them, even when the slots have just freed', async () => {
+  const clock = new ManualClock(0)
+  const pacer = createPacer(clock)
+  const through = line(pacer, 'token-a', 4)
+  await flush()
+  assert.deepEqual(through, [0, 1, 2])
+  // The window has passed: slots are free, and request 3 is still in line when a newcomer asks.
+  clock.advance(1020)
+  void pacer.wait('token-a', budget).then(() => through.push(4))
+  await flush()
+  assert.deepEqual(through, [0, 1, 2, 3, 4])
+})
