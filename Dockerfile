@@ -42,5 +42,6 @@ EXPOSE 8080
 # Ready means: the store answers, its migrations are applied, and Redis answers when configured.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# SIGTERM from `docker stop` reaches Node directly (no shell in between).
-CMD ["node", "src/main.ts"]
+# SIGTERM from `docker stop` reaches Node directly (no shell in between). The young generation and
+# the heap are bounded as `npm start` bounds them (README: Operating, Memory).
+CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=1024", "src/main.ts"]

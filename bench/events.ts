@@ -1,8 +1,8 @@
 // Upstream webhook → agent delivery, end to end with durable storage: signed task-board
-// deliveries posted to Patchbay's ingress (`npm start`'s src/main.ts in child processes), matched
-// to a New Card trigger and pushed, signed, to a local agent endpoint. Run on SQLite (one
-// instance), on PostgreSQL (one instance) and on PostgreSQL with two instances behind a
-// round-robin balancer (test/helpers/balancer.ts), each with:
+// deliveries posted to Patchbay's ingress (src/main.ts in child processes, started with the Node
+// flags of `npm start`), matched to a New Card trigger and pushed, signed, to a local agent
+// endpoint. Run on SQLite (one instance), on PostgreSQL (one instance) and on PostgreSQL with two
+// instances behind a round-robin balancer (test/helpers/balancer.ts), each with:
 //
 // - full load at concurrency 32 and 256 for a fixed time: accepted/s (answered 200), delivered/s
 //   (arrived at the agent while the load ran), the backlog when the load stopped (accepted, not
@@ -77,6 +77,12 @@ const RATE_SECONDS = num(flags['rate-seconds'], 10, 3)
 const PG_SERVER = process.env.PATCHBAY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 const root = path.resolve(import.meta.dirname, '..')
+/** The Node flags `npm start` starts Patchbay with (package.json), so the service is measured as it runs. */
+const startFlags = (
+  JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start as string
+)
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'))
 const freePort = () =>
   new Promise<number>((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {
@@ -149,7 +155,7 @@ async function deploy(store: 'sqlite' | 'postgres', instances: number, n: number
   const children: Array<{ child: ReturnType<typeof spawn>; base: string }> = []
   for (let i = 0; i < instances; i++) {
     const port = await freePort()
-    const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
+    const child = spawn(process.execPath, [...startFlags, path.join(root, 'src/main.ts')], {
       cwd: root,
       env: {
         ...process.env,
