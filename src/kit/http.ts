@@ -6,6 +6,7 @@ import { type Clock, systemClock } from './clock.ts'
 import type { ConnectorDefinition, Credentials, OutgoingRequest } from './define.ts'
 import { type EgressGuard, egressRefused, findEgressRefusal } from './egress.ts'
 import { PatchbayError } from './errors.ts'
+import type { Answered } from './pacer.ts'
 import { redactSecrets, secretValues } from './redact.ts'
 import { isIdempotent, parseRetryAfter, type RetryPolicy, retryDelayMs, shouldRetry } from './retry-policy.ts'
 import { PATCHBAY_USER_AGENT } from './version.ts'
@@ -49,8 +50,11 @@ export interface UpstreamClientOptions {
   dispatcher: Dispatcher
   timeoutMs: number
   retry: RetryPolicy
-  /** Waits for a slot in the credential's budget; absent for unpaced (API Call) requests. */
-  pace?: (req: { method: string; path: string }) => Promise<void>
+  /**
+   * Waits for a slot in the credential's budget; absent for unpaced (API Call) requests. What it
+   * gives, when anything, is called once the request is answered or has failed (pacer.ts).
+   */
+  pace?: (req: { method: string; path: string }) => Promise<Answered | undefined>
   /** Called on a 401: the engine marks the connection lapsed. */
   onUnauthorized?: (message: string) => Promise<void> | void
   /** Whether the credentials belong to a stored connection (a 401 then means it lapsed). */
@@ -142,7 +146,7 @@ export class UpstreamClient implements Http {
     const idempotent = isIdempotent(method, req.idempotent)
 
     for (let retry = 0; ; retry++) {
-      if (this.#o.pace) await this.#o.pace(outgoing)
+      const answered = this.#o.pace ? await this.#o.pace(outgoing) : undefined
       this.stats.attempts++
       let status: number
       let headers: Record<string, string>
@@ -156,10 +160,12 @@ export class UpstreamClient implements Http {
           headersTimeout: this.#o.timeoutMs,
           bodyTimeout: this.#o.timeoutMs,
         })
+        answered?.()
         status = res.statusCode
         headers = flattenHeaders(res.headers)
         text = await res.body.text()
       } catch (err) {
+        answered?.()
         // The guard refused the address: nothing was sent, and trying again changes nothing.
         const refusal = findEgressRefusal(err)
         if (refusal) throw egressRefused(refusal, `${this.#o.connector.name} (${this.#origin})`)

@@ -45,8 +45,9 @@ export function countingPacer(pacer: Pacer): Pacer & { granted: number } {
   const counting = {
     granted: 0,
     async wait(key: string, budget: Budget) {
-      await pacer.wait(key, budget)
+      const answered = await pacer.wait(key, budget)
       counting.granted++
+      return answered
     },
   }
   return counting

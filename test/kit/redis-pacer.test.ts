@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { Redis } from 'ioredis'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
+import { createRedisPacer } from '../../src/kit/redis-pacer.ts'
 import { REDIS_URL, redisUnavailableReason } from '../helpers/redis.ts'
 import { startTestService, TEST_REDIS_PREFIX, type TestService } from '../helpers/service.ts'
 import { control } from '../helpers/taskboard.ts'
@@ -70,6 +71,32 @@ test('two instances on one token stay inside its budget together', { skip: reaso
     const [key] = await redis.keys(`${TEST_REDIS_PREFIX}pace:*`)
     assert.ok(key, 'the pacing log is in Redis under the deployment prefix')
     assert.ok((await redis.zcard(key)) <= 5)
+  } finally {
+    redis.disconnect()
+  }
+})
+
+test('a request on its way keeps its place in the shared log until it is answered', {
+  skip: reason ?? false,
+}, async () => {
+  const redis = new Redis(REDIS_URL, { keyPrefix: TEST_REDIS_PREFIX })
+  try {
+    const pacer = createRedisPacer(redis)
+    const budget = { points: 2, durationMs: 100 }
+    const onTheirWay = await Promise.all([pacer.wait('slow', budget), pacer.wait('slow', budget)])
+    let through = false
+    const third = pacer.wait('slow', budget).then((answered) => {
+      through = true
+      return answered
+    })
+    // Three windows pass with both still on their way (counted from when they were let go, both
+    // would have left the window long ago and the third would have gone).
+    await new Promise((r) => setTimeout(r, 400))
+    assert.equal(through, false)
+    onTheirWay[0]!()
+    ;(await third)()
+    assert.equal(through, true)
+    onTheirWay[1]!()
   } finally {
     redis.disconnect()
   }

@@ -251,6 +251,9 @@ export class Deliverer {
       claimed_until: null,
       last_error: null,
     })
+    // A claim this instance took when storing it is void now: the send claims the replay afresh.
+    this.#held.delete(id)
+    this.#fresh.delete(id)
     this.#hand(target.type === 'tool' ? 'tool-run' : 'deliver', id)
     return { ...row, status: 'pending' }
   }

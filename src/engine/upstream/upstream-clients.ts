@@ -68,13 +68,14 @@ export class UpstreamClients {
         ? (req: { method: string; path: string }) =>
             budgets.gate(connector, budgetKey, req, this.#o.retry.maxDelayMs)
         : undefined
-    const pace =
-      pacer && gate
-        ? async (req: { method: string; path: string }) => {
-            await pacer()
-            await gate(req)
-          }
-        : (pacer ?? gate)
+    // The budget's gate first: a request held back for a spent budget's reset is not yet on its
+    // way, so it takes no place in the pacer's window meanwhile.
+    const pace = gate
+      ? async (req: { method: string; path: string }) => {
+          await gate(req)
+          return pacer?.()
+        }
+      : pacer
     const onResponse = budgets
       ? (status: number, headers: Record<string, string>) => {
           budgets.record(connector, budgetKey, headers)
