@@ -1,8 +1,8 @@
 // Pushes to one slow agent endpoint go out up to PUSH_CONNECTIONS_PER_ENDPOINT at once, more than
 // the 128 the pool of upstream calls allows: a push waiting for a connection counts in the backlog
 // the ingress holds back on, so too few connections made backpressure refuse deliveries the CPU
-// could have taken. Driven by an agent endpoint that first fails every push (so the retries come
-// due together and are handed to the senders at once) and then holds its answers until told.
+// could have taken. Driven by an agent endpoint that first fails every push (their retries are then
+// made due together and handed to the senders by one sweep) and then holds its answers until told.
 import assert from 'node:assert/strict'
 import { createHmac, randomBytes } from 'node:crypto'
 import http from 'node:http'
@@ -48,11 +48,11 @@ before(async () => {
   t = await startTestService({
     taskboard: sandbox,
     env: {
-      // Held answers must not time out while the test looks at them; failed pushes are retried
-      // after 1 s, found by a sweep every 2 s.
+      // Held answers must not time out while the test looks at them; the retries of failed
+      // pushes are made due by the test and handed on by the sweep it runs.
       PATCHBAY_DELIVERY_TIMEOUT_MS: '120000',
-      PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS: '1000,1000',
-      PATCHBAY_DELIVERY_SCAN_MS: '2000',
+      PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS: '600000',
+      PATCHBAY_DELIVERY_SCAN_MS: '600000',
     },
   })
   const conn = await t.api('POST', '/v1/connections', {
@@ -117,13 +117,19 @@ test(`pushes to one slow agent endpoint go out up to ${PUSH_CONNECTIONS_PER_ENDP
     statuses.filter((s) => s !== 200),
     [],
   )
-  // Every first push fails; their retries come due together.
+  // Every first push fails; their retries are made due together and handed on by one sweep.
   await eventually(
     async () => (await t.api('GET', '/v1/deliveries?limit=500')).body.deliveries,
     (ds: any[]) => ds.length === cards.length && ds.every((d) => d.lastStatus === 500),
   )
   agent.failing = false
   agent.holding = true
+  await t.service.engine.store.db
+    .updateTable('deliveries')
+    .set({ next_attempt_at: new Date(Date.now() - 60_000).toISOString() })
+    .where('status', '=', 'pending')
+    .execute()
+  await t.service.engine.events.sweep()
   // The endpoint holds every answer: as many retries as the pool allows are open on it at once
   // (with 128 connections, the pool of upstream calls, this stays at 128).
   await eventually(
