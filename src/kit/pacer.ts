@@ -34,8 +34,18 @@ interface Sent {
   answered: boolean
 }
 
+/**
+ * A credential's log. Taking a place costs the same however many requests the window holds (a
+ * high budget's window holds thousands): answered requests are kept in the order of their answers,
+ * so those that left the window are at the front; requests on their way are kept apart, by when
+ * they were let go.
+ */
 interface Lane {
-  sent: Sent[]
+  /** Answered requests, oldest answer first; those before `head` have left the window. */
+  answered: Sent[]
+  head: number
+  /** Requests let go and not answered yet, oldest first. */
+  onTheirWay: Set<Sent>
   /** The last waiter in line: each waiter goes after the one before it (first come, first served). */
   tail: Promise<unknown>
   /** Waiters in line. */
@@ -59,7 +69,14 @@ export function createPacer(clock: Clock = systemClock): Pacer {
     wait(key, budget) {
       let lane = lanes.get(key)
       if (!lane) {
-        lane = { sent: [], tail: Promise.resolve(), waiting: 0, wake: null }
+        lane = {
+          answered: [],
+          head: 0,
+          onTheirWay: new Set(),
+          tail: Promise.resolve(),
+          waiting: 0,
+          wake: null,
+        }
         lanes.set(key, lane)
       }
       const l = lane
@@ -67,17 +84,28 @@ export function createPacer(clock: Clock = systemClock): Pacer {
       /** Takes a place when the window has one (what to call once answered), or null to wait. */
       const take = (): Answered | null => {
         const now = clock.now()
-        let kept = 0
-        for (const s of l.sent)
-          if (s.answered ? now - s.at < window : now - s.at < UNANSWERED_MAX_MS) l.sent[kept++] = s
-        l.sent.length = kept
-        if (kept >= budget.points) return null
+        const log = l.answered
+        while (l.head < log.length && now - log[l.head].at >= window) l.head++
+        if (l.head > 64 && l.head * 2 > log.length) {
+          log.splice(0, l.head)
+          l.head = 0
+        }
+        if (log.length - l.head + l.onTheirWay.size >= budget.points) {
+          // Full: a request let go UNANSWERED_MAX_MS ago and never said answered leaves the log.
+          for (const s of l.onTheirWay) {
+            if (now - s.at < UNANSWERED_MAX_MS) break
+            l.onTheirWay.delete(s)
+          }
+          if (log.length - l.head + l.onTheirWay.size >= budget.points) return null
+        }
         const sent: Sent = { at: now, answered: false }
-        l.sent.push(sent)
+        l.onTheirWay.add(sent)
         return () => {
           if (sent.answered) return
           sent.answered = true
           sent.at = clock.now()
+          l.onTheirWay.delete(sent)
+          l.answered.push(sent)
           l.wake?.()
         }
       }
@@ -93,8 +121,7 @@ export function createPacer(clock: Clock = systemClock): Pacer {
           // still on its way to be answered (which may make it the oldest). When all are on
           // their way, the sleep is only a bound: a caller that never says answered holds its
           // request in the log for UNANSWERED_MAX_MS at the most.
-          let oldest = Number.POSITIVE_INFINITY
-          for (const s of l.sent) if (s.answered && s.at < oldest) oldest = s.at
+          const oldest = l.head < l.answered.length ? l.answered[l.head].at : Number.POSITIVE_INFINITY
           const woken = new Promise<void>((resolve) => {
             l.wake = resolve
           })

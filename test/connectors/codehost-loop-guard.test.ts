@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import type { CodehostSandbox } from '../../sandbox/codehost/index.ts'
-import { act } from '../helpers/codehost.ts'
+import { act, connectDemoCodehost } from '../helpers/codehost.ts'
 import { eventually } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
@@ -17,13 +17,7 @@ let conn: string
 before(async () => {
   t = await startTestService({ codehost: true, env: { PATCHBAY_LOOP_DEPTH_LIMIT: '3' } })
   sb = t.codehost!
-  conn = (
-    await t.api('POST', '/v1/connections', {
-      connector: 'codehost',
-      authMethod: 'token',
-      credentials: { token: sb.demo.token },
-    })
-  ).body.id
+  conn = await connectDemoCodehost(t)
 })
 after(async () => {
   await t?.close()

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { CodehostSandbox } from '../../sandbox/codehost/index.ts'
-import { act, ch } from '../helpers/codehost.ts'
+import { act, ch, connectDemoCodehost } from '../helpers/codehost.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
@@ -81,13 +81,7 @@ before(async () => {
     env: { PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS: '50,100,200', PATCHBAY_DELIVERY_SCAN_MS: '25' },
   })
   sb = t.codehost!
-  conn = (
-    await t.api('POST', '/v1/connections', {
-      connector: 'codehost',
-      authMethod: 'token',
-      credentials: { token: sb.demo.token },
-    })
-  ).body.id
+  conn = await connectDemoCodehost(t)
 })
 after(async () => {
   await t.close()

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { CodehostSandbox } from '../../sandbox/codehost/index.ts'
-import { act, api, ch } from '../helpers/codehost.ts'
+import { act, api, ch, connectDemoCodehost } from '../helpers/codehost.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
@@ -131,13 +131,7 @@ before(async () => {
     env: { PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS: '50,100,200', PATCHBAY_DELIVERY_SCAN_MS: '25' },
   })
   sb = t.codehost!
-  conn = (
-    await t.api('POST', '/v1/connections', {
-      connector: 'codehost',
-      authMethod: 'token',
-      credentials: { token: sb.demo.token },
-    })
-  ).body.id
+  conn = await connectDemoCodehost(t)
   await ch(sb, 'POST', '/users', { login: 'alice', name: 'Alice', password: 'pw' })
   await agentWith('everything', everything, Object.fromEntries(REPO_TRIGGERS.map((k) => [k, R])))
   await agentWith('picky', picky, FILTERED)

@@ -8,7 +8,7 @@ import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/task
 import { OAUTH_STATE_TTL_MS } from '../../src/engine/connections/oauth-flows.ts'
 import { eventually } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import { approve, control, taskboardRest } from '../helpers/taskboard.ts'
+import { approve, connectDemoTaskboard, control, taskboardRest } from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
 let t: TestService
@@ -311,13 +311,7 @@ test('API key plus token: a refused token stores nothing; without the secret, in
   assert.equal(wrong.body.error.code, 'INVALID_CREDENTIALS')
   assert.equal(await countConnections(), before)
 
-  const noSecret = (
-    await t.api('POST', '/v1/connections', {
-      connector: 'taskboard',
-      authMethod: 'api_key_token',
-      credentials: { key: sandbox.demo.key, token: sandbox.demo.token },
-    })
-  ).body.id
+  const noSecret = await connectDemoTaskboard(t, sandbox)
   const agent = await agentWith([noSecret])
   const trig = await t.api('POST', `/v1/agents/${agent}/triggers`, {
     trigger: 'taskboard.new_card',

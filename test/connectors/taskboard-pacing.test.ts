@@ -9,7 +9,7 @@ import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/task
 import { createPacer } from '../../src/kit/pacer.ts'
 import { countingPacer, ManualClock, SharedTime } from '../helpers/manual-clock.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import { control } from '../helpers/taskboard.ts'
+import { connectDemoTaskboard, control } from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
 let t: TestService
@@ -36,13 +36,7 @@ before(async () => {
       PATCHBAY_DELIVERY_SCAN_MS: '3600000',
     },
   })
-  connectionId = (
-    await t.api('POST', '/v1/connections', {
-      connector: 'taskboard',
-      authMethod: 'api_key_token',
-      credentials: { key: sandbox.demo.key, token: sandbox.demo.token },
-    })
-  ).body.id
+  connectionId = await connectDemoTaskboard(t, sandbox)
   const made = await t.api('POST', '/v1/steps/taskboard.create_card/run', {
     connectionId,
     input: { idList: sandbox.demo.listIds[0], name: 'Paced' },

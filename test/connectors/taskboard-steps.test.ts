@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { countRequests } from '../helpers/request-counter.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import { control, mintDemoToken } from '../helpers/taskboard.ts'
+import { connectDemoTaskboard, control, mintDemoToken } from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
 let t: TestService
@@ -56,13 +56,7 @@ async function refused(step: string, input: unknown, status: number, code: strin
 before(async () => {
   sandbox = await startTaskboardSandbox()
   t = await startTestService({ taskboard: sandbox })
-  connectionId = (
-    await t.api('POST', '/v1/connections', {
-      connector: 'taskboard',
-      authMethod: 'api_key_token',
-      credentials: { key: sandbox.demo.key, token: sandbox.demo.token },
-    })
-  ).body.id
+  connectionId = await connectDemoTaskboard(t, sandbox)
   ;[todo, doing] = sandbox.demo.listIds
   const b = await tb('POST', '/1/boards', { name: 'Board B', defaultLists: false })
   const list = await tb('POST', '/1/lists', { name: 'Inbox', idBoard: b.id })

@@ -12,7 +12,7 @@ import { defineTrigger } from '../../src/kit/define.ts'
 import { eventually } from '../helpers/receiver.ts'
 import { countRequests, type RequestCounter } from '../helpers/request-counter.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import { control, mintTaskboardToken } from '../helpers/taskboard.ts'
+import { connectDemoTaskboard, control, mintTaskboardToken } from '../helpers/taskboard.ts'
 
 let t: TestService
 let conn: string
@@ -42,13 +42,7 @@ async function counter(prefix: string) {
 
 before(async () => {
   t = await startTestService()
-  conn = (
-    await t.api('POST', '/v1/connections', {
-      connector: 'taskboard',
-      authMethod: 'api_key_token',
-      credentials: { key: t.taskboard.demo.key, token: t.taskboard.demo.token },
-    })
-  ).body.id
+  conn = await connectDemoTaskboard(t, t.taskboard)
   const seeded = await control(t.taskboard, 'POST', '/seed', {
     as: 'demo',
     boards: [

@@ -46,6 +46,17 @@ export async function mintToken(
   return made.token
 }
 
+/** Connects the code-host sandbox's demo account (its token) to the Patchbay that started it; returns the connection id. */
+export async function connectDemoCodehost(t: TestService): Promise<string> {
+  const res = await t.api('POST', '/v1/connections', {
+    connector: 'codehost',
+    authMethod: 'token',
+    credentials: { token: t.codehost!.demo.token },
+  })
+  if (res.status !== 201) throw new Error(`connect: ${res.status} ${JSON.stringify(res.body)}`)
+  return res.body.id
+}
+
 /**
  * Connects a code-host account with a token as a connection of its own (`second`: tests compare
  * tokens of one account side by side); returns the connection id.

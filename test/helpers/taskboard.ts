@@ -94,3 +94,20 @@ export async function approve(pageUrl: string, as: { username: string; password:
     redirect: 'manual',
   })
 }
+
+/**
+ * Connects the sandbox's demo account (API key and token) to a Patchbay — or reconnects it, when it
+ * is connected already; returns the connection id.
+ */
+export async function connectDemoTaskboard(
+  t: { api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> },
+  sandbox: { demo: { key: string; token: string } },
+): Promise<string> {
+  const res = await t.api('POST', '/v1/connections', {
+    connector: 'taskboard',
+    authMethod: 'api_key_token',
+    credentials: { key: sandbox.demo.key, token: sandbox.demo.token },
+  })
+  assert.ok(res.status === 201 || res.status === 200, JSON.stringify(res.body))
+  return res.body.id
+}

@@ -3,7 +3,7 @@
 // lanes independent.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { createPacer } from '../../src/kit/pacer.ts'
+import { createPacer, UNANSWERED_MAX_MS } from '../../src/kit/pacer.ts'
 import { ManualClock } from '../helpers/manual-clock.ts'
 
 const budget = { points: 3, durationMs: 1000 }
@@ -138,4 +138,40 @@ test('a request that comes while others wait goes after them, even when the slot
   void pacer.wait('token-a', budget).then(() => through.push(4))
   await flush()
   assert.deepEqual(through, [0, 1, 2, 3, 4])
+})
+
+test('a large budget counts every request of its window: answered at different times, they leave it in that order', async () => {
+  const clock = new ManualClock(0)
+  const pacer = createPacer(clock)
+  const large = { points: 1000, durationMs: 10_000 }
+  // 1,000 requests, answered 1 ms apart; a window is 10,050 ms (its margin is 0.5 %).
+  for (let i = 0; i < 1000; i++) {
+    ;(await pacer.wait('token-a', large))()
+    clock.advance(1)
+  }
+  const through: number[] = []
+  for (let i = 0; i < 3; i++) void pacer.wait('token-a', large).then(() => through.push(i))
+  await flush()
+  assert.deepEqual(through, [])
+  // The first answer (at 0) leaves the window at 10,050 ms; the second (at 1) a millisecond later.
+  clock.advance(10_050 - clock.now())
+  await flush()
+  assert.deepEqual(through, [0])
+  clock.advance(1)
+  await flush()
+  assert.deepEqual(through, [0, 1])
+})
+
+test('a request never said answered leaves the log after UNANSWERED_MAX_MS', async () => {
+  const clock = new ManualClock(0)
+  const pacer = createPacer(clock)
+  await Promise.all([1, 2, 3].map(() => pacer.wait('token-a', budget)))
+  const through = line(pacer, 'token-a', 3)
+  // The line looks again a window (1,020 ms) after each look while every place is on its way.
+  clock.advance(UNANSWERED_MAX_MS - 1)
+  await flush()
+  assert.deepEqual(through, [])
+  clock.advance(1020)
+  await flush()
+  assert.deepEqual(through, [0, 1, 2])
 })

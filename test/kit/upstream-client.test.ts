@@ -11,7 +11,7 @@ import type { ConnectorDefinition, Credentials, OutgoingRequest } from '../../sr
 import type { PatchbayError } from '../../src/kit/errors.ts'
 import { UpstreamClient } from '../../src/kit/http.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import { control, mintDemoToken, mintTaskboardToken } from '../helpers/taskboard.ts'
+import { connectDemoTaskboard, control, mintDemoToken, mintTaskboardToken } from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
 let t: TestService
@@ -32,13 +32,7 @@ before(async () => {
     })
   ).json()
   idCard = cards[0].id
-  connectionId = (
-    await t.api('POST', '/v1/connections', {
-      connector: 'taskboard',
-      authMethod: 'api_key_token',
-      credentials: { key: sandbox.demo.key, token: sandbox.demo.token },
-    })
-  ).body.id
+  connectionId = await connectDemoTaskboard(t, sandbox)
 })
 after(async () => {
   await t.close()

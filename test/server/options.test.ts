@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { act, connectWithToken, mintToken } from '../helpers/codehost.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import { control } from '../helpers/taskboard.ts'
+import { connectDemoTaskboard, control } from '../helpers/taskboard.ts'
 
 let t: TestService
 let conn: string
@@ -15,13 +15,7 @@ const other = { board: '', list: '' }
 
 before(async () => {
   t = await startTestService({ codehost: true })
-  conn = (
-    await t.api('POST', '/v1/connections', {
-      connector: 'taskboard',
-      authMethod: 'api_key_token',
-      credentials: { key: t.taskboard.demo.key, token: t.taskboard.demo.token },
-    })
-  ).body.id
+  conn = await connectDemoTaskboard(t, t.taskboard)
   const seeded = await control(t.taskboard, 'POST', '/seed', {
     as: 'demo',
     boards: [{ name: 'Other board', lists: [{ name: 'Elsewhere' }] }],
