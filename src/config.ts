@@ -17,6 +17,8 @@ export interface Config {
   publicUrl: string | null
   dataDir: string
   databaseUrl: string | null
+  /** The most connections of the PostgreSQL pool of one instance. */
+  databasePoolSize: number
   redisUrl: string | null
   /** Prefix of every Redis key Patchbay writes (several deployments may share one Redis). */
   redisPrefix: string
@@ -195,6 +197,12 @@ export const settings: Record<string, Setting> = {
     'PostgreSQL URL; when set, PostgreSQL is the store instead of SQLite',
     'a PostgreSQL address postgres://user:password@host:5432/database (unset for the embedded SQLite)',
     urlWithSchemes(['postgres:', 'postgresql:']),
+  ),
+  PATCHBAY_DATABASE_POOL_SIZE: setting(
+    '`10`',
+    "the most PostgreSQL connections an instance opens for its queries (besides one that listens for changes and three of the job queue); size it so that instances × (this + 4) stays under the server's max_connections",
+    'a whole number',
+    wholeNumber(1, 1000),
   ),
   REDIS_URL: setting(
     '—',
@@ -454,6 +462,7 @@ export function loadConfig(
     publicUrl: v.PATCHBAY_PUBLIC_URL ?? null,
     dataDir: path.resolve(v.PATCHBAY_DATA_DIR ?? './data'),
     databaseUrl: v.PATCHBAY_DATABASE_URL ?? null,
+    databasePoolSize: v.PATCHBAY_DATABASE_POOL_SIZE ?? 10,
     redisUrl: v.REDIS_URL ?? null,
     redisPrefix: v.PATCHBAY_REDIS_PREFIX ?? 'patchbay:',
     masterKey: v.PATCHBAY_MASTER_KEY ?? null,

@@ -110,6 +110,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   if (config.databaseUrl) await checkPostgres(config.databaseUrl)
   const store = await openStore({
     databaseUrl: config.databaseUrl,
+    poolSize: config.databasePoolSize,
     dataDir: config.dataDir,
     pgSchema: opts.pgSchema,
   })

@@ -142,7 +142,12 @@ export class UpstreamClient implements Http {
     this.#o.connector.authorize(outgoing, this.#o.credentials)
     if (before) this.#first = { before, sent: outgoing }
     const qs = outgoing.query.toString()
-    const url = `${this.#origin}${this.#basePath}${outgoing.path}${qs ? `?${qs}` : ''}`
+    const path = `${this.#basePath}${outgoing.path}${qs ? `?${qs}` : ''}`
+    // A plain path goes to the pool as it is: undici's URL parse would give back the same. Any
+    // other (dot segments, percent signs, characters URLs encode) is parsed, and so normalised,
+    // as before.
+    const plain = PLAIN_PATH.test(outgoing.path)
+    const url = plain ? '' : `${this.#origin}${path}`
     const idempotent = isIdempotent(method, req.idempotent)
 
     for (let retry = 0; ; retry++) {
@@ -152,14 +157,24 @@ export class UpstreamClient implements Http {
       let headers: Record<string, string>
       let text: string
       try {
-        const res = await request(url, {
-          method: method as Dispatcher.HttpMethod,
-          headers: outgoing.headers,
-          body,
-          dispatcher: this.#o.dispatcher,
-          headersTimeout: this.#o.timeoutMs,
-          bodyTimeout: this.#o.timeoutMs,
-        })
+        const res = await (plain
+          ? this.#o.dispatcher.request({
+              origin: this.#origin,
+              path,
+              method: method as Dispatcher.HttpMethod,
+              headers: outgoing.headers,
+              body,
+              headersTimeout: this.#o.timeoutMs,
+              bodyTimeout: this.#o.timeoutMs,
+            })
+          : request(url, {
+              method: method as Dispatcher.HttpMethod,
+              headers: outgoing.headers,
+              body,
+              dispatcher: this.#o.dispatcher,
+              headersTimeout: this.#o.timeoutMs,
+              bodyTimeout: this.#o.timeoutMs,
+            }))
         answered?.()
         status = res.statusCode
         headers = flattenHeaders(res.headers)
@@ -314,6 +329,13 @@ export class UpstreamClient implements Http {
     return secrets
   }
 }
+
+/**
+ * A path a URL parse leaves as it is: segments of unreserved and sub-delimiter characters, `:` and
+ * `@`, none of them `.` or `..`. The query needs no check: URLSearchParams writes only what a parse
+ * keeps.
+ */
+const PLAIN_PATH = /^(?:\/(?!\.\.?(?:\/|$))[A-Za-z0-9\-._~!$&'()*+,;=:@]*)+$/
 
 /** Base addresses parsed once each (a client is made per run); few distinct ones exist. */
 const parsedBases = new Map<string, { origin: string; basePath: string }>()

@@ -28,6 +28,8 @@ export interface Store {
 
 export interface StoreOptions {
   databaseUrl?: string | null
+  /** The most connections of the PostgreSQL pool (default 10). */
+  poolSize?: number
   dataDir?: string
   /** PostgreSQL schema to use (tests isolate themselves in one). */
   pgSchema?: string
@@ -46,7 +48,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     const { Pool } = (await import('pg')).default
     const pool = new Pool({
       connectionString: opts.databaseUrl,
-      max: 10,
+      max: opts.poolSize ?? 10,
       options: opts.pgSchema ? `-c search_path=${opts.pgSchema}` : undefined,
     })
     db = new Kysely<Database>({ dialect: new OneSchemaPostgresDialect({ pool }, opts.pgSchema ?? null) })

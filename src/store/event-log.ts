@@ -101,6 +101,68 @@ export const events = {
     }
     return out
   },
+  /**
+   * PostgreSQL, outside a transaction: inserts events not stored yet and, in the same statement,
+   * the deliveries of those it inserted (deliveries of events stored before are left out: the
+   * caller stores them the transactional way). One round trip and one commit, no BEGIN/COMMIT;
+   * the lock that orders delivery commits is taken as in insertRows. Returns the ids of the
+   * events inserted and the deliveries inserted (with their seq); null on SQLite or in a
+   * transaction (use upsertMany and deliveries.insertRows there).
+   */
+  async insertWithDeliveries(
+    db: Db,
+    rows: NewEvent[],
+    deliveryRows: NewDelivery[],
+  ): Promise<{ eventIds: Set<string>; deliveries: DeliveryRow[] } | null> {
+    if (!(db.getExecutor().adapter instanceof PostgresAdapter) || db.isTransaction) return null
+    if (rows.length === 0) return { eventIds: new Set(), deliveries: [] }
+    const eventValues = sql.join(
+      rows.map(
+        (e) =>
+          sql`(${e.id}, ${e.workspace_id}, ${e.connector}, ${e.subscription_id}, ${e.connection_id}, ${e.model}, ${e.upstream_id}, ${e.type}, ${e.refs}, ${e.data}, ${e.occurred_at}, ${e.received_at}, ${e.matched})`,
+      ),
+    )
+    const col = <K extends keyof NewDelivery>(k: K) => deliveryRows.map((r) => r[k])
+    const { rows: written } = await sql<{ kind: 'event' | 'delivery'; id: string; seq: string }>`
+      WITH ev AS (
+        INSERT INTO events (id, workspace_id, connector, subscription_id, connection_id, model,
+          upstream_id, type, refs, data, occurred_at, received_at, matched)
+        VALUES ${eventValues}
+        ON CONFLICT (workspace_id, connector, upstream_id) DO NOTHING
+        RETURNING id, seq
+      ), dl AS (
+        INSERT INTO deliveries (id, workspace_id, agent_id, event_id, trigger_id, target, status,
+          attempts, next_attempt_at, last_status, last_error, tool_run_id, created_at, delivered_at,
+          claimed_until)
+        SELECT * FROM unnest(
+          ${col('id')}::text[], ${col('workspace_id')}::text[], ${col('agent_id')}::text[],
+          ${col('event_id')}::text[], ${col('trigger_id')}::text[], ${col('target')}::text[],
+          ${col('status')}::text[], ${col('attempts')}::int[], ${col('next_attempt_at')}::text[],
+          ${col('last_status')}::int[], ${col('last_error')}::text[], ${col('tool_run_id')}::text[],
+          ${col('created_at')}::text[], ${col('delivered_at')}::text[], ${col('claimed_until')}::text[])
+          AS v(id, workspace_id, agent_id, event_id, trigger_id, target, status, attempts,
+            next_attempt_at, last_status, last_error, tool_run_id, created_at, delivered_at, claimed_until)
+        WHERE (SELECT true FROM (SELECT pg_advisory_xact_lock(${DELIVERY_ORDER_LOCK})) AS ordered)
+          AND v.event_id IN (SELECT id FROM ev)
+        ON CONFLICT (event_id, trigger_id) DO NOTHING
+        RETURNING id, seq
+      )
+      SELECT 'event' AS kind, id, seq FROM ev
+      UNION ALL
+      SELECT 'delivery' AS kind, id, seq FROM dl`.execute(db)
+    const eventIds = new Set<string>()
+    const seqOf = new Map<string, number>()
+    for (const w of written)
+      if (w.kind === 'event') eventIds.add(w.id)
+      else seqOf.set(w.id, Number(w.seq))
+    return {
+      eventIds,
+      deliveries: deliveryRows.flatMap((r) => {
+        const seq = seqOf.get(r.id)
+        return seq === undefined ? [] : [{ ...r, seq }]
+      }),
+    }
+  },
   async setMatched(db: Db, ids: string[], matched: number) {
     if (ids.length) await db.updateTable('events').set({ matched }).where('id', 'in', ids).execute()
   },

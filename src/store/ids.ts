@@ -42,6 +42,16 @@ export function newId(prefix: string): string {
   return `${prefix}_${v7({ random, msecs: lastMs, seq: counter })}`
 }
 
-export const nowIso = () => new Date().toISOString()
+/** The time as an ISO string; made once per millisecond (a busy step path asks several times in one). */
+export function nowIso(): string {
+  const ms = Date.now()
+  if (ms !== isoMs) {
+    isoMs = ms
+    iso = new Date(ms).toISOString()
+  }
+  return iso
+}
+let isoMs = Number.NaN
+let iso = ''
 
 export const isoAt = (ms: number) => new Date(ms).toISOString()

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { CodehostSandbox } from '../../sandbox/codehost/index.ts'
-import { act, api, ch, connectDemoCodehost } from '../helpers/codehost.ts'
-import { eventually, Receiver } from '../helpers/receiver.ts'
+import { act, api, ch, connectDemoCodehost, settle as settleCodehost } from '../helpers/codehost.ts'
+import { Receiver } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
 let t: TestService
@@ -88,18 +88,8 @@ async function agentWith(
   return agent.body.id as string
 }
 
-/** Waits until the sandbox has sent everything and Patchbay has pushed every delivery. */
-async function settle() {
-  await eventually(
-    () => ch(sb, 'GET', '/webhooks/deliveries?outcome=pending'),
-    (r) => r.deliveries.length === 0,
-  )
-  await eventually(
-    async () => (await t.api('GET', '/v1/deliveries?status=pending&limit=500')).body.deliveries.length,
-    (n) => n === 0,
-  )
-  await t.service.engine.events.jobs.idle()
-}
+/** Waits until the sandbox has sent every webhook and Patchbay has pushed every delivery. */
+const settle = () => settleCodehost(t)
 
 const keysOf = (r: Receiver, from: number) =>
   r.received

@@ -84,6 +84,23 @@ test('unknown steps and connections, and a missing connection, are clear errors'
   assert.equal(none.body.error.code, 'CONNECTION_REQUIRED')
 })
 
+test('a connection disconnected after a run is refused by the very next run (nothing kept from the run before)', async () => {
+  const second = await t.api('POST', '/v1/connections', {
+    connector: 'taskboard',
+    authMethod: 'api_key_token',
+    credentials: { key: t.taskboard.demo.key, token: t.taskboard.demo.token },
+    second: true,
+  })
+  assert.equal(second.status, 201, JSON.stringify(second.body))
+  const idCard = (await run('taskboard.create_card', { idList: t.taskboard.demo.listIds[0], name: 'x' })).body
+    .output.id
+  assert.equal((await run('taskboard.get_card', { idCard }, second.body.id)).status, 200)
+  assert.equal((await t.api('DELETE', `/v1/connections/${second.body.id}`)).status, 204)
+  const after = await run('taskboard.get_card', { idCard }, second.body.id)
+  assert.equal(after.status, 404)
+  assert.equal(after.body.error.code, 'CONNECTION_NOT_FOUND')
+})
+
 test('Task-Board API Call sends method, path, body and query with the connection, /1 added when missing', async () => {
   const me = await run('taskboard.api_call', { method: 'GET', endpoint: '/members/me' })
   assert.equal(me.status, 200)

@@ -235,6 +235,44 @@ test('a delivery to an endpoint that never recovers is dead-lettered, then repla
   assert.equal(got.verified, true)
 })
 
+test('a group commit with an event stored before and a new one: the new one is stored and delivered, the old one not again', async () => {
+  const from = receiver.received.length
+  await tb('POST', '/1/cards', { idList: sandbox.demo.listIds[0], name: 'stored before' })
+  await receiver.until((r) => r.length > from)
+  await deliveredSince(from)
+  const before = (await t.api('GET', '/v1/events?limit=500')).body.events.length
+  const pushed = receiver.received.length
+  // The upstream's delivery again, and a new one made from it (another action id), in one group.
+  const sent = await fetch(`${sandbox.url}/_sandbox/webhooks/deliveries`).then((r) => r.json())
+  const last = sent.deliveries.filter((d: any) => d.outcome === 'delivered').at(-1)
+  const hookId = new URL(last.url).pathname.split('/').at(-1)!
+  const { events: system, registry } = t.service.engine
+  const sub = (await system.triggers.subscription(hookId))!
+  const parse = (body: string) => {
+    const parsed = registry
+      .connector('taskboard')!
+      .webhooks!.parse({ headers: last.headers, rawBody: body, callbackUrl: '' })
+    assert.ok(!('ignore' in parsed))
+    return parsed.events
+  }
+  const fresh = JSON.parse(last.body)
+  fresh.action.id = 'f0'.repeat(12)
+  const receivedAt = new Date().toISOString()
+  await system.pipeline.ingest([
+    { sub, events: parse(last.body), receivedAt },
+    { sub, events: parse(JSON.stringify(fresh)), receivedAt },
+  ])
+  await deliveredSince(pushed)
+  assert.equal((await t.api('GET', '/v1/events?limit=500')).body.events.length, before + 1)
+  const again = receiver.received.slice(pushed)
+  assert.deepEqual(
+    again.map((r) => r.body.data.event.upstreamId),
+    again.map(() => fresh.action.id),
+    'only the new event is pushed',
+  )
+  assert.ok(again.length >= 1)
+})
+
 test('the same upstream delivery twice makes one event and one delivery per trigger', async () => {
   const before = (await t.api('GET', '/v1/events?limit=500')).body.events.length
   const from = receiver.received.length

@@ -1,6 +1,7 @@
 // Sandbox code-host helpers for tests: its control API, calls as a user with a token, and a
 // browser's part of the sign-in (the login-and-approve form, followed by hand).
 import type { CodehostSandbox } from '../../sandbox/codehost/index.ts'
+import { eventually } from './receiver.ts'
 import type { TestService } from './service.ts'
 import { control } from './taskboard.ts'
 
@@ -120,4 +121,20 @@ export async function signInLikeABrowser(
     html: await cb.text(),
     location: cb.headers.get('location'),
   }
+}
+
+/**
+ * Waits until the code-host sandbox the Patchbay started has sent every webhook and Patchbay has
+ * pushed every delivery and finished its background work.
+ */
+export async function settle(t: TestService): Promise<void> {
+  await eventually(
+    () => ch(t.codehost!, 'GET', '/webhooks/deliveries?outcome=pending'),
+    (r) => r.deliveries.length === 0,
+  )
+  await eventually(
+    async () => (await t.api('GET', '/v1/deliveries?status=pending&limit=500')).body.deliveries.length,
+    (n) => n === 0,
+  )
+  await t.service.engine.events.jobs.idle()
 }

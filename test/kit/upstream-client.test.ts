@@ -194,3 +194,54 @@ test('what the connector adds to a request (a value made from the credentials) i
     echo.close()
   }
 })
+
+test('what is sent upstream is the path a URL parse of the address gives: plain paths as they are, others normalised as a parse does', async () => {
+  // An upstream that answers with the request target it received.
+  const echo = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ target: req.url }))
+  })
+  await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r))
+  const dispatcher = new Agent()
+  const origin = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`
+  try {
+    const client = new UpstreamClient({
+      connector: { id: 'echo', name: 'Echo', authorize: () => {} } as unknown as ConnectorDefinition,
+      baseUrl: `${origin}/api/`,
+      credentials: {},
+      dispatcher,
+      timeoutMs: 2000,
+      retry: { retries: 0, baseDelayMs: 1, maxDelayMs: 1 },
+      storedConnection: false,
+    })
+    const paths = [
+      '/1/cards/5f0c1b2a3d4e5f6a7b8c9d0e',
+      "/a-b_c.d~e/f!$&'()*+,;=:@g/",
+      '/.well-known//x',
+      '/a/./b',
+      '/a/../../b',
+      '/a/..',
+      '/a/.',
+      '/a/%2e%2E/b',
+      '/a b/"q"/<x>/`y`/{z}',
+      '/caf\u00e9/\u2024',
+      '/x\\y',
+      '/a|b^c[d]',
+      '/a#fragment',
+      '/a?b=c',
+      '/%7e%zz',
+    ]
+    for (const path of paths) {
+      const parsed = new URL(`${origin}/api${path}`)
+      const got = await client.get<{ target: string }>(path)
+      assert.equal(got.target, `${parsed.pathname}${parsed.search}`, path)
+    }
+    const withQuery = await client.get<{ target: string }>('/1/cards/abc', {
+      fields: ['id', 'name'],
+      q: 'a b&c',
+    })
+    assert.equal(withQuery.target, '/api/1/cards/abc?fields=id%2Cname&q=a+b%26c')
+  } finally {
+    await dispatcher.close()
+    echo.close()
+  }
+})

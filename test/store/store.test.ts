@@ -196,5 +196,29 @@ for (const database of databases) {
       await runs.close()
       await store.close()
     })
+
+    // SQLite has no connection pool.
+    if (database.name !== 'sqlite')
+      test('PostgreSQL: an instance opens no more query connections than its pool size', async () => {
+        const opts = database.fresh()
+        if (opts.pgSchema) schemas.push(opts.pgSchema)
+        const store = await openStore({ ...opts, poolSize: 2 })
+        try {
+          const name = `pool-test-${process.pid}`
+          await Promise.all(
+            Array.from({ length: 8 }, () =>
+              sql`SELECT set_config('application_name', ${name}, false), pg_sleep(0.05)`.execute(store.db),
+            ),
+          )
+          const open = await sql<{
+            n: number
+          }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${name}`.execute(
+            store.db,
+          )
+          assert.ok(open.rows[0]!.n >= 1 && open.rows[0]!.n <= 2, `connections: ${open.rows[0]!.n}`)
+        } finally {
+          await store.close()
+        }
+      })
   })
 }

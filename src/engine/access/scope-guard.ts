@@ -96,9 +96,14 @@ export class ScopeGuard {
     this.#allowConnection(await this.#agents.forCaller(caller), connectionId)
   }
 
-  /** The step runner's hook: refuses an agent's step before anything but lookups is sent. */
-  checkStep = async (caller: Caller, registered: RegisteredStep, input: unknown, target: StepTarget) => {
-    if (caller.kind !== 'agent') return
+  /**
+   * The step runner's hook: refuses an agent's step before anything but lookups is sent. Only an
+   * agent's step is checked: for any other caller there is nothing to wait for (undefined).
+   */
+  checkStep = (caller: Caller, registered: RegisteredStep, input: unknown, target: StepTarget) =>
+    caller.kind === 'agent' ? this.#checkAgentStep(caller, registered, input, target) : undefined
+
+  async #checkAgentStep(caller: Caller, registered: RegisteredStep, input: unknown, target: StepTarget) {
     const agent = await this.#agents.forCaller(caller)
     const { connector, step } = registered
     if (target.connectionId !== null) this.#allowConnection(agent, target.connectionId)

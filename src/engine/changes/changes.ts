@@ -34,6 +34,12 @@ const TOPICS: ChangeTopic[] = [
 ]
 /** NOTIFY payloads stay below PostgreSQL's 8,000-byte limit. */
 const IDS_PER_MESSAGE = 100
+/**
+ * How long what is published waits for more to go with it: under load every group commit of the
+ * ingress publishes its events' cards, a few milliseconds apart; gathered, they cost one NOTIFY
+ * (a round trip, and a wake-up of every instance) per few commits instead of one each.
+ */
+const GATHER_MS = 10
 
 export class Changes {
   readonly instanceId = randomUUID()
@@ -77,9 +83,9 @@ export class Changes {
 
   /**
    * Tells this process at once and the other instances as soon as the transport carries it.
-   * What is published in the same turn of the event loop, or while the previous message is on
-   * its way, travels together: one message per topic and up to IDS_PER_MESSAGE ids (under load,
-   * one NOTIFY for a whole batch of stored events instead of one for each).
+   * What is published within GATHER_MS, or while the previous message is on its way, travels
+   * together: one message per topic and up to IDS_PER_MESSAGE ids (under load, one NOTIFY for
+   * several batches of stored events instead of one for each event).
    */
   publish(topic: ChangeTopic, ids: string[]): void {
     if (ids.length === 0) return
@@ -91,7 +97,7 @@ export class Changes {
       this.#outgoing.set(topic, waiting)
     }
     for (const id of ids) waiting.add(id)
-    this.#sending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#send())
+    this.#sending ??= new Promise<void>((resolve) => setTimeout(resolve, GATHER_MS)).then(() => this.#send())
   }
 
   async #send(): Promise<void> {

@@ -232,22 +232,25 @@ export class ConnectionService {
     connector: ConnectorDefinition,
     user: string,
   ): Promise<LoadedConnection> {
-    const listHint = `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.`
-    if (!id)
-      throw new PatchbayError('CONNECTION_REQUIRED', `${capitalized(user)} needs a connectionId.`, {
-        hint: listHint,
-      })
-    const loaded = await this.load(workspaceId, id)
-    if (loaded.row.connector !== connector.id) throw connectorMismatch(loaded.row, connector, user)
-    if (loaded.row.status === 'lapsed')
-      throw new PatchbayError(
-        'CONNECTION_LAPSED',
-        `Connection ${loaded.row.id} (${loaded.row.account_name}) has lapsed: ${loaded.row.status_reason ?? 'the upstream refused its credentials'}.`,
-        {
-          hint: `Reconnect it (the Reconnect button on the Connections page, or POST /v1/connections/${loaded.row.id}/reconnect), or disconnect and connect again.`,
-        },
-      )
-    return loaded
+    return (
+      this.usableNow(workspaceId, id, connector, user) ??
+      usableOrRefused(await this.load(workspaceId, requiredId(id, connector, user)), connector, user)
+    )
+  }
+
+  /**
+   * usable() without waiting when the connection is in the cache; undefined when it is not (then
+   * usable() reads it). The cache is the one usable() reads: a connection changed anywhere leaves it.
+   */
+  usableNow(
+    workspaceId: string,
+    id: string | null | undefined,
+    connector: ConnectorDefinition,
+    user: string,
+  ): LoadedConnection | undefined {
+    const cached = this.#cache.get(requiredId(id, connector, user))
+    if (!cached || cached.row.workspace_id !== workspaceId) return undefined
+    return usableOrRefused(cached, connector, user)
   }
 
   /**
@@ -346,6 +349,32 @@ export class ConnectionService {
       throw err
     }
   }
+}
+
+function requiredId(id: string | null | undefined, connector: ConnectorDefinition, user: string): string {
+  if (!id)
+    throw new PatchbayError('CONNECTION_REQUIRED', `${capitalized(user)} needs a connectionId.`, {
+      hint: `List ${connector.name} connections with GET /v1/connections?connector=${connector.id}.`,
+    })
+  return id
+}
+
+/** The connection, refused unless it is of `connector` and has not lapsed. */
+function usableOrRefused(
+  loaded: LoadedConnection,
+  connector: ConnectorDefinition,
+  user: string,
+): LoadedConnection {
+  if (loaded.row.connector !== connector.id) throw connectorMismatch(loaded.row, connector, user)
+  if (loaded.row.status === 'lapsed')
+    throw new PatchbayError(
+      'CONNECTION_LAPSED',
+      `Connection ${loaded.row.id} (${loaded.row.account_name}) has lapsed: ${loaded.row.status_reason ?? 'the upstream refused its credentials'}.`,
+      {
+        hint: `Reconnect it (the Reconnect button on the Connections page, or POST /v1/connections/${loaded.row.id}/reconnect), or disconnect and connect again.`,
+      },
+    )
+  return loaded
 }
 
 export const connectionNotFound = (id: string) =>

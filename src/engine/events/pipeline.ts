@@ -76,8 +76,10 @@ export class Pipeline {
    * unique index cost a page of the write-ahead log per delivery (issue 17).
    */
   async ingest(items: ParsedDelivery[]): Promise<void> {
-    const match = await this.#prepare(items)
-    const created = await this.#db.transaction().execute((trx) => this.#apply(trx, items, match))
+    const matched = this.#match(items, await this.#prepare(items))
+    const created =
+      (await this.#storeAtOnce(matched)) ??
+      (await this.#db.transaction().execute((trx) => this.#store(trx, matched)))
     if (created.length) await this.#deliverer.dispatch(created)
   }
 
@@ -187,14 +189,15 @@ export class Pipeline {
    * Matches the events, then stores them (with how many triggers they matched) and their
    * deliveries. Returns the new deliveries, built from the rows written (nothing is read back).
    */
-  async #apply(
-    trx: Transaction<Database>,
-    items: ParsedDelivery[],
-    match: MatchContext,
-  ): Promise<SendableDelivery[]> {
+  #apply(trx: Transaction<Database>, items: ParsedDelivery[], match: MatchContext) {
+    return this.#store(trx, this.#match(items, match))
+  }
+
+  /** Each event as a row to store, and the triggers (with their agents) it fires. */
+  #match(items: ParsedDelivery[], match: MatchContext): Matched {
     const now = nowIso()
     const newEvents: NewEvent[] = []
-    const firing: Array<{ key: string; triggers: Array<{ t: ListeningTrigger; agent: AgentInfo }> }> = []
+    const firing: Matched['firing'] = []
     for (const { sub, events: evs, receivedAt } of items) {
       this.#placements.publish(sub.connector, evs)
       for (const e of evs) {
@@ -228,12 +231,58 @@ export class Pipeline {
         )
       }
     }
-    const stored = await events.upsertMany(trx, newEvents)
+    return { now, newEvents, firing }
+  }
+
+  /** Stores matched events (those stored before are kept, their matches counted again) and their deliveries. */
+  async #store(trx: Transaction<Database>, m: Matched): Promise<SendableDelivery[]> {
+    const stored = await events.upsertMany(trx, m.newEvents)
+    const { created, eventOf, triggerKey, repeats } = this.#deliveriesOf(m, stored)
+    const inserted = await deliveries.insertRows(trx, this.#deliverer.claimedAtInsert(created))
+    const byCount = new Map<number, string[]>()
+    for (const [id, n] of repeats) byCount.set(n, [...(byCount.get(n) ?? []), id])
+    for (const [n, ids] of byCount) await events.setMatched(trx, ids, n)
+    return inserted.map((d) => sendable(d, eventOf.get(d.event_id)!, triggerKey.get(d.trigger_id) ?? null))
+  }
+
+  /**
+   * Where the store can (PostgreSQL), the events and their deliveries in one statement, with no
+   * transaction round trips, taking every event to be new (as nearly all are). Events stored
+   * before (a redelivery, or the same change seen through another webhook) are then stored the
+   * transactional way, before the upstream is answered. Null where the store cannot.
+   */
+  async #storeAtOnce(m: Matched): Promise<SendableDelivery[] | null> {
+    const asNew = new Map<string, NewEvent>()
+    m.firing.forEach((f, i) => {
+      if (!asNew.has(f.key)) asNew.set(f.key, m.newEvents[i])
+    })
+    const { created, eventOf, triggerKey } = this.#deliveriesOf(m, asNew)
+    const stored = await events.insertWithDeliveries(
+      this.#db,
+      m.newEvents,
+      this.#deliverer.claimedAtInsert(created),
+    )
+    if (!stored) return null
+    const sent = stored.deliveries.map((d) =>
+      sendable(d, eventOf.get(d.event_id)!, triggerKey.get(d.trigger_id) ?? null),
+    )
+    if (stored.eventIds.size === m.newEvents.length) return sent
+    const rest: Matched = { now: m.now, newEvents: [], firing: [] }
+    m.newEvents.forEach((e, i) => {
+      if (stored.eventIds.has(e.id)) return
+      rest.newEvents.push(e)
+      rest.firing.push(m.firing[i])
+    })
+    return [...sent, ...(await this.#db.transaction().execute((trx) => this.#store(trx, rest)))]
+  }
+
+  /** The deliveries of matched events, each event as `stored` has it (the row stored before, for a repeat). */
+  #deliveriesOf(m: Matched, stored: Map<string, NewEvent & { repeat?: true }>) {
     const created: NewDelivery[] = []
     const eventOf = new Map<string, NewEvent>()
     const triggerKey = new Map<string, string>()
     const repeats = new Map<string, number>()
-    for (const { key, triggers } of firing) {
+    for (const { key, triggers } of m.firing) {
       const event = stored.get(key)
       if (!event) continue
       // A repeat keeps its stored row; the triggers it matches now are counted on it again.
@@ -249,15 +298,18 @@ export class Pipeline {
             eventId: event.id,
             target: t.target,
             agentDelivery: agent.delivery.type,
-            now,
+            now: m.now,
           }),
         )
       }
     }
-    const inserted = await deliveries.insertRows(trx, this.#deliverer.claimedAtInsert(created))
-    const byCount = new Map<number, string[]>()
-    for (const [id, n] of repeats) byCount.set(n, [...(byCount.get(n) ?? []), id])
-    for (const [n, ids] of byCount) await events.setMatched(trx, ids, n)
-    return inserted.map((d) => sendable(d, eventOf.get(d.event_id)!, triggerKey.get(d.trigger_id) ?? null))
+    return { created, eventOf, triggerKey, repeats }
   }
+}
+
+/** Events matched to the triggers they fire, as rows to store (`firing[i]` is `newEvents[i]`'s). */
+interface Matched {
+  now: string
+  newEvents: NewEvent[]
+  firing: Array<{ key: string; triggers: Array<{ t: ListeningTrigger; agent: AgentInfo }> }>
 }

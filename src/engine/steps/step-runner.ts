@@ -28,7 +28,7 @@ export interface ScopeGuard {
     step: RegisteredStep,
     input: unknown,
     target: { connectionId: string | null; credentials: Credentials },
-  ): Promise<StepContext['scope'] | undefined>
+  ): Promise<StepContext['scope'] | undefined> | undefined
   /** Refuses a connection an agent may not use, before anything is read with it. */
   checkConnection(caller: Caller, connectionId: string): Promise<void>
 }
@@ -105,7 +105,14 @@ export class StepRunner {
       credentials = inline
       connection = { id: null, accountName: null, accountId: null }
     } else {
-      const loaded = await this.#usableConnection(caller, registered, req.connectionId)
+      // A cached connection is checked without waiting (most runs).
+      const loaded =
+        this.#connections.usableNow(
+          caller.workspaceId,
+          req.connectionId,
+          connector,
+          `the step ${registered.id}`,
+        ) ?? (await this.#usableConnection(caller, registered, req.connectionId))
       credentials = loaded.credentials
       connection = {
         id: loaded.row.id,
@@ -115,15 +122,15 @@ export class StepRunner {
     }
 
     // A scoped agent's scope also goes to the step, for steps that reach across resources (searches).
-    const scope =
-      (await this.#scopeGuard.checkStep(caller, registered, input, {
-        connectionId: connection.id,
-        credentials,
-      })) ?? undefined
+    const checking = this.#scopeGuard.checkStep(caller, registered, input, {
+      connectionId: connection.id,
+      credentials,
+    })
+    const scope = (checking && (await checking)) ?? undefined
 
     const connectionId = connection.id
     const runId = newId('run')
-    const lent = await this.#services?.prepare({
+    const preparing = this.#services?.prepare({
       caller,
       stepId,
       runId,
@@ -131,6 +138,7 @@ export class StepRunner {
       connectionId,
       credentials,
     })
+    const lent = preparing instanceof Promise ? await preparing : preparing
     const clientOptions = { paced: !step.passThrough, pacing: lent?.pacing, onResponse: lent?.onResponse }
     const http = connectionId
       ? this.#connections.client(connectionId, connector, credentials, clientOptions)
@@ -159,7 +167,8 @@ export class StepRunner {
       throw err
     } finally {
       // Charges are in the ledger before the caller hears back.
-      await lent?.settle()
+      const settling = lent?.settle()
+      if (settling) await settling
       const durationMs = Math.round(performance.now() - started)
       this.#runs.record({
         id: runId,

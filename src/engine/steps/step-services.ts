@@ -28,8 +28,11 @@ export interface RunServices {
   /** For the run's ctx.http: books what each response was charged. */
   onResponse?: (status: number, headers: Record<string, string>) => void
   context: Pick<StepContext, 'cache' | 'batch' | 'credits'>
-  /** Resolves once every charge of the run is in the ledger and its credit holds are released. */
-  settle(): Promise<void>
+  /**
+   * Resolves once every charge of the run is in the ledger and its credit holds are released;
+   * undefined when the run charged and held nothing (most runs): nothing to wait for.
+   */
+  settle(): Promise<void> | undefined
 }
 
 export interface RateLimitView {
@@ -41,6 +44,16 @@ export interface RateLimitView {
 }
 
 const LIMIT_CACHE_MS = 5_000
+
+/** The run StepServices.prepare lends to. */
+interface RunToServe {
+  caller: Caller
+  stepId: string
+  runId: string
+  connector: ConnectorDefinition
+  connectionId: string | null
+  credentials: Credentials
+}
 
 export class StepServices {
   #clients: UpstreamClients
@@ -82,16 +95,16 @@ export class StepServices {
     this.#tuning = deps.tuning ?? {}
   }
 
-  async prepare(run: {
-    caller: Caller
-    stepId: string
-    runId: string
-    connector: ConnectorDefinition
-    connectionId: string | null
-    credentials: Credentials
-  }): Promise<RunServices> {
+  /** The run's services: at once when the connection's rate limit is known (most runs), else once it is read. */
+  prepare(run: RunToServe): RunServices | Promise<RunServices> {
+    if (!run.connectionId) return this.#services(run, undefined)
+    const known = this.#knownRateLimit(run.connectionId)
+    if (known !== undefined) return this.#services(run, known ?? undefined)
+    return this.#rateLimit(run.connectionId).then((budget) => this.#services(run, budget ?? undefined))
+  }
+
+  #services(run: RunToServe, pacing: Budget | undefined): RunServices {
     const { caller, connector, connectionId } = run
-    const pacing = connectionId ? ((await this.#rateLimit(connectionId)) ?? undefined) : undefined
 
     let charged = 0
     const writes: Promise<void>[] = []
@@ -134,10 +147,10 @@ export class StepServices {
         : undefined,
       context: { credits },
       // Most runs charge nothing and hold nothing: nothing to wait for.
-      settle: async () => {
-        if (writes.length > 0) await Promise.all(writes)
-        if (releasing.length > 0) await Promise.all(releasing)
-      },
+      settle: () =>
+        writes.length > 0 || releasing.length > 0
+          ? Promise.all(writes).then(() => Promise.all(releasing).then(() => {}))
+          : undefined,
     }
 
     const tuning = this.#tuningOf(connector)
@@ -228,9 +241,15 @@ export class StepServices {
     return b
   }
 
-  async #rateLimit(connectionId: string): Promise<Budget | null> {
+  /** The connection's rate limit when cached and fresh (null: it has none); undefined when it must be read. */
+  #knownRateLimit(connectionId: string): Budget | null | undefined {
     const hit = this.#limitCache.get(connectionId)
-    if (hit && Date.now() - hit.at < LIMIT_CACHE_MS) return hit.budget
+    return hit && Date.now() - hit.at < LIMIT_CACHE_MS ? hit.budget : undefined
+  }
+
+  async #rateLimit(connectionId: string): Promise<Budget | null> {
+    const known = this.#knownRateLimit(connectionId)
+    if (known !== undefined) return known
     const row = await this.#limits.get(connectionId)
     const budget = row ? { points: row.requests, durationMs: row.per_ms } : null
     if (this.#limitCache.size > 10_000) this.#limitCache.clear()
