@@ -4,12 +4,12 @@
 // in the REST API and /metrics; once the agent catches up, deliveries are accepted again. Driven
 // by an agent endpoint that holds its answers until told.
 import assert from 'node:assert/strict'
-import { createHmac, randomBytes } from 'node:crypto'
 import http from 'node:http'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { eventually } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
+import { createCardDelivery, newCardAgent, postSigned } from '../helpers/taskboard.ts'
 
 const LIMIT = 8
 const METRICS_TOKEN = 'metrics-token-backpressure'
@@ -48,24 +48,10 @@ before(async () => {
     taskboard: sandbox,
     env: { PATCHBAY_DELIVERY_BACKLOG_LIMIT: String(LIMIT), PATCHBAY_METRICS_TOKEN: METRICS_TOKEN },
   })
-  const conn = await t.api('POST', '/v1/connections', {
-    connector: 'taskboard',
-    authMethod: 'api_key_token',
-    credentials: { key: sandbox.demo.key, token: sandbox.demo.token, secret: sandbox.demo.secret },
-  })
-  const created = await t.api('POST', '/v1/agents', {
+  ;({ callbackUrl } = await newCardAgent(t, sandbox, {
     name: 'slow agent',
-    scope: { boards: [sandbox.demo.boardId] },
-    connectionIds: [conn.body.id],
     delivery: { type: 'webhook', url: `http://127.0.0.1:${(agent.server.address() as any).port}/agent` },
-  })
-  const trig = await t.api('POST', `/v1/agents/${created.body.id}/triggers`, {
-    trigger: 'taskboard.new_card',
-    connectionId: conn.body.id,
-    config: { idBoard: sandbox.demo.boardId },
-  })
-  assert.equal(trig.status, 201, JSON.stringify(trig.body))
-  callbackUrl = `${t.url}/hooks/taskboard/${trig.body.webhook.id}`
+  }))
 })
 
 after(async () => {
@@ -78,27 +64,7 @@ after(async () => {
 
 /** A New Card delivery signed as the task-board signs it. */
 async function newCard(cardId: string) {
-  const body = JSON.stringify({
-    action: {
-      id: randomBytes(12).toString('hex'),
-      type: 'createCard',
-      date: new Date().toISOString(),
-      data: {
-        board: { id: sandbox.demo.boardId },
-        list: { id: sandbox.demo.listIds[0] },
-        card: { id: cardId, name: `card ${cardId}` },
-      },
-    },
-    model: { id: sandbox.demo.boardId },
-  })
-  const signature = createHmac('sha1', sandbox.demo.secret)
-    .update(body + callbackUrl)
-    .digest('base64')
-  const res = await fetch(callbackUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-taskboard-webhook': signature },
-    body,
-  })
+  const res = await postSigned(sandbox, callbackUrl, JSON.stringify(createCardDelivery(sandbox, cardId)))
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }
 }
 

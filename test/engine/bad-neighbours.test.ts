@@ -4,13 +4,14 @@
 // An inbox row that cannot be processed is set aside with its reason and blocks nothing behind it;
 // a delivery processed when it arrives leaves no raw copy there, one that cannot be is kept raw.
 import assert from 'node:assert/strict'
-import { createHmac, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { sql } from 'kysely'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { nowIso } from '../../src/store/ids.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
+import { createCardDelivery, newCardAgent, postSigned } from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
 let t: TestService
@@ -22,26 +23,12 @@ before(async () => {
   sandbox = await startTaskboardSandbox()
   receiver = await new Receiver().start()
   t = await startTestService({ taskboard: sandbox })
-  const conn = await t.api('POST', '/v1/connections', {
-    connector: 'taskboard',
-    authMethod: 'api_key_token',
-    credentials: { key: sandbox.demo.key, token: sandbox.demo.token, secret: sandbox.demo.secret },
-  })
-  const agent = await t.api('POST', '/v1/agents', {
+  const made = await newCardAgent(t, sandbox, {
     name: 'neighbour',
-    scope: { boards: [sandbox.demo.boardId] },
-    connectionIds: [conn.body.id],
     delivery: { type: 'webhook', url: receiver.url },
   })
-  receiver.secret = agent.body.signingSecret
-  const trig = await t.api('POST', `/v1/agents/${agent.body.id}/triggers`, {
-    trigger: 'taskboard.new_card',
-    connectionId: conn.body.id,
-    config: { idBoard: sandbox.demo.boardId },
-  })
-  assert.equal(trig.status, 201, JSON.stringify(trig.body))
-  hookId = trig.body.webhook.id
-  callbackUrl = `${t.url}/hooks/taskboard/${hookId}`
+  receiver.secret = made.agent.signingSecret
+  ;({ hookId, callbackUrl } = made)
 })
 
 after(async () => {
@@ -59,33 +46,12 @@ const deepAction = () =>
     `"checklist":${'{"d":'.repeat(6000)}"bottom"${'}'.repeat(6000)},"board":`,
   )
 /** A createCard action on the demo board, as the upstream sends it. */
-function action(cardId: string, extra: Record<string, unknown> = {}) {
-  return {
-    action: {
-      id: hex(),
-      type: 'createCard',
-      date: new Date().toISOString(),
-      data: {
-        board: { id: sandbox.demo.boardId },
-        list: { id: sandbox.demo.listIds[0] },
-        card: { id: cardId, name: `card ${cardId}` },
-      },
-      ...extra,
-    },
-    model: { id: sandbox.demo.boardId },
-  }
-}
+const action = (cardId: string, extra: Record<string, unknown> = {}) =>
+  createCardDelivery(sandbox, cardId, extra)
 
 /** POSTs a body signed the way the upstream signs it (so only its shape can be wrong). */
 async function deliver(body: string): Promise<{ status: number; body: any }> {
-  const signature = createHmac('sha1', sandbox.demo.secret)
-    .update(body + callbackUrl)
-    .digest('base64')
-  const res = await fetch(callbackUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-taskboard-webhook': signature },
-    body,
-  })
+  const res = await postSigned(sandbox, callbackUrl, body)
   const text = await res.text()
   return { status: res.status, body: text ? JSON.parse(text) : null }
 }

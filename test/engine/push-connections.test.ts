@@ -4,13 +4,13 @@
 // could have taken. Driven by an agent endpoint that first fails every push (their retries are then
 // made due together and handed to the senders by one sweep) and then holds its answers until told.
 import assert from 'node:assert/strict'
-import { createHmac, randomBytes } from 'node:crypto'
 import http from 'node:http'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { PUSH_CONNECTIONS_PER_ENDPOINT } from '../../src/engine/events/deliverer.ts'
 import { eventually } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
+import { createCardDelivery, newCardAgent, postSigned } from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
 let t: TestService
@@ -55,24 +55,10 @@ before(async () => {
       PATCHBAY_DELIVERY_SCAN_MS: '600000',
     },
   })
-  const conn = await t.api('POST', '/v1/connections', {
-    connector: 'taskboard',
-    authMethod: 'api_key_token',
-    credentials: { key: sandbox.demo.key, token: sandbox.demo.token, secret: sandbox.demo.secret },
-  })
-  const created = await t.api('POST', '/v1/agents', {
+  ;({ callbackUrl } = await newCardAgent(t, sandbox, {
     name: 'slow agent',
-    scope: { boards: [sandbox.demo.boardId] },
-    connectionIds: [conn.body.id],
     delivery: { type: 'webhook', url: `http://127.0.0.1:${(agent.server.address() as any).port}/agent` },
-  })
-  const trig = await t.api('POST', `/v1/agents/${created.body.id}/triggers`, {
-    trigger: 'taskboard.new_card',
-    connectionId: conn.body.id,
-    config: { idBoard: sandbox.demo.boardId },
-  })
-  assert.equal(trig.status, 201, JSON.stringify(trig.body))
-  callbackUrl = `${t.url}/hooks/taskboard/${trig.body.webhook.id}`
+  }))
 })
 
 after(async () => {
@@ -85,27 +71,7 @@ after(async () => {
 
 /** A New Card delivery signed as the task-board signs it. */
 async function newCard(cardId: string) {
-  const body = JSON.stringify({
-    action: {
-      id: randomBytes(12).toString('hex'),
-      type: 'createCard',
-      date: new Date().toISOString(),
-      data: {
-        board: { id: sandbox.demo.boardId },
-        list: { id: sandbox.demo.listIds[0] },
-        card: { id: cardId, name: `card ${cardId}` },
-      },
-    },
-    model: { id: sandbox.demo.boardId },
-  })
-  const signature = createHmac('sha1', sandbox.demo.secret)
-    .update(body + callbackUrl)
-    .digest('base64')
-  const res = await fetch(callbackUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-taskboard-webhook': signature },
-    body,
-  })
+  const res = await postSigned(sandbox, callbackUrl, JSON.stringify(createCardDelivery(sandbox, cardId)))
   return res.status
 }
 

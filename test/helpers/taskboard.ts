@@ -1,6 +1,8 @@
 // Sandbox task-board helpers for tests, through the emulator's control API.
 import assert from 'node:assert/strict'
+import { createHmac, randomBytes } from 'node:crypto'
 import type { TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
+import type { TestService } from './service.ts'
 
 export async function control(
   sandbox: { url: string },
@@ -110,4 +112,70 @@ export async function connectDemoTaskboard(
   })
   assert.ok(res.status === 201 || res.status === 200, JSON.stringify(res.body))
   return res.body.id
+}
+
+/**
+ * An agent on the demo board with a New Card trigger, over a connection of the demo account with
+ * its webhook secret (so deliveries can be signed as the upstream signs them). Returns the agent
+ * (with its signing secret), the trigger's webhook id and the address the upstream posts to.
+ */
+export async function newCardAgent(
+  t: TestService,
+  sandbox: TaskboardSandbox,
+  agent: { name: string; delivery: { type: 'webhook'; url: string } },
+): Promise<{ agent: any; hookId: string; callbackUrl: string }> {
+  const conn = await t.api('POST', '/v1/connections', {
+    connector: 'taskboard',
+    authMethod: 'api_key_token',
+    credentials: { key: sandbox.demo.key, token: sandbox.demo.token, secret: sandbox.demo.secret },
+  })
+  assert.equal(conn.status, 201, JSON.stringify(conn.body))
+  const created = await t.api('POST', '/v1/agents', {
+    ...agent,
+    scope: { boards: [sandbox.demo.boardId] },
+    connectionIds: [conn.body.id],
+  })
+  assert.equal(created.status, 201, JSON.stringify(created.body))
+  const trig = await t.api('POST', `/v1/agents/${created.body.id}/triggers`, {
+    trigger: 'taskboard.new_card',
+    connectionId: conn.body.id,
+    config: { idBoard: sandbox.demo.boardId },
+  })
+  assert.equal(trig.status, 201, JSON.stringify(trig.body))
+  const hookId = trig.body.webhook.id as string
+  return { agent: created.body, hookId, callbackUrl: `${t.url}/hooks/taskboard/${hookId}` }
+}
+
+/** A createCard delivery on the demo board, as the upstream sends it (a fresh action id each time). */
+export function createCardDelivery(
+  sandbox: TaskboardSandbox,
+  cardId: string,
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    action: {
+      id: randomBytes(12).toString('hex'),
+      type: 'createCard',
+      date: new Date().toISOString(),
+      data: {
+        board: { id: sandbox.demo.boardId },
+        list: { id: sandbox.demo.listIds[0] },
+        card: { id: cardId, name: `card ${cardId}` },
+      },
+      ...extra,
+    },
+    model: { id: sandbox.demo.boardId },
+  }
+}
+
+/** POSTs a body to a webhook address signed as the task-board signs it (HMAC-SHA1 of the body and the address). */
+export function postSigned(sandbox: TaskboardSandbox, callbackUrl: string, body: string): Promise<Response> {
+  const signature = createHmac('sha1', sandbox.demo.secret)
+    .update(body + callbackUrl)
+    .digest('base64')
+  return fetch(callbackUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-taskboard-webhook': signature },
+    body,
+  })
 }
