@@ -4,10 +4,9 @@
 // in the REST API and /metrics; once the agent catches up, deliveries are accepted again. Driven
 // by an agent endpoint that holds its answers until told.
 import assert from 'node:assert/strict'
-import http from 'node:http'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
-import { eventually } from '../helpers/receiver.ts'
+import { eventually, holdingAgent } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import { createCardDelivery, newCardAgent, postSigned } from '../helpers/taskboard.ts'
 
@@ -19,27 +18,7 @@ let t: TestService
 let callbackUrl: string
 
 /** An agent endpoint that answers nothing while `holding`, then everything it held. */
-const agent = {
-  holding: true,
-  held: [] as Array<() => void>,
-  received: new Set<string>(),
-  server: http.createServer((req, res) => {
-    let body = ''
-    req.on('data', (c) => (body += c))
-    req.on('end', () => {
-      const answer = () => {
-        agent.received.add(JSON.parse(body).data.event.data.card.id)
-        res.writeHead(200).end()
-      }
-      if (agent.holding) agent.held.push(answer)
-      else answer()
-    })
-  }),
-  release() {
-    this.holding = false
-    for (const answer of this.held.splice(0)) answer()
-  },
-}
+const agent = holdingAgent({ holding: true })
 
 before(async () => {
   await new Promise<void>((r) => agent.server.listen(0, '127.0.0.1', r))

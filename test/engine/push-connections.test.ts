@@ -4,11 +4,10 @@
 // could have taken. Driven by an agent endpoint that first fails every push (their retries are then
 // made due together and handed to the senders by one sweep) and then holds its answers until told.
 import assert from 'node:assert/strict'
-import http from 'node:http'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { PUSH_CONNECTIONS_PER_ENDPOINT } from '../../src/engine/events/deliverer.ts'
-import { eventually } from '../helpers/receiver.ts'
+import { eventually, holdingAgent } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import { createCardDelivery, newCardAgent, postSigned } from '../helpers/taskboard.ts'
 
@@ -17,29 +16,7 @@ let t: TestService
 let callbackUrl: string
 
 /** An agent endpoint that answers 500 while `failing`, nothing while `holding`, then everything it held. */
-const agent = {
-  failing: true,
-  holding: false,
-  held: [] as Array<() => void>,
-  received: new Set<string>(),
-  server: http.createServer((req, res) => {
-    let body = ''
-    req.on('data', (c) => (body += c))
-    req.on('end', () => {
-      const answer = () => {
-        agent.received.add(JSON.parse(body).data.event.data.card.id)
-        res.writeHead(200).end()
-      }
-      if (agent.failing) res.writeHead(500).end()
-      else if (agent.holding) agent.held.push(answer)
-      else answer()
-    })
-  }),
-  release() {
-    this.holding = false
-    for (const answer of this.held.splice(0)) answer()
-  },
-}
+const agent = holdingAgent({ holding: false, failing: true })
 
 before(async () => {
   agent.server.maxConnections = 10_000

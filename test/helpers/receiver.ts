@@ -101,3 +101,35 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, 50))
   }
 }
+
+/**
+ * An agent endpoint for New Card pushes that answers 500 while `failing`, nothing while `holding`
+ * (the answers wait in `held`), and 200 otherwise; `received` has the cards of the pushes it
+ * answered 200, and `release()` answers everything held and stops holding.
+ */
+export function holdingAgent(initially: { holding: boolean; failing?: boolean }) {
+  const agent = {
+    holding: initially.holding,
+    failing: initially.failing ?? false,
+    held: [] as Array<() => void>,
+    received: new Set<string>(),
+    server: http.createServer((req, res) => {
+      let body = ''
+      req.on('data', (c) => (body += c))
+      req.on('end', () => {
+        const answer = () => {
+          agent.received.add(JSON.parse(body).data.event.data.card.id)
+          res.writeHead(200).end()
+        }
+        if (agent.failing) res.writeHead(500).end()
+        else if (agent.holding) agent.held.push(answer)
+        else answer()
+      })
+    }),
+    release() {
+      agent.holding = false
+      for (const answer of agent.held.splice(0)) answer()
+    },
+  }
+  return agent
+}
