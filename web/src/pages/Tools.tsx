@@ -2,7 +2,7 @@
 // input ({{input.x}}), the trigger event ({{event.…}}) and earlier steps ({{steps.N.output.…}}).
 // A step's fields that name an upstream resource (a board, its list, a repository's branch) are
 // also searchable dropdowns, as on the step's own form, written into the step's input.
-import { type FormEvent, useId, useRef, useState } from 'react'
+import { type FormEvent, useId, useLayoutEffect, useRef, useState } from 'react'
 import { del, enc, get, patch, post } from '../api.ts'
 import { choicesOf } from '../choices.ts'
 import { ErrorBox, JsonView, Notice, Status, Time, useAction, useLoad } from '../components.tsx'
@@ -372,6 +372,17 @@ function StepEditor({
     (c) => agent.connectionIds.includes(c.id) && (!summary || c.connector === summary.connector),
   )
   const inputRef = useRef<HTMLTextAreaElement>(null)
+  // Where the cursor goes once an inserted template is on screen: placed as the new value is
+  // rendered (a layout effect), before the browser takes the next key, so a key typed right after
+  // the insert button lands after the template, not at the end of the input.
+  const caret = useRef<number | null>(null)
+  useLayoutEffect(() => {
+    const el = inputRef.current
+    if (caret.current === null || !el) return
+    el.focus()
+    el.setSelectionRange(caret.current, caret.current)
+    caret.current = null
+  })
   const ids = { name: useId(), step: useId(), connection: useId(), input: useId(), insert: useId() }
   let invalid = false
   try {
@@ -387,11 +398,7 @@ function StepEditor({
     const next = el.value.slice(0, start) + text + el.value.slice(end)
     onChange({ input: next })
     // The cursor lands where the path goes on: before the closing braces.
-    const at = start + (text.endsWith('.}}') ? text.length - 2 : text.length)
-    requestAnimationFrame(() => {
-      el.focus()
-      el.setSelectionRange(at, at)
-    })
+    caret.current = start + (text.endsWith('.}}') ? text.length - 2 : text.length)
   }
   const templates = [
     '{{input.}}',
