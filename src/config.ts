@@ -201,7 +201,7 @@ export const settings: Record<string, Setting> = {
   PATCHBAY_DATABASE_POOL_SIZE: setting(
     '`10`',
     "the most PostgreSQL connections an instance opens for its queries (besides one that listens for changes and three of the job queue); size it so that instances × (this + 4) stays under the server's max_connections",
-    'a whole number',
+    'a whole number from 1 to 1000',
     wholeNumber(1, 1000),
   ),
   REDIS_URL: setting(
