@@ -24,7 +24,8 @@ export class ApiKeys {
   }
 
   async createWorkspace(name: string) {
-    const row = { id: newId('ws'), name, created_at: nowIso() }
+    const now = nowIso()
+    const row = { id: newId('ws'), name, created_at: now, updated_at: now, settings: '{}' }
     await this.#db.insertInto('workspaces').values(row).execute()
     return row
   }
@@ -49,6 +50,9 @@ export class ApiKeys {
       created_at: nowIso(),
       last_used_at: null,
       revoked_at: null,
+      role: opts.kind === 'admin' ? 'owner' : null,
+      created_by: null,
+      expires_at: null,
     }
     await this.#db.insertInto('api_keys').values(row).execute()
     return { row, key }

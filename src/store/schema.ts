@@ -6,6 +6,81 @@ export interface WorkspacesTable {
   id: string
   name: string
   created_at: string
+  /** Migration 0010. */
+  updated_at: string | null
+  /** JSON document of the workspace's settings (migration 0010). */
+  settings: Generated<string>
+}
+
+/** The four roles, strongest first (migration 0010). */
+export type Role = 'owner' | 'admin' | 'member' | 'viewer'
+
+export interface PeopleTable {
+  id: string
+  email: string
+  name: string
+  password_hash: string | null
+  email_verified: Generated<number>
+  created_at: string
+  updated_at: string
+}
+
+export interface MembershipsTable {
+  workspace_id: string
+  person_id: string
+  role: Role
+  created_at: string
+  updated_at: string
+}
+
+export interface PersonSessionsTable {
+  id: string
+  person_id: string
+  token_hash: string
+  created_at: string
+  last_seen_at: string
+  expires_at: string
+  ended_at: string | null
+  address: string | null
+  user_agent: string | null
+  method: 'password' | 'sso' | 'invitation'
+}
+
+export interface InvitationsTable {
+  id: string
+  workspace_id: string
+  email: string
+  role: Role
+  token_hash: string
+  invited_by: string
+  created_at: string
+  expires_at: string
+  accepted_at: string | null
+  accepted_by: string | null
+  revoked_at: string | null
+}
+
+export interface IdentitiesTable {
+  issuer: string
+  subject: string
+  person_id: string
+  created_at: string
+}
+
+export interface AuditLogTable {
+  id: string
+  workspace_id: string | null
+  actor_kind: 'person' | 'key' | 'anonymous' | 'system'
+  actor_id: string | null
+  actor_label: string | null
+  action: string
+  object_kind: string | null
+  object_id: string | null
+  outcome: 'ok' | 'refused'
+  detail: string | null
+  address: string | null
+  user_agent: string | null
+  created_at: string
 }
 
 export interface ApiKeysTable {
@@ -19,6 +94,11 @@ export interface ApiKeysTable {
   created_at: string
   last_used_at: string | null
   revoked_at: string | null
+  /** A workspace key's role (migration 0010); null for agent keys. */
+  role: Role | null
+  /** The person who made it; null for the first-start key and keys made with a key. */
+  created_by: string | null
+  expires_at: string | null
 }
 
 export interface ConnectionsTable {
@@ -253,6 +333,12 @@ export interface ToolRunsTable {
 export interface Database {
   workspaces: WorkspacesTable
   api_keys: ApiKeysTable
+  people: PeopleTable
+  memberships: MembershipsTable
+  person_sessions: PersonSessionsTable
+  invitations: InvitationsTable
+  identities: IdentitiesTable
+  audit_log: AuditLogTable
   connections: ConnectionsTable
   step_runs: StepRunsTable
   credit_ledger: CreditLedgerTable
