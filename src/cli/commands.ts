@@ -207,11 +207,26 @@ export const commands: Command[] = [
     path: ['connections', 'remove'],
     args: '<connectionId>',
     positionals: [1, 1],
-    summary: 'Disconnect: remove the connection, its triggers and their upstream webhooks',
+    summary:
+      'Disconnect: refused while agents, triggers or tool steps use it (they are listed); --force removes its triggers and detaches them',
+    options: {
+      force: {
+        type: 'boolean',
+        help: 'Disconnect even though it is in use: its triggers are removed, its agents and tool steps detached (restorable when the account is connected again)',
+      },
+    },
     async run(ctx) {
       const [id] = ctx.positionals
-      await withProgress(`Removing ${id}`, ctx.client().connections.remove(id))
-      print(ctx, { removed: id }, () => `${green('✓')} Removed ${id}`)
+      const r = await withProgress(
+        `Removing ${id}`,
+        ctx.client().connections.remove(id, { force: ctx.values.force === true }),
+      )
+      print(
+        ctx,
+        r,
+        () =>
+          `${green('✓')} Removed ${id}: ${r.removed.triggers.length} trigger(s) removed, ${r.detached.agents.length} agent(s) and ${r.detached.toolSteps.reduce((n, t) => n + t.steps.length, 0)} tool step(s) detached`,
+      )
       return 0
     },
   },

@@ -15,6 +15,7 @@ import { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
 import { Connections } from '../store/connections.ts'
 import { CreditBudgets, CreditHolds, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
+import { Disconnections } from '../store/disconnections.ts'
 import { OAuthFlowRows } from '../store/oauth-flows.ts'
 import { StepRuns } from '../store/step-runs.ts'
 import { ToolRuns } from '../store/tool-runs.ts'
@@ -27,6 +28,7 @@ import { PlacementChanges } from './access/placement-changes.ts'
 import { ScopeGuard, type ScopeGuardOptions } from './access/scope-guard.ts'
 import { AgentService } from './agents/agent-service.ts'
 import { Changes, type ChangeTransport } from './changes/changes.ts'
+import { ConnectionBindings } from './connections/connection-bindings.ts'
 import { ConnectionService } from './connections/connection-service.ts'
 import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
 import { PUSH_CONNECTIONS_PER_ENDPOINT } from './events/deliverer.ts'
@@ -97,6 +99,8 @@ export class Engine {
   /** Cards and lists stored events name: the scope guard forgets where they were placed. */
   readonly placements: PlacementChanges
   readonly events: EventSystem
+  /** What uses each connection: disconnecting says what it breaks, and a reconnect can restore it. */
+  readonly connectionBindings: ConnectionBindings
   /** Upstreams' web pages: token-page addresses, and page addresses read into identifiers. */
   readonly pages: UpstreamPages
   /** Request budgets upstreams report (code-host x-ratelimit-*), per credential. */
@@ -141,8 +145,13 @@ export class Engine {
       clients: this.clients,
       webUrls: opts.oauth?.webUrls,
     })
+    const disconnections = new Disconnections(opts.store.db)
+    const agentRows = new Agents(opts.store.db)
+    const toolRows = new Tools(opts.store.db)
+    const triggerRows = new Triggers(opts.store.db)
     this.connections = new ConnectionService({
       repo: new Connections(opts.store.db),
+      disconnections,
       vault: opts.vault,
       registry: this.registry,
       clients: this.clients,
@@ -170,7 +179,7 @@ export class Engine {
       },
     })
     this.agents = new AgentService({
-      repo: new Agents(opts.store.db),
+      repo: agentRows,
       keys: this.apiKeys,
       vault: opts.vault,
       connections: this.connections,
@@ -202,9 +211,9 @@ export class Engine {
     })
     const causations = new Causations(opts.store.db)
     this.tools = new ToolService({
-      tools: new Tools(opts.store.db),
+      tools: toolRows,
       runs: new ToolRuns(opts.store.db),
-      triggers: new Triggers(opts.store.db),
+      triggers: triggerRows,
       agents: this.agents,
       connections: this.connections,
       registry: this.registry,
@@ -249,6 +258,15 @@ export class Engine {
       apps: opts.oauth?.apps,
       webUrls: opts.oauth?.webUrls,
       publicUrl: () => this.events.triggers.webhooks.publicUrl,
+    })
+    this.connectionBindings = new ConnectionBindings({
+      connections: this.connections,
+      agents: agentRows,
+      tools: toolRows,
+      triggerRows,
+      triggers: this.events.triggers,
+      disconnections,
+      changes: this.changes,
     })
     // Every reconnect (credentials or sign-in) registers the connection's webhooks again.
     this.connections.onReplaced = (id, previous) =>

@@ -217,6 +217,28 @@ export const ERROR_CODES = {
     dashboard: 'On the Connections page, use the connection’s Reconnect button.',
     cli: 'Connect the account again: patchbay connections add (it reconnects the account in place).',
   },
+  CONNECTION_IN_USE: {
+    status: 409,
+    meaning:
+      'Disconnecting a connection that agents, triggers or tool steps use; `details` lists them (agents, triggers, tools).',
+    hint: 'Disconnect with ?force=true to remove its triggers and detach its agents and tool steps (they are kept, to restore when the account is connected again), or change them first.',
+    dashboard: 'On the Connections page, read what uses it and press “Disconnect anyway”.',
+    cli: 'patchbay connections remove <id> --force',
+  },
+  CONNECTION_NEEDED: {
+    status: 409,
+    meaning:
+      'A tool step whose connection was disconnected (its connectionId is null and connectionNeeded says which account it used).',
+    hint: 'Connect the account again and restore (POST /v1/connections/{id}/restore), or give the step another connection (PATCH the tool’s steps).',
+    dashboard:
+      'On the Connections page, connect the account again and press Restore; or choose a connection for the step on the Tools page.',
+  },
+  NOTHING_TO_RESTORE: {
+    status: 404,
+    meaning:
+      'POST /v1/connections/{id}/restore found no earlier connection of the account with bindings left to restore.',
+    hint: 'The connection’s `restorable` list (GET /v1/connections/{id}) names what can be restored.',
+  },
   CONNECTION_CANNOT_VERIFY_WEBHOOKS: {
     status: 400,
     meaning: 'An instant trigger on a connection that cannot verify the upstream’s deliveries.',

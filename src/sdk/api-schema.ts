@@ -150,7 +150,7 @@ export interface paths {
         get: operations["getConnection"];
         put?: never;
         post?: never;
-        /** Disconnect: removes the connection, its credentials, its triggers and their upstream webhooks */
+        /** Disconnect: refused (409 CONNECTION_IN_USE, with the list) while agents, triggers or tool steps use it, unless ?force=true; then its triggers and their upstream webhooks are removed, its agents and tool steps detached (remembered for a restore), and the answer says which */
         delete: operations["deleteConnection"];
         options?: never;
         head?: never;
@@ -168,6 +168,23 @@ export interface paths {
         put?: never;
         /** Fix a lapsed connection in place with fresh credentials for the same account (same id) */
         post: operations["reconnectConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Put what an earlier connection of the same account bound (its triggers, its agents' use of it, its tool steps) on this connection */
+        post: operations["restoreConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -776,7 +793,7 @@ export interface components {
                  * @description Stable, machine-readable error code (the README lists what each means).
                  * @enum {string}
                  */
-                code: "UNAUTHORIZED" | "ADMIN_KEY_REQUIRED" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "INVALID_CURSOR" | "INTERNAL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY";
+                code: "UNAUTHORIZED" | "ADMIN_KEY_REQUIRED" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "INVALID_CURSOR" | "INTERNAL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_IN_USE" | "CONNECTION_NEEDED" | "NOTHING_TO_RESTORE" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY";
                 /** @description What was wrong. */
                 message: string;
                 /** @description What to do about it. */
@@ -810,6 +827,15 @@ export interface components {
             details: {
                 [key: string]: string;
             };
+            /** @description Earlier connections of the same account that were disconnected while in use: POST /v1/connections/{id}/restore puts their triggers, agents and tool steps on this one. */
+            restorable: {
+                /** @description The disconnected connection. */
+                connectionId: string;
+                disconnectedAt: string;
+                agents: number;
+                triggers: number;
+                toolSteps: number;
+            }[];
         };
         Picker: {
             field: string;
@@ -888,6 +914,15 @@ export interface components {
                 attempts: number;
             };
         };
+        /** @description Connection needed: this connection was disconnected. Connecting the same account again offers to restore it (POST /v1/connections/{id}/restore). */
+        ConnectionNeeded: {
+            /** @description The disconnected connection. */
+            connectionId: string;
+            connector: string;
+            accountName: string;
+            accountId: string;
+            disconnectedAt: string;
+        };
         Agent: {
             id: string;
             name: string;
@@ -899,6 +934,8 @@ export interface components {
             };
             /** @description Connections the agent may use. */
             connectionIds: string[];
+            /** @description Connections it used that were disconnected: met when the account is restored or the agent is given a connection of that connector. */
+            connectionsNeeded: components["schemas"]["ConnectionNeeded"][];
             delivery: {
                 /** @constant */
                 type: "webhook";
@@ -936,7 +973,9 @@ export interface components {
             steps: {
                 name?: string;
                 stepId: string;
-                connectionId: string;
+                /** @description null: its connection was disconnected (connectionNeeded says which); the step cannot run. */
+                connectionId: string | null;
+                connectionNeeded?: components["schemas"]["ConnectionNeeded"];
                 input: {
                     [key: string]: unknown;
                 };
@@ -959,7 +998,7 @@ export interface components {
                 index: number;
                 name: string | null;
                 stepId: string;
-                connectionId: string;
+                connectionId: string | null;
                 /**
                  * @description Steps after a failed one are skipped.
                  * @enum {string}
@@ -1613,6 +1652,15 @@ export interface operations {
                         details: {
                             [key: string]: string;
                         };
+                        /** @description Earlier connections of the same account that were disconnected while in use: POST /v1/connections/{id}/restore puts their triggers, agents and tool steps on this one. */
+                        restorable: {
+                            /** @description The disconnected connection. */
+                            connectionId: string;
+                            disconnectedAt: string;
+                            agents: number;
+                            triggers: number;
+                            toolSteps: number;
+                        }[];
                         /** @description true: the account already had a connection of this connector and method, which now has these credentials. */
                         reconnected: boolean;
                     };
@@ -1640,6 +1688,15 @@ export interface operations {
                         details: {
                             [key: string]: string;
                         };
+                        /** @description Earlier connections of the same account that were disconnected while in use: POST /v1/connections/{id}/restore puts their triggers, agents and tool steps on this one. */
+                        restorable: {
+                            /** @description The disconnected connection. */
+                            connectionId: string;
+                            disconnectedAt: string;
+                            agents: number;
+                            triggers: number;
+                            toolSteps: number;
+                        }[];
                         /** @description true: the account already had a connection of this connector and method, which now has these credentials. */
                         reconnected: boolean;
                     };
@@ -1707,7 +1764,10 @@ export interface operations {
     };
     deleteConnection: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: disconnect even though agents, triggers or tool steps use it. */
+                force?: "true" | "false";
+            };
             header?: never;
             path: {
                 id: string;
@@ -1717,11 +1777,41 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Default Response */
-            204: {
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        removed: {
+                            connectionId: string;
+                            /** @description Its triggers, removed with their upstream webhooks. */
+                            triggers: {
+                                id: string;
+                                agentId: string;
+                                trigger: string;
+                            }[];
+                        };
+                        detached: {
+                            /** @description Agents that used it: it is gone from their connectionIds and listed in their connectionsNeeded. */
+                            agents: {
+                                id: string;
+                                name: string;
+                            }[];
+                            /** @description Tool steps that ran through it: their connectionId is null, connectionNeeded says which it was. */
+                            toolSteps: {
+                                agentId: string;
+                                toolId: string;
+                                name: string;
+                                steps: number[];
+                            }[];
+                        };
+                        /** @description Upstream webhooks that could not be removed. */
+                        cleanupErrors: string[];
+                        /** @description true: connecting the same account again offers all of this back (POST /v1/connections/{id}/restore). */
+                        restorable: boolean;
+                    };
+                };
             };
             /** @description Default Response */
             "4XX": {
@@ -1772,6 +1862,76 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Connection"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    restoreConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description One disconnected connection of `restorable`; without it, every one listed there. */
+                    from?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        connectionId: string;
+                        /** @description The disconnected connections whose bindings were put back. */
+                        restoredFrom: string[];
+                        /** @description Agents that use this connection again. */
+                        agents: string[];
+                        toolSteps: {
+                            agentId: string;
+                            toolId: string;
+                            steps: number[];
+                        }[];
+                        /** @description Triggers created again on this connection. */
+                        triggers: {
+                            id: string;
+                            agentId: string;
+                            trigger: string;
+                        }[];
+                        /** @description What could not be put back, and why. */
+                        failed: {
+                            what: string;
+                            code: string;
+                            message: string;
+                        }[];
+                    };
                 };
             };
             /** @description Default Response */
@@ -1898,6 +2058,8 @@ export interface operations {
                         };
                         /** @description Connections the agent may use. */
                         connectionIds: string[];
+                        /** @description Connections it used that were disconnected: met when the account is restored or the agent is given a connection of that connector. */
+                        connectionsNeeded: components["schemas"]["ConnectionNeeded"][];
                         delivery: {
                             /** @enum {string} */
                             type: "webhook";

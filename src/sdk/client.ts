@@ -46,6 +46,8 @@ export type TriggerView = Schemas['Trigger']
 export type TriggerDiagnosis = Schemas['Diagnosis']
 /** The choices of a field that names an upstream resource (a board's lists), and what they depend on. */
 export type FieldChoices = Schemas['FieldChoices']
+export type DisconnectResult = Answer<'deleteConnection'>
+export type RestoreResult = Answer<'restoreConnection'>
 export type NewAgent = RequestBody<'createAgent'>
 export type NewTool = RequestBody<'createTool'>
 export type NewTrigger = RequestBody<'createTrigger'>
@@ -170,7 +172,14 @@ export class PatchbayClient {
     }): Promise<ConnectionView> => this.request('POST', '/v1/connections', { body }),
     reconnect: (id: string, body: { authMethod: string; credentials: Record<string, unknown> }) =>
       this.request<ConnectionView>('POST', `/v1/connections/${enc(id)}/reconnect`, { body }),
-    remove: (id: string): Promise<void> => this.request('DELETE', `/v1/connections/${enc(id)}`),
+    /** Refused (CONNECTION_IN_USE) while it is in use, unless `force`; answers what it removed and detached. */
+    remove: (id: string, opts: { force?: boolean } = {}): Promise<DisconnectResult> =>
+      this.request('DELETE', `/v1/connections/${enc(id)}`, {
+        query: { force: opts.force ? 'true' : undefined },
+      }),
+    /** Puts what an earlier connection of the same account bound (its `restorable`) on this one. */
+    restore: (id: string, body: { from?: string } = {}): Promise<RestoreResult> =>
+      this.request('POST', `/v1/connections/${enc(id)}/restore`, { body }),
   }
 
   // ---- agents, keys, tools

@@ -15,10 +15,28 @@ const DeliveryTarget = z.discriminatedUnion('type', [
   z.object({ type: z.literal('stream') }),
 ])
 
+/** A connection that was disconnected while an agent or a tool step used it. */
+export const ConnectionNeeded = z
+  .object({
+    connectionId: z.string().describe('The disconnected connection.'),
+    connector: z.string(),
+    accountName: z.string(),
+    accountId: z.string(),
+    disconnectedAt: z.string(),
+  })
+  .describe(
+    'Connection needed: this connection was disconnected. Connecting the same account again offers to restore it (POST /v1/connections/{id}/restore).',
+  )
+  .meta({ id: 'ConnectionNeeded' })
+
 const ToolStep = z.object({
   name: z.string().optional(),
   stepId: z.string(),
-  connectionId: z.string(),
+  connectionId: z
+    .string()
+    .nullable()
+    .describe('null: its connection was disconnected (connectionNeeded says which); the step cannot run.'),
+  connectionNeeded: ConnectionNeeded.optional(),
   input: z.record(z.string(), z.unknown()),
 })
 
@@ -28,6 +46,11 @@ export const AgentView = z
     name: z.string(),
     scope: AgentScope,
     connectionIds: z.array(z.string()).describe('Connections the agent may use.'),
+    connectionsNeeded: z
+      .array(ConnectionNeeded)
+      .describe(
+        'Connections it used that were disconnected: met when the account is restored or the agent is given a connection of that connector.',
+      ),
     delivery: DeliveryTarget,
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -92,7 +115,7 @@ export const ToolRunView = z
         index: z.number(),
         name: z.string().nullable(),
         stepId: z.string(),
-        connectionId: z.string(),
+        connectionId: z.string().nullable(),
         status: z.enum(['succeeded', 'failed', 'skipped']).describe('Steps after a failed one are skipped.'),
         output: z.unknown().optional(),
         error: z.object({ code: z.string(), message: z.string() }).nullable(),

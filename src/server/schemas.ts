@@ -49,6 +49,19 @@ export const ConnectionView = z
       .describe(
         "What tells it apart from the account's other connections: a code-host token's kind and reach.",
       ),
+    restorable: z
+      .array(
+        z.object({
+          connectionId: z.string().describe('The disconnected connection.'),
+          disconnectedAt: z.string(),
+          agents: z.number(),
+          triggers: z.number(),
+          toolSteps: z.number(),
+        }),
+      )
+      .describe(
+        'Earlier connections of the same account that were disconnected while in use: POST /v1/connections/{id}/restore puts their triggers, agents and tool steps on this one.',
+      ),
   })
   .meta({ id: 'Connection' })
 

@@ -6,7 +6,15 @@ import type { AgentsTable, Database } from './schema.ts'
 
 export type AgentRow = AgentsTable
 
-export type NewAgentRow = Omit<AgentRow, 'id' | 'created_at' | 'updated_at'>
+export type NewAgentRow = Omit<
+  AgentRow,
+  | 'id'
+  | 'created_at'
+  | 'updated_at'
+  | 'connections_needed'
+  | 'previous_signing_secret'
+  | 'previous_secret_expires_at'
+>
 
 export class Agents {
   #db: Kysely<Database>
@@ -16,7 +24,15 @@ export class Agents {
 
   async insert(values: NewAgentRow): Promise<AgentRow> {
     const now = nowIso()
-    const row: AgentRow = { ...values, id: newId('agt'), created_at: now, updated_at: now }
+    const row: AgentRow = {
+      ...values,
+      id: newId('agt'),
+      created_at: now,
+      updated_at: now,
+      connections_needed: '[]',
+      previous_signing_secret: null,
+      previous_secret_expires_at: null,
+    }
     await this.#db.insertInto('agents').values(row).execute()
     return row
   }
@@ -49,7 +65,19 @@ export class Agents {
   async update(
     workspaceId: string,
     id: string,
-    values: Partial<Pick<AgentRow, 'name' | 'scope' | 'connection_ids' | 'delivery' | 'signing_secret'>>,
+    values: Partial<
+      Pick<
+        AgentRow,
+        | 'name'
+        | 'scope'
+        | 'connection_ids'
+        | 'delivery'
+        | 'signing_secret'
+        | 'connections_needed'
+        | 'previous_signing_secret'
+        | 'previous_secret_expires_at'
+      >
+    >,
   ): Promise<boolean> {
     const r = await this.#db
       .updateTable('agents')

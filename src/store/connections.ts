@@ -10,7 +10,19 @@ export class Connections {
     this.#db = db
   }
 
-  async insert(values: Omit<ConnectionRow, 'id' | 'created_at' | 'updated_at' | 'status' | 'status_reason'>) {
+  async insert(
+    values: Omit<
+      ConnectionRow,
+      | 'id'
+      | 'created_at'
+      | 'updated_at'
+      | 'status'
+      | 'status_reason'
+      | 'lapsed_at'
+      | 'alive_at'
+      | 'next_check_at'
+    >,
+  ) {
     const now = nowIso()
     const row: ConnectionRow = {
       ...values,
@@ -19,6 +31,9 @@ export class Connections {
       status_reason: null,
       created_at: now,
       updated_at: now,
+      lapsed_at: null,
+      alive_at: now,
+      next_check_at: null,
     }
     await this.#db.insertInto('connections').values(row).execute()
     return row

@@ -114,6 +114,12 @@ export interface ConnectionsTable {
   secret: string
   created_at: string
   updated_at: string
+  /** When it lapsed (migration 0011); null while active. */
+  lapsed_at: string | null
+  /** When a step, poll or check last proved the credentials good (migration 0011). */
+  alive_at: string | null
+  /** When it is next checked upstream; moving it forward is the claim on the check (migration 0011). */
+  next_check_at: string | null
 }
 
 export interface StepRunsTable {
@@ -199,6 +205,9 @@ export interface TriggersTable {
   last_poll_error: string | null
   created_at: string
   updated_at: string
+  /** Paused (its connection lapsed): since when and why; null while it runs (migration 0011). */
+  paused_at: string | null
+  paused_reason: string | null
 }
 
 export interface InboxTable {
@@ -294,6 +303,11 @@ export interface AgentsTable {
   signing_secret: string
   created_at: string
   updated_at: string
+  /** JSON: connections it used that were disconnected, until one is given again (migration 0011). */
+  connections_needed: string
+  /** Vault ciphertext of the secret before the last rotation, valid until the expiry (migration 0011). */
+  previous_signing_secret: string | null
+  previous_secret_expires_at: string | null
 }
 
 /** An agent's tool: an ordered chain of tool steps with templated inputs (migration 0002). */
@@ -357,6 +371,21 @@ export interface Database {
   delivery_attempts: DeliveryAttemptsTable
   oauth_flows: OAuthFlowsTable
   credit_holds: CreditHoldsTable
+  disconnections: DisconnectionsTable
+}
+
+/** A disconnected connection and what used it, for restoring on reconnect (migration 0011). */
+export interface DisconnectionsTable {
+  id: string
+  workspace_id: string
+  connector: string
+  auth_method: string
+  account_id: string
+  account_name: string
+  bindings: string
+  disconnected_at: string
+  restored_to: string | null
+  restored_at: string | null
 }
 
 export interface OAuthFlowsTable {

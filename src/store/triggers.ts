@@ -31,6 +31,8 @@ export class Triggers {
       poll_cursor: null,
       last_poll_at: null,
       last_poll_error: null,
+      paused_at: null,
+      paused_reason: null,
       created_at: now,
       updated_at: now,
     }

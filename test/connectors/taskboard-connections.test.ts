@@ -378,8 +378,12 @@ test("a lapsed connection is reconnected in place: same id, its triggers' webhoo
   await deliveredFor(trig.id, card.id)
 
   // Disconnecting removes the credentials, the triggers and the upstream webhooks.
-  const del = await t.api('DELETE', `/v1/connections/${id}`)
-  assert.equal(del.status, 204)
+  const del = await t.api('DELETE', `/v1/connections/${id}?force=true`)
+  assert.equal(del.status, 200, JSON.stringify(del.body))
+  assert.deepEqual(
+    del.body.removed.triggers.map((x: any) => x.id),
+    [trig.id],
+  )
   assert.equal((await t.api('GET', `/v1/connections/${id}`)).body.error.code, 'CONNECTION_NOT_FOUND')
   assert.equal((await t.api('GET', `/v1/triggers/${trig.id}`)).body.error.code, 'TRIGGER_NOT_FOUND')
   assert.deepEqual(await tbAs(fresh.token)('GET', `/1/tokens/${fresh.token}/webhooks`), [])

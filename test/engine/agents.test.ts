@@ -65,6 +65,7 @@ test('an agent is created with its scope, connections and delivery; the signing 
   const view = await t.service.engine.agents.get(t.service.workspaceId, a.id)
   assert.deepEqual(Object.keys(view).sort(), [
     'connectionIds',
+    'connectionsNeeded',
     'createdAt',
     'delivery',
     'id',

@@ -11,6 +11,7 @@ import type { Caller } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
+import type { StepConnectionNeeded } from '../tools/tool-input.ts'
 import {
   type AgentChanges,
   AgentChangesInput,
@@ -27,6 +28,8 @@ export interface AgentView {
   name: string
   scope: AgentScope
   connectionIds: string[]
+  /** Connections it used that were disconnected (engine/connections/connection-bindings.ts). */
+  connectionsNeeded: StepConnectionNeeded[]
   delivery: DeliveryTarget
   createdAt: string
   updatedAt: string
@@ -55,6 +58,7 @@ export function agentView(row: AgentRow): AgentView {
     name: row.name,
     scope: JSON.parse(row.scope),
     connectionIds: JSON.parse(row.connection_ids),
+    connectionsNeeded: JSON.parse(row.connections_needed ?? '[]'),
     delivery: JSON.parse(row.delivery),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -182,14 +186,23 @@ export class AgentService {
     const parsed = AgentChangesInput.safeParse(changes)
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const c = parsed.data
-    if (!(await this.#repo.get(workspaceId, agentId))) throw agentNotFound(agentId)
+    const row = await this.#repo.get(workspaceId, agentId)
+    if (!row) throw agentNotFound(agentId)
     // Only a changed list is checked: a connection removed since must not block renaming.
-    if (c.connectionIds) await this.#checkConnections(workspaceId, c.connectionIds)
+    let needed: string | undefined
+    if (c.connectionIds) {
+      const given = await this.#checkConnections(workspaceId, c.connectionIds)
+      // A connection needed since a disconnect is met by any connection of its connector given now.
+      const connectors = new Set(given.map((g) => g.connector))
+      const before = JSON.parse(row.connections_needed ?? '[]') as StepConnectionNeeded[]
+      needed = JSON.stringify(before.filter((n) => !connectors.has(n.connector)))
+    }
     if (c.delivery?.type === 'webhook') await this.#egress.check(c.delivery.url, 'delivery.url')
     await this.#repo.update(workspaceId, agentId, {
       name: c.name,
       scope: c.scope && JSON.stringify(c.scope),
       connection_ids: c.connectionIds && JSON.stringify(c.connectionIds),
+      connections_needed: needed,
       delivery: c.delivery && JSON.stringify(c.delivery),
     })
     this.#changes.publish('agents', [agentId])
@@ -282,9 +295,11 @@ export class AgentService {
       )
   }
 
-  async #checkConnections(workspaceId: string, ids: string[]): Promise<void> {
-    if (ids.length === 0) return
-    const known = new Set((await this.#connections.list(workspaceId)).map((c) => c.id))
+  /** The connections named, refused unless each exists in the workspace. */
+  async #checkConnections(workspaceId: string, ids: string[]): Promise<ConnectionView[]> {
+    if (ids.length === 0) return []
+    const all = await this.#connections.list(workspaceId)
+    const known = new Set(all.map((c) => c.id))
     const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !known.has(id))
     if (missing.length > 0)
       throw new PatchbayError(
@@ -294,5 +309,6 @@ export class AgentService {
           .join(', ')}.`,
         { hint: 'List connections with GET /v1/connections, or connect the account first.', status: 400 },
       )
+    return all.filter((c) => ids.includes(c.id))
   }
 }

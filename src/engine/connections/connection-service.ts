@@ -7,6 +7,7 @@ import { PatchbayError, validationError } from '../../kit/errors.ts'
 import type { UpstreamClient } from '../../kit/http.ts'
 import type { Budget } from '../../kit/pacer.ts'
 import type { ConnectionRow, Connections } from '../../store/connections.ts'
+import type { DisconnectionRow, Disconnections } from '../../store/disconnections.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { Registry } from '../registry.ts'
@@ -24,6 +25,20 @@ export interface ConnectionView {
   updatedAt: string
   /** What tells it apart from other connections of the account (a code-host token's kind and reach). */
   details: Record<string, string>
+  /**
+   * Earlier connections of the same account, disconnected while agents, triggers or tool steps
+   * used them: POST /v1/connections/{id}/restore puts those back on this one.
+   */
+  restorable: Restorable[]
+}
+
+export interface Restorable {
+  /** The disconnected connection. */
+  connectionId: string
+  disconnectedAt: string
+  agents: number
+  triggers: number
+  toolSteps: number
 }
 
 export interface LoadedConnection {
@@ -45,7 +60,11 @@ export interface NewConnection {
 /** A connection made, or an existing one of the same account reconnected in place. */
 export type ConnectResult = ConnectionView & { reconnected: boolean }
 
-export function connectionView(row: ConnectionRow, details: Record<string, string> = {}): ConnectionView {
+export function connectionView(
+  row: ConnectionRow,
+  details: Record<string, string> = {},
+  restorable: Restorable[] = [],
+): ConnectionView {
   return {
     id: row.id,
     connector: row.connector,
@@ -57,6 +76,22 @@ export function connectionView(row: ConnectionRow, details: Record<string, strin
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     details,
+    restorable,
+  }
+}
+
+function restorableOf(d: DisconnectionRow): Restorable {
+  const b = JSON.parse(d.bindings) as {
+    agents: unknown[]
+    triggers: unknown[]
+    tools: Array<{ steps: number[] }>
+  }
+  return {
+    connectionId: d.id,
+    disconnectedAt: d.disconnected_at,
+    agents: b.agents.length,
+    triggers: b.triggers.length,
+    toolSteps: b.tools.reduce((n, t) => n + t.steps.length, 0),
   }
 }
 
@@ -69,10 +104,13 @@ export class ConnectionService {
   #clients: UpstreamClients
   #cache = new Map<string, LoadedConnection>()
   #changes: Changes
+  #disconnections: Disconnections
 
   #egress: EgressGuard
   constructor(deps: {
     repo: Connections
+    /** Disconnected connections of the same accounts, offered for restoring. */
+    disconnections: Disconnections
     vault: Vault
     registry: Registry
     clients: UpstreamClients
@@ -81,6 +119,7 @@ export class ConnectionService {
   }) {
     this.#egress = deps.egress
     this.#changes = deps.changes
+    this.#disconnections = deps.disconnections
     // A connection replaced, lapsed or deleted on any instance is read again here.
     deps.changes.subscribe('connections', (ids) => {
       if (ids.length === 0) this.#cache.clear()
@@ -129,7 +168,13 @@ export class ConnectionService {
       account_id: identity.accountId,
       secret: this.#vault.seal(credentials),
     })
-    return { ...this.#view(row, credentials), reconnected: false }
+    const restorable = (
+      await this.#disconnections.open(workspaceId, {
+        connector: input.connector,
+        accountId: identity.accountId,
+      })
+    ).map(restorableOf)
+    return { ...this.#view(row, credentials, restorable), reconnected: false }
   }
 
   /** A sign-in flow's reconnect in place (same id, same account). */
@@ -182,10 +227,20 @@ export class ConnectionService {
   }
 
   /** The connection as the API shows it, with what its credentials say about it. */
-  #view(row: ConnectionRow, credentials?: Credentials): ConnectionView {
+  #view(row: ConnectionRow, credentials?: Credentials, restorable: Restorable[] = []): ConnectionView {
     const describe = this.#registry.connector(row.connector)?.describeCredentials
-    if (!describe) return connectionView(row)
-    return connectionView(row, describe(credentials ?? this.#open(row).credentials))
+    if (!describe) return connectionView(row, {}, restorable)
+    return connectionView(row, describe(credentials ?? this.#open(row).credentials), restorable)
+  }
+
+  /** Open disconnections of the workspace by account (connector and account id). */
+  async #restorables(workspaceId: string): Promise<(row: ConnectionRow) => Restorable[]> {
+    const open = await this.#disconnections.open(workspaceId)
+    if (open.length === 0) return () => []
+    return (row) =>
+      open
+        .filter((d) => d.connector === row.connector && d.account_id === row.account_id && d.id !== row.id)
+        .map(restorableOf)
   }
 
   #open(row: ConnectionRow): LoadedConnection {
@@ -197,11 +252,15 @@ export class ConnectionService {
   }
 
   async list(workspaceId: string, connector?: string): Promise<ConnectionView[]> {
-    return (await this.#repo.list(workspaceId, { connector })).map((r) => this.#view(r))
+    const restorable = await this.#restorables(workspaceId)
+    return (await this.#repo.list(workspaceId, { connector })).map((r) =>
+      this.#view(r, undefined, restorable(r)),
+    )
   }
 
   async get(workspaceId: string, id: string): Promise<ConnectionView> {
-    return this.#view(await this.#requireRow(workspaceId, id))
+    const row = await this.#requireRow(workspaceId, id)
+    return this.#view(row, undefined, (await this.#restorables(workspaceId))(row))
   }
 
   async delete(workspaceId: string, id: string): Promise<void> {

@@ -71,3 +71,21 @@ export type ToolStep = z.output<typeof ToolStepInput>
 export type DeclaredInputs = z.output<typeof ToolInputs>
 export type NewTool = z.input<typeof NewToolInput>
 export type ToolChanges = z.input<typeof ToolChangesInput>
+
+/** A connection a tool step used until it was disconnected (engine/connections/connection-bindings.ts). */
+export interface StepConnectionNeeded {
+  connectionId: string
+  connector: string
+  accountName: string
+  accountId: string
+  disconnectedAt: string
+}
+
+/**
+ * A step as stored and shown: a step whose connection was disconnected has no connectionId and
+ * says which it needs; it runs again once the account is restored or another connection given.
+ */
+export type StoredToolStep = Omit<ToolStep, 'connectionId'> & {
+  connectionId: string | null
+  connectionNeeded?: StepConnectionNeeded
+}

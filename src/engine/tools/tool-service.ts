@@ -26,9 +26,9 @@ import {
   type DeclaredInputs,
   type NewTool,
   NewToolInput,
+  type StoredToolStep,
   type ToolChanges,
   ToolChangesInput,
-  type ToolStep,
 } from './tool-input.ts'
 
 export type { ToolStep } from './tool-input.ts'
@@ -40,7 +40,8 @@ export interface ToolView {
   description: string
   /** The declared inputs, or null when the tool declares none (then its templates say what it reads). */
   inputs: DeclaredInputs | null
-  steps: ToolStep[]
+  /** A step whose connection was disconnected has connectionId null and says which it needs. */
+  steps: StoredToolStep[]
   createdAt: string
   updatedAt: string
 }
@@ -49,7 +50,7 @@ export interface ToolStepRecord {
   index: number
   name: string | null
   stepId: string
-  connectionId: string
+  connectionId: string | null
   status: 'succeeded' | 'failed' | 'skipped'
   /** The step's output (a large one is replaced by a note of its size). */
   output?: unknown
@@ -254,7 +255,7 @@ export class ToolService {
     return out
   }
 
-  #outputs(steps: ToolStep[]): unknown[] {
+  #outputs(steps: StoredToolStep[]): unknown[] {
     return steps.map((s) =>
       this.#registry.steps.has(s.stepId) ? this.#registry.stepSummary(s.stepId).outputSchema : undefined,
     )
@@ -374,6 +375,7 @@ export class ToolService {
           `steps.${index}.input`,
         )
         this.#refuseInlineCredentials(step.stepId, rendered, index)
+        if (!step.connectionId) throw connectionNeeded(step)
         const result = await this.#steps.run(caller, step.stepId, {
           connectionId: step.connectionId,
           input: rendered,
@@ -461,7 +463,7 @@ export class ToolService {
   async #checkSteps(
     workspaceId: string,
     agent: AgentView,
-    steps: ToolStep[],
+    steps: StoredToolStep[],
     events: KnownValues['events'],
     inputs: DeclaredInputs | null,
   ): Promise<void> {
@@ -483,6 +485,7 @@ export class ToolService {
             hint: 'Give each step a name of its own, so {{steps.<name>.output}} names one step.',
           },
         )
+      if (!step.connectionId) throw connectionNeeded(step, at)
       if (!agent.connectionIds.includes(step.connectionId))
         throw new PatchbayError(
           'CONNECTION_NOT_ALLOWED',
@@ -523,7 +526,7 @@ export class ToolService {
     }
   }
 
-  #checkTemplates(step: ToolStep, i: number, earlier: ToolStep[], known: KnownValues): void {
+  #checkTemplates(step: StoredToolStep, i: number, earlier: StoredToolStep[], known: KnownValues): void {
     try {
       checkStepTemplates(
         step.input,
@@ -567,7 +570,7 @@ export class ToolService {
       )
   }
 
-  #unbuildable(steps: ToolStep[], ctx: { input: unknown; event: unknown }) {
+  #unbuildable(steps: StoredToolStep[], ctx: { input: unknown; event: unknown }) {
     for (const [index, step] of steps.entries()) {
       const schema = this.#registry.steps.has(step.stepId)
         ? (this.#registry.stepSummary(step.stepId).inputSchema as { required?: string[] })
@@ -578,7 +581,7 @@ export class ToolService {
     return undefined
   }
 
-  #stepError(err: unknown, index: number, step: ToolStep): { code: ErrorCode; message: string } {
+  #stepError(err: unknown, index: number, step: StoredToolStep): { code: ErrorCode; message: string } {
     const which = `Step ${index}${step.name ? ` ("${step.name}")` : ''} (${step.stepId})`
     if (err instanceof TemplateValueMissing)
       return {
@@ -592,6 +595,24 @@ export class ToolService {
     this.#log.error({ err, stepId: step.stepId }, 'tool step failed unexpectedly')
     return { code: 'INTERNAL', message: `${which}: an unexpected error occurred; it has been logged.` }
   }
+}
+
+/** A step whose connection was disconnected: which account it needs, and how to give it one. */
+function connectionNeeded(step: StoredToolStep, at?: string): PatchbayError {
+  const need = step.connectionNeeded
+  return new PatchbayError(
+    'CONNECTION_NEEDED',
+    `${at ? `${at}.connectionId: ` : ''}the step needs a connection: ${
+      need
+        ? `its connection ${need.connectionId} (${need.accountName}, ${need.connector}) was disconnected at ${need.disconnectedAt}`
+        : 'it has none'
+    }.`,
+    {
+      hint: need
+        ? `Connect ${need.accountName} again and restore (POST /v1/connections/{new id}/restore), or give the step another ${need.connector} connection (PATCH the tool's steps).`
+        : "Give the step one of the agent's connections (PATCH the tool's steps).",
+    },
+  )
 }
 
 function recordable(output: unknown): unknown {

@@ -12,6 +12,48 @@ const Connected = ConnectionView.extend({
     ),
 })
 
+const Disconnected = z.object({
+  removed: z.object({
+    connectionId: z.string(),
+    triggers: z
+      .array(z.object({ id: z.string(), agentId: z.string(), trigger: z.string() }))
+      .describe('Its triggers, removed with their upstream webhooks.'),
+  }),
+  detached: z.object({
+    agents: z
+      .array(z.object({ id: z.string(), name: z.string() }))
+      .describe(
+        'Agents that used it: it is gone from their connectionIds and listed in their connectionsNeeded.',
+      ),
+    toolSteps: z
+      .array(
+        z.object({ agentId: z.string(), toolId: z.string(), name: z.string(), steps: z.array(z.number()) }),
+      )
+      .describe(
+        'Tool steps that ran through it: their connectionId is null, connectionNeeded says which it was.',
+      ),
+  }),
+  cleanupErrors: z.array(z.string()).describe('Upstream webhooks that could not be removed.'),
+  restorable: z
+    .boolean()
+    .describe(
+      'true: connecting the same account again offers all of this back (POST /v1/connections/{id}/restore).',
+    ),
+})
+
+const Restored = z.object({
+  connectionId: z.string(),
+  restoredFrom: z.array(z.string()).describe('The disconnected connections whose bindings were put back.'),
+  agents: z.array(z.string()).describe('Agents that use this connection again.'),
+  toolSteps: z.array(z.object({ agentId: z.string(), toolId: z.string(), steps: z.array(z.number()) })),
+  triggers: z
+    .array(z.object({ id: z.string(), agentId: z.string(), trigger: z.string() }))
+    .describe('Triggers created again on this connection.'),
+  failed: z
+    .array(z.object({ what: z.string(), code: z.string(), message: z.string() }))
+    .describe('What could not be put back, and why.'),
+})
+
 const credentialsBody = {
   authMethod: z.string().describe('An auth method id from the catalog, e.g. api_key_token.'),
   credentials: z
@@ -110,18 +152,49 @@ export const connectionRoutes =
           operationId: 'deleteConnection',
           tags: ['connections'],
           summary:
-            'Disconnect: removes the connection, its credentials, its triggers and their upstream webhooks',
+            'Disconnect: refused (409 CONNECTION_IN_USE, with the list) while agents, triggers or tool steps use it, unless ?force=true; then its triggers and their upstream webhooks are removed, its agents and tool steps detached (remembered for a restore), and the answer says which',
           params,
-          response: { 204: z.null(), ...errorResponses },
+          querystring: z.object({
+            force: z
+              .enum(['true', 'false'])
+              .optional()
+              .describe('true: disconnect even though agents, triggers or tool steps use it.'),
+          }),
+          response: { 200: Disconnected, ...errorResponses },
         },
       },
-      async (req, reply) => {
+      async (req) => {
         requireAdmin(req)
-        await engine.connections.get(req.caller.workspaceId, req.params.id)
-        // Its triggers and upstream webhooks go first, while the credentials can still remove them.
-        await engine.events.triggers.removeForConnection(req.params.id)
-        await engine.connections.delete(req.caller.workspaceId, req.params.id)
-        return reply.code(204).send(null)
+        return engine.connectionBindings.disconnect(req.caller.workspaceId, req.params.id, {
+          force: req.query.force === 'true',
+        })
+      },
+    )
+    app.post(
+      '/v1/connections/:id/restore',
+      {
+        schema: {
+          operationId: 'restoreConnection',
+          tags: ['connections'],
+          summary:
+            "Put what an earlier connection of the same account bound (its triggers, its agents' use of it, its tool steps) on this connection",
+          params,
+          body: z
+            .object({
+              from: z
+                .string()
+                .optional()
+                .describe('One disconnected connection of `restorable`; without it, every one listed there.'),
+            })
+            .optional(),
+          response: { 200: Restored, ...errorResponses },
+        },
+      },
+      async (req) => {
+        requireAdmin(req)
+        return engine.connectionBindings.restore(req.caller.workspaceId, req.params.id, {
+          from: req.body?.from,
+        })
       },
     )
   }

@@ -106,6 +106,13 @@ function Settings({ agent, onSaved }: { agent: Agent; onSaved: () => Promise<voi
           <input id={nameId} value={name} onChange={(e) => setName(e.target.value)} />
         </div>
         <ConnectionsPicker value={connectionIds} onChange={setConnectionIds} />
+        {agent.connectionsNeeded.map((n) => (
+          <p key={n.connectionId} className="small warn-text" role="note">
+            Connection needed: {n.accountName} ({n.connector}, {n.connectionId}) was disconnected{' '}
+            <Time iso={n.disconnectedAt} />. Connect the account again on the Connections page and restore, or
+            tick another {n.connector} connection.
+          </p>
+        ))}
         <ScopeEditor
           connections={ws.connections.filter((c) => connectionIds.includes(c.id))}
           value={scope}

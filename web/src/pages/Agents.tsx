@@ -89,7 +89,15 @@ export function AgentsPage() {
                     <a href={href('agents', a.id)}>{a.name}</a>
                   </th>
                   <td data-label="Delivery">{describeDelivery(a.delivery)}</td>
-                  <td data-label="Connections">{a.connectionIds.length}</td>
+                  <td data-label="Connections">
+                    {a.connectionIds.length}
+                    {a.connectionsNeeded.length ? (
+                      <span className="warn-text small">
+                        {' '}
+                        · connection needed: {a.connectionsNeeded.map((n) => n.accountName).join(', ')}
+                      </span>
+                    ) : null}
+                  </td>
                   <td data-label="Scope">
                     {a.scope.boards.length} board{a.scope.boards.length === 1 ? '' : 's'},{' '}
                     {a.scope.repositories.length} repositor{a.scope.repositories.length === 1 ? 'y' : 'ies'}

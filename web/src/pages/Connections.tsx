@@ -68,6 +68,7 @@ export function ConnectionsPage(_: { route: Route }) {
               setNotice(`Disconnected ${x.accountName}.`)
               await ws.reloadConnections()
             }}
+            onRestored={() => ws.reloadConnections()}
           />
         ))}
       </div>
@@ -80,11 +81,13 @@ function ConnectorCard({
   connections,
   onConnected,
   onDisconnected,
+  onRestored,
 }: {
   connector: Connector
   connections: Connection[]
   onConnected: (c: Connection, verb?: string) => Promise<void>
   onDisconnected: (c: Connection) => Promise<void>
+  onRestored: () => Promise<void>
 }) {
   const [open, setOpen] = useState<string | null>(null)
   const titleId = useId()
@@ -116,6 +119,7 @@ function ConnectorCard({
               connection={x}
               onReconnected={(c) => onConnected(c, 'Reconnected')}
               onDisconnected={onDisconnected}
+              onRestored={onRestored}
             />
           ))}
         </ul>
@@ -155,22 +159,57 @@ function connectLabel(m: AuthMethod): string {
   return /^(sign in|connect)\b/i.test(m.name) ? m.name : `Connect with ${m.name}`
 }
 
+/** The dependants a refused disconnect lists (CONNECTION_IN_USE's details). */
+interface InUse {
+  agents: Array<{ id: string; name: string }>
+  triggers: Array<{ id: string; agentId: string; trigger: string }>
+  tools: Array<{ agentId: string; toolId: string; name: string; steps: number[] }>
+}
+
 function ConnectionItem({
   connector,
   connection,
   onReconnected,
   onDisconnected,
+  onRestored,
 }: {
   connector: Connector
   connection: Connection
   onReconnected: (c: Connection) => Promise<void>
   onDisconnected: (c: Connection) => Promise<void>
+  onRestored: () => Promise<void>
 }) {
   const [mode, setMode] = useState<'idle' | 'reconnect' | 'confirm'>('idle')
   const method = connector.auth.find((m) => m.id === connection.authMethod)
-  const disconnect = useAction(async () => {
-    await del(`/v1/connections/${enc(connection.id)}`)
+  /** What uses the connection, as the API listed it when a disconnect was refused (409). */
+  const [inUse, setInUse] = useState<InUse | null>(null)
+  const disconnect = useAction(async (force: boolean) => {
+    try {
+      await del(`/v1/connections/${enc(connection.id)}${force ? '?force=true' : ''}`)
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'CONNECTION_IN_USE') {
+        setInUse(err.details as InUse)
+        return
+      }
+      throw err
+    }
     await onDisconnected(connection)
+  })
+  const [restored, setRestored] = useState<string | null>(null)
+  const restore = useAction(async () => {
+    const r = await post<{
+      agents: string[]
+      triggers: unknown[]
+      toolSteps: Array<{ steps: number[] }>
+      failed: Array<{ what: string; message: string }>
+    }>(`/v1/connections/${enc(connection.id)}/restore`, {})
+    const steps = r.toolSteps.reduce((n, t) => n + t.steps.length, 0)
+    setRestored(
+      `Restored ${plural(r.triggers.length, 'trigger')}, ${plural(r.agents.length, 'agent')} and ${plural(steps, 'tool step')}.${
+        r.failed.length ? ` Not restored: ${r.failed.map((f) => `${f.what} (${f.message})`).join('; ')}` : ''
+      }`,
+    )
+    await onRestored()
   })
   return (
     <li className="connection" data-connection-id={connection.id}>
@@ -193,6 +232,43 @@ function ConnectionItem({
           {connection.status === 'lapsed' && connection.statusReason ? (
             <p className="small warn-text">{connection.statusReason}</p>
           ) : null}
+          {connection.restorable?.length ? (
+            <section className="restorable" aria-label={`Restore ${connection.accountName}`}>
+              <p className="small">
+                {connection.accountName} was connected before (
+                {connection.restorable.map((r) => r.connectionId).join(', ')}) and disconnected while in use:{' '}
+                {plural(
+                  connection.restorable.reduce((n, r) => n + r.triggers, 0),
+                  'trigger',
+                )}
+                ,{' '}
+                {plural(
+                  connection.restorable.reduce((n, r) => n + r.agents, 0),
+                  'agent',
+                )}{' '}
+                and{' '}
+                {plural(
+                  connection.restorable.reduce((n, r) => n + r.toolSteps, 0),
+                  'tool step',
+                )}{' '}
+                can be restored onto this connection.
+              </p>
+              <button
+                type="button"
+                className="primary"
+                disabled={restore.pending}
+                onClick={() => restore.run()}
+              >
+                Restore triggers and tools
+              </button>
+              <ErrorBox error={restore.error} title="Restore failed" />
+            </section>
+          ) : null}
+          {restored ? (
+            <p role="status" className="small">
+              {restored}
+            </p>
+          ) : null}
         </div>
         <div className="row">
           {connection.status === 'lapsed' ? (
@@ -205,25 +281,57 @@ function ConnectionItem({
               Reconnect {connection.accountName}
             </button>
           ) : null}
-          <button type="button" className="danger" onClick={() => setMode('confirm')}>
+          <button
+            type="button"
+            className="danger"
+            onClick={() => {
+              setInUse(null)
+              setMode('confirm')
+            }}
+          >
             Disconnect {connection.accountName}
           </button>
         </div>
       </div>
       {mode === 'confirm' ? (
         <div className="confirm">
-          <p>
-            Disconnect <strong>{connection.accountName}</strong>? Its credentials, triggers and upstream
-            webhooks are removed.
-          </p>
+          {inUse ? (
+            <div role="alert" className="in-use">
+              <p>
+                <strong>{connection.accountName}</strong> is in use. Disconnecting removes its triggers and
+                detaches the agents and tool steps below (they show “connection needed”; connecting the same
+                account again offers to restore them).
+              </p>
+              <ul>
+                {inUse.agents.map((a) => (
+                  <li key={a.id}>Agent {a.name}</li>
+                ))}
+                {inUse.triggers.map((t) => (
+                  <li key={t.id}>
+                    Trigger {t.trigger} of agent {t.agentId}
+                  </li>
+                ))}
+                {inUse.tools.map((t) => (
+                  <li key={t.toolId}>
+                    Tool {t.name}, step {t.steps.map((i) => i + 1).join(', ')}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ) : (
+            <p>
+              Disconnect <strong>{connection.accountName}</strong>? Its credentials, triggers and upstream
+              webhooks are removed.
+            </p>
+          )}
           <div className="row">
             <button
               type="button"
               className="danger"
               disabled={disconnect.pending}
-              onClick={() => disconnect.run()}
+              onClick={() => disconnect.run(inUse !== null)}
             >
-              Yes, disconnect
+              {inUse ? 'Disconnect anyway' : 'Yes, disconnect'}
             </button>
             <button type="button" onClick={() => setMode('idle')}>
               Cancel

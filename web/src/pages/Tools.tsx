@@ -118,7 +118,16 @@ function ToolItem({
           <li key={i}>
             <strong>{ws.step(s.stepId)?.name ?? s.stepId}</strong>
             {s.name ? <span className="muted"> as {s.name}</span> : null} ·{' '}
-            <span className="small">{ws.connectionLabel(s.connectionId)}</span>
+            {s.connectionId ? (
+              <span className="small">{ws.connectionLabel(s.connectionId)}</span>
+            ) : (
+              <span className="small warn-text">
+                connection needed
+                {s.connectionNeeded
+                  ? `: ${s.connectionNeeded.accountName} (${s.connectionNeeded.connectionId}) was disconnected`
+                  : ''}
+              </span>
+            )}
             <code className="small block">{JSON.stringify(s.input)}</code>
           </li>
         ))}
@@ -197,7 +206,7 @@ interface DraftStep {
 const toDraft = (s: ToolStepSpec): DraftStep => ({
   name: s.name ?? '',
   stepId: s.stepId,
-  connectionId: s.connectionId,
+  connectionId: s.connectionId ?? '',
   input: JSON.stringify(s.input, null, 2),
 })
 

@@ -1,0 +1,46 @@
+// Disconnected connections and what used them (migration 0011): kept so that connecting the same
+// upstream account again can restore its triggers, its agents' use of it and its tools' steps.
+import type { Kysely } from 'kysely'
+import { nowIso } from './ids.ts'
+import type { Database, DisconnectionsTable } from './schema.ts'
+
+export type DisconnectionRow = DisconnectionsTable
+
+export class Disconnections {
+  #db: Kysely<Database>
+  constructor(db: Kysely<Database>) {
+    this.#db = db
+  }
+
+  async insert(values: Omit<DisconnectionRow, 'restored_to' | 'restored_at'>): Promise<void> {
+    await this.#db
+      .insertInto('disconnections')
+      .values({ ...values, restored_to: null, restored_at: null })
+      .execute()
+  }
+
+  /** The disconnections not restored yet, of one account or of the whole workspace, newest first. */
+  async open(
+    workspaceId: string,
+    account?: { connector: string; accountId: string },
+  ): Promise<DisconnectionRow[]> {
+    let q = this.#db
+      .selectFrom('disconnections')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('restored_to', 'is', null)
+    if (account) q = q.where('connector', '=', account.connector).where('account_id', '=', account.accountId)
+    return q.orderBy('disconnected_at', 'desc').execute()
+  }
+
+  /** Marks it restored into `connectionId`; false when another request restored it first. */
+  async markRestored(id: string, connectionId: string): Promise<boolean> {
+    const r = await this.#db
+      .updateTable('disconnections')
+      .set({ restored_to: connectionId, restored_at: nowIso() })
+      .where('id', '=', id)
+      .where('restored_to', 'is', null)
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows) > 0
+  }
+}
