@@ -192,8 +192,15 @@ export class PatchbayClient {
     update: (id: string, changes: Partial<NewAgent>): Promise<AgentView> =>
       this.request('PATCH', `/v1/agents/${enc(id)}`, { body: changes }),
     remove: (id: string): Promise<void> => this.request('DELETE', `/v1/agents/${enc(id)}`),
-    rotateSigningSecret: (id: string): Promise<{ signingSecret: string }> =>
-      this.request('POST', `/v1/agents/${enc(id)}/webhook-secret/rotate`),
+    /** A new signing secret; the previous one stays valid for `previousValidForSeconds` (default 24 h, 0: none). */
+    rotateSigningSecret: (
+      id: string,
+      opts: { previousValidForSeconds?: number } = {},
+    ): Promise<{ signingSecret: string; previousSecretValidUntil: string | null }> =>
+      this.request('POST', `/v1/agents/${enc(id)}/webhook-secret/rotate`, { body: opts }),
+    /** Ends a rotation's overlap now: pushes are signed with the current secret only. */
+    endSecretOverlap: (id: string): Promise<void> =>
+      this.request('DELETE', `/v1/agents/${enc(id)}/webhook-secret/previous`),
     keys: {
       list: async (agentId: string): Promise<AgentKeyView[]> =>
         (await this.request<{ keys: AgentKeyView[] }>('GET', `/v1/agents/${enc(agentId)}/keys`)).keys,

@@ -8,6 +8,9 @@ export interface Received {
   id: string
   body: any
   verified: boolean
+  /** The raw body and headers, to verify with other secrets. */
+  raw: string
+  headers: Record<string, string>
 }
 
 export class Receiver {
@@ -40,7 +43,13 @@ export class Receiver {
           } catch {}
         }
         const answer = () => {
-          this.received.push({ id: String(req.headers['webhook-id']), body: JSON.parse(body), verified })
+          this.received.push({
+            id: String(req.headers['webhook-id']),
+            body: JSON.parse(body),
+            verified,
+            raw: body,
+            headers: req.headers as Record<string, string>,
+          })
           res.writeHead(200).end('ok')
           for (const w of this.#waiters.splice(0)) w()
         }

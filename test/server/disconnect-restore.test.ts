@@ -61,7 +61,8 @@ async function inUse(connectionId: string) {
   return { agent: agent.body, trigger: trigger.body, tool: tool.body }
 }
 
-const hooksOf = async (token: string) => taskboardRest(sandbox, 'GET', `/1/tokens/${token}/webhooks`, undefined, token)
+const hooksOf = async (token: string) =>
+  taskboardRest(sandbox, 'GET', `/1/tokens/${token}/webhooks`, undefined, token)
 
 test('a connection in use is not disconnected: 409 CONNECTION_IN_USE lists its agents, triggers and tool steps', async () => {
   const token = await mintDemoToken(sandbox)
@@ -125,7 +126,13 @@ test('forced: triggers removed, agents and tool steps detached and shown as need
   const again = await connect(token2)
   assert.notEqual(again.id, conn.id)
   assert.deepEqual(again.restorable, [
-    { connectionId: conn.id, disconnectedAt: again.restorable[0].disconnectedAt, agents: 1, triggers: 1, toolSteps: 1 },
+    {
+      connectionId: conn.id,
+      disconnectedAt: again.restorable[0].disconnectedAt,
+      agents: 1,
+      triggers: 1,
+      toolSteps: 1,
+    },
   ])
   assert.equal((await t.api('GET', `/v1/connections/${again.id}`)).body.restorable.length, 1)
 
@@ -145,7 +152,9 @@ test('forced: triggers removed, agents and tool steps detached and shown as need
   assert.deepEqual(newTrigger.config, trigger.config)
   assert.equal(newTrigger.webhook.status, 'active')
   assert.equal((await hooksOf(token2)).length, 1, 'the webhook is registered again with the new token')
-  const rerun = await t.api('POST', `/v1/agents/${agent.id}/tools/${tool.id}/run`, { input: { title: 'again' } })
+  const rerun = await t.api('POST', `/v1/agents/${agent.id}/tools/${tool.id}/run`, {
+    input: { title: 'again' },
+  })
   assert.equal(rerun.body.status, 'succeeded', JSON.stringify(rerun.body))
 
   // Offered once: nothing is left to restore.

@@ -46,6 +46,15 @@ export interface AgentKeyView {
   revokedAt: string | null
 }
 
+/** How long a rotated-out signing secret stays valid by default: 24 hours. */
+export const DEFAULT_SECRET_OVERLAP_S = 24 * 60 * 60
+
+export interface SigningSecrets {
+  current: string
+  /** The secret before the last rotation, while its overlap lasts (until: epoch ms). */
+  previous: { secret: string; until: number } | null
+}
+
 export type AgentDeletedListener = (workspaceId: string, agentId: string) => Promise<void> | void
 
 // Agents are read on every step an agent key runs; a short cache keeps that off the database.
@@ -225,21 +234,60 @@ export class AgentService {
     return () => this.#deletedListeners.delete(listener)
   }
 
-  /** The agent's Standard Webhooks signing secret in clear, for signing its deliveries. */
+  /** The agent's Standard Webhooks signing secret in clear. */
   async signingSecret(agentId: string): Promise<string> {
-    const row = await this.#repo.getById(agentId)
-    if (!row) throw agentNotFound(agentId)
-    return this.#vault.open<string>(row.signing_secret)
+    return (await this.signingSecrets(agentId)).current
   }
 
-  /** A new signing secret replaces the old one at once; returned this once. */
-  async rotateSigningSecret(workspaceId: string, agentId: string): Promise<string> {
+  /**
+   * The secrets its pushes are signed with: the current one, and the one before the last rotation
+   * while its overlap lasts (`previousUntil`, epoch ms). A push signs with both until then.
+   */
+  async signingSecrets(agentId: string): Promise<SigningSecrets> {
+    const row = await this.#repo.getById(agentId)
+    if (!row) throw agentNotFound(agentId)
+    const until = row.previous_secret_expires_at ? Date.parse(row.previous_secret_expires_at) : 0
+    return {
+      current: this.#vault.open<string>(row.signing_secret),
+      previous:
+        row.previous_signing_secret && until > Date.now()
+          ? { secret: this.#vault.open<string>(row.previous_signing_secret), until }
+          : null,
+    }
+  }
+
+  /**
+   * A new signing secret, returned this once. The one it replaces stays valid for
+   * `previousValidForSeconds` (default 24 h; 0 ends it at once): until then every push carries a
+   * signature of each. The change reaches every instance's cached targets before this returns.
+   */
+  async rotateSigningSecret(
+    workspaceId: string,
+    agentId: string,
+    opts: { previousValidForSeconds?: number } = {},
+  ): Promise<{ signingSecret: string; previousSecretValidUntil: string | null }> {
+    const row = await this.#repo.get(workspaceId, agentId)
+    if (!row) throw agentNotFound(agentId)
+    const overlapS = opts.previousValidForSeconds ?? DEFAULT_SECRET_OVERLAP_S
+    const until = overlapS > 0 ? new Date(Date.now() + overlapS * 1000).toISOString() : null
     const signingSecret = generateSigningSecret()
-    const ok = await this.#repo.update(workspaceId, agentId, {
+    await this.#repo.update(workspaceId, agentId, {
       signing_secret: this.#vault.seal(signingSecret),
+      previous_signing_secret: until ? row.signing_secret : null,
+      previous_secret_expires_at: until,
+    })
+    await this.#changes.publishNow('agents', [agentId])
+    return { signingSecret, previousSecretValidUntil: until }
+  }
+
+  /** Ends a rotation's overlap now: from here on pushes are signed with the current secret only. */
+  async endSecretOverlap(workspaceId: string, agentId: string): Promise<void> {
+    const ok = await this.#repo.update(workspaceId, agentId, {
+      previous_signing_secret: null,
+      previous_secret_expires_at: null,
     })
     if (!ok) throw agentNotFound(agentId)
-    return signingSecret
+    await this.#changes.publishNow('agents', [agentId])
   }
 
   /** A key that acts as the agent only; the key is returned this once (only its hash is kept). */

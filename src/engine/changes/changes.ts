@@ -100,6 +100,16 @@ export class Changes {
     this.#sending ??= new Promise<void>((resolve) => setTimeout(resolve, GATHER_MS)).then(() => this.#send())
   }
 
+  /**
+   * publish(), then waits until the message has been handed to the transport (sent with NOTIFY or
+   * PUBLISH): for changes whose caller must not answer before every instance can hear them (an
+   * agent's signing secret rotated).
+   */
+  async publishNow(topic: ChangeTopic, ids: string[]): Promise<void> {
+    this.publish(topic, ids)
+    while (this.#sending) await this.#sending
+  }
+
   async #send(): Promise<void> {
     while (this.#outgoing.size > 0 && this.#transport) {
       const outgoing = this.#outgoing

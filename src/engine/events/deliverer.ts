@@ -67,6 +67,12 @@ const INTERRUPTED_PUSH = 'interrupted: the instance sending it stopped before th
 const INTERRUPTED_TOOL =
   'TOOL_RUN_INTERRUPTED: the instance running the tool stopped before it finished; the run is not started again by itself (its steps may have acted upstream) — replay the delivery to run it again'
 
+/** Where an agent's pushes go and the secrets they are signed with. */
+interface PushTarget {
+  url: string | null
+  secrets: { current: string; previous: { secret: string; until: number } | null }
+}
+
 export class Deliverer {
   readonly retryScheduleMs: number[]
   #o: DelivererOptions
@@ -76,7 +82,7 @@ export class Deliverer {
    * Each agent's address and signing secret for a few seconds, as the lookup under way: the
    * pushes of a batch that all miss at once share one lookup instead of each reading the agent.
    */
-  #urls = new Map<string, { target: Promise<{ url: string | null; secret: string }>; at: number }>()
+  #urls = new Map<string, { target: Promise<PushTarget>; at: number }>()
   /** Rows just created and handed over by dispatch, so the send does not read them again. */
   #fresh = new Map<string, SendableDelivery>()
   /** Those of the fresh rows whose claim this instance took in their insert (claimedAtInsert). */
@@ -296,14 +302,14 @@ export class Deliverer {
       .execute()) as SendableDelivery[]
   }
 
-  #target(row: DeliveryRow): Promise<{ url: string | null; secret: string }> {
+  #target(row: DeliveryRow): Promise<PushTarget> {
     const cached = this.#urls.get(row.agent_id)
     if (cached && this.#clock.now() - cached.at < 5_000) return cached.target
     const target = (async () => {
       const agent = await this.#o.agents.get(row.workspace_id, row.agent_id)
       return {
         url: agent.delivery.type === 'webhook' ? agent.delivery.url : null,
-        secret: await this.#o.agents.signingSecret(row.agent_id),
+        secrets: await this.#o.agents.signingSecrets(row.agent_id),
       }
     })()
     if (this.#urls.size > 10_000) this.#urls.clear()
@@ -377,7 +383,7 @@ export class Deliverer {
     let error: string | null = null
     let withdrawn: string | null = null
     try {
-      const { url, secret } = await this.#target(row)
+      const { url, secrets } = await this.#target(row)
       if (!url) throw new Error('the agent has no webhook URL (its delivery target changed)')
       // A retry or a replay is checked against the agent's scope and connections as they are now:
       // narrowing a scope or taking a connection away also stops what was matched before.
@@ -385,7 +391,13 @@ export class Deliverer {
       if (withdrawn)
         throw new Error(`not sent: ${withdrawn} (changed after the event was matched; not retried)`)
       const body = this.body(row)
-      const headers = signDelivery(secret, row.id, Math.floor(this.#clock.now() / 1000), body)
+      // Signed with the previous secret too while a rotation's overlap lasts (checked at each send,
+      // so an overlap that ended is never signed with, cached or not).
+      const valid =
+        secrets.previous && secrets.previous.until > Date.now()
+          ? [secrets.current, secrets.previous.secret]
+          : secrets.current
+      const headers = signDelivery(valid, row.id, Math.floor(this.#clock.now() / 1000), body)
       const res = await request(url, {
         method: 'POST',
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'Patchbay-Webhooks/1' },

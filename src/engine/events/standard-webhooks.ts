@@ -17,17 +17,24 @@ function keyOf(secret: string): KeyObject {
   return key
 }
 
+/**
+ * The headers of a signed push. Given several secrets (after a rotation, while the previous one is
+ * still valid), `webhook-signature` carries one signature of each, space-separated, as the scheme
+ * provides: a receiver holding either secret verifies it.
+ */
 export function signDelivery(
-  secret: string,
+  secrets: string | string[],
   id: string,
   timestampSeconds: number,
   body: string,
 ): Record<string, string> {
-  const key = keyOf(secret)
-  const signature = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')
+  const content = `${id}.${timestampSeconds}.${body}`
+  const signatures = (Array.isArray(secrets) ? secrets : [secrets]).map(
+    (secret) => `v1,${createHmac('sha256', keyOf(secret)).update(content).digest('base64')}`,
+  )
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestampSeconds),
-    'webhook-signature': `v1,${signature}`,
+    'webhook-signature': signatures.join(' '),
   }
 }

@@ -13,7 +13,11 @@ export interface AgentInfo {
 
 export interface AgentDirectory {
   get(workspaceId: string, agentId: string): Promise<AgentInfo>
-  signingSecret(agentId: string): Promise<string>
+  /** The current signing secret, and the previous one while a rotation's overlap lasts. */
+  signingSecrets(agentId: string): Promise<{
+    current: string
+    previous: { secret: string; until: number } | null
+  }>
 }
 
 export interface ToolRunner {

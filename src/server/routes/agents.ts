@@ -101,16 +101,60 @@ export const agentRoutes =
         schema: {
           operationId: 'rotateWebhookSecret',
           tags: ['agents'],
-          summary: 'Replace the webhook signing secret; the new one is in this response only',
+          summary:
+            'Replace the webhook signing secret (the new one is in this response only); the previous one stays valid for an overlap (default 24 h), during which every push carries a signature of each',
           params,
-          response: { 200: z.object({ signingSecret: SigningSecret }), ...errorResponses },
+          body: z
+            .object({
+              previousValidForSeconds: z
+                .number()
+                .int()
+                .min(0)
+                .max(30 * 24 * 3600)
+                .optional()
+                .describe(
+                  'How long the previous secret stays valid: default 86400 (24 h); 0 ends it at once (pushes are signed with the new secret only).',
+                ),
+            })
+            .strict()
+            .nullish(),
+          response: {
+            200: z.object({
+              signingSecret: SigningSecret,
+              previousSecretValidUntil: z
+                .string()
+                .nullable()
+                .describe(
+                  'Until when pushes also carry a signature of the previous secret; null: not at all.',
+                ),
+            }),
+            ...errorResponses,
+          },
         },
       },
       async (req) => {
         requireAdmin(req)
-        return {
-          signingSecret: await engine.agents.rotateSigningSecret(req.caller.workspaceId, req.params.id),
-        }
+        return engine.agents.rotateSigningSecret(req.caller.workspaceId, req.params.id, {
+          previousValidForSeconds: req.body?.previousValidForSeconds,
+        })
+      },
+    )
+    app.delete(
+      '/v1/agents/:id/webhook-secret/previous',
+      {
+        schema: {
+          operationId: 'endWebhookSecretOverlap',
+          tags: ['agents'],
+          summary:
+            "End a rotation's overlap now: the previous signing secret is no longer valid, and pushes carry the current secret's signature only",
+          params,
+          response: { 204: z.null(), ...errorResponses },
+        },
+      },
+      async (req, reply) => {
+        requireAdmin(req)
+        await engine.agents.endSecretOverlap(req.caller.workspaceId, req.params.id)
+        return reply.code(204).send(null)
       },
     )
   }

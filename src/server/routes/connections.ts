@@ -186,7 +186,7 @@ export const connectionRoutes =
                 .optional()
                 .describe('One disconnected connection of `restorable`; without it, every one listed there.'),
             })
-            .optional(),
+            .nullish(),
           response: { 200: Restored, ...errorResponses },
         },
       },
