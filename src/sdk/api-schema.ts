@@ -237,9 +237,26 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replace the webhook signing secret; the new one is in this response only */
+        /** Replace the webhook signing secret (the new one is in this response only); the previous one stays valid for an overlap (default 24 h), during which every push carries a signature of each */
         post: operations["rotateWebhookSecret"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{id}/webhook-secret/previous": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** End a rotation's overlap now: the previous signing secret is no longer valid, and pushes carry the current secret's signature only */
+        delete: operations["endWebhookSecretOverlap"];
         options?: never;
         head?: never;
         patch?: never;
@@ -790,7 +807,7 @@ export interface components {
         Error: {
             error: {
                 /**
-                 * @description Stable, machine-readable error code (the README lists what each means).
+                 * @description Stable, machine-readable error code (docs/api.md lists what each means).
                  * @enum {string}
                  */
                 code: "UNAUTHORIZED" | "ADMIN_KEY_REQUIRED" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "INVALID_CURSOR" | "INTERNAL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_IN_USE" | "CONNECTION_NEEDED" | "NOTHING_TO_RESTORE" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY";
@@ -1898,7 +1915,7 @@ export interface operations {
                 "application/json": {
                     /** @description One disconnected connection of `restorable`; without it, every one listed there. */
                     from?: string;
-                };
+                } | null;
             };
         };
         responses: {
@@ -2260,7 +2277,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description How long the previous secret stays valid: default 86400 (24 h); 0 ends it at once (pushes are signed with the new secret only). */
+                    previousValidForSeconds?: number;
+                } | null;
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
@@ -2271,8 +2295,48 @@ export interface operations {
                     "application/json": {
                         /** @description The Standard Webhooks secret (whsec_…) deliveries to the agent are signed with. Shown once: keep it. */
                         signingSecret: string;
+                        /** @description Until when pushes also carry a signature of the previous secret; null: not at all. */
+                        previousSecretValidUntil: string | null;
                     };
                 };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    endWebhookSecretOverlap: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Default Response */
             "4XX": {
