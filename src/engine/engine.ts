@@ -23,10 +23,12 @@ import { ToolRuns } from '../store/tool-runs.ts'
 import { Tools } from '../store/tools.ts'
 import { Triggers } from '../store/triggers.ts'
 import type { Vault } from '../store/vault.ts'
+import { WorkspaceSettingsRows } from '../store/workspace-settings.ts'
 import { CreditService } from './access/credits.ts'
 import { KeyRevocations } from './access/key-revocations.ts'
 import { PlacementChanges } from './access/placement-changes.ts'
 import { ScopeGuard, type ScopeGuardOptions } from './access/scope-guard.ts'
+import { WorkspaceSettings } from './access/workspace-settings.ts'
 import { AgentService } from './agents/agent-service.ts'
 import { Changes, type ChangeTransport } from './changes/changes.ts'
 import { ConnectionBindings } from './connections/connection-bindings.ts'
@@ -112,6 +114,8 @@ export class Engine {
   readonly oauth: OAuthFlows
   /** The one egress guard: addresses checked when saved, and at connect time by the dispatcher. */
   readonly egress: EgressGuard
+  /** What each workspace decides for itself (allowInlineAuth). */
+  readonly settings: WorkspaceSettings
   #dispatcher: Dispatcher
   /** Pushes to agents: a pool of their own (PUSH_CONNECTIONS_PER_ENDPOINT), unless one was given for everything. */
   #pushDispatcher: Dispatcher
@@ -125,6 +129,10 @@ export class Engine {
       onError: (err) => opts.log.warn({ err }, 'sharing a change with the other instances failed'),
     })
     this.keyRevocations = new KeyRevocations(this.changes)
+    this.settings = new WorkspaceSettings({
+      rows: new WorkspaceSettingsRows(opts.store.db),
+      changes: this.changes,
+    })
     this.placements = new PlacementChanges(this.changes)
     this.apiKeys = new ApiKeys(opts.store.db)
     const clock = opts.clock ?? systemClock
@@ -202,6 +210,7 @@ export class Engine {
       options: opts.scope,
     })
     this.steps = new StepRunner({
+      settings: this.settings,
       services: this.stepServices,
       registry: this.registry,
       connections: this.connections,

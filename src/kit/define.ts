@@ -93,6 +93,11 @@ export interface StepDefinition<
    * plus token given in its input): the credentials taken from the input, or undefined.
    */
   inlineCredentials?: (input: z.output<I>) => Credentials | undefined
+  /**
+   * The input field that carries inline credentials: refused for agent keys, and left out of the
+   * schemas offered to models, unless the workspace allows inline credentials (allowInlineAuth).
+   */
+  inlineCredentialsField?: string
   run: (ctx: StepContext, input: z.output<I>) => Promise<z.input<O>>
 }
 

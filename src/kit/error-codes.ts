@@ -150,8 +150,10 @@ export const ERROR_CODES = {
   },
   INLINE_CREDENTIALS_NOT_ALLOWED: {
     status: 400,
-    meaning: 'A tool step carries credentials in its input.',
-    hint: 'Remove the credentials from the step input (e.g. auth) and give the step a connectionId.',
+    alsoStatus: [403],
+    meaning:
+      'A tool step carries credentials in its input; or (403) an agent key gave credentials inline (an API Call’s auth) in a workspace that does not allow it.',
+    hint: 'Remove the credentials from the step input (e.g. auth) and give the step a connectionId; a workspace admin may allow inline credentials for agents (PATCH /v1/workspace/settings {"allowInlineAuth":true}).',
   },
 
   // ── Connections and scope ──────────────────────────────────────────────────────────────────

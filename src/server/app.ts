@@ -43,6 +43,7 @@ import { stepRoutes } from './routes/steps.ts'
 import { tokenPageRoutes } from './routes/token-pages.ts'
 import { toolRoutes } from './routes/tools.ts'
 import { triggerRoutes } from './routes/triggers.ts'
+import { workspaceSettingsRoutes } from './routes/workspace-settings.ts'
 
 export const loggerOptions = (level: string): FastifyServerOptions['logger'] => ({
   level,
@@ -139,6 +140,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(eventRoutes(engine))
   await app.register(hookRoutes(engine))
   await app.register(creditRoutes(engine))
+  await app.register(workspaceSettingsRoutes(engine))
   await app.register(rateLimitRoutes(engine))
   await app.register(tokenPageRoutes(engine))
   await app.register(oauthRoutes(engine))

@@ -5,6 +5,7 @@
 // API. Everything about a step — name, description, schemas, hints — comes from the registry.
 import { PatchbayError } from '../../kit/errors.ts'
 import type { Caller } from '../access/caller.ts'
+import type { WorkspaceSettings } from '../access/workspace-settings.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
 import type { StepRunner } from '../steps/step-runner.ts'
@@ -71,6 +72,8 @@ export interface ToolboxDeps {
   connections: ConnectionService
   tools: ToolService
   steps: StepRunner
+  /** Whether credentials given inline are offered to models (allowInlineAuth). */
+  settings: WorkspaceSettings
 }
 
 export class AgentToolbox {
@@ -104,10 +107,11 @@ export class AgentToolbox {
     const agent = await this.agent(caller)
     const own = new Set(agent.connectionIds)
     const connections = (await this.#d.connections.list(caller.workspaceId)).filter((c) => own.has(c.id))
+    const { allowInlineAuth } = await this.#d.settings.get(caller.workspaceId)
     const out: AgentCallable[] = []
     for (const { id, connector } of this.#d.registry.steps.values()) {
       const usable = connections.filter((c) => c.connector === connector.id)
-      if (usable.length > 0) out.push(this.#stepCallable(id, usable))
+      if (usable.length > 0) out.push(this.#stepCallable(id, usable, allowInlineAuth))
     }
     const tools = await this.#d.tools.list(caller.workspaceId, agent.id)
     const taken = new Set(out.map((c) => c.name))
@@ -204,11 +208,16 @@ export class AgentToolbox {
     }
   }
 
-  #stepCallable(stepId: string, connections: ConnectionView[]): AgentCallable {
-    const { connector } = this.#d.registry.steps.get(stepId)!
+  #stepCallable(stepId: string, connections: ConnectionView[], allowInlineAuth: boolean): AgentCallable {
+    const { connector, step } = this.#d.registry.steps.get(stepId)!
     const summary = this.#d.registry.stepSummary(stepId)
-    const input = objectSchema(summary.inputSchema)
-    if (!input) throw new Error(`step ${stepId}: its input schema is not an object`)
+    const declared = objectSchema(summary.inputSchema)
+    if (!declared) throw new Error(`step ${stepId}: its input schema is not an object`)
+    // Credentials given inline are offered only where the workspace allows agents to give them.
+    const input =
+      step.inlineCredentialsField && !allowInlineAuth
+        ? withoutProperty(declared, step.inlineCredentialsField)
+        : declared
     if (input.properties && CONNECTION_ARGUMENT in input.properties)
       throw new Error(`step ${stepId}: its input already has a field named ${CONNECTION_ARGUMENT}`)
     const choices = connections.map(
@@ -295,6 +304,13 @@ function describeCallable(): AgentCallable {
     describe: { name: DESCRIBE_TOOL, title: 'Describe a tool', description, inputSchema },
     target: { kind: 'describe' },
   }
+}
+
+/** The schema without one property (and without it among the required ones). */
+function withoutProperty(schema: ObjectSchema, name: string): ObjectSchema {
+  const { [name]: _, ...properties } = schema.properties ?? {}
+  const required = Array.isArray(schema.required) ? schema.required.filter((r) => r !== name) : undefined
+  return { ...schema, properties, ...(required ? { required } : {}) }
 }
 
 /** MCP's annotations without the values its defaults already give. */

@@ -6,6 +6,7 @@ import { PatchbayError, validationError } from '../../kit/errors.ts'
 import { newId, nowIso } from '../../store/ids.ts'
 import type { StepRuns } from '../../store/step-runs.ts'
 import type { Caller } from '../access/caller.ts'
+import type { WorkspaceSettings } from '../access/workspace-settings.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { RegisteredStep, Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
@@ -42,8 +43,11 @@ export class StepRunner {
   #clients: UpstreamClients
   #runs: StepRuns
   #services: StepServices | undefined
+  #settings: WorkspaceSettings
 
   constructor(deps: {
+    /** Whether agent keys may give credentials inline (allowInlineAuth). */
+    settings: WorkspaceSettings
     registry: Registry
     connections: ConnectionService
     clients: UpstreamClients
@@ -55,6 +59,7 @@ export class StepRunner {
     services?: StepServices
   }) {
     this.#services = deps.services
+    this.#settings = deps.settings
     this.#scopeGuard = deps.scopeGuard
     this.#pages = deps.pages
     this.#registry = deps.registry
@@ -102,6 +107,16 @@ export class StepRunner {
     let connection: { id: string | null; accountName: string | null; accountId: string | null }
     const inline = step.inlineCredentials?.(input)
     if (inline) {
+      // An agent is held to its connections unless the workspace allows credentials given inline.
+      if (caller.kind === 'agent' && !(await this.#settings.get(caller.workspaceId)).allowInlineAuth)
+        throw new PatchbayError(
+          'INLINE_CREDENTIALS_NOT_ALLOWED',
+          `Agent keys may not give credentials inline (input.${step.inlineCredentialsField ?? 'auth'}) in this workspace; the agent uses its own connections.`,
+          {
+            hint: `Leave input.${step.inlineCredentialsField ?? 'auth'} out and give one of the agent's ${connector.name} connections as connectionId; or a workspace admin allows it: PATCH /v1/workspace/settings {"allowInlineAuth":true}.`,
+            status: 403,
+          },
+        )
       credentials = inline
       connection = { id: null, accountName: null, accountId: null }
     } else {

@@ -44,6 +44,7 @@ export const taskboardApiCall = defineStep({
   passThrough: true,
   inlineCredentials: (input) =>
     input.auth.type === 'api_key_token' ? { key: input.auth.key, token: input.auth.token } : undefined,
+  inlineCredentialsField: 'auth',
   run: async (ctx, input) => {
     const parsed = parseEndpointPath(input.endpoint)
     const path = parsed.path === '/1' || parsed.path.startsWith('/1/') ? parsed.path : `/1${parsed.path}`
