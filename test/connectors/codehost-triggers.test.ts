@@ -615,6 +615,19 @@ describe('account triggers: an organization through its webhook, a personal acco
     assert.equal(event.data.changes.field_value.to.name, 'Done')
     assert.equal(event.data.changes.field_value.from.name, 'In Progress')
     assert.equal(event.data.organization.login, 'octo-org')
+    // The item's node id is kept (Update Project (V2) Item Status takes it), as the catalog's sample shows.
+    assert.equal(event.data.projects_v2_item.node_id, orgItem)
+    const sample = (await t.api('GET', '/v1/catalog')).body.connectors
+      .find((c: any) => c.id === 'codehost')
+      .triggers.find((x: any) => x.id === 'codehost.project_item_status_changed').sample
+    for (const field of Object.keys(sample.data.projects_v2_item))
+      assert.ok(field in event.data.projects_v2_item, `the delivered item has ${field}, as the sample does`)
+    const moved = await t.api('POST', '/v1/steps/codehost.update_project_v2_item_status/run', {
+      connectionId: conn,
+      input: { itemId: event.data.projects_v2_item.node_id, status: 'In Progress' },
+    })
+    assert.equal(moved.status, 200, JSON.stringify(moved.body))
+    await settle()
     assert.equal(await pollNow('personal_status'), 0, 'the personal poll does not see the org project')
   })
 

@@ -236,10 +236,19 @@ export const branchOf = (ref: unknown): string | null =>
 const DROPPED = new Set(['node_id', '_links', 'reactions', 'performed_via_github_app', 'permissions'])
 
 /**
+ * Dropped fields that a step of this connector takes as input, kept under the object that carries
+ * them: Update Project (V2) Item Status takes the item's node id (PVTI_…) as itemId. (Of the other
+ * dropped fields — links, reactions, app and permission details — no step takes any.)
+ */
+export const KEPT_FOR_STEPS: Record<string, ReadonlySet<string>> = {
+  projects_v2_item: new Set(['node_id']),
+}
+
+/**
  * Payloads for agents, small enough for an LLM's context: API addresses (`*_url` but html_url)
  * and bookkeeping dropped, accounts cut to their login, repositories to what identifies them.
  */
-export function slim(v: unknown, depth = 0): unknown {
+export function slim(v: unknown, depth = 0, key?: string): unknown {
   if (depth > 8 || v === null || typeof v !== 'object') return v
   if (Array.isArray(v)) return v.map((x) => slim(x, depth + 1))
   const o = v as Record<string, any>
@@ -258,9 +267,14 @@ export function slim(v: unknown, depth = 0): unknown {
   if (typeof o.login === 'string' && ('avatar_url' in o || 'type' in o) && !('full_name' in o))
     return { login: o.login, id: o.id, type: o.type }
   const out: Record<string, unknown> = {}
+  const kept = key ? KEPT_FOR_STEPS[key] : undefined
   for (const [k, x] of Object.entries(o)) {
+    if (kept?.has(k)) {
+      out[k] = x
+      continue
+    }
     if (DROPPED.has(k) || (k.endsWith('_url') && k !== 'html_url') || k === 'url') continue
-    out[k] = slim(x, depth + 1)
+    out[k] = slim(x, depth + 1, k)
   }
   return out
 }
