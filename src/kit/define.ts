@@ -307,6 +307,11 @@ export interface RateBudgetSupport {
   resourceOf: (req: { method: string; path: string }) => string
   /** The upstream's own view of every budget, read with a request that costs nothing. */
   status?: (http: Http) => Promise<Record<string, RateBudgetState>>
+  /**
+   * Shown only (rate-limit-status, the Usage page), not spent through the ledger: the connector's
+   * own pacing keeps ready-made steps within it (the task-board's 100 requests per 10 s).
+   */
+  shownOnly?: boolean
 }
 
 export interface RateLimitHint {
@@ -421,8 +426,15 @@ export interface ConnectorDefinition<Id extends string = string, S extends StepD
   userAgent?: string
   /** Adds the credentials to an outgoing request. The only place a connector sees secrets. */
   authorize: (req: OutgoingRequest, credentials: Credentials) => void
-  /** The account behind the credentials, from an identity call. */
-  identify: (http: Http, credentials: Credentials) => Promise<{ accountName: string; accountId: string }>
+  /**
+   * The account behind the credentials, from an identity call; `remember`: what else the
+   * upstream said about them that tells this connection apart (a fine-grained token's
+   * repositories), kept with the credentials for describeCredentials.
+   */
+  identify: (
+    http: Http,
+    credentials: Credentials,
+  ) => Promise<{ accountName: string; accountId: string; remember?: Credentials }>
   /**
    * For connectors whose address is part of the connection (the generic http connector): the
    * base address from the credentials, used instead of the configured one.

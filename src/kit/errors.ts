@@ -33,6 +33,13 @@ export interface PatchbayErrorOptions<C extends ErrorCode = ErrorCode> {
   cause?: unknown
 }
 
+/**
+ * A sentence that ends in a message ending in a full stop ("refused: (invalid token).. Nothing")
+ * keeps one: messages are built from others, and each is a sentence of its own. Two dots that
+ * are a path segment ("..") are not after a word or a closing mark, and stay.
+ */
+export const oneFullStop = (message: string) => message.replace(/([\w)\]"'’])\.\.(?=\s|$)/g, '$1.')
+
 export class PatchbayError<C extends ErrorCode = ErrorCode> extends Error {
   readonly code: C
   readonly status: number
@@ -42,12 +49,12 @@ export class PatchbayError<C extends ErrorCode = ErrorCode> extends Error {
   readonly details?: unknown
 
   constructor(code: C, message: string, opts: PatchbayErrorOptions<C> = {}) {
-    super(message, opts.cause === undefined ? undefined : { cause: opts.cause })
+    super(oneFullStop(message), opts.cause === undefined ? undefined : { cause: opts.cause })
     this.name = 'PatchbayError'
     const registered = ERROR_CODES[code]
     this.code = code
     this.status = opts.status ?? registered.status
-    this.hint = opts.hint ?? registered.hint
+    this.hint = oneFullStop(opts.hint ?? registered.hint)
     this.retryAfterMs = opts.retryAfterMs
     this.upstream = opts.upstream
     this.details = opts.details

@@ -661,6 +661,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspace/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's settings */
+        get: operations["getWorkspaceSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change the given settings of the workspace; the others stay */
+        patch: operations["updateWorkspaceSettings"];
+        trace?: never;
+    };
     "/v1/connections/{id}/rate-limit": {
         parameters: {
             query?: never;
@@ -1186,6 +1204,10 @@ export interface components {
                 lastError: string | null;
             } | null;
             createdAt: string;
+        };
+        WorkspaceSettings: {
+            /** @description Agent keys may give credentials inline in API Call steps (auth: api_key_token) instead of the agent's connections; only then is the auth field offered to models. */
+            allowInlineAuth: boolean;
         };
         Diagnosis: {
             triggerId: string;
@@ -1862,8 +1884,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description An auth method id from the catalog, e.g. api_key_token. */
-                    authMethod: string;
+                    /** @description An auth method id from the catalog; the connection's own method when left out. */
+                    authMethod?: string;
                     /** @description The credentials the auth method asks for (e.g. key and token). Never returned. */
                     credentials: {
                         [key: string]: unknown;
@@ -3849,6 +3871,89 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWorkspaceSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceSettings"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWorkspaceSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Agent keys may run API Call steps with credentials given inline (auth: api_key_token) instead of the agent's connections; the auth field is offered to models only then. Default false. */
+                    allowInlineAuth?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceSettings"];
+                };
             };
             /** @description Default Response */
             "4XX": {

@@ -249,9 +249,10 @@ describe('access tokens', () => {
     const conn = await connectWithToken(t, token)
     // The connection says what kind of token it holds and what it reaches.
     const shown = (await t.api('GET', `/v1/connections/${conn}`)).body
+    // Named: two connections of one account tell apart by what they reach.
     assert.deepEqual(shown.details, {
       tokenKind: 'fine-grained token',
-      repositories: 'only the repositories the token was made for',
+      repositories: 'only octo-demo/hello-world',
     })
     const run = (step: string, input: Record<string, unknown>) =>
       t.api('POST', `/v1/steps/codehost.${step}/run`, { connectionId: conn, input })

@@ -143,6 +143,11 @@ before(async () => {
     types: ['card_moves'],
     lists: [done],
   })
+  // `create` is something made (a card, a label, a list …), not something added to a card.
+  await addTrigger('custom:A create', 'taskboard.custom_webhook_events', {
+    boards: [sandbox.demo.boardId],
+    types: ['create'],
+  })
   await addTrigger('new_board', 'taskboard.new_board', {})
   card = (await act({ type: 'createCard', idList: todo, name: 'Subject' })).result.id
 })
@@ -195,7 +200,7 @@ test("triggers on one board share its webhook; New Board and a multi-board filte
 
 test('New Card fires for a new card only', async () => {
   const { actions } = await act({ type: 'createCard', idList: todo, name: 'fresh' })
-  assert.deepEqual(await fired(actions), ['new_card'])
+  assert.deepEqual(await fired(actions), ['custom:A create', 'new_card'])
 })
 
 test('a comment fires New Comment, New Board Activity (comments selected) and the comment filter', async () => {
@@ -223,7 +228,11 @@ test('creating a label fires New Label Created (and the activity filter), not Ne
     name: 'Blocked',
     color: 'purple',
   })
-  assert.deepEqual(await fired(actions), ['activity:comments+createLabel', 'new_label_created'])
+  assert.deepEqual(await fired(actions), [
+    'activity:comments+createLabel',
+    'custom:A create',
+    'new_label_created',
+  ])
   // Applying it is the neighbour: New Label Added To Card and Card Updated, not New Label Created.
   const applied = await act({ type: 'addLabelToCard', id: card, value: result.id })
   assert.deepEqual(await fired(applied.actions), ['card_updated', 'new_label_added_to_card'])

@@ -57,7 +57,7 @@ export async function startRedirect(
 export async function startPopup(
   connector: string,
   opts: { authMethod?: string; connectionId?: string } = {},
-): Promise<string> {
+): Promise<{ connectionId: string; reconnected: boolean }> {
   const popup = window.open('', 'patchbay-oauth', 'popup,width=600,height=760')
   if (!popup)
     throw new ApiError(0, {
@@ -80,7 +80,7 @@ export async function startPopup(
   }
   popup.location.href = res.authorizeUrl
   popup.focus()
-  return new Promise<string>((resolve, reject) => {
+  return new Promise<{ connectionId: string; reconnected: boolean }>((resolve, reject) => {
     let closedAt = 0
     const done = () => {
       window.removeEventListener('message', onMessage)
@@ -89,11 +89,17 @@ export async function startPopup(
     const onMessage = (ev: MessageEvent) => {
       // Only what our own pop-up says counts.
       if (ev.source !== popup) return
-      const data = ev.data as { type?: string; connectionId?: string; error?: string } | null
+      const data = ev.data as {
+        type?: string
+        connectionId?: string
+        reconnected?: boolean
+        error?: string
+      } | null
       if (data?.type !== 'patchbay:oauth') return
       done()
       if (!popup.closed) popup.close()
-      if (data.connectionId) resolve(data.connectionId)
+      if (data.connectionId)
+        resolve({ connectionId: data.connectionId, reconnected: data.reconnected === true })
       else
         reject(
           new ApiError(0, {
@@ -125,7 +131,7 @@ export async function startPopup(
 /** What a redirect sign-in left in this page's address (read once, when the page loads). */
 export const redirectResult = takeRedirectResult()
 
-function takeRedirectResult(): { connectionId?: string; error?: string } | null {
+function takeRedirectResult(): { connectionId?: string; reconnected?: boolean; error?: string } | null {
   const search = new URLSearchParams(location.search)
   const hashQuery = new URLSearchParams(location.hash.split('?')[1] ?? '')
   const connectionId = search.get('connectionId') ?? hashQuery.get('connectionId') ?? undefined
@@ -136,7 +142,8 @@ function takeRedirectResult(): { connectionId?: string; error?: string } | null 
     hashQuery.get('error') ??
     undefined
   if (!connectionId && !error) return null
+  const reconnected = (search.get('reconnected') ?? hashQuery.get('reconnected')) === 'true'
   const hash = location.hash.split('?')[0] || '#/connections'
   history.replaceState(null, '', `${location.pathname}${hash}`)
-  return { connectionId, error }
+  return { connectionId, reconnected, error }
 }

@@ -70,7 +70,9 @@ export function describeCodehostCredentials(credentials: Credentials): Record<st
     tokenKind: TOKEN_KINDS[kind] ?? kind,
     repositories:
       kind === 'fine_grained'
-        ? 'only the repositories the token was made for'
+        ? credentials.repositories
+          ? `only ${credentials.repositories}`
+          : 'only the repositories the token was made for'
         : `every repository the account reaches${credentials.scope ? ` (scopes: ${credentials.scope})` : ''}`,
   }
 }

@@ -1,5 +1,11 @@
 import { defineConnector } from '../../kit/define.ts'
-import { authorizeCodehost, codehostSignIn, codehostToken, describeCodehostCredentials } from './auth.ts'
+import {
+  authorizeCodehost,
+  codehostSignIn,
+  codehostToken,
+  describeCodehostCredentials,
+  tokenKind,
+} from './auth.ts'
 import {
   classifyCodehostError,
   codehostErrorMessage,
@@ -37,9 +43,17 @@ export const codehost = defineConnector({
   beta: false,
   auth: [codehostSignIn, codehostToken],
   authorize: authorizeCodehost,
-  identify: async (http) => {
+  identify: async (http, credentials) => {
     const me = await http.get<{ login: string; id: number }>('/user')
-    return { accountName: me.login, accountId: String(me.id) }
+    const identity = { accountName: me.login, accountId: String(me.id) }
+    if (tokenKind(credentials.token ?? '') !== 'fine_grained') return identity
+    // A fine-grained token reaches the repositories it was made for: named, so two connections of
+    // the account tell apart by what they reach.
+    const repos = await http.get<Array<{ full_name: string }>>('/user/repos', {
+      per_page: 100,
+      sort: 'full_name',
+    })
+    return { ...identity, remember: { repositories: repos.map((r) => r.full_name).join(', ') } }
   },
   publicCredentialFields: ['tokenKind', 'scope'],
   describeCredentials: describeCodehostCredentials,

@@ -35,6 +35,20 @@ export const taskboard = defineConnector({
   auth: [oauth1, apiKeyToken],
   // 100 requests per 10 s per token, shared by every ready-made step and trigger poll on the token.
   pacing: { points: 100, durationMs: 10_000 },
+  // Every answer says what is left of the token's window (x-rate-limit-api-token-*): shown on the
+  // Usage page and by rate-limit-status; the pacing above keeps ready-made steps within it.
+  rateBudget: {
+    shownOnly: true,
+    read: (headers) => {
+      const limit = Number(headers['x-rate-limit-api-token-max'])
+      const remaining = Number(headers['x-rate-limit-api-token-remaining'])
+      const windowMs = Number(headers['x-rate-limit-api-token-interval-ms'])
+      if (!Number.isFinite(limit) || !Number.isFinite(remaining) || !Number.isFinite(windowMs))
+        return undefined
+      return { resource: 'token', limit, remaining, used: limit - remaining, resetAt: Date.now() + windowMs }
+    },
+    resourceOf: () => 'token',
+  },
   authorize: authorizeTaskboard,
   identify: async (http) => {
     const me = await http.get<{ id: string; username: string; fullName?: string }>('/1/members/me')

@@ -77,12 +77,15 @@ export const ACTION_TYPES = [
 
 /**
  * Friendly names for kinds of activity, each standing for several action types (or, for moves
- * and archiving, for some updates). Verbs (create, update, delete) cut across resources.
+ * and archiving, for some updates). Verbs (create, update, delete) cut across resources: create
+ * is something made (a card, a label, a list, a board, a check item, a copy), delete something
+ * deleted; adding a member, label, checklist or attachment to a card, or removing one, changes
+ * the card, and so is an update.
  */
 const ACTIVITY_GROUPS = {
-  create: (e) => /^(create|copy|add)/.test(e.type),
-  update: (e) => e.type.startsWith('update') || BOARD_MOVES.has(e.type),
-  delete: (e) => /^(delete|remove)/.test(e.type),
+  create: (e) => /^(create|copy)/.test(e.type),
+  update: (e) => /^(update|add|remove)/.test(e.type) || BOARD_MOVES.has(e.type),
+  delete: (e) => e.type.startsWith('delete'),
   cards: (e) => ['createCard', 'copyCard', 'updateCard', 'deleteCard', ...BOARD_MOVES].includes(e.type),
   card_moves: isMove,
   card_archives: isArchive,
@@ -100,7 +103,7 @@ const isGroup = (t: string): t is ActivityGroup => Object.hasOwn(ACTIVITY_GROUPS
 export const activityTypes = z
   .enum([...(Object.keys(ACTIVITY_GROUPS) as ActivityGroup[]), ...ACTION_TYPES])
   .describe(
-    'An activity group — create, update, delete (any resource), cards, card_moves, card_archives, comments, members, labels, checklists, attachments, lists, board — or an exact action type such as commentCard or addLabelToCard.',
+    'An activity group — create (something made: a card, label, list, board, check item, copy), update (a change, also adding or removing a member, label, checklist or attachment), delete (any resource), cards, card_moves, card_archives, comments, members, labels, checklists, attachments, lists, board — or an exact action type such as commentCard or addLabelToCard.',
   )
 
 /** Whether an event is one of the activity types or groups named (none named: every one). */

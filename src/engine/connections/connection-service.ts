@@ -186,14 +186,18 @@ export class ConnectionService {
     return this.reconnect(workspaceId, id, input, true)
   }
 
-  /** Puts new credentials on an existing connection, keeping its id (and so its triggers). */
+  /**
+   * Puts new credentials on an existing connection, keeping its id (and so its triggers); the
+   * connection's own auth method unless another is named.
+   */
   async reconnect(
     workspaceId: string,
     id: string,
-    input: Omit<NewConnection, 'connector'>,
+    given: Omit<NewConnection, 'connector' | 'authMethod'> & { authMethod?: string },
     fromFlow = false,
   ): Promise<ConnectionView> {
     const row = await this.#requireRow(workspaceId, id)
+    const input = { ...given, authMethod: given.authMethod ?? row.auth_method }
     const { credentials, identity } = await this.#verify({ ...input, connector: row.connector }, fromFlow)
     if (identity.accountId !== row.account_id)
       throw new PatchbayError(
@@ -364,10 +368,7 @@ export class ConnectionService {
         hint: `Use one of: ${this.#registry.connectors.map((c) => c.id).join(', ')}.`,
       })
     const method = connector.auth.find((a) => a.id === input.authMethod)
-    if (fromFlow && method?.oauth) {
-      const credentials = input.credentials as Credentials
-      return { credentials, identity: await this.#identify(connector, credentials) }
-    }
+    if (fromFlow && method?.oauth) return this.#identified(connector, input.credentials as Credentials)
     if (!method?.credentials)
       throw new PatchbayError(
         'UNKNOWN_AUTH_METHOD',
@@ -387,7 +388,13 @@ export class ConnectionService {
     // An address the user gives (the http connector's base) passes the egress guard before anything is sent.
     const userBase = connector.baseUrlFrom?.(credentials)
     if (userBase) await this.#egress.check(userBase, 'credentials.baseUrl')
-    return { credentials, identity: await this.#identify(connector, credentials) }
+    return this.#identified(connector, credentials)
+  }
+
+  /** The credentials with what the identity call said to remember, and the account. */
+  async #identified(connector: ConnectorDefinition, given: Credentials) {
+    const { remember, ...identity } = await this.#identify(connector, given)
+    return { credentials: remember ? { ...given, ...remember } : given, identity }
   }
 
   async #identify(connector: ConnectorDefinition, credentials: Credentials) {

@@ -59,7 +59,7 @@ export class RateBudgets {
     }
     const { resource, ...state } = read
     lane.set(resource, { ...state, observedAt: now })
-    this.#observe(`${key}|${resource}`, state, now)
+    if (!connector.rateBudget?.shownOnly) this.#observe(`${key}|${resource}`, state, now)
   }
 
   #observe(lane: string, count: BudgetCount, now: number): void {
@@ -79,7 +79,7 @@ export class RateBudgets {
     maxWaitMs: number,
   ): Promise<void> {
     const support = connector.rateBudget
-    if (!support) return
+    if (!support || support.shownOnly) return
     const resource = support.resourceOf(req)
     for (const lane of [`${key}|${HOLD}`, `${key}|${resource}`]) {
       for (;;) {

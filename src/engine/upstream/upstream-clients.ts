@@ -64,7 +64,7 @@ export class UpstreamClients {
     const budgetKey = budgets ? this.budgetKey(connector, credentials) : ''
     const pacer = opts.paced && budget ? () => this.#o.pacer.wait(paceKey, budget) : undefined
     const gate =
-      opts.paced && budgets
+      opts.paced && budgets && !connector.rateBudget?.shownOnly
         ? (req: { method: string; path: string }) =>
             budgets.gate(connector, budgetKey, req, this.#o.retry.maxDelayMs)
         : undefined

@@ -135,7 +135,12 @@ export const connectionRoutes =
           tags: ['connections'],
           summary: 'Fix a lapsed connection in place with fresh credentials for the same account (same id)',
           params,
-          body: z.object(credentialsBody),
+          body: z.object({
+            ...credentialsBody,
+            authMethod: credentialsBody.authMethod
+              .optional()
+              .describe("An auth method id from the catalog; the connection's own method when left out."),
+          }),
           response: { 200: ConnectionView, ...errorResponses },
         },
       },

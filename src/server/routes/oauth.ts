@@ -160,6 +160,8 @@ function redirectBack(reply: FastifyReply, o: OAuthOutcome) {
   } else {
     url.searchParams.set('connectionId', o.connection!.id)
     url.searchParams.set('connector', o.connector)
+    // The account was connected already: its connection got the new credentials in place.
+    if (o.reconnected) url.searchParams.set('reconnected', 'true')
   }
   const target = o.returnTo!.startsWith('/') ? `${url.pathname}${url.search}${url.hash}` : url.toString()
   return reply.redirect(target, 302)

@@ -22,7 +22,7 @@ export function ConnectionsPage(_: { route: Route }) {
   useEffect(() => {
     if (redirectShown || !redirectResult) return
     redirectShown = true
-    const { connectionId, error: err } = redirectResult
+    const { connectionId, reconnected, error: err } = redirectResult
     if (err)
       setError(
         new ApiError(0, {
@@ -34,7 +34,9 @@ export function ConnectionsPage(_: { route: Route }) {
     else if (connectionId)
       void get<Connection>(`/v1/connections/${enc(connectionId)}`)
         .then((c) => {
-          setNotice(`Connected ${c.accountName} (${ws.connector(c.connector)?.name ?? c.connector}).`)
+          setNotice(
+            `${reconnected ? 'Reconnected' : 'Connected'} ${c.accountName} (${ws.connector(c.connector)?.name ?? c.connector}).`,
+          )
           return ws.reloadConnections()
         })
         .catch(setError)
@@ -222,8 +224,9 @@ function ConnectionItem({
           </div>
           {Object.keys(connection.details ?? {}).length ? (
             <div className="small connection-details">
-              {Object.entries(connection.details ?? {}).map(([k, v]) => (
+              {Object.entries(connection.details ?? {}).map(([k, v], i) => (
                 <span key={k} className="detail">
+                  {i > 0 ? ' · ' : ''}
                   {k === 'tokenKind' ? v : k === 'repositories' ? `reaches ${v}` : `${k}: ${v}`}
                 </span>
               ))}
@@ -402,8 +405,11 @@ function OAuthButtons({
       const opts = { authMethod: method.id, ...(reconnect ? { connectionId: reconnect.id } : {}) }
       if (mode === 'redirect') await startRedirect(connector.id, opts)
       else {
-        const id = await startPopup(connector.id, opts)
-        await onDone(await get<Connection>(`/v1/connections/${enc(id)}`))
+        const { connectionId, reconnected } = await startPopup(connector.id, opts)
+        await onDone(
+          await get<Connection>(`/v1/connections/${enc(connectionId)}`),
+          reconnected || reconnect ? 'Reconnected' : undefined,
+        )
       }
     } catch (err) {
       setError(err)

@@ -17,11 +17,31 @@ const authChoice = z
   .default({ type: 'connection' })
   .describe('Authentication: the connected account, or an API key plus token. Never echoed back or stored.')
 
+/**
+ * A board's or card's page address (`/b/{shortLink}/{slug}`, `/c/{shortLink}/…`, with `.json` as
+ * the web pages serve their data) read as the API request that answers the same: the board or
+ * card with what its page holds.
+ */
+const PAGE = /^\/([bc])\/([A-Za-z0-9]{8}|[0-9a-f]{24})(?:\/[^/]*?)?(\.json)?\/?$/
+const PAGE_QUERY = {
+  b: { lists: 'all', cards: 'all', labels: 'all', members: 'all', checklists: 'all', actions: 'all' },
+  c: { attachments: 'true', checklists: 'all', members: 'true', actions: 'all' },
+} as const
+function pageAddress(path: string): { path: string; query: Record<string, string> } | undefined {
+  const m = PAGE.exec(path)
+  if (!m) return undefined
+  const kind = m[1] as 'b' | 'c'
+  return {
+    path: `/1/${kind === 'b' ? 'boards' : 'cards'}/${m[2]}`,
+    query: m[3] ? { ...PAGE_QUERY[kind] } : {},
+  }
+}
+
 export const taskboardApiCall = defineStep({
   key: 'api_call',
   name: 'Task-Board API Call',
   description:
-    "Sends any request to the task-board API with the connection's credentials (or an API key plus token). The endpoint is a path such as /1/boards/{id}/lists; /1 is added when missing. Not paced: add delays for high volume.",
+    "Sends any request to the task-board API with the connection's credentials (or an API key plus token). The endpoint is a path such as /1/boards/{id}/lists; /1 is added when missing. A board's or card's page address path (/b/{shortLink}/…, /c/{shortLink}/…, also with .json) reads that board or card. Not paced: add delays for high volume.",
   input: z.object({
     auth: authChoice,
     method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).describe('HTTP method.'),
@@ -47,8 +67,13 @@ export const taskboardApiCall = defineStep({
   inlineCredentialsField: 'auth',
   run: async (ctx, input) => {
     const parsed = parseEndpointPath(input.endpoint)
-    const path = parsed.path === '/1' || parsed.path.startsWith('/1/') ? parsed.path : `/1${parsed.path}`
-    const query = { ...parsed.query, ...input.query }
+    const page = pageAddress(parsed.path)
+    const path = page
+      ? page.path
+      : parsed.path === '/1' || parsed.path.startsWith('/1/')
+        ? parsed.path
+        : `/1${parsed.path}`
+    const query = { ...page?.query, ...parsed.query, ...input.query }
     for (const k of Object.keys(query)) {
       if (['key', 'token', 'oauth_token', 'oauth_consumer_key'].includes(k.toLowerCase()))
         throw new PatchbayError(
