@@ -37,6 +37,14 @@ export interface TaskboardSandbox {
 
 const DEFAULT_WEBHOOK_TIMEOUT_MS = 30_000
 
+const SINGULAR =
+  /^\/1\/(action|board|card|checklist|label|list|member|notification|organization|token|webhook)(?=\/|\?|$)/i
+
+/** `/1/member/me` → `/1/members/me`: the service takes either spelling of a model's path. */
+export function singularToPlural(url: string): string {
+  return url.replace(SINGULAR, (_m, model: string) => `/1/${model}s`)
+}
+
 export async function startTaskboardSandbox(
   opts: { port?: number; host?: string; stateFile?: string } = {},
 ): Promise<TaskboardSandbox> {
@@ -45,6 +53,10 @@ export async function startTaskboardSandbox(
   const emulator = createEmulator({
     sendError,
     ignoreTrailingSlash: true,
+    // The classic API's paths match in any case (`/1/checklists/{id}/checkitems`) and name a
+    // model in the singular too (`/1/member/me`, `/1/card/{id}`).
+    caseInsensitive: true,
+    rewriteUrl: singularToPlural,
     reset: () => {
       if (!deps) return
       deps.store.reset()
