@@ -225,7 +225,7 @@ export const ERROR_CODES = {
       'Disconnecting a connection that agents, triggers or tool steps use; `details` lists them (agents, triggers, tools).',
     hint: 'Disconnect with ?force=true to remove its triggers and detach its agents and tool steps (they are kept, to restore when the account is connected again), or change them first.',
     dashboard: 'On the Connections page, read what uses it and press “Disconnect anyway”.',
-    cli: 'patchbay connections remove <id> --force',
+    cli: 'Run patchbay connections remove <id> --force.',
   },
   CONNECTION_NEEDED: {
     status: 409,

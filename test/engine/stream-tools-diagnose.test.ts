@@ -202,13 +202,15 @@ test('diagnose: a Card Moved trigger that sees only title edits names the event 
 })
 
 test('diagnose: a trigger on the wrong board names it, with the board events do arrive for', async () => {
-  const agentId = await makeAgent({ type: 'stream' })
-  // Events arrive on this connection for the demo board (other triggers watch it); this one watches board B.
+  // A board of its own (board B gets the mirror tool's cards): nothing is made there.
+  const quiet = (await tb('POST', '/1/boards', { name: 'Quiet board', defaultLists: false })).id
+  const agentId = await makeAgent({ type: 'stream' }, [sandbox.demo.boardId, quiet])
+  // Events arrive on this connection for the demo board (other triggers watch it); this one watches the quiet board.
   const trig = (
     await t.api('POST', `/v1/agents/${agentId}/triggers`, {
       trigger: 'taskboard.new_card',
       connectionId,
-      config: { idBoard: boardB },
+      config: { idBoard: quiet },
     })
   ).body
   await tb('POST', '/1/cards', { idList: sandbox.demo.listIds[0], name: 'on the demo board' })

@@ -1,9 +1,14 @@
 // "Why doesn't my trigger fire?" — the four causes the spec names, checked against the
 // connection, the upstream webhook and the events that did arrive, each with what to do.
 import type { Kysely } from 'kysely'
-import { type NormalizedEvent, triggerMechanism } from '../../kit/define.ts'
+import {
+  type ConnectorDefinition,
+  type NormalizedEvent,
+  type TriggerDefinition,
+  triggerMechanism,
+} from '../../kit/define.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { events } from '../../store/event-log.ts'
+import { type EventRow, events } from '../../store/event-log.ts'
 import type { Database } from '../../store/schema.ts'
 import type { TriggerRow } from '../../store/triggers.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
@@ -50,6 +55,12 @@ export async function diagnoseTrigger(
     message: `${mechanism.kind === 'webhook' ? 'Instant' : 'Polled'}: delivered by ${mechanism.upstream}${mechanism.reason ? ` (${mechanism.reason})` : ''}.`,
   })
 
+  const place = placeOf(
+    reg.trigger,
+    config,
+    reg.trigger.watch?.(config, { id: loaded?.row.account_id ?? '' }).model,
+  )
+
   // The webhook is probed upstream first: a 401 to the probe lapses the connection, and the
   // connection's check below reports what the probe found, not only what was stored.
   let probe: (DiagnosisCheck & { refused?: boolean }) | null = null
@@ -83,95 +94,206 @@ export async function diagnoseTrigger(
     })
   }
 
+  const lapsed = !loaded || loaded.row.status === 'lapsed'
   if (mechanism.kind === 'webhook') {
-    const wanted = reg.trigger.watch!(config, { id: loaded?.row.account_id ?? '' }).model
-    const sub = row.subscription_id ? await deps.triggers.subscription(row.subscription_id) : undefined
     const { refused: _, ...boardCheck } = probe!
-    checks.push(boardCheck)
-
-    if (sub) {
-      const recent = await events.list(deps.db, row.workspace_id, {
-        connectionId: row.connection_id,
-        limit: RECENT,
+    if (lapsed) {
+      // One cause: the connection. Its webhooks went with its credentials (the upstream removes a
+      // revoked token's webhooks) and come back with a reconnect; the events say nothing more.
+      checks.push({
+        cause: 'wrong_board',
+        status: 'info',
+        message: `The webhook on ${place.label} went with the connection's credentials; reconnecting registers it again.`,
       })
-      const elsewhere = recent.filter((e) => e.model !== wanted)
-      if (elsewhere.length > 0 && !recent.some((e) => e.subscription_id === sub.id)) {
-        const models = [...new Set(elsewhere.map((e) => e.model))].slice(0, 3).join(', ')
-        checks.push({
-          cause: 'wrong_board',
-          status: 'problem',
-          message: `Events arrive on this connection for ${models}, but none for ${wanted}, the one this trigger watches.`,
-          fix: 'If the changes you expect happen elsewhere, configure the trigger for that board (or repository).',
-        })
-      }
-      const onModel = recent.filter((e) => e.subscription_id === sub.id)
-      const mismatched = onModel.filter((e) => !reg.trigger.match!(toEvent(e), config))
-      if (mismatched.length > 0) {
-        // Each other trigger that would have fired; the one the latest change would have fired comes
-        // first, since that is usually the change the user just made and expected to see.
-        const others = new Map<string, { count: number; newest: number }>()
-        // Triggers that fire for any event at all (an activity feed with no filter) say nothing
-        // about which one was meant; a made-up event type tells them apart.
-        const probe: NormalizedEvent = { id: '', type: 'patchbay:probe', occurredAt: '', refs: {}, data: {} }
-        const candidates = reg.connector.triggers.filter(
-          (t) => t.key !== reg.trigger.key && t.instant && t.match && !safeMatch(t.match, probe, config),
-        )
-        mismatched.forEach((e, index) => {
-          for (const t of candidates)
-            if (safeMatch(t.match!, toEvent(e), config)) {
-              const o = others.get(t.name) ?? { count: 0, newest: index }
-              others.set(t.name, { count: o.count + 1, newest: o.newest })
-            }
-        })
-        if (others.size > 0) {
-          const best = [...others.entries()]
-            .sort((a, b) => a[1].newest - b[1].newest || b[1].count - a[1].count)
-            .map(([name, o]) => [name, o.count] as const)
-          const example = mismatched[0]
-          checks.push({
-            cause: 'event_type_mismatch',
-            status: onModel.length === mismatched.length ? 'problem' : 'info',
-            message: `${mismatched.length} of the last ${onModel.length} events on ${wanted} did not fire ${reg.trigger.name} (e.g. ${example.type} at ${example.occurred_at}); they would fire ${best.map(([n, c]) => `${n} (${c})`).join(', ')}.`,
-            fix: `If those are the changes you want, use ${best[0][0]} instead of ${reg.trigger.name}.`,
-          })
-        } else {
-          checks.push({
-            cause: 'event_type_mismatch',
-            status: 'ok',
-            message: `Recent events on ${wanted} match the trigger or no trigger of this connector.`,
-          })
-        }
-      } else {
-        checks.push({
-          cause: 'event_type_mismatch',
-          status: onModel.length ? 'ok' : 'info',
-          message: onModel.length
-            ? `The last ${onModel.length} events on ${wanted} all fired the trigger.`
-            : `No events have arrived for ${wanted} yet.`,
-        })
-      }
+    } else if (boardCheck.status === 'problem') {
+      checks.push(boardCheck)
+    } else {
+      const evidence = await eventEvidence(deps, row, reg, config, place)
+      checks.push(evidence.board ?? boardCheck, evidence.types)
     }
-  } else {
-    const next = row.next_poll_at ? Date.parse(row.next_poll_at) : null
-    const waiting = next !== null && next > Date.now()
+  } else if (lapsed) {
     checks.push({
       cause: 'polling_interval',
-      status: row.last_poll_error ? 'problem' : 'info',
-      message: row.last_poll_error
-        ? `The last poll (${row.last_poll_at}) failed: ${row.last_poll_error}.`
-        : `Polled every ${row.poll_interval_ms} ms; last poll ${row.last_poll_at ?? 'not yet'}, next poll ${row.next_poll_at ?? 'now'}${waiting ? ' — the interval has not elapsed yet' : ''}.`,
-      fix: row.last_poll_error
-        ? 'Fix the cause above; the next poll retries by itself.'
-        : waiting
-          ? 'Wait for the next poll, or shorten pollIntervalMs.'
-          : undefined,
+      status: 'info',
+      message: 'Polls wait for the connection: they run again once it is reconnected.',
     })
+  } else {
+    checks.push(await pollingCheck(deps, row))
   }
   return {
     triggerId: row.id,
     healthy: !checks.some((c) => c.status === 'problem'),
     checks: checks.map((c) => ({ ...c, label: LABELS[c.cause] })),
   }
+}
+
+/** Where a trigger is configured to listen: the board or repository its config names. */
+interface Place {
+  kind: 'board' | 'repository' | 'model'
+  /** The board id or `owner/repo` (lower case), or the watched model. */
+  id: string
+  label: string
+  /** The config field that names it, when a plain field does (to ask: would it fire there?). */
+  field?: string
+}
+
+function placeOf(trigger: TriggerDefinition, config: any, model: string | undefined): Place {
+  for (const f of trigger.scoped ?? []) {
+    if (f.kind !== 'board' && f.kind !== 'repository') continue
+    const given = f.value ? f.value(config) : f.field ? config[f.field] : undefined
+    if (typeof given !== 'string' || !given) continue
+    const id = f.kind === 'repository' ? given.toLowerCase() : given
+    return { kind: f.kind, id, label: `${f.kind} ${given}`, field: f.value ? undefined : f.field }
+  }
+  return { kind: 'model', id: model ?? '', label: model ?? 'the watched account' }
+}
+
+/** Where an event happened: its board or repository, else the model its webhook watched. */
+function eventPlace(e: EventRow, kind: Place['kind']): string {
+  const refs = JSON.parse(e.refs) as Record<string, string | undefined>
+  if (kind === 'board' && refs.board) return refs.board
+  if (kind === 'repository' && refs.repository) return refs.repository.toLowerCase()
+  return e.model
+}
+
+/** A place as people know it: the board's or repository's name where the event carries it. */
+function placeName(e: EventRow, id: string): string {
+  const data = JSON.parse(e.data) as Record<string, any>
+  const name = data?.board?.id === id ? data.board.name : data?.repository?.full_name
+  return typeof name === 'string' && name && name !== id ? `${name} (${id})` : id
+}
+
+/**
+ * What the events this connection received recently say, through every webhook it has (all
+ * boards and repositories, not only the trigger's): whether events of the trigger's own kind
+ * arrived elsewhere and none where it listens (the wrong board or repository, named), and whether
+ * only a neighbouring kind arrived where it listens (another trigger type, named). A trigger whose
+ * own events arrive gets no advice.
+ */
+async function eventEvidence(
+  deps: { db: Kysely<Database>; registry: Registry },
+  row: TriggerRow,
+  reg: { trigger: TriggerDefinition; connector: ConnectorDefinition },
+  config: any,
+  place: Place,
+): Promise<{ board: DiagnosisCheck | null; types: DiagnosisCheck }> {
+  // What arrived since the trigger was made: events before it could not have fired it.
+  const recent = (
+    await events.list(deps.db, row.workspace_id, { connectionId: row.connection_id, limit: RECENT })
+  ).filter((e) => e.received_at >= row.created_at)
+  const match = reg.trigger.match!
+  const here = recent.filter((e) => eventPlace(e, place.kind) === place.id)
+  const own = here.filter((e) => safeMatch(match, toEvent(e), config))
+  // Would it have fired, had it been configured for the place the event happened?
+  const elsewhere = recent.filter((e) => {
+    const at = eventPlace(e, place.kind)
+    if (at === place.id) return false
+    const there = place.field ? { ...config, [place.field]: at } : config
+    return safeMatch(match, toEvent(e), there)
+  })
+  let board: DiagnosisCheck | null = null
+  let wrongPlace = false
+  if (elsewhere.length > 0 && (own.length === 0 || elsewhere[0].seq > own[0].seq)) {
+    const counts = new Map<string, { name: string; count: number; latest: string }>()
+    for (const e of elsewhere) {
+      const at = eventPlace(e, place.kind)
+      const c = counts.get(at) ?? { name: placeName(e, at), count: 0, latest: e.occurred_at }
+      counts.set(at, { ...c, count: c.count + 1 })
+    }
+    const where = [...counts.values()]
+      .slice(0, 3)
+      .map((c) => `${c.name}: ${c.count}, the latest at ${c.latest}`)
+      .join('; ')
+    wrongPlace = own.length === 0
+    board =
+      own.length === 0
+        ? {
+            cause: 'wrong_board',
+            status: 'problem',
+            message: `${reg.trigger.name} events arrived through this connection for another ${place.kind === 'model' ? 'place' : place.kind} (${where}), and none for ${place.label}, the one this trigger watches.`,
+            fix: `If those are the changes you expect, configure the trigger for that ${place.kind === 'model' ? 'place' : place.kind}: delete it and create it again with the other one.`,
+          }
+        : {
+            cause: 'wrong_board',
+            status: 'info',
+            message: `${reg.trigger.name} events fire it on ${place.label}; more recent ones arrived for ${where}.`,
+          }
+  }
+  if (own.length > 0)
+    return {
+      board,
+      types: {
+        cause: 'event_type_mismatch',
+        status: 'ok',
+        message: `${own.length} of the last ${here.length} events on ${place.label} fired ${reg.trigger.name} (the latest at ${own[0].occurred_at}).`,
+      },
+    }
+  // None of its own here: the neighbouring kinds that did arrive, by the trigger each would fire.
+  const probe: NormalizedEvent = { id: '', type: 'patchbay:probe', occurredAt: '', refs: {}, data: {} }
+  const candidates = reg.connector.triggers.filter(
+    (t) => t.key !== reg.trigger.key && t.instant && t.match && !safeMatch(t.match, probe, config),
+  )
+  const others = new Map<string, number>()
+  for (const e of here)
+    for (const t of candidates)
+      if (safeMatch(t.match!, toEvent(e), config)) others.set(t.name, (others.get(t.name) ?? 0) + 1)
+  // Its own kind arrives elsewhere: the place is what is wrong, not the kind (no advice here).
+  if (others.size === 0 || wrongPlace)
+    return {
+      board,
+      types: {
+        cause: 'event_type_mismatch',
+        status: 'info',
+        message: wrongPlace
+          ? `${here.length ? `The ${here.length} recent events on ${place.label} are of other kinds; ` : `No events have arrived for ${place.label}; `}${reg.trigger.name} events arrive for another ${place.kind === 'model' ? 'place' : place.kind} (the check above).`
+          : here.length
+            ? `The last ${here.length} events on ${place.label} fire no trigger of this connector.`
+            : `No events have arrived for ${place.label} yet.`,
+      },
+    }
+  const best = [...others.entries()].sort((a, b) => b[1] - a[1])
+  const example = here[0]
+  return {
+    board,
+    types: {
+      cause: 'event_type_mismatch',
+      status: 'problem',
+      message: `None of the last ${here.length} events on ${place.label} fired ${reg.trigger.name}; they are of a neighbouring kind (e.g. ${example.type} at ${example.occurred_at}) and would fire ${best.map(([n, c]) => `${n} (${c})`).join(', ')}.`,
+      fix: `If those are the changes you want, use ${best[0][0]} instead of ${reg.trigger.name}.`,
+    },
+  }
+}
+
+/**
+ * A polled trigger: a failing poll, or — while it has fired nothing yet — the next poll still to
+ * come (a change made since the last poll fires then). A trigger that has fired is told its
+ * schedule, with no advice.
+ */
+async function pollingCheck(deps: { db: Kysely<Database> }, row: TriggerRow): Promise<DiagnosisCheck> {
+  if (row.last_poll_error)
+    return {
+      cause: 'polling_interval',
+      status: 'problem',
+      message: `The last poll (${row.last_poll_at}) failed: ${row.last_poll_error}.`,
+      fix: 'Fix the cause above; the next poll retries by itself.',
+    }
+  const next = row.next_poll_at ? Date.parse(row.next_poll_at) : null
+  const waiting = next !== null && next > Date.now()
+  const fired = await deps.db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('trigger_id', '=', row.id)
+    .limit(1)
+    .executeTakeFirst()
+  const schedule = `Polled every ${row.poll_interval_ms} ms; last poll ${row.last_poll_at ?? 'not yet'}, next poll ${row.next_poll_at ?? 'now'}`
+  if (waiting && !fired)
+    return {
+      cause: 'polling_interval',
+      status: 'problem',
+      message: `${schedule} — the interval has not elapsed yet: it has fired nothing so far, and a change made since the last poll fires at the next one.`,
+      fix: `Wait for the next poll, or poll now (POST /v1/triggers/${row.id}/poll, the Poll now button), or shorten pollIntervalMs.`,
+    }
+  return { cause: 'polling_interval', status: 'info', message: `${schedule}.` }
 }
 
 async function checkWatchedModel(
