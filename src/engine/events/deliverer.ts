@@ -18,11 +18,12 @@ import { PatchbayError } from '../../kit/errors.ts'
 import { type DeliveryRow, deliveries, type NewDelivery } from '../../store/event-log.ts'
 import { isoAt } from '../../store/ids.ts'
 import type { Database, DeliveryAttemptsTable } from '../../store/schema.ts'
+import type { AgentService } from '../agents/agent-service.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { JobQueue } from '../jobs/job-queue.ts'
 import type { Registry } from '../registry.ts'
-import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
-import { eventOutsideScope } from '../triggers/event-scope.ts'
+import type { ToolService } from '../tools/tool-service.ts'
+import { eventOutsideScope } from './event-scope.ts'
 import type { LoopGuard } from './loop-guard.ts'
 import type { SendableDelivery } from './records.ts'
 import { signDelivery } from './standard-webhooks.ts'
@@ -38,8 +39,10 @@ export interface DelivererOptions {
   changes: Changes
   dispatcher: Dispatcher
   log: FastifyBaseLogger
-  agents: AgentDirectory
-  tools: ToolRunner
+  /** Each agent's delivery address now, and its signing secret. */
+  agents: Pick<AgentService, 'get' | 'signingSecret'>
+  /** Tool deliveries start the agent's tool. */
+  tools: Pick<ToolService, 'run'>
   /** The trigger definitions, for the scope a retry is checked against. */
   registry: Registry
   clock?: Clock

@@ -1,232 +1,235 @@
-// From raw deliveries to deliveries for agents: each delivery's events are stored (once, by
-// the upstream's id), matched against the triggers listening on its webhook, and turned into
-// one delivery per match. Fresh deliveries from the ingress go through in one commit for the whole
-// batch, before the upstream gets its 200, with no raw copy in the inbox: their events and
-// deliveries are what is kept. Only a delivery that fails here is kept raw in the inbox (by the
-// ingress); inbox rows left pending — by an older process, or by such a failure — are drained the
-// same way.
+// The one recorder of events. Every source — the upstream webhook ingress, its inbox drain, the
+// pollers, and Patchbay's own notices — hands the events it parsed to `record`, which goes
+// through the same lines for all of them:
+//
+//   attribute (read the place of events whose source did not name it, events/attribution.ts)
+//   → match (each of the source's listeners that fires, held against its agent's scope and
+//     connections as they are now, events/event-scope.ts)
+//   → store (the events, once by the upstream's id, with how many listeners they matched, and one
+//     delivery per match, in one commit — with whatever the source writes in the same commit)
+//   → dispatch (the new deliveries handed to the deliverer at once, events/deliverer.ts).
+//
+// A source says where its events come from and who listens there (EventSource); the recorder
+// knows nothing of webhooks, polls or notices beyond that.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
-import type { NormalizedEvent } from '../../kit/define.ts'
-import { deliveries, events, inbox, type NewDelivery, type NewEvent } from '../../store/event-log.ts'
+import type { NormalizedEvent, TriggerDefinition } from '../../kit/define.ts'
+import { deliveries, events, type NewDelivery, type NewEvent } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
-import type { SubscriptionRow } from '../../store/subscriptions.ts'
 import type { PlacementChanges } from '../access/placement-changes.ts'
-import type { Registry } from '../registry.ts'
-import type { AgentDirectory, AgentInfo } from '../triggers/directories.ts'
-import { eventOutsideScope } from '../triggers/event-scope.ts'
-import type { ListeningTrigger, TriggerService } from '../triggers/trigger-service.ts'
+import type { AgentService } from '../agents/agent-service.ts'
+import type { TriggerTarget } from '../triggers/trigger-service.ts'
 import type { EventAttributor } from './attribution.ts'
 import type { Deliverer } from './deliverer.ts'
-import { deliveryShapeProblem } from './delivery-shape.ts'
+import { type EventScopeAgent, eventOutsideScope } from './event-scope.ts'
 import { deliveryRow, eventRow, type SendableDelivery, sendable } from './records.ts'
 
-const BATCH = 500
-/** Tries of an inbox row that fails to process before it is set aside. */
-export const INBOX_MAX_TRIES = 5
+/** Where a delivery made for a listener goes: the agent (its webhook or stream), or one of its tools. */
+export type ListenerTarget = TriggerTarget
 
-export interface ParsedDelivery {
-  sub: SubscriptionRow
-  events: NormalizedEvent[]
+/**
+ * One who may receive the events of a source: a trigger (on a webhook, or the polled trigger
+ * itself), or an agent told of a Patchbay notice.
+ */
+export interface Listener {
+  /** Stored as the delivery's trigger_id: one delivery per (event, listener). */
+  triggerId: string
+  /** The trigger key the pushed body names (`taskboard.card_moved`), or null (a notice). */
+  triggerKey: string | null
+  workspaceId: string
+  agentId: string
+  /** The connection the listener hears through (the agent must still be allowed it). */
+  connectionId: string
+  target: ListenerTarget
+  /** How an event's place is held against the agent's scope (kit/define.ts, TriggerDefinition.eventScope). */
+  eventScope: NonNullable<TriggerDefinition['eventScope']>
+  /** Whether it fires for an event; absent, it fires for every event of its source (a poll, a notice). */
+  match?: (e: NormalizedEvent) => boolean
+}
+
+/** Where events come from, as the recorder stores and matches them. */
+export interface EventSource {
+  workspaceId: string
+  /** The connector the events are of (`patchbay` for Patchbay's own notices). */
+  connector: string
+  connectionId: string
+  /** What the events are stored under: the webhook's id, `poll:<trigger id>`, `notice:<kind>`. */
+  subscriptionId: string
+  /** The webhook's model, `poll` or `notice`. */
+  model: string
   receivedAt: string
+  /** Who hears events here. */
+  listeners: Listener[]
+  /**
+   * Whether an event no listener takes is stored all the same (an upstream's webhook delivery: it
+   * is what was received); a poll keeps only what its trigger delivers.
+   */
+  keepUnheard: boolean
 }
 
-interface MatchContext {
-  listening: Map<string, ListeningTrigger[]>
-  /** Each listening agent as it is now (its current scope and connections); null when gone. */
-  agents: Map<string, AgentInfo | null>
+export interface RecordOptions {
+  /** Written in the same commit as the events and their deliveries (an inbox row marked done, a poll's cursor). */
+  inCommit?: (trx: Transaction<Database>) => Promise<void>
 }
 
-export class Pipeline {
+export interface Recorded {
+  /** Deliveries made (a repeat made none for a listener it reached before). */
+  deliveries: number
+}
+
+/** What the recorder needs of the agents: each listener's agent as it is now. */
+type RecipientAgents = Pick<AgentService, 'get'>
+type Recipient = EventScopeAgent & { delivery: { type: string } }
+
+/** A listener a source derives from a trigger: `match` applies the trigger's own match to its config. */
+export function triggerListener(
+  t: {
+    id: string
+    trigger_key: string
+    workspace_id: string
+    agent_id: string
+    connection_id: string
+  },
+  def: Pick<TriggerDefinition, 'eventScope' | 'match'>,
+  target: ListenerTarget,
+  config: unknown,
+  fires: 'when-matched' | 'always',
+): Listener {
+  const match = def.match
+  return {
+    triggerId: t.id,
+    triggerKey: t.trigger_key,
+    workspaceId: t.workspace_id,
+    agentId: t.agent_id,
+    connectionId: t.connection_id,
+    target,
+    eventScope: def.eventScope ?? 'place',
+    match: fires === 'always' ? undefined : match ? (e) => match(e, config) : () => false,
+  }
+}
+
+export class Recorder {
   #db: Kysely<Database>
-  #registry: Registry
-  #triggers: TriggerService
   #deliverer: Deliverer
   #log: FastifyBaseLogger
   #placements: PlacementChanges
-  #agents: AgentDirectory
+  #agents: RecipientAgents
   #attributor: EventAttributor
 
   constructor(deps: {
     db: Kysely<Database>
-    registry: Registry
-    triggers: TriggerService
     deliverer: Deliverer
-    agents: AgentDirectory
+    agents: RecipientAgents
     log: FastifyBaseLogger
-    /** Told of every stored event's cards and lists (the scope guard's places may have moved). */
+    /** Told of every recorded event's cards and lists (the scope guard's places may have moved). */
     placements: PlacementChanges
-    /** Reads the place of events whose delivery does not name it, before they are matched. */
+    /** Reads the place of events whose source does not name it, before they are matched. */
     attributor: EventAttributor
   }) {
+    this.#db = deps.db
+    this.#deliverer = deps.deliverer
+    this.#agents = deps.agents
+    this.#log = deps.log
     this.#placements = deps.placements
     this.#attributor = deps.attributor
-    this.#agents = deps.agents
-    this.#db = deps.db
-    this.#registry = deps.registry
-    this.#triggers = deps.triggers
-    this.#deliverer = deps.deliverer
-    this.#log = deps.log
   }
 
   /**
-   * Stores fresh deliveries' events and deliveries, in one commit. No raw row is written for them:
-   * nothing reads the raw copy of a processed delivery, and its random delivery id in the inbox's
-   * unique index cost a page of the write-ahead log per delivery (issue 17).
+   * Records one source's events: attributed, matched, stored with their deliveries, dispatched.
+   * Answers how many deliveries were made.
    */
-  async ingest(items: ParsedDelivery[]): Promise<void> {
-    const matched = this.#match(items, await this.#prepare(items))
-    const created =
-      (await this.#storeAtOnce(matched)) ??
-      (await this.#db.transaction().execute((trx) => this.#store(trx, matched)))
+  record(source: EventSource, events: NormalizedEvent[], opts: RecordOptions = {}): Promise<Recorded> {
+    return this.recordMany([{ source, events }], opts)
+  }
+
+  /**
+   * Records several sources' events in one commit (the ingress's group commit, an inbox drain).
+   * When nothing else goes in the commit, the store may write them in one statement (PostgreSQL).
+   */
+  async recordMany(
+    items: Array<{ source: EventSource; events: NormalizedEvent[] }>,
+    opts: RecordOptions = {},
+  ): Promise<Recorded> {
+    const agents = await this.#prepare(items)
+    const matched = this.#match(items, agents)
+    const inCommit = opts.inCommit
+    const created = inCommit
+      ? await this.#db.transaction().execute(async (trx) => {
+          const rows = await this.#store(trx, matched)
+          await inCommit(trx)
+          return rows
+        })
+      : ((await this.#storeAtOnce(matched)) ??
+        (await this.#db.transaction().execute((trx) => this.#store(trx, matched))))
     if (created.length) await this.#deliverer.dispatch(created)
+    return { deliveries: created.length }
   }
 
   /**
-   * Processes inbox rows left pending, oldest first. Rows go through together; when that commit
-   * fails, each goes through on its own, so one row that cannot be processed blocks none behind
-   * it: it is tried again on a later drain and set aside (`failed`, with the reason) after
-   * INBOX_MAX_TRIES. A row that cannot be read at all is set aside at once.
+   * What matching needs, read before the transaction: the place of events whose source does not
+   * name it (looked up only for events a listener needing a place fires for), and the listening
+   * agents as they are now (null when gone).
    */
-  async drain(): Promise<{ retryLater: boolean }> {
-    let after = 0
-    let retryLater = false
-    for (;;) {
-      const rows = await inbox.pending(this.#db, BATCH, after)
-      if (rows.length === 0) break
-      after = Number(rows[rows.length - 1].seq)
-      const items: Array<ParsedDelivery & { seq: number }> = []
-      const ignored: number[] = []
-      const unreadable: Array<{ seq: number; error: string }> = []
-      for (const row of rows) {
-        const sub = await this.#triggers.subscription(row.subscription_id)
-        if (!sub) {
-          unreadable.push({ seq: row.seq, error: 'its webhook was removed before it was processed' })
-          continue
-        }
-        try {
-          const parsed = this.#registry
-            .connector(sub.connector)!
-            .webhooks!.parse({ headers: JSON.parse(row.headers), rawBody: row.body, callbackUrl: '' })
-          if ('ignore' in parsed) {
-            ignored.push(row.seq)
-            continue
-          }
-          const problem = deliveryShapeProblem(parsed)
-          if (problem) unreadable.push({ seq: row.seq, error: `cannot be stored: ${problem}` })
-          else items.push({ seq: row.seq, sub, events: parsed.events, receivedAt: row.received_at })
-        } catch (err) {
-          unreadable.push({ seq: row.seq, error: `could not be read: ${(err as Error).message}` })
-        }
-      }
-      await this.#db.transaction().execute(async (trx) => {
-        await inbox.mark(trx, ignored, 'done')
-        for (const f of unreadable) await inbox.mark(trx, [f.seq], 'failed', f.error)
-      })
-      for (const f of unreadable) this.#log.warn({ inbox: f.seq, reason: f.error }, 'inbox row set aside')
-      try {
-        await this.#commitRows(items)
-      } catch (err) {
-        this.#log.warn({ err }, 'inbox rows failed together; processing them one by one')
-        for (const item of items) {
-          try {
-            await this.#commitRows([item])
-          } catch (e) {
-            const reason = `could not be processed: ${(e as Error).message}`
-            const outcome = await inbox.failedTry(this.#db, item.seq, reason, INBOX_MAX_TRIES)
-            this.#log.error({ inbox: item.seq, err: e, outcome }, 'an inbox row could not be processed')
-            if (outcome === 'retry') retryLater = true
-          }
-        }
-      }
-      if (rows.length < BATCH) break
-    }
-    return { retryLater }
-  }
-
-  /** Stores the rows' events and deliveries and marks the rows done, in one commit. */
-  async #commitRows(items: Array<ParsedDelivery & { seq: number }>): Promise<void> {
-    if (items.length === 0) return
-    const match = await this.#prepare(items)
-    const created = await this.#db.transaction().execute(async (trx) => {
-      const ids = await this.#apply(trx, items, match)
-      await inbox.mark(
-        trx,
-        items.map((i) => i.seq),
-        'done',
-      )
-      return ids
-    })
-    if (created.length) await this.#deliverer.dispatch(created)
-  }
-
-  /**
-   * What matching needs, read before the transaction: the listening triggers, their agents as
-   * they are now, and the place of events whose delivery does not name it (looked up only for
-   * events a listening trigger needing a place fires for).
-   */
-  async #prepare(items: ParsedDelivery[]): Promise<MatchContext> {
-    const listening = new Map<string, ListeningTrigger[]>()
-    for (const i of items)
-      if (!listening.has(i.sub.id)) listening.set(i.sub.id, await this.#triggers.listeningOn(i.sub.id))
+  async #prepare(items: Array<{ source: EventSource; events: NormalizedEvent[] }>) {
     const lookups = items.flatMap(
-      (i) => this.#attributor.attribute(i.sub, i.events, listening.get(i.sub.id) ?? []) ?? [],
+      (i) => this.#attributor.attribute(i.source, i.events, (l, e) => this.#fires(l, e)) ?? [],
     )
     if (lookups.length > 0) await Promise.all(lookups)
-    const agents = new Map<string, AgentInfo | null>()
-    for (const list of listening.values())
-      for (const t of list)
-        if (!agents.has(t.row.agent_id))
-          agents.set(
-            t.row.agent_id,
-            (await this.#agents.get(t.row.workspace_id, t.row.agent_id).catch(() => null)) ?? null,
-          )
-    return { listening, agents }
+    const agents = new Map<string, Recipient | null>()
+    for (const { source } of items)
+      for (const l of source.listeners)
+        if (!agents.has(l.agentId))
+          agents.set(l.agentId, (await this.#agents.get(l.workspaceId, l.agentId).catch(() => null)) ?? null)
+    return agents
   }
 
-  /**
-   * Matches the events, then stores them (with how many triggers they matched) and their
-   * deliveries. Returns the new deliveries, built from the rows written (nothing is read back).
-   */
-  #apply(trx: Transaction<Database>, items: ParsedDelivery[], match: MatchContext) {
-    return this.#store(trx, this.#match(items, match))
+  #fires(l: Listener, e: NormalizedEvent): boolean {
+    if (!l.match) return true
+    try {
+      return l.match(e)
+    } catch (err) {
+      this.#log.error({ trigger: l.triggerId, err }, 'trigger match failed')
+      return false
+    }
   }
 
-  /** Each event as a row to store, and the triggers (with their agents) it fires. */
-  #match(items: ParsedDelivery[], match: MatchContext): Matched {
+  /** Each event as a row to store, and the listeners (with their agents) it reaches. */
+  #match(
+    items: Array<{ source: EventSource; events: NormalizedEvent[] }>,
+    agents: Map<string, Recipient | null>,
+  ): Matched {
     const now = nowIso()
     const newEvents: NewEvent[] = []
     const firing: Matched['firing'] = []
-    for (const { sub, events: evs, receivedAt } of items) {
-      this.#placements.publish(sub.connector, evs)
+    for (const { source, events: evs } of items) {
+      // Every event tells where its card lies now, delivered or not.
+      this.#placements.publish(source.connector, evs)
       for (const e of evs) {
-        const triggers: Array<{ t: ListeningTrigger; agent: AgentInfo }> = []
-        for (const t of match.listening.get(sub.id) ?? []) {
-          let fires = false
-          try {
-            fires = t.def.match!(e, t.config)
-          } catch (err) {
-            this.#log.error({ trigger: t.row.id, err }, 'trigger match failed')
-          }
-          if (!fires) continue
+        const reached: Array<{ l: Listener; agent: Recipient }> = []
+        for (const l of source.listeners) {
+          if (!this.#fires(l, e)) continue
           // The agent's scope and connections as they are now, not when the trigger was made.
-          const agent = match.agents.get(t.row.agent_id)
+          const agent = agents.get(l.agentId)
           if (!agent) continue
-          if (eventOutsideScope(agent, { def: t.def, connectionId: t.row.connection_id }, e)) continue
-          triggers.push({ t, agent })
+          if (
+            eventOutsideScope(agent, { def: { eventScope: l.eventScope }, connectionId: l.connectionId }, e)
+          )
+            continue
+          reached.push({ l, agent })
         }
-        firing.push({ key: `${sub.connector}:${e.id}`, triggers })
+        if (reached.length === 0 && !source.keepUnheard) continue
+        firing.push({ key: `${source.connector}:${e.id}`, reached })
         newEvents.push(
           eventRow(e, {
-            workspaceId: sub.workspace_id,
-            connector: sub.connector,
-            subscriptionId: sub.id,
-            connectionId: sub.connection_id,
-            model: sub.model,
-            receivedAt,
+            workspaceId: source.workspaceId,
+            connector: source.connector,
+            subscriptionId: source.subscriptionId,
+            connectionId: source.connectionId,
+            model: source.model,
+            receivedAt: source.receivedAt,
             now,
-            matched: triggers.length,
+            matched: reached.length,
           }),
         )
       }
@@ -249,7 +252,7 @@ export class Pipeline {
    * Where the store can (PostgreSQL), the events and their deliveries in one statement, with no
    * transaction round trips, taking every event to be new (as nearly all are). Events stored
    * before (a redelivery, or the same change seen through another webhook) are then stored the
-   * transactional way, before the upstream is answered. Null where the store cannot.
+   * transactional way, before the source is answered. Null where the store cannot.
    */
   async #storeAtOnce(m: Matched): Promise<SendableDelivery[] | null> {
     const asNew = new Map<string, NewEvent>()
@@ -282,21 +285,21 @@ export class Pipeline {
     const eventOf = new Map<string, NewEvent>()
     const triggerKey = new Map<string, string>()
     const repeats = new Map<string, number>()
-    for (const { key, triggers } of m.firing) {
+    for (const { key, reached } of m.firing) {
       const event = stored.get(key)
       if (!event) continue
-      // A repeat keeps its stored row; the triggers it matches now are counted on it again.
-      if (event.repeat && triggers.length) repeats.set(event.id, triggers.length)
+      // A repeat keeps its stored row; the listeners it reaches now are counted on it again.
+      if (event.repeat && reached.length) repeats.set(event.id, reached.length)
       eventOf.set(event.id, event)
-      for (const { t, agent } of triggers) {
-        triggerKey.set(t.row.id, t.row.trigger_key)
+      for (const { l, agent } of reached) {
+        if (l.triggerKey !== null) triggerKey.set(l.triggerId, l.triggerKey)
         created.push(
           deliveryRow({
-            workspaceId: t.row.workspace_id,
-            agentId: t.row.agent_id,
-            triggerId: t.row.id,
+            workspaceId: l.workspaceId,
+            agentId: l.agentId,
+            triggerId: l.triggerId,
             eventId: event.id,
-            target: t.target,
+            target: l.target,
             agentDelivery: agent.delivery.type,
             now: m.now,
           }),
@@ -307,9 +310,9 @@ export class Pipeline {
   }
 }
 
-/** Events matched to the triggers they fire, as rows to store (`firing[i]` is `newEvents[i]`'s). */
+/** Events matched to the listeners they reach, as rows to store (`firing[i]` is `newEvents[i]`'s). */
 interface Matched {
   now: string
   newEvents: NewEvent[]
-  firing: Array<{ key: string; triggers: Array<{ t: ListeningTrigger; agent: AgentInfo }> }>
+  firing: Array<{ key: string; reached: Array<{ l: Listener; agent: Recipient }> }>
 }
