@@ -8,7 +8,7 @@
 // keys) run against the sandboxes, and an unknown argument is refused by name.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import Ajv2020 from 'ajv/dist/2020.js'
+import { Ajv2020 } from 'ajv/dist/2020.js'
 import { toStrictJsonSchema } from 'openai/lib/transform.js'
 import {
   GEMINI_FORMATS,
@@ -31,7 +31,11 @@ before(async () => {
     await t.api('POST', '/v1/connections', {
       connector: 'taskboard',
       authMethod: 'api_key_token',
-      credentials: { key: t.taskboard.demo.key, token: t.taskboard.demo.token, secret: t.taskboard.demo.secret },
+      credentials: {
+        key: t.taskboard.demo.key,
+        token: t.taskboard.demo.token,
+        secret: t.taskboard.demo.secret,
+      },
     })
   ).body.id
   const contactdata = await t.api('POST', '/v1/connections', {
@@ -54,7 +58,12 @@ before(async () => {
     {
       name: 'Copy a card',
       steps: [
-        { name: 'source', stepId: 'taskboard.get_card', connectionId: taskboard, input: { idCard: '{{input.cardId}}' } },
+        {
+          name: 'source',
+          stepId: 'taskboard.get_card',
+          connectionId: taskboard,
+          input: { idCard: '{{input.cardId}}' },
+        },
         {
           stepId: 'taskboard.create_card',
           connectionId: taskboard,
@@ -64,9 +73,17 @@ before(async () => {
     },
     {
       name: 'Make a card',
-      inputs: { list: { type: 'string', required: true }, title: { description: 'The name.' }, extra: { type: 'object' } },
+      inputs: {
+        list: { type: 'string', required: true },
+        title: { description: 'The name.' },
+        extra: { type: 'object' },
+      },
       steps: [
-        { stepId: 'taskboard.create_card', connectionId: taskboard, input: { idList: '{{input.list}}', name: '{{input.title}}' } },
+        {
+          stepId: 'taskboard.create_card',
+          connectionId: taskboard,
+          input: { idList: '{{input.list}}', name: '{{input.title}}' },
+        },
       ],
     },
   ]) {
@@ -86,7 +103,8 @@ const exported = async (query: string) => {
 function* subschemas(s: any, path = '#'): Generator<[string, any]> {
   yield [path, s]
   for (const [k, p] of Object.entries(s.properties ?? {})) yield* subschemas(p, `${path}/properties/${k}`)
-  if (s.items && typeof s.items === 'object' && !Array.isArray(s.items)) yield* subschemas(s.items, `${path}/items`)
+  if (s.items && typeof s.items === 'object' && !Array.isArray(s.items))
+    yield* subschemas(s.items, `${path}/items`)
   for (const key of ['anyOf', 'oneOf', 'allOf'])
     for (const [i, b] of (s[key] ?? []).entries()) yield* subschemas(b, `${path}/${key}/${i}`)
   if (s.additionalProperties && typeof s.additionalProperties === 'object')
@@ -95,7 +113,12 @@ function* subschemas(s: any, path = '#'): Generator<[string, any]> {
 
 /** The whole list: every step of the three connectors, both tools and describe_tool. */
 const assertWholeList = (names: string[]) => {
-  const want = [...every().map((id) => id.replace('.', '_')), 'tool_copy_a_card', 'tool_make_a_card', 'describe_tool']
+  const want = [
+    ...every().map((id) => id.replace('.', '_')),
+    'tool_copy_a_card',
+    'tool_make_a_card',
+    'describe_tool',
+  ]
   assert.deepEqual([...names].sort(), want.sort())
 }
 
@@ -134,7 +157,8 @@ test('OpenAI strict: every tool passes the openai package’s strict normalizer 
     for (const [path, s] of subschemas(f.parameters)) {
       const where = `${f.name} ${path}`
       // https://platform.openai.com/docs/guides/structured-outputs#supported-schemas
-      for (const k of Object.keys(s)) assert.ok(OPENAI_STRICT_KEYWORDS.has(k), `${where}: ${k} is not supported`)
+      for (const k of Object.keys(s))
+        assert.ok(OPENAI_STRICT_KEYWORDS.has(k), `${where}: ${k} is not supported`)
       if (s.format) assert.ok(OPENAI_STRICT_FORMATS.has(s.format), `${where}: format ${s.format}`)
       // "All fields must be required" and "additionalProperties: false must always be set in objects".
       if (s.properties) {
@@ -152,7 +176,14 @@ test('OpenAI strict: every tool passes the openai package’s strict normalizer 
 test('OpenAI (not strict) and Anthropic: closed JSON Schemas that compile, names and descriptions whole', async () => {
   const ajv = new Ajv2020({ strict: false, validateFormats: false })
   for (const [query, of] of [
-    ['format=openai', (x: any) => ({ name: x.function.name, description: x.function.description, schema: x.function.parameters })],
+    [
+      'format=openai',
+      (x: any) => ({
+        name: x.function.name,
+        description: x.function.description,
+        schema: x.function.parameters,
+      }),
+    ],
     ['format=anthropic', (x: any) => ({ name: x.name, description: x.description, schema: x.input_schema })],
   ] as const) {
     const tools = (await exported(query)).map(of)
@@ -166,7 +197,13 @@ test('OpenAI (not strict) and Anthropic: closed JSON Schemas that compile, names
       for (const [path, s] of subschemas(schema)) {
         if (s.properties) assert.equal(s.additionalProperties, false, `${name} ${path}: not closed`)
         assert.ok(
-          s.type !== undefined || s.anyOf || s.oneOf || s.enum || s.const !== undefined || path.endsWith('additionalProperties') || path.endsWith('items'),
+          s.type !== undefined ||
+            s.anyOf ||
+            s.oneOf ||
+            s.enum ||
+            s.const !== undefined ||
+            path.endsWith('additionalProperties') ||
+            path.endsWith('items'),
           `${name} ${path}: untyped`,
         )
       }
@@ -181,7 +218,10 @@ test('Gemini: every function declaration uses only the documented Schema subset'
   for (const fn of tools) {
     assert.match(fn.name, GEMINI_NAME)
     assertWholeDescription(fn.name, fn.description)
-    assert.deepEqual(Object.keys(fn).filter((k) => !['name', 'description', 'parameters'].includes(k)), [])
+    assert.deepEqual(
+      Object.keys(fn).filter((k) => !['name', 'description', 'parameters'].includes(k)),
+      [],
+    )
     if (!fn.parameters) continue
     assert.equal(fn.parameters.type, 'object', fn.name)
     for (const [path, s] of subschemas(fn.parameters)) {
@@ -190,19 +230,27 @@ test('Gemini: every function declaration uses only the documented Schema subset'
       for (const k of Object.keys(s)) if (!GEMINI_KEYWORDS.has(k)) rejected.push(`${where}: ${k}`)
       // type is one value of the Type enum (no type arrays); a schema without one is refused.
       if (s.anyOf === undefined) {
-        if (typeof s.type !== 'string' || !GEMINI_TYPES.has(s.type)) rejected.push(`${where}: type ${JSON.stringify(s.type)}`)
+        if (typeof s.type !== 'string' || !GEMINI_TYPES.has(s.type))
+          rejected.push(`${where}: type ${JSON.stringify(s.type)}`)
       }
       // enum: "Possible values of the element of Type.STRING".
       if (s.enum && (s.type !== 'string' || s.enum.some((v: unknown) => typeof v !== 'string')))
         rejected.push(`${where}: enum on ${s.type}`)
-      if (s.format && !GEMINI_FORMATS[s.type]?.has(s.format)) rejected.push(`${where}: format ${s.format} on ${s.type}`)
+      if (s.format && !GEMINI_FORMATS[s.type]?.has(s.format))
+        rejected.push(`${where}: format ${s.format} on ${s.type}`)
       // "properties: should be non-empty for OBJECT type" (the API's refusal).
-      if (s.type === 'object' && Object.keys(s.properties ?? {}).length === 0) rejected.push(`${where}: empty object`)
+      if (s.type === 'object' && Object.keys(s.properties ?? {}).length === 0)
+        rejected.push(`${where}: empty object`)
       if (s.type === 'array' && !s.items) rejected.push(`${where}: array without items`)
-      for (const r of s.required ?? []) if (!s.properties?.[r]) rejected.push(`${where}: requires undeclared ${r}`)
+      for (const r of s.required ?? [])
+        if (!s.properties?.[r]) rejected.push(`${where}: requires undeclared ${r}`)
     }
   }
-  assert.deepEqual(rejected, [], `${new Set(rejected.map((r) => r.split(' ')[0])).size} of ${tools.length} rejected`)
+  assert.deepEqual(
+    rejected,
+    [],
+    `${new Set(rejected.map((r) => r.split(' ')[0])).size} of ${tools.length} rejected`,
+  )
 })
 
 test('MCP inputSchema is closed, typed for the tools too, and the same as the OpenAI (not strict) parameters', async () => {
@@ -234,10 +282,15 @@ test('a provider format that does not exist is refused, naming those that do', a
 })
 
 test('calls as the providers write them run; an unknown argument is refused by name', async () => {
-  const call = (name: string, args: unknown) => t.api('POST', `/v1/agents/${agentId}/function-call`, { name, arguments: args })
+  const call = (name: string, args: unknown) =>
+    t.api('POST', `/v1/agents/${agentId}/function-call`, { name, arguments: args })
   // OpenAI strict: every optional argument present, null for none.
-  const strict = (await exported('format=openai&strict=true')).find((x) => x.function.name === 'taskboard_create_card')
-  const args: Record<string, unknown> = Object.fromEntries(Object.keys(strict.function.parameters.properties).map((k) => [k, null]))
+  const strict = (await exported('format=openai&strict=true')).find(
+    (x) => x.function.name === 'taskboard_create_card',
+  )
+  const args: Record<string, unknown> = Object.fromEntries(
+    Object.keys(strict.function.parameters.properties).map((k) => [k, null]),
+  )
   args.idList = t.taskboard.demo.listIds[0]
   args.name = 'Written as OpenAI strict writes it'
   const made = await call('taskboard_create_card', JSON.stringify(args))
@@ -257,7 +310,10 @@ test('calls as the providers write them run; an unknown argument is refused by n
   const unknown = await call('contactdata_search_companies', { query: 'acme' })
   assert.equal(unknown.status, 400)
   assert.equal(unknown.body.error.code, 'VALIDATION_FAILED')
-  assert.match(unknown.body.error.message, /input\.query: is not an argument here \(the arguments are: industry, location/)
+  assert.match(
+    unknown.body.error.message,
+    /input\.query: is not an argument here \(the arguments are: industry, location/,
+  )
   const rest = await t.api('POST', '/v1/steps/taskboard.get_card/run', {
     connectionId: taskboard,
     input: { idCard: 'x', colour: 'red' },
