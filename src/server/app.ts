@@ -16,7 +16,8 @@ import {
 } from 'fastify-type-provider-zod'
 import type { Redis } from 'ioredis'
 import type { Engine } from '../engine/engine.ts'
-import { installAuthentication, publicRoute } from './authenticate.ts'
+import { installAuthentication, type PersonAuthenticator, publicRoute } from './authenticate.ts'
+import { attachRules, enforcePolicy } from './authorize.ts'
 import { enforceContract, transformObject } from './contract.ts'
 import { installErrorHandling } from './error-handler.ts'
 import { mcpRoutes } from './mcp/routes.ts'
@@ -94,6 +95,8 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   app.setSerializerCompiler(serializerCompiler)
   installErrorHandling(app)
   enforceContract(app)
+  // Before any route is added: each route gets its rule from the policy table (or fails the start).
+  attachRules(app)
   installRequestLogging(app)
   if (opts.metricsToken) {
     const metrics = installMetrics(app, engine, { token: opts.metricsToken, baseUrls: opts.baseUrls ?? {} })
@@ -118,7 +121,10 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     // Schemas with a Zod registry id (.meta({ id })) become components the operations refer to.
     transformObject,
   })
-  installAuthentication(app, engine)
+  // Sign-in plugs its authenticators (sessions, personal keys) in here.
+  const people: PersonAuthenticator[] = []
+  installAuthentication(app, engine, { people })
+  enforcePolicy(app)
   // The API reference pages are public; every route they register says so.
   await app.register(async (docs) => {
     docs.addHook('onRoute', (route) => {

@@ -6,7 +6,8 @@ import { z } from 'zod'
 import { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { requireAdminOrSelf, ToolRunView } from '../agent-schemas.ts'
+import { ToolRunView } from '../agent-schemas.ts'
+import { requireOwnAgent } from '../authorize.ts'
 import { agentCaller } from '../mcp/routes.ts'
 import { errorResponses, JsonSchema, StepResult } from '../schemas.ts'
 
@@ -43,7 +44,7 @@ export const functionToolRoutes =
         },
       },
       async (req) => {
-        requireAdminOrSelf(req, req.params.id)
+        requireOwnAgent(req.caller, req.params.id)
         const caller = await agentCaller(engine, req.caller, req.params.id)
         const callables = await toolbox.list(caller)
         switch (req.query.format) {
@@ -92,7 +93,7 @@ export const functionToolRoutes =
         },
       },
       async (req) => {
-        requireAdminOrSelf(req, req.params.id)
+        requireOwnAgent(req.caller, req.params.id)
         const caller = await agentCaller(engine, req.caller, req.params.id)
         let args: unknown = req.body.arguments
         if (typeof args === 'string') {
