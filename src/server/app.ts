@@ -81,6 +81,8 @@ export interface AppOptions {
   metricsToken?: string | null
   /** Upstream base addresses, to count upstream requests by connector. */
   baseUrls?: Record<string, string | undefined>
+  /** Recognise signed-in people (sessions, personal keys), asked before workspace and agent keys. */
+  people?: readonly PersonAuthenticator[]
 }
 
 export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<FastifyInstance> {
@@ -122,7 +124,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     transformObject,
   })
   // Sign-in plugs its authenticators (sessions, personal keys) in here.
-  const people: PersonAuthenticator[] = []
+  const people: PersonAuthenticator[] = [...(opts.people ?? [])]
   installAuthentication(app, engine, { people })
   enforcePolicy(app)
   // The API reference pages are public; every route they register says so.
