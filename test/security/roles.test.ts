@@ -167,5 +167,5 @@ test('a route the policy table does not name fails the start, saying where to ad
   const hidden = Fastify()
   attachRules(hidden)
   hidden.get('/internal', { schema: { hide: true } }, async () => ({}))
-  await assert.rejects(hidden.ready(), /GET \/internal.* has no operationId and is not public/)
+  await assert.rejects(async () => hidden.ready(), /GET \/internal.* has no operationId and is not public/)
 })
