@@ -17,6 +17,7 @@ import { Connections } from '../store/connections.ts'
 import { CreditBudgets, CreditHolds, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
 import { Leases } from '../store/leases.ts'
+import { Memberships } from '../store/memberships.ts'
 import { OAuthFlowRows } from '../store/oauth-flows.ts'
 import { ParkedInbox } from '../store/parked-inbox.ts'
 import { StepRuns } from '../store/step-runs.ts'
@@ -27,6 +28,7 @@ import { Triggers } from '../store/triggers.ts'
 import type { Vault } from '../store/vault.ts'
 import { CreditService } from './access/credits.ts'
 import { KeyRevocations } from './access/key-revocations.ts'
+import { MembershipService } from './access/memberships.ts'
 import { PlacementChanges } from './access/placement-changes.ts'
 import { ScopeGuard, type ScopeGuardOptions } from './access/scope-guard.ts'
 import { AgentService } from './agents/agent-service.ts'
@@ -110,6 +112,8 @@ export class Engine {
   readonly changes: Changes
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
   readonly keyRevocations: KeyRevocations
+  /** Who belongs to which workspace with which role (cached for authentication, shared on change). */
+  readonly memberships: MembershipService
   /** Cards and lists stored events name: the scope guard forgets where they were placed. */
   readonly placements: PlacementChanges
   readonly events: EventSystem
@@ -136,6 +140,12 @@ export class Engine {
     this.keyRevocations = new KeyRevocations(this.changes)
     this.placements = new PlacementChanges(this.changes)
     this.apiKeys = new ApiKeys(opts.store.db)
+    this.memberships = new MembershipService({
+      repo: new Memberships(opts.store.db),
+      keys: this.apiKeys,
+      changes: this.changes,
+      revocations: this.keyRevocations,
+    })
     const clock = opts.clock ?? systemClock
     this.stepRuns = new StepRuns(opts.store, { clock, log: opts.log })
     this.egress = opts.egress ?? new EgressGuard()
