@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
-import { requireAdmin } from '../authenticate.ts'
 import { ConnectionView, errorResponses } from '../schemas.ts'
 
 const Connected = ConnectionView.extend({
@@ -87,7 +86,6 @@ export const connectionRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
         const made = await engine.connections.create(req.caller.workspaceId, req.body)
         return reply.code(made.reconnected ? 200 : 201).send(made)
       },
@@ -145,7 +143,6 @@ export const connectionRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         // Its webhooks are registered again with the fresh credentials (ConnectionService.onReplaced).
         return engine.connections.reconnect(req.caller.workspaceId, req.params.id, req.body)
       },
@@ -169,7 +166,6 @@ export const connectionRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return engine.connectionBindings.disconnect(req.caller.workspaceId, req.params.id, {
           force: req.query.force === 'true',
         })
@@ -196,7 +192,6 @@ export const connectionRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return engine.connectionBindings.restore(req.caller.workspaceId, req.params.id, {
           from: req.body?.from,
         })

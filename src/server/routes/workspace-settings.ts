@@ -1,10 +1,9 @@
-// The workspace's own settings (engine/access/workspace-settings.ts): read by any workspace key,
-// changed by an admin. Agent keys neither read nor change them.
+// The workspace's own settings (engine/access/workspace-settings.ts); who may read and change
+// them is the policy table's (engine/access/policy.ts).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { WorkspaceSettingsInput } from '../../engine/access/workspace-settings.ts'
 import type { Engine } from '../../engine/engine.ts'
-import { requireAdmin } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
 
 const WorkspaceSettingsView = z
@@ -31,7 +30,6 @@ export const workspaceSettingsRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return engine.settings.get(req.caller.workspaceId)
       },
     )
@@ -47,7 +45,6 @@ export const workspaceSettingsRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return engine.settings.update(req.caller.workspaceId, req.body)
       },
     )
