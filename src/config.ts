@@ -48,6 +48,8 @@ export interface Config {
   loopDepthLimit: number
   /** How often upstream webhooks are reconciled (one instance at a time). */
   reconcileIntervalMs: number
+  /** How often a connection with triggers is checked upstream (engine/connections/connection-health.ts). */
+  connectionCheckMs: number
   /** Deliveries waiting on an instance at which its ingress answers 503 with Retry-After. */
   deliveryBacklogLimit: number
   /** Patchbay's OAuth app per connector, for sign-in flows (PATCHBAY_<ID>_CLIENT_ID / _CLIENT_SECRET). */
@@ -363,6 +365,12 @@ export const settings: Record<string, Setting> = {
     MS,
     wholeNumber(1, Number.MAX_SAFE_INTEGER),
   ),
+  PATCHBAY_CONNECTION_CHECK_MS: setting(
+    '`25000`',
+    'how often a connection that has triggers is asked upstream about its account (one request, paced within its budget, claimed so several instances make one check; skipped while its steps or polls prove it alive): a revoked or expired credential is seen within two intervals, the connection `lapsed` and its triggers `paused`',
+    MS,
+    wholeNumber(100, Number.MAX_SAFE_INTEGER),
+  ),
   PATCHBAY_EGRESS_ALLOW: setting(
     "— (`npm start`: its embedded sandboxes' `host:port`)",
     'non-public hosts Patchbay may send to: comma-separated host names (`*.corp.example`), `host:port`, IPs or CIDR ranges (`10.0.0.0/8`). Link-local and metadata addresses are never allowed. See [Security](security.md#security)',
@@ -501,6 +509,7 @@ export function loadConfig(
     minPollIntervalMs: v.PATCHBAY_MIN_POLL_INTERVAL_MS ?? 10_000,
     loopDepthLimit: v.PATCHBAY_LOOP_DEPTH_LIMIT ?? 3,
     reconcileIntervalMs: v.PATCHBAY_RECONCILE_INTERVAL_MS ?? 900_000,
+    connectionCheckMs: v.PATCHBAY_CONNECTION_CHECK_MS ?? 25_000,
     deliveryBacklogLimit: v.PATCHBAY_DELIVERY_BACKLOG_LIMIT ?? 1_000,
     oauthApps,
     webUrls,

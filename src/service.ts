@@ -172,6 +172,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       minPollIntervalMs: config.minPollIntervalMs,
       loopDepthLimit: config.loopDepthLimit,
       reconcileIntervalMs: config.reconcileIntervalMs,
+      connectionCheckMs: config.connectionCheckMs,
       deliveryBacklogLimit: config.deliveryBacklogLimit,
     },
     pacing: config.pacing,

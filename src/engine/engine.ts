@@ -37,6 +37,7 @@ import { WorkspaceSettings } from './access/workspace-settings.ts'
 import { AgentService } from './agents/agent-service.ts'
 import { Changes, type ChangeTransport } from './changes/changes.ts'
 import { ConnectionBindings } from './connections/connection-bindings.ts'
+import { ConnectionHealth } from './connections/connection-health.ts'
 import { ConnectionService } from './connections/connection-service.ts'
 import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
 import { EventAttributor } from './events/attribution.ts'
@@ -187,8 +188,9 @@ export class Engine {
     const agentRows = new Agents(opts.store.db)
     const toolRows = new Tools(opts.store.db)
     const triggerRows = new Triggers(opts.store.db)
+    const connectionRows = new Connections(opts.store.db)
     this.connections = new ConnectionService({
-      repo: new Connections(opts.store.db),
+      repo: connectionRows,
       disconnections,
       vault: opts.vault,
       registry: this.registry,
@@ -317,8 +319,22 @@ export class Engine {
         options: ev.attribution,
       }),
     })
+    // Connections with triggers checked upstream; a lapse pauses them and tells their agents.
+    const health = new ConnectionHealth({
+      db,
+      repo: connectionRows,
+      triggers: triggerRows,
+      agents: agentRows,
+      connections: this.connections,
+      registry: this.registry,
+      recorder,
+      changes: this.changes,
+      log: opts.log,
+      everyMs: ev.connectionCheckMs,
+    })
     this.events = new EventSystem({
       jobs,
+      health,
       triggers,
       deliverer,
       history,

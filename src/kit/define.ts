@@ -436,6 +436,11 @@ export interface ConnectorDefinition<Id extends string = string, S extends StepD
     credentials: Credentials,
   ) => Promise<{ accountName: string; accountId: string; remember?: Credentials }>
   /**
+   * The cheapest request that tells whether the credentials still work (the periodic check of a
+   * connection with triggers); absent: identify. A refusal (401) lapses the connection.
+   */
+  accountCheck?: (http: Http, credentials: Credentials) => Promise<unknown>
+  /**
    * For connectors whose address is part of the connection (the generic http connector): the
    * base address from the credentials, used instead of the configured one.
    */

@@ -873,6 +873,12 @@ export interface components {
             /** @enum {string} */
             status: "active" | "lapsed";
             statusReason: string | null;
+            /** @description When it lapsed (its triggers were paused then); null while active. */
+            lapsedAt: string | null;
+            /** @description When it was last asked upstream about its account (connections with triggers, about every 25 s). */
+            checkedAt: string | null;
+            /** @description Why the last check could not be made (the upstream unreachable: no lapse, tried again soon). */
+            checkError: string | null;
             createdAt: string;
             updatedAt: string;
             /** @description What tells it apart from the account's other connections: a code-host token's kind and reach. */
@@ -1198,6 +1204,16 @@ export interface components {
             /** @description How the upstream delivers this trigger, and why. */
             delivery: components["schemas"]["TriggerMechanism"] | null;
             connectionId: string;
+            /**
+             * @description paused: its connection lapsed; reconnecting the connection resumes it.
+             * @enum {string}
+             */
+            status: "active" | "paused";
+            /** @description Since when and why it is paused; null while active. */
+            paused: {
+                at: string;
+                reason: string;
+            } | null;
             config: {
                 [key: string]: unknown;
             };
@@ -1707,6 +1723,12 @@ export interface operations {
                         /** @enum {string} */
                         status: "active" | "lapsed";
                         statusReason: string | null;
+                        /** @description When it lapsed (its triggers were paused then); null while active. */
+                        lapsedAt: string | null;
+                        /** @description When it was last asked upstream about its account (connections with triggers, about every 25 s). */
+                        checkedAt: string | null;
+                        /** @description Why the last check could not be made (the upstream unreachable: no lapse, tried again soon). */
+                        checkError: string | null;
                         createdAt: string;
                         updatedAt: string;
                         /** @description What tells it apart from the account's other connections: a code-host token's kind and reach. */
@@ -1743,6 +1765,12 @@ export interface operations {
                         /** @enum {string} */
                         status: "active" | "lapsed";
                         statusReason: string | null;
+                        /** @description When it lapsed (its triggers were paused then); null while active. */
+                        lapsedAt: string | null;
+                        /** @description When it was last asked upstream about its account (connections with triggers, about every 25 s). */
+                        checkedAt: string | null;
+                        /** @description Why the last check could not be made (the upstream unreachable: no lapse, tried again soon). */
+                        checkError: string | null;
                         createdAt: string;
                         updatedAt: string;
                         /** @description What tells it apart from the account's other connections: a code-host token's kind and reach. */

@@ -42,6 +42,22 @@ export const ConnectionView = z
     accountId: z.string(),
     status: z.enum(['active', 'lapsed']),
     statusReason: z.string().nullable(),
+    lapsedAt: z
+      .string()
+      .nullable()
+      .describe('When it lapsed (its triggers were paused then); null while active.'),
+    checkedAt: z
+      .string()
+      .nullable()
+      .describe(
+        'When it was last asked upstream about its account (connections with triggers, about every 25 s).',
+      ),
+    checkError: z
+      .string()
+      .nullable()
+      .describe(
+        'Why the last check could not be made (the upstream unreachable: no lapse, tried again soon).',
+      ),
     createdAt: z.string(),
     updatedAt: z.string(),
     details: z

@@ -21,6 +21,8 @@ export class Connections {
       | 'lapsed_at'
       | 'alive_at'
       | 'next_check_at'
+      | 'checked_at'
+      | 'check_error'
     >,
   ) {
     const now = nowIso()
@@ -34,6 +36,8 @@ export class Connections {
       lapsed_at: null,
       alive_at: now,
       next_check_at: null,
+      checked_at: null,
+      check_error: null,
     }
     await this.#db.insertInto('connections').values(row).execute()
     return row
@@ -58,11 +62,64 @@ export class Connections {
     return q.orderBy('created_at').orderBy('id').execute()
   }
 
-  async setStatus(id: string, status: ConnectionRow['status'], reason: string | null) {
+  /** Marks it lapsed, only while it is active: true when this call made the change. */
+  async lapse(id: string, reason: string, at: string): Promise<boolean> {
+    const r = await this.#db
+      .updateTable('connections')
+      .set({ status: 'lapsed', status_reason: reason, lapsed_at: at, updated_at: at })
+      .where('id', '=', id)
+      .where('status', '=', 'active')
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows) > 0
+  }
+
+  /**
+   * Active connections that have triggers (a paused one counts: it resumes) whose check upstream
+   * is due (connections/connection-health.ts).
+   */
+  async dueChecks(nowIso: string, limit: number) {
+    return this.#db
+      .selectFrom('connections')
+      .select(['id', 'next_check_at'])
+      .where('status', '=', 'active')
+      .where((eb) => eb.or([eb('next_check_at', '<=', nowIso), eb('next_check_at', 'is', null)]))
+      .where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('triggers')
+            .select('triggers.id')
+            .whereRef('triggers.connection_id', '=', 'connections.id'),
+        ),
+      )
+      .orderBy('next_check_at')
+      .limit(limit)
+      .execute()
+  }
+
+  /** Claims a due check by moving it to `until`, only if it is still as read: one instance gets it. */
+  async claimCheck(due: Pick<ConnectionRow, 'id' | 'next_check_at'>, until: string): Promise<boolean> {
+    const r = await this.#db
+      .updateTable('connections')
+      .set({ next_check_at: until })
+      .where('id', '=', due.id)
+      .where('next_check_at', due.next_check_at === null ? 'is' : '=', due.next_check_at)
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows) > 0
+  }
+
+  async markChecked(
+    id: string,
+    values: Partial<Pick<ConnectionRow, 'next_check_at' | 'checked_at' | 'check_error' | 'alive_at'>>,
+  ): Promise<void> {
+    await this.#db.updateTable('connections').set(values).where('id', '=', id).execute()
+  }
+
+  /** Its credentials worked at `at` (a step's or poll's answer): no check is needed for a while. */
+  async markAlive(id: string, at: string): Promise<void> {
     await this.#db
       .updateTable('connections')
-      .set({ status, status_reason: reason, updated_at: nowIso() })
+      .set({ alive_at: at })
       .where('id', '=', id)
+      .where((eb) => eb.or([eb('alive_at', '<', at), eb('alive_at', 'is', null)]))
       .execute()
   }
 
@@ -72,7 +129,15 @@ export class Connections {
   ) {
     await this.#db
       .updateTable('connections')
-      .set({ ...values, status: 'active', status_reason: null, updated_at: nowIso() })
+      .set({
+        ...values,
+        status: 'active',
+        status_reason: null,
+        lapsed_at: null,
+        check_error: null,
+        alive_at: nowIso(),
+        updated_at: nowIso(),
+      })
       .where('id', '=', id)
       .execute()
   }

@@ -121,6 +121,9 @@ export interface ConnectionsTable {
   alive_at: string | null
   /** When it is next checked upstream; moving it forward is the claim on the check (migration 0011). */
   next_check_at: string | null
+  /** The last check upstream, and why it could not be made (migration 0011). */
+  checked_at: string | null
+  check_error: string | null
 }
 
 export interface StepRunsTable {

@@ -75,14 +75,18 @@ export class Triggers {
 
   /** Polled triggers whose next poll is due at `nowIso` (or never scheduled), soonest first. */
   async duePolls(nowIso: string, limit: number) {
-    return this.#db
-      .selectFrom('triggers')
-      .select(['id', 'next_poll_at'])
-      .where('poll_interval_ms', 'is not', null)
-      .where((eb) => eb.or([eb('next_poll_at', '<=', nowIso), eb('next_poll_at', 'is', null)]))
-      .orderBy('next_poll_at')
-      .limit(limit)
-      .execute()
+    return (
+      this.#db
+        .selectFrom('triggers')
+        .select(['id', 'next_poll_at'])
+        .where('poll_interval_ms', 'is not', null)
+        // A paused trigger (its connection lapsed) waits for the reconnect.
+        .where('paused_at', 'is', null)
+        .where((eb) => eb.or([eb('next_poll_at', '<=', nowIso), eb('next_poll_at', 'is', null)]))
+        .orderBy('next_poll_at')
+        .limit(limit)
+        .execute()
+    )
   }
 
   /**
@@ -101,6 +105,63 @@ export class Triggers {
 
   async polled() {
     return this.#db.selectFrom('triggers').selectAll().where('poll_interval_ms', 'is not', null).execute()
+  }
+
+  /** Pauses the connection's triggers that run (its connection lapsed); answers those paused. */
+  async pauseForConnection(connectionId: string, reason: string, at: string): Promise<TriggerRow[]> {
+    return this.#db.transaction().execute(async (tx) => {
+      const rows = await tx
+        .selectFrom('triggers')
+        .selectAll()
+        .where('connection_id', '=', connectionId)
+        .where('paused_at', 'is', null)
+        .execute()
+      if (rows.length === 0) return []
+      await tx
+        .updateTable('triggers')
+        .set({ paused_at: at, paused_reason: reason, updated_at: at })
+        .where(
+          'id',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .execute()
+      return rows
+    })
+  }
+
+  /** Resumes the connection's paused triggers (a polled one polls at once); answers those resumed. */
+  async resumeForConnection(connectionId: string): Promise<TriggerRow[]> {
+    return this.#db.transaction().execute(async (tx) => {
+      const rows = await tx
+        .selectFrom('triggers')
+        .selectAll()
+        .where('connection_id', '=', connectionId)
+        .where('paused_at', 'is not', null)
+        .execute()
+      if (rows.length === 0) return []
+      const now = new Date().toISOString()
+      await tx
+        .updateTable('triggers')
+        .set({ paused_at: null, paused_reason: null, updated_at: now })
+        .where(
+          'id',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .execute()
+      await tx
+        .updateTable('triggers')
+        .set({ next_poll_at: now, last_poll_error: null })
+        .where(
+          'id',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .where('poll_interval_ms', 'is not', null)
+        .execute()
+      return rows
+    })
   }
 
   async forConnection(connectionId: string) {

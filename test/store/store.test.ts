@@ -92,8 +92,10 @@ for (const database of databases) {
       )
       assert.equal((await repo.list(ws.id)).length, 3)
       assert.equal((await repo.list('other-workspace')).length, 0)
-      await repo.setStatus(a.id, 'lapsed', 'token expired')
+      assert.equal(await repo.lapse(a.id, 'token expired', '2026-11-25T12:00:00.000Z'), true)
+      assert.equal(await repo.lapse(a.id, 'token expired', '2026-11-25T12:00:01.000Z'), false, 'once')
       assert.equal((await repo.get(ws.id, a.id))?.status, 'lapsed')
+      assert.equal((await repo.get(ws.id, a.id))?.lapsed_at, '2026-11-25T12:00:00.000Z')
       await repo.replaceSecret(a.id, {
         secret: 's1b',
         account_name: 'alice',

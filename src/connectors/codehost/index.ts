@@ -43,6 +43,8 @@ export const codehost = defineConnector({
   beta: false,
   auth: [codehostSignIn, codehostToken],
   authorize: authorizeCodehost,
+  // One request: identify also reads a fine-grained token's repositories.
+  accountCheck: (http) => http.get('/user'),
   identify: async (http, credentials) => {
     const me = await http.get<{ login: string; id: number }>('/user')
     const identity = { accountName: me.login, accountId: String(me.id) }

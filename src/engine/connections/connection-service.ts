@@ -8,6 +8,7 @@ import type { UpstreamClient } from '../../kit/http.ts'
 import type { Budget } from '../../kit/pacer.ts'
 import type { ConnectionRow, Connections } from '../../store/connections.ts'
 import type { DisconnectionRow, Disconnections } from '../../store/disconnections.ts'
+import { nowIso } from '../../store/ids.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { Registry } from '../registry.ts'
@@ -21,6 +22,11 @@ export interface ConnectionView {
   accountId: string
   status: 'active' | 'lapsed'
   statusReason: string | null
+  /** When it lapsed; null while active. */
+  lapsedAt: string | null
+  /** The last check upstream, and why it could not be made (an unreachable upstream is no lapse). */
+  checkedAt: string | null
+  checkError: string | null
   createdAt: string
   updatedAt: string
   /** What tells it apart from other connections of the account (a code-host token's kind and reach). */
@@ -60,6 +66,9 @@ export interface NewConnection {
 /** A connection made, or an existing one of the same account reconnected in place. */
 export type ConnectResult = ConnectionView & { reconnected: boolean }
 
+/** How often an instance writes a connection's alive_at at most. */
+const ALIVE_WRITE_MS = 10_000
+
 export function connectionView(
   row: ConnectionRow,
   details: Record<string, string> = {},
@@ -73,6 +82,9 @@ export function connectionView(
     accountId: row.account_id,
     status: row.status,
     statusReason: row.status_reason,
+    lapsedAt: row.lapsed_at ?? null,
+    checkedAt: row.checked_at ?? null,
+    checkError: row.check_error ?? null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     details,
@@ -105,6 +117,10 @@ export class ConnectionService {
   #cache = new Map<string, LoadedConnection>()
   #changes: Changes
   #disconnections: Disconnections
+  #lapsedListeners = new Set<(id: string, lapse: { reason: string; at: string }) => Promise<void> | void>()
+  #reconnectedListeners = new Set<(id: string) => Promise<void> | void>()
+  /** When this instance last wrote each connection's alive_at. */
+  #aliveWritten = new Map<string, number>()
 
   #egress: EgressGuard
   constructor(deps: {
@@ -227,6 +243,8 @@ export class ConnectionService {
     this.#cache.delete(row.id)
     this.#changes.publish('connections', [row.id])
     await this.onReplaced(row.id, previous)
+    // From lapsed to working: its triggers resume and its agents hear of it.
+    if (row.status === 'lapsed') for (const l of this.#reconnectedListeners) await l(row.id)
     return this.#view((await this.#repo.get(workspaceId, row.id))!, credentials)
   }
 
@@ -332,6 +350,11 @@ export class ConnectionService {
   ): UpstreamClient {
     return this.#clients.create({
       ...opts,
+      // An answer that is no refusal proves the credentials alive (the health check can wait).
+      onResponse: (status, headers) => {
+        if (status !== 401) this.#alive(connectionId)
+        opts.onResponse?.(status, headers)
+      },
       connector,
       credentials,
       storedConnection: true,
@@ -351,8 +374,36 @@ export class ConnectionService {
       const current = this.#vault.open<Credentials>(row.secret)
       if (JSON.stringify(current) !== JSON.stringify(refused)) return
     }
-    await this.#repo.setStatus(id, 'lapsed', reason)
+    const at = nowIso()
+    // Of every instance that meets the refusal, the one whose update made the change tells the rest.
+    const changed = await this.#repo.lapse(id, reason, at)
+    this.#cache.delete(id)
     this.#changes.publish('connections', [id])
+    if (!changed) return
+    for (const l of this.#lapsedListeners) await l(id, { reason, at })
+  }
+
+  /** Runs when a connection lapses, on the instance that marked it (connections/connection-health.ts). */
+  onLapsed(listener: (id: string, lapse: { reason: string; at: string }) => Promise<void> | void): void {
+    this.#lapsedListeners.add(listener)
+  }
+
+  /** Runs when a lapsed connection gets working credentials in place (after its webhooks are registered). */
+  onReconnected(listener: (id: string) => Promise<void> | void): void {
+    this.#reconnectedListeners.add(listener)
+  }
+
+  /**
+   * Its credentials just worked (an answer that was no refusal): remembered in the store at most
+   * every ALIVE_WRITE_MS per connection and instance, so a check upstream is not needed meanwhile.
+   */
+  #alive(id: string): void {
+    const now = Date.now()
+    const last = this.#aliveWritten.get(id) ?? 0
+    if (now - last < ALIVE_WRITE_MS) return
+    if (this.#aliveWritten.size > 10_000) this.#aliveWritten.clear()
+    this.#aliveWritten.set(id, now)
+    this.#repo.markAlive(id, new Date(now).toISOString()).catch(() => this.#aliveWritten.delete(id))
   }
 
   async #requireRow(workspaceId: string, id: string): Promise<ConnectionRow> {

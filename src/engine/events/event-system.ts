@@ -12,6 +12,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Leases } from '../../store/leases.ts'
 import type { Database } from '../../store/schema.ts'
+import type { ConnectionHealth } from '../connections/connection-health.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { InProcessJobQueue } from '../jobs/job-queue.ts'
 import type { Sweeps } from '../jobs/sweeps.ts'
@@ -37,6 +38,8 @@ export interface EventOptions {
   loopDepthLimit?: number
   /** How often upstream webhooks are reconciled (one instance at a time); default 15 minutes. */
   reconcileIntervalMs?: number
+  /** How often a connection with triggers is checked upstream (connections/connection-health.ts); default 25 s. */
+  connectionCheckMs?: number
   /** Deliveries waiting on an instance at which its ingress asks upstreams to wait (backpressure). */
   deliveryBacklogLimit?: number
   /** Group commits of the ingress under way at once (the engine gives 3 on PostgreSQL, 1 on SQLite). */
@@ -64,6 +67,7 @@ export class EventSystem {
   /** The polled source. */
   readonly poller: Poller
   #db: Kysely<Database>
+  #health: ConnectionHealth
   #registry: Registry
   #connections: ConnectionService
   #sweeps: Sweeps
@@ -76,6 +80,8 @@ export class EventSystem {
 
   constructor(parts: {
     jobs: InProcessJobQueue
+    /** Connections with triggers, checked upstream in the sweep (a lapse pauses them). */
+    health: ConnectionHealth
     streams: DeliveryStreams
     history: EventHistory
     triggers: TriggerService
@@ -95,6 +101,7 @@ export class EventSystem {
     log: FastifyBaseLogger
   }) {
     this.jobs = parts.jobs
+    this.#health = parts.health
     this.streams = parts.streams
     this.history = parts.history
     this.triggers = parts.triggers
@@ -145,6 +152,7 @@ export class EventSystem {
     await this.ingress.sweep()
     await this.deliverer.sweep()
     await this.poller.sweep()
+    await this.#health.sweep()
   }
 
   /** Stops sweeping and ends the streams; claimed work under way finishes within `graceMs`. */
@@ -153,6 +161,7 @@ export class EventSystem {
     if (this.#reconciler) clearInterval(this.#reconciler)
     await this.#reconciling
     await this.#sweeps.stop()
+    await this.#health.idle()
     await this.jobs.stop(graceMs)
     // Pushes claimed when they were stored and not started: the other instances send them now.
     await this.deliverer

@@ -216,7 +216,8 @@ export class TriggerService {
       const rows = await this.#triggers.forSubscription(subscriptionId)
       list = rows.flatMap((row) => {
         const reg = this.#registry.triggers.get(row.trigger_key)
-        if (!reg) return []
+        // A paused trigger (its connection lapsed) hears nothing until the reconnect resumes it.
+        if (!reg || row.paused_at) return []
         return [
           {
             row,

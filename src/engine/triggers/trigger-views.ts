@@ -17,6 +17,9 @@ export function triggerView(registry: Registry, row: TriggerRow, sub: Subscripti
     instant: delivery?.kind === 'webhook',
     delivery,
     connectionId: row.connection_id,
+    /** `paused` while its connection is lapsed (why and since when in `paused`); reconnecting resumes it. */
+    status: row.paused_at ? ('paused' as const) : ('active' as const),
+    paused: row.paused_at ? { at: row.paused_at, reason: row.paused_reason ?? '' } : null,
     config,
     target: JSON.parse(row.target),
     webhook: sub

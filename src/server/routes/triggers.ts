@@ -15,6 +15,13 @@ const TriggerView = z
       .describe('Whether an upstream webhook delivers it as it happens (else it is polled).'),
     delivery: TriggerMechanism.nullable().describe('How the upstream delivers this trigger, and why.'),
     connectionId: z.string(),
+    status: z
+      .enum(['active', 'paused'])
+      .describe('paused: its connection lapsed; reconnecting the connection resumes it.'),
+    paused: z
+      .object({ at: z.string(), reason: z.string() })
+      .nullable()
+      .describe('Since when and why it is paused; null while active.'),
     config: z.record(z.string(), z.unknown()),
     target: z
       .looseObject({

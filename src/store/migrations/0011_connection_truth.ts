@@ -40,6 +40,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('connections').addColumn('lapsed_at', 'text').execute()
   await db.schema.alterTable('connections').addColumn('alive_at', 'text').execute()
   await db.schema.alterTable('connections').addColumn('next_check_at', 'text').execute()
+  // The last check upstream, and why it could not be made (an unreachable upstream is no lapse).
+  await db.schema.alterTable('connections').addColumn('checked_at', 'text').execute()
+  await db.schema.alterTable('connections').addColumn('check_error', 'text').execute()
 
   await db.schema.alterTable('triggers').addColumn('paused_at', 'text').execute()
   await db.schema.alterTable('triggers').addColumn('paused_reason', 'text').execute()

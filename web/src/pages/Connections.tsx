@@ -233,7 +233,13 @@ function ConnectionItem({
             </div>
           ) : null}
           {connection.status === 'lapsed' && connection.statusReason ? (
-            <p className="small warn-text">{connection.statusReason}</p>
+            <p className="small warn-text">
+              Lapsed {connection.lapsedAt ? <Time iso={connection.lapsedAt} /> : null}:{' '}
+              {connection.statusReason}. Its triggers are paused until it is reconnected.
+            </p>
+          ) : null}
+          {connection.status === 'active' && connection.checkError ? (
+            <p className="small warn-text">{connection.checkError}</p>
           ) : null}
           {connection.restorable?.length ? (
             <section className="restorable" aria-label={`Restore ${connection.accountName}`}>

@@ -102,6 +102,15 @@ function TriggerItem({ trigger, onDeleted }: { trigger: Trigger; onDeleted: () =
         </div>
       </div>
       <dl className="facts">
+        <dt>State</dt>
+        <dd>
+          <Status value={t.status} />
+          {t.paused ? (
+            <p className="warn-text small">
+              Paused <Time iso={t.paused.at} />: {t.paused.reason}
+            </p>
+          ) : null}
+        </dd>
         <dt>Configuration</dt>
         <dd>
           <code>{JSON.stringify(t.config)}</code>
