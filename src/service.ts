@@ -14,6 +14,7 @@ import { createRedisPacer } from './kit/redis-pacer.ts'
 import { createRedisResults } from './kit/redis-results.ts'
 import { buildApp, loggerOptions } from './server/app.ts'
 import { bootstrapWorkspace } from './server/bootstrap.ts'
+import { Startup } from './server/observability.ts'
 import { openStore } from './store/database.ts'
 import { loadVault } from './store/vault.ts'
 
@@ -108,18 +109,24 @@ async function connectRedis(config: Config, log: pino.Logger): Promise<Redis> {
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<RunningService> {
   if (config.databaseUrl) await checkPostgres(config.databaseUrl)
+  // One logger for the server, the store and the engine, so all are redacted alike.
+  const log =
+    opts.logging === false
+      ? pino({ level: 'silent' })
+      : pino(loggerOptions(config.logLevel) as object, opts.logDestination ?? logStream(config.logFormat))
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     poolSize: config.databasePoolSize,
     dataDir: config.dataDir,
     pgSchema: opts.pgSchema,
+    minFreeBytes: config.minFreeDiskMb * 1024 * 1024,
+    log,
   })
   const vault = loadVault(config)
-  // One logger for the server and the engine, so both are redacted alike.
-  const log =
-    opts.logging === false
-      ? pino({ level: 'silent' })
-      : pino(loggerOptions(config.logLevel) as object, opts.logDestination ?? logStream(config.logFormat))
+  /** A background failure: one that says the store is away is the store's to tell (once an outage); any other is logged. */
+  const backgroundFailure = (what: string) => (err: unknown) => {
+    if (!store.health.failure(err)) log.error({ err }, what)
+  }
   const redis = config.redisUrl ? await connectRedis(config, log).catch(closeStore(store)) : null
   // Several instances share one PostgreSQL: changes travel between them (Redis pub/sub when
   // configured, else LISTEN/NOTIFY), and one of them at a time looks for due work (pg-boss).
@@ -132,7 +139,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
           url: pg.url,
           pool: pg.pool,
           channel: `patchbay_changes_${name}`,
-          onError: (err) => log.warn({ err }, 'the change listener lost its connection'),
+          onError: (err) => {
+            if (!store.health.failure(err)) log.warn({ err }, 'the change listener lost its connection')
+          },
         })
       : null
   const sweeps = pg
@@ -140,7 +149,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         connectionString: pg.url,
         schema: pg.schema ? `${pg.schema}_jobs` : 'patchbay_jobs',
         everyMs: config.deliveryScanMs,
-        onError: (err) => log.error({ err }, 'the job queue failed'),
+        onError: backgroundFailure('the job queue failed'),
+        health: store.health,
       })
     : undefined
   const engine = new Engine({
@@ -175,9 +185,14 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     oauth: { apps: { ...opts.oauthApps, ...config.oauthApps }, webUrls: config.webUrls },
   })
   await engine.changes.start()
+  // The listener opens before the start is done (its port may be chosen by the system, and the
+  // public address follows from it), but the API and the webhook ingress answer 503 with
+  // Retry-After until the workspace, the webhook subscriptions and the public address are ready.
+  const startup = new Startup('the workspace')
   const app = await buildApp(engine, {
     loggerInstance: log,
     redis,
+    startup,
     metricsToken: config.metricsToken,
     baseUrls: opts.baseUrls,
   })
@@ -196,10 +211,12 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   // Only once the server listens: a start that fails before has created nothing, so a generated
   // admin key is never lost with it.
   const boot = await bootstrapWorkspace(store, config.adminKey)
+  startup.starting('webhook subscriptions')
   const addr = app.server.address()
   const port = typeof addr === 'object' && addr ? addr.port : config.port
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
   await engine.events.start(config.publicUrl ?? `http://${host}:${port}`)
+  startup.done()
   return {
     app,
     engine,

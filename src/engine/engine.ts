@@ -228,7 +228,10 @@ export class Engine {
         opts.sweeps ??
         new TimerSweeps({
           everyMs: opts.events?.sweepIntervalMs ?? 1000,
-          onError: (err) => opts.log.error({ err }, 'looking for due work failed'),
+          onError: (err) => {
+            if (!opts.store.health.failure(err)) opts.log.error({ err }, 'looking for due work failed')
+          },
+          health: opts.store.health,
         }),
       clock,
       placements: this.placements,
