@@ -4,13 +4,18 @@ import type { Redis } from 'ioredis'
 import { pino } from 'pino'
 import PinoPretty from 'pino-pretty'
 import { type Config, maskUrlPassword, StartupError } from './config.ts'
-import { PostgresChangeTransport, RedisChangeTransport } from './engine/changes/transports.ts'
+import {
+  PostgresChangeTransport,
+  RedisChangeTransport,
+  RedisOrPostgresChangeTransport,
+} from './engine/changes/transports.ts'
 import { Engine } from './engine/engine.ts'
 import { PgBossSweeps } from './engine/jobs/sweeps.ts'
 import type { Clock } from './kit/clock.ts'
 import { EgressGuard, type Resolve } from './kit/egress.ts'
-import type { Pacer } from './kit/pacer.ts'
-import { createRedisPacer } from './kit/redis-pacer.ts'
+import { createPacer, type Pacer } from './kit/pacer.ts'
+import { RedisLink } from './kit/redis-link.ts'
+import { createRedisPacer, pacerWithFallback } from './kit/redis-pacer.ts'
 import { createRedisResults } from './kit/redis-results.ts'
 import { buildApp, loggerOptions } from './server/app.ts'
 import { bootstrapWorkspace } from './server/bootstrap.ts'
@@ -79,8 +84,12 @@ async function checkPostgres(url: string): Promise<void> {
   }
 }
 
-/** The service's one Redis connection, checked at start; later outages are logged, not thrown. */
-async function connectRedis(config: Config, log: pino.Logger): Promise<Redis> {
+/**
+ * The service's one Redis connection, checked at start. Later outages are waited out: its link
+ * (kit/redis-link.ts) hears every error, logs an outage once, and says whether Redis answers, so
+ * each use falls back meanwhile.
+ */
+async function connectRedis(config: Config, log: pino.Logger): Promise<RedisLink> {
   const { Redis } = await import('ioredis')
   const redis = new Redis(config.redisUrl!, {
     lazyConnect: true,
@@ -88,13 +97,7 @@ async function connectRedis(config: Config, log: pino.Logger): Promise<Redis> {
     connectTimeout: CONNECT_TIMEOUT_MS,
     maxRetriesPerRequest: 3,
   })
-  let lastWarned = 0
-  redis.on('error', (err) => {
-    // ioredis reconnects by itself; one warning a minute says so without flooding the log.
-    if (Date.now() - lastWarned < 60_000) return
-    lastWarned = Date.now()
-    log.warn({ err: err.message }, 'Redis is not answering; retrying')
-  })
+  const link = new RedisLink(redis, log)
   try {
     await redis.connect()
     await redis.ping()
@@ -104,7 +107,7 @@ async function connectRedis(config: Config, log: pino.Logger): Promise<Redis> {
       `REDIS_URL=${JSON.stringify(maskUrlPassword(config.redisUrl!))}: Redis did not answer (${(err as Error).message}); start it, fix the address, or unset REDIS_URL`,
     )
   }
-  return redis
+  return link
 }
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<RunningService> {
@@ -127,23 +130,30 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const backgroundFailure = (what: string) => (err: unknown) => {
     if (!store.health.failure(err)) log.error({ err }, what)
   }
-  const redis = config.redisUrl ? await connectRedis(config, log).catch(closeStore(store)) : null
+  const link = config.redisUrl ? await connectRedis(config, log).catch(closeStore(store)) : null
+  const redis = link?.redis ?? null
   // Several instances share one PostgreSQL: changes travel between them (Redis pub/sub when
   // configured, else LISTEN/NOTIFY), and one of them at a time looks for due work (pg-boss).
   const pg = store.postgres
   const name = pg?.schema ?? 'public'
-  const changes = redis
-    ? new RedisChangeTransport({ redis, channel: `${config.redisPrefix}changes:${name}` })
-    : pg
-      ? new PostgresChangeTransport({
-          url: pg.url,
-          pool: pg.pool,
-          channel: `patchbay_changes_${name}`,
-          onError: (err) => {
-            if (!store.health.failure(err)) log.warn({ err }, 'the change listener lost its connection')
-          },
-        })
-      : null
+  const postgresChanges = pg
+    ? new PostgresChangeTransport({
+        url: pg.url,
+        pool: pg.pool,
+        channel: `patchbay_changes_${name}`,
+        onError: (err) => {
+          if (!store.health.failure(err)) log.warn({ err }, 'the change listener lost its connection')
+        },
+      })
+    : null
+  const redisChanges = link
+    ? new RedisChangeTransport({ redis: link.redis, channel: `${config.redisPrefix}changes:${name}`, link })
+    : null
+  // With both, PostgreSQL carries the changes while Redis is away.
+  const changes =
+    redisChanges && postgresChanges && link
+      ? new RedisOrPostgresChangeTransport(redisChanges, postgresChanges, link)
+      : (redisChanges ?? postgresChanges)
   const sweeps = pg
     ? await PgBossSweeps.open({
         connectionString: pg.url,
@@ -161,9 +171,19 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       resolve: opts.egressResolve,
     }),
     // With Redis, every instance sharing a token shares its pacing budget.
-    pacer: opts.pacer ?? (redis ? createRedisPacer(redis) : undefined),
+    // While Redis is away, each instance paces on its share of each budget.
+    pacer:
+      opts.pacer ??
+      (link
+        ? pacerWithFallback(
+            createRedisPacer(link.redis, undefined, (c) => link.timed(c)),
+            createPacer(opts.clock),
+            link,
+            config.redisOutagePacingShare,
+          )
+        : undefined),
     // …and a lookup paid for on one instance is a cache hit on the others.
-    sharedResults: redis ? createRedisResults(redis) : undefined,
+    sharedResults: link ? createRedisResults(link.redis, undefined, link) : undefined,
     clock: opts.clock,
     store,
     vault,
@@ -229,7 +249,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       engine.events.streams.closeAll()
       await app.close()
       await engine.close()
-      await redis?.quit()
+      // A Redis away is let go of at once (quit would wait for it to come back).
+      if (redis?.status === 'ready') await redis.quit()
+      else redis?.disconnect()
     },
   }
 }

@@ -51,7 +51,7 @@ export class Instance {
         ...LOOPBACK_EGRESS,
         PATCHBAY_DELIVERY_SCAN_MS: '200',
         PATCHBAY_DELIVERY_TIMEOUT_MS: '2000',
-        LOG_LEVEL: 'warn',
+        LOG_LEVEL: 'info',
         LOG_FORMAT: 'json',
         ...this.env,
       },
