@@ -1,6 +1,5 @@
 // Starts Patchbay: the store, the vault, the engine and the HTTP server, in that order.
 import type { FastifyInstance } from 'fastify'
-import type { Redis } from 'ioredis'
 import { pino } from 'pino'
 import PinoPretty from 'pino-pretty'
 import { type Config, maskUrlPassword, StartupError } from './config.ts'
