@@ -1,7 +1,7 @@
 // Every setting Patchbay reads, in one Zod schema: each environment variable with what it expects,
 // its default and its meaning. loadConfig checks them all at once and reports every problem, one
 // line each (the variable, its value shown safely, what was expected); main.ts prints those lines
-// and exits 2. The README's configuration table is checked against `settings` by a test.
+// and exits 2. The configuration table in docs/configuration.md is checked against `settings` by a test.
 import net from 'node:net'
 import path from 'node:path'
 import { z } from 'zod'
@@ -151,7 +151,7 @@ const commaList = (check: (v: string) => string | undefined) => (v: string) => {
 }
 
 export interface Setting {
-  /** Shown in the README's table. */
+  /** Shown in the table of docs/configuration.md. */
   default: string
   meaning: string
   /** What a good value looks like, for the error line. */
@@ -381,7 +381,7 @@ export const settings: Record<string, Setting> = {
   ),
   PATCHBAY_EGRESS_ALLOW: setting(
     "— (`npm start`: its embedded sandboxes' `host:port`)",
-    'non-public hosts Patchbay may send to: comma-separated host names (`*.corp.example`), `host:port`, IPs or CIDR ranges (`10.0.0.0/8`). Link-local and metadata addresses are never allowed. See [Security](#security)',
+    'non-public hosts Patchbay may send to: comma-separated host names (`*.corp.example`), `host:port`, IPs or CIDR ranges (`10.0.0.0/8`). Link-local and metadata addresses are never allowed. See [Security](security.md#security)',
     'comma-separated hosts, host:port pairs or CIDR ranges, e.g. 10.0.0.0/8,git.corp.example',
     (v) => {
       const entries = v.split(/[\s,]+/).filter(Boolean)
@@ -514,7 +514,7 @@ export function loadConfig(
   }
 }
 
-/** The README's configuration table, from `settings` (npm run docs:config writes it). */
+/** The configuration table of docs/configuration.md, from `settings` (npm run docs:config writes it). */
 export function configTable(): string {
   const rows = Object.entries(settings).map(([name, s]) => `| \`${name}\` | ${s.default} | ${s.meaning} |`)
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n')

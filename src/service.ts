@@ -13,6 +13,7 @@ import { PgBossSweeps } from './engine/jobs/sweeps.ts'
 import type { Clock } from './kit/clock.ts'
 import { EgressGuard, type Resolve } from './kit/egress.ts'
 import { createPacer, type Pacer } from './kit/pacer.ts'
+import { createRedisBudgetLedger } from './kit/redis-budgets.ts'
 import { RedisLink } from './kit/redis-link.ts'
 import { createRedisPacer, pacerWithFallback } from './kit/redis-pacer.ts'
 import { createRedisResults } from './kit/redis-results.ts'
@@ -183,6 +184,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         : undefined),
     // …and a lookup paid for on one instance is a cache hit on the others.
     sharedResults: link ? createRedisResults(link.redis, undefined, link) : undefined,
+    // …and what is left of an upstream's reported request budget (the code-host's x-ratelimit-*).
+    budgetLedger: link ? createRedisBudgetLedger(link.redis, undefined, link) : undefined,
     clock: opts.clock,
     store,
     vault,

@@ -2,6 +2,7 @@
 // all start from here.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Dispatcher } from 'undici'
+import type { BudgetLedger } from '../kit/budget-ledger.ts'
 import { type Clock, systemClock } from '../kit/clock.ts'
 import { EgressGuard } from '../kit/egress.ts'
 import { createDispatcher } from '../kit/http.ts'
@@ -69,6 +70,8 @@ export interface EngineOptions {
   oauth?: { apps?: Record<string, OAuthApp | undefined>; webUrls?: Record<string, string | undefined> }
   /** Time for the parts that wait (pacing, rate budgets); tests drive it by hand. */
   clock?: Clock
+  /** What is left of upstreams' reported request budgets; shared by every instance (Redis) when given. */
+  budgetLedger?: BudgetLedger
 }
 
 export class Engine {
@@ -125,7 +128,11 @@ export class Engine {
     this.egress = opts.egress ?? new EgressGuard()
     this.#dispatcher = opts.dispatcher ?? createDispatcher(this.egress)
     this.#pushDispatcher = opts.dispatcher ?? createDispatcher(this.egress, PUSH_CONNECTIONS_PER_ENDPOINT)
-    this.rateBudgets = new RateBudgets(clock)
+    this.rateBudgets = new RateBudgets({
+      clock,
+      ledger: opts.budgetLedger,
+      onError: (err) => opts.log.warn({ err }, 'the shared rate-limit ledger did not answer'),
+    })
     this.clients = new UpstreamClients({
       baseUrls: opts.baseUrls,
       dispatcher: this.#dispatcher,

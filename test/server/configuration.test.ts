@@ -1,13 +1,13 @@
 // Configuration is checked at start: each bad value is one line on stderr naming the variable, its
 // value (secrets hidden) and what was expected, and the process exits 2 without a stack trace.
-// The README's configuration table lists exactly the variables of the schema.
+// The configuration table in docs/configuration.md lists exactly the variables of the schema.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { describe, test } from 'node:test'
-import { README, withConfigTable } from '../../scripts/docs-config.ts'
+import { CONFIG_PAGE, withConfigTable } from '../../scripts/docs-config.ts'
 import { ConfigError, loadConfig } from '../../src/config.ts'
 import { tempDir } from '../helpers/databases.ts'
 
@@ -130,7 +130,7 @@ test('good values are read; empty ones count as unset', () => {
   assert.throws(() => loadConfig({ PATCHBAY_UPSTREAM_RETRIES: '-1' }), ConfigError)
 })
 
-test('the README configuration table is the schema’s (npm run docs:config)', () => {
-  const readme = fs.readFileSync(README, 'utf8')
-  assert.equal(withConfigTable(readme), readme, 'README.md is out of date: run npm run docs:config')
+test('the configuration table in docs/configuration.md is the schema’s (npm run docs:config)', () => {
+  const readme = fs.readFileSync(CONFIG_PAGE, 'utf8')
+  assert.equal(withConfigTable(readme), readme, 'the page is out of date: run npm run docs:config')
 })
