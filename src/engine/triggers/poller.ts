@@ -37,6 +37,12 @@ export interface PollerOptions {
   placements: PlacementChanges
 }
 
+/** A poll that failed: what failed, and when the next one is due. */
+export interface PollFailure {
+  error: unknown
+  nextPollAt: string
+}
+
 /** How long a claimed poll is held before another instance may run it. */
 const POLL_LEASE_MS = 120_000
 
@@ -78,8 +84,11 @@ export class Poller {
     return n
   }
 
-  /** One poll of one trigger; also what "poll now" runs. */
-  async poll(triggerId: string): Promise<{ events: number } | null> {
+  /**
+   * One poll of one trigger; also what "poll now" runs. A failed poll is recorded on the trigger
+   * (its error and the next attempt) and returned as `failure`, so "poll now" can answer with it.
+   */
+  async poll(triggerId: string): Promise<{ events: number; failure?: PollFailure } | null> {
     const row = await this.#o.db
       .selectFrom('triggers')
       .selectAll()
@@ -163,13 +172,16 @@ export class Poller {
       if (created.length) await this.#o.deliverer.dispatchNew(created)
     } catch (err) {
       const message = (err as Error).message
+      // The code leads the recorded error, so the trigger's state says what kind of failure it was.
+      const recorded = err instanceof PatchbayError ? `${err.code}: ${message}` : message
       this.#o.log.warn({ trigger: row.id, err: message }, 'poll failed')
       await this.#o.triggers.updatePoll(row.id, {
         poll_cursor: row.poll_cursor,
         last_poll_at: isoAt(this.#clock.now()),
         next_poll_at: next,
-        last_poll_error: message,
+        last_poll_error: recorded,
       })
+      return { events: 0, failure: { error: err, nextPollAt: next } }
     }
     return { events: emitted }
   }
