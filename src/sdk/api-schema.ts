@@ -413,7 +413,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Poll a polled trigger now */
+        /**
+         * Poll a polled trigger now
+         * @description Answers how many events the poll delivered; a poll that failed answers with the failure’s own code and status (the upstream’s: UPSTREAM_ERROR, UPSTREAM_FORBIDDEN, RATE_LIMITED …), also recorded on the trigger (poll.lastError, poll.nextPollAt).
+         */
         post: operations["pollTrigger"];
         delete?: never;
         options?: never;

@@ -52,12 +52,9 @@ for (const count of [1, 3])
     const instances: Instance[] = []
     // Every instance is reached at the first one's public address (the signatures cover it).
     const first = await Instance.start(
-      { PATCHBAY_DATABASE_URL: url, PATCHBAY_TASKBOARD_URL: sandbox.url },
+      (self) => ({ PATCHBAY_DATABASE_URL: url, PATCHBAY_TASKBOARD_URL: sandbox.url, PATCHBAY_PUBLIC_URL: self }),
       logDir,
     )
-    first.env.PATCHBAY_PUBLIC_URL = first.url
-    await first.stop()
-    await first.restart()
     instances.push(first)
     for (let i = 1; i < count; i++)
       instances.push(

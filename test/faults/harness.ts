@@ -32,14 +32,20 @@ export class Instance {
     return `http://127.0.0.1:${this.port}`
   }
 
-  static async start(env: Record<string, string>, logDir: string): Promise<Instance> {
+  /** `env` may depend on the instance's own address (its PATCHBAY_PUBLIC_URL, say). */
+  static async start(
+    env: Record<string, string> | ((url: string) => Record<string, string>),
+    logDir: string,
+  ): Promise<Instance> {
     const port = await freePort()
-    const instance = new Instance(port, env, path.join(logDir, `patchbay-${port}.log`))
+    const url = `http://127.0.0.1:${port}`
+    const instance = new Instance(port, typeof env === 'function' ? env(url) : env, path.join(logDir, `patchbay-${port}.log`))
     await instance.restart()
     return instance
   }
 
-  async restart(): Promise<void> {
+  /** Starts the process again and waits until it is ready (`wait: false`: returns once spawned). */
+  async restart(opts: { wait?: boolean } = {}): Promise<void> {
     const out = fs.openSync(this.log, 'a')
     this.child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
       cwd: root,
@@ -58,7 +64,7 @@ export class Instance {
       stdio: ['ignore', out, out],
     })
     fs.closeSync(out)
-    await untilHealthy(this.url, this.child)
+    if (opts.wait !== false) await untilHealthy(this.url, this.child)
   }
 
   /** Still running (neither exited nor killed). */
