@@ -249,6 +249,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       // Streams end first (an open stream would hold the server), then requests under way finish,
       // then claimed work finishes or is left to its lease.
       engine.events.streams.closeAll()
+      startup.stop()
       await app.close()
       await engine.close()
       // A Redis away is let go of at once (quit would wait for it to come back).

@@ -99,6 +99,12 @@ export const ERROR_CODES = {
       'Patchbay is starting: its store, migrations, webhook subscriptions or public address are not ready yet (webhook deliveries included: they are never judged before then); answered with Retry-After.',
     hint: 'Send the request again after Retry-After; GET /readyz says what is still starting.',
   },
+  SERVICE_STOPPING: {
+    status: 503,
+    meaning:
+      'This instance is stopping (SIGTERM): requests under way finish, new ones are refused before any work, with Retry-After.',
+    hint: 'Send the request again after Retry-After: another instance, or this one once started again, answers it.',
+  },
   DATABASE_UNAVAILABLE: {
     status: 503,
     meaning:

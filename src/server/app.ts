@@ -91,6 +91,8 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     loggerInstance: opts.loggerInstance,
     bodyLimit: 1024 * 1024,
     genReqId: requestIdOf,
+    // While closing, the readiness gate answers (503 SERVICE_STOPPING with Retry-After), not Fastify's bare 503.
+    return503OnClosing: false,
     // One debug line per answered request (installRequestLogging) instead of an info pair.
     logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<ZodTypeProvider>()

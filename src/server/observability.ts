@@ -68,11 +68,19 @@ export function installRequestLogging(app: FastifyInstance): void {
  */
 export class Startup {
   #step: string | null
+  #stopping = false
   constructor(step: string | null = 'the store') {
     this.#step = step
   }
   get ready(): boolean {
-    return this.#step === null
+    return this.#step === null && !this.#stopping
+  }
+  get stopping(): boolean {
+    return this.#stopping
+  }
+  /** A stop began: new requests are refused (503 SERVICE_STOPPING) while those under way finish. */
+  stop(): void {
+    this.#stopping = true
   }
   /** What is still starting, or null once ready. */
   get step(): string | null {
@@ -99,10 +107,19 @@ const STARTING_RETRY_AFTER_MS = 1_000
  */
 export function installReadinessGate(app: FastifyInstance, engine: Engine, startup: Startup): void {
   const health = engine.store.health
-  app.addHook('onRequest', (req, _reply, done) => {
+  app.addHook('onRequest', (req, reply, done) => {
     if (startup.ready && health.available) return done()
     if (!GATED.test(req.url)) return done()
     const ingress = req.url.startsWith('/hooks/')
+    if (startup.stopping) {
+      // The connection is closed after the answer, so the client's next try finds a live instance.
+      reply.header('connection', 'close')
+      return done(
+        new PatchbayError('SERVICE_STOPPING', 'This instance is stopping; send this again.', {
+          retryAfterMs: STARTING_RETRY_AFTER_MS,
+        }),
+      )
+    }
     if (!startup.ready)
       return done(
         new PatchbayError(
@@ -132,7 +149,8 @@ export function installProbes(
   app.get('/healthz', { config: publicRoute, schema: { hide: true } }, async () => ({ ok: true }))
   app.get('/readyz', { config: publicRoute, schema: { hide: true } }, async (_req, reply) => {
     const checks: Record<string, string> = {}
-    if (!startup.ready) checks.startup = `starting: ${startup.step}`
+    if (startup.stopping) checks.startup = 'stopping'
+    else if (!startup.ready) checks.startup = `starting: ${startup.step}`
     const problem = engine.store.health.problem
     if (problem?.kind === 'unreachable')
       checks.database = `unreachable since ${problem.since}: ${problem.reason}`

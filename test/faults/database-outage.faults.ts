@@ -52,7 +52,11 @@ for (const count of [1, 3])
     const instances: Instance[] = []
     // Every instance is reached at the first one's public address (the signatures cover it).
     const first = await Instance.start(
-      (self) => ({ PATCHBAY_DATABASE_URL: url, PATCHBAY_TASKBOARD_URL: sandbox.url, PATCHBAY_PUBLIC_URL: self }),
+      (self) => ({
+        PATCHBAY_DATABASE_URL: url,
+        PATCHBAY_TASKBOARD_URL: sandbox.url,
+        PATCHBAY_PUBLIC_URL: self,
+      }),
       logDir,
     )
     instances.push(first)

@@ -39,7 +39,11 @@ export class Instance {
   ): Promise<Instance> {
     const port = await freePort()
     const url = `http://127.0.0.1:${port}`
-    const instance = new Instance(port, typeof env === 'function' ? env(url) : env, path.join(logDir, `patchbay-${port}.log`))
+    const instance = new Instance(
+      port,
+      typeof env === 'function' ? env(url) : env,
+      path.join(logDir, `patchbay-${port}.log`),
+    )
     await instance.restart()
     return instance
   }

@@ -8,7 +8,15 @@ import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/task
 import { tempDir } from '../helpers/databases.ts'
 import { untilHealthy } from '../helpers/main-process.ts'
 import { Receiver } from '../helpers/receiver.ts'
-import { deliveriesByAction, Instance, newCardAgent, newTally, report, sendDeliveries, sleep } from './harness.ts'
+import {
+  deliveriesByAction,
+  Instance,
+  newCardAgent,
+  newTally,
+  report,
+  sendDeliveries,
+  sleep,
+} from './harness.ts'
 
 let sandbox: TaskboardSandbox
 
@@ -26,7 +34,11 @@ test('SIGTERM under load, started again under traffic: exit 0, nothing acknowled
   const dataDir = tempDir('patchbay-faults-data-')
   const receiver = await new Receiver().start()
   const instance = await Instance.start(
-    (self) => ({ PATCHBAY_DATA_DIR: dataDir, PATCHBAY_TASKBOARD_URL: sandbox.url, PATCHBAY_PUBLIC_URL: self }),
+    (self) => ({
+      PATCHBAY_DATA_DIR: dataDir,
+      PATCHBAY_TASKBOARD_URL: sandbox.url,
+      PATCHBAY_PUBLIC_URL: self,
+    }),
     logDir,
   )
   try {
