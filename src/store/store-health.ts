@@ -16,6 +16,10 @@ export const STORE_RETRY_AFTER_MS = 5_000
 /** How often the probe looks while the store is away (and how often free space is read). */
 const PROBE_MS = 1_000
 
+/** Below this much free space (or twice the threshold) the disk is under pressure: the log is checkpointed. */
+const PRESSURE_BYTES = 64 * 1024 * 1024
+const PRESSURE_EVERY_MS = 5_000
+
 /** PostgreSQL's SQLSTATE classes and codes that mean "the server is not there" rather than "this query is wrong". */
 const PG_AWAY = /^(08|57P0[123]|53300|3D000)/
 /** Node's socket errors: nothing answered at the address. */
@@ -92,6 +96,7 @@ export class StoreHealth {
   #probing: Promise<void> | null = null
   #recovered = new Set<() => void>()
   #closed = false
+  #lastPressure = 0
   /** The free bytes last read (shown by /readyz), or null when nothing is watched. */
   lastFreeBytes: number | null = null
 
@@ -187,6 +192,12 @@ export class StoreHealth {
     if (free === null) return true
     // A full disk counts as full whatever the threshold (a few pages are needed for any write).
     const floor = Math.max(this.#minFreeBytes, 64 * 1024)
+    // Under pressure (less than twice the floor, or 64 MiB) the log is folded back into the
+    // database file and cut (at most every 5 s), so the write-ahead log does not eat the last room.
+    if (free < Math.max(2 * floor, PRESSURE_BYTES) && Date.now() - this.#lastPressure > PRESSURE_EVERY_MS) {
+      this.#lastPressure = Date.now()
+      this.#onPressure()
+    }
     if (free < floor) {
       this.#mark(
         'full',
