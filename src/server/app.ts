@@ -16,7 +16,8 @@ import {
 } from 'fastify-type-provider-zod'
 import type { Redis } from 'ioredis'
 import type { Engine } from '../engine/engine.ts'
-import { installAuthentication, publicRoute } from './authenticate.ts'
+import { installAuthentication, type PersonAuthenticator, publicRoute } from './authenticate.ts'
+import { attachRules, enforcePolicy } from './authorize.ts'
 import { enforceContract, transformObject } from './contract.ts'
 import { installErrorHandling } from './error-handler.ts'
 import { mcpRoutes } from './mcp/routes.ts'
@@ -84,6 +85,8 @@ export interface AppOptions {
   baseUrls?: Record<string, string | undefined>
   /** Whether the start is done (the service's); an app built over a started engine is ready at once. */
   startup?: Startup
+  /** Recognise signed-in people (sessions, personal keys), asked before workspace and agent keys. */
+  people?: readonly PersonAuthenticator[]
 }
 
 export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<FastifyInstance> {
@@ -101,6 +104,8 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   const health = engine.store.health
   installErrorHandling(app, (err, { ingress }) => (health.failure(err) ? health.refusal({ ingress }) : null))
   enforceContract(app)
+  // Before any route is added: each route gets its rule from the policy table (or fails the start).
+  attachRules(app)
   installRequestLogging(app)
   // Before authentication: while starting (the admin key may not be made yet) or while the store is
   // away, a request is answered 503 without a key lookup that would fail or say 401.
@@ -129,7 +134,10 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     // Schemas with a Zod registry id (.meta({ id })) become components the operations refer to.
     transformObject,
   })
-  installAuthentication(app, engine)
+  // Sign-in plugs its authenticators (sessions, personal keys) in here.
+  const people: PersonAuthenticator[] = [...(opts.people ?? [])]
+  installAuthentication(app, engine, { people })
+  enforcePolicy(app)
   // The API reference pages are public; every route they register says so.
   await app.register(async (docs) => {
     docs.addHook('onRoute', (route) => {

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
-import type { PollFailure } from '../../engine/triggers/poller.ts'
+import type { PollFailure } from '../../engine/events/sources/poller.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { requireAdmin } from '../authenticate.ts'
+import { requireOwnAgent } from '../authorize.ts'
 import { errorResponses, TriggerMechanism } from '../schemas.ts'
 
 const TriggerView = z
@@ -87,7 +87,6 @@ export const triggerRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
         return reply.code(201).send(await t.create(req.caller.workspaceId, req.params.agentId, req.body))
       },
     )
@@ -103,7 +102,7 @@ export const triggerRoutes =
         },
       },
       async (req) => {
-        if (req.caller.kind === 'agent' && req.caller.agentId !== req.params.agentId) requireAdmin(req)
+        requireOwnAgent(req.caller, req.params.agentId)
         return { triggers: await t.list(req.caller.workspaceId, req.params.agentId) }
       },
     )
@@ -120,7 +119,7 @@ export const triggerRoutes =
       },
       async (req) => {
         const view = await t.get(req.caller.workspaceId, req.params.id)
-        if (req.caller.kind === 'agent' && req.caller.agentId !== view.agentId) requireAdmin(req)
+        requireOwnAgent(req.caller, view.agentId)
         return view
       },
     )
@@ -143,7 +142,6 @@ export const triggerRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return t.delete(req.caller.workspaceId, req.params.id)
       },
     )
@@ -179,7 +177,6 @@ export const triggerRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return engine.events.diagnose(req.caller.workspaceId, req.params.id)
       },
     )
@@ -197,7 +194,6 @@ export const triggerRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         await t.requireRow(req.caller.workspaceId, req.params.id)
         const polled = await engine.events.poller.poll(req.params.id)
         if (polled?.failure) throw pollFailed(req.params.id, polled.failure)
