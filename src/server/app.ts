@@ -29,6 +29,7 @@ import {
 } from './observability.ts'
 import { agentKeyRoutes } from './routes/agent-keys.ts'
 import { agentRoutes } from './routes/agents.ts'
+import { authRoutes } from './routes/auth.ts'
 import { catalogRoutes } from './routes/catalog.ts'
 import { connectionRoutes } from './routes/connections.ts'
 import { creditRoutes } from './routes/credits.ts'
@@ -36,6 +37,7 @@ import { dashboardRoutes } from './routes/dashboard.ts'
 import { eventRoutes } from './routes/events.ts'
 import { functionToolRoutes } from './routes/function-tools.ts'
 import { hookRoutes } from './routes/hooks.ts'
+import { memberRoutes } from './routes/members.ts'
 import { oauthRoutes } from './routes/oauth.ts'
 import { rateLimitStatusRoutes } from './routes/rate-limit-status.ts'
 import { rateLimitRoutes } from './routes/rate-limits.ts'
@@ -43,6 +45,7 @@ import { stepRoutes } from './routes/steps.ts'
 import { tokenPageRoutes } from './routes/token-pages.ts'
 import { toolRoutes } from './routes/tools.ts'
 import { triggerRoutes } from './routes/triggers.ts'
+import { installSessions } from './sessions.ts'
 
 export const loggerOptions = (level: string): FastifyServerOptions['logger'] => ({
   level,
@@ -80,6 +83,8 @@ export interface AppOptions {
   metricsToken?: string | null
   /** Upstream base addresses, to count upstream requests by connector. */
   baseUrls?: Record<string, string | undefined>
+  /** Session cookies are Secure (and __Host- named): browsers reach Patchbay over https. */
+  secureCookies?: boolean
 }
 
 export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<FastifyInstance> {
@@ -118,6 +123,8 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     // Schemas with a Zod registry id (.meta({ id })) become components the operations refer to.
     transformObject,
   })
+  // A person's session cookie is read first; a request with an API key is the key's.
+  const cookies = await installSessions(app, engine, { secure: opts.secureCookies ?? false })
   installAuthentication(app, engine)
   // The API reference pages are public; every route they register says so.
   await app.register(async (docs) => {
@@ -145,6 +152,8 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(rateLimitStatusRoutes(engine))
   await app.register(functionToolRoutes(engine))
   await app.register(mcpRoutes(engine))
+  await app.register(authRoutes(engine, cookies))
+  await app.register(memberRoutes(engine))
   await app.register(dashboardRoutes())
   return app
 }

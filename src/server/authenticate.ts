@@ -15,6 +15,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route answers without an API key (it checks its callers by other means, or has none). */
     public?: boolean
+    /** The route acts for a signed-in person (a session cookie), in no particular workspace. */
+    person?: boolean
   }
 }
 
@@ -81,6 +83,8 @@ export function installAuthentication(app: FastifyInstance, engine: Engine): voi
   app.addHook('onRequest', (req: FastifyRequest, _reply, done) => {
     // No route matched: the not-found handler answers, and it needs no caller.
     if (req.is404 || req.routeOptions.config?.public) return done()
+    // A person's route called with their session cookie (sessions.ts resolved it).
+    if (req.session && req.routeOptions.config?.person && !req.headers.authorization) return done()
     const header = req.headers.authorization
     if (!header) return done(unauthorized('This request has no API key.'))
     const match = /^Bearer\s+(\S+)$/i.exec(header)
@@ -107,6 +111,7 @@ export function installAuthentication(app: FastifyInstance, engine: Engine): voi
   // plugin brings.
   app.addHook('preHandler', (req: FastifyRequest, _reply, done) => {
     if (req.caller || req.is404 || req.routeOptions.config?.public) return done()
+    if (req.session && req.routeOptions.config?.person) return done()
     done(unauthorized('This request has no API key.'))
   })
 }

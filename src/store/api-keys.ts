@@ -98,4 +98,17 @@ export class ApiKeys {
     await this.#db.updateTable('api_keys').set({ revoked_at: nowIso() }).where('id', 'in', ids).execute()
     return ids
   }
+
+  /** Revokes every live key a person made in a workspace (they left it, or their role changed); returns the ids. */
+  async revokeMadeBy(workspaceId: string, personId: string): Promise<string[]> {
+    const rows = await this.#db
+      .updateTable('api_keys')
+      .set({ revoked_at: nowIso() })
+      .where('workspace_id', '=', workspaceId)
+      .where('created_by', '=', personId)
+      .where('revoked_at', 'is', null)
+      .returning('id')
+      .execute()
+    return rows.map((r) => r.id)
+  }
 }
