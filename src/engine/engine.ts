@@ -2,10 +2,11 @@
 // all start from here.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Dispatcher } from 'undici'
+import type { BudgetLedger } from '../kit/budget-ledger.ts'
 import { type Clock, systemClock } from '../kit/clock.ts'
+import type { Mailer } from '../kit/mailer.ts'
 import { EgressGuard } from '../kit/egress.ts'
 import { createDispatcher } from '../kit/http.ts'
-import type { Mailer } from '../kit/mailer.ts'
 import { type Budget, createPacer, type Pacer } from '../kit/pacer.ts'
 import type { SharedResults } from '../kit/result-cache.ts'
 import { defaultRetryPolicy, type RetryPolicy } from '../kit/retry-policy.ts'
@@ -16,6 +17,7 @@ import { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
 import { Connections } from '../store/connections.ts'
 import { CreditBudgets, CreditHolds, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
+import { Memberships } from '../store/memberships.ts'
 import { OAuthFlowRows } from '../store/oauth-flows.ts'
 import { StepRuns } from '../store/step-runs.ts'
 import { ToolRuns } from '../store/tool-runs.ts'
@@ -24,19 +26,20 @@ import { Triggers } from '../store/triggers.ts'
 import type { Vault } from '../store/vault.ts'
 import { CreditService } from './access/credits.ts'
 import { KeyRevocations } from './access/key-revocations.ts'
+import { MembershipService } from './access/memberships.ts'
 import { PlacementChanges } from './access/placement-changes.ts'
 import { ScopeGuard, type ScopeGuardOptions } from './access/scope-guard.ts'
 import { AgentService } from './agents/agent-service.ts'
 import { Changes, type ChangeTransport } from './changes/changes.ts'
 import { ConnectionService } from './connections/connection-service.ts'
-import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
-import { PUSH_CONNECTIONS_PER_ENDPOINT } from './events/deliverer.ts'
-import { type EventOptions, EventSystem } from './events/event-system.ts'
-import { type Sweeps, TimerSweeps } from './jobs/sweeps.ts'
 import { Accounts, type SignupMode } from './people/accounts.ts'
 import { AuditTrail } from './people/audit-trail.ts'
 import { Members } from './people/members.ts'
 import { SingleSignOn, type SsoConfig } from './people/sso.ts'
+import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
+import { PUSH_CONNECTIONS_PER_ENDPOINT } from './events/deliverer.ts'
+import { type EventOptions, EventSystem } from './events/event-system.ts'
+import { type Sweeps, TimerSweeps } from './jobs/sweeps.ts'
 import { Registry } from './registry.ts'
 import { ChoiceService } from './steps/choices.ts'
 import { StepRunner } from './steps/step-runner.ts'
@@ -74,6 +77,8 @@ export interface EngineOptions {
   oauth?: { apps?: Record<string, OAuthApp | undefined>; webUrls?: Record<string, string | undefined> }
   /** Time for the parts that wait (pacing, rate budgets); tests drive it by hand. */
   clock?: Clock
+  /** What is left of upstreams' reported request budgets; shared by every instance (Redis) when given. */
+  budgetLedger?: BudgetLedger
   /** People: who may sign up, how long a session lasts, mail for invitations, single sign-on. */
   people?: PeopleOptions
 }
@@ -108,6 +113,8 @@ export class Engine {
   readonly changes: Changes
   /** Revoked API keys, for whoever caches keys (the server's authentication). */
   readonly keyRevocations: KeyRevocations
+  /** Who belongs to which workspace with which role (cached for authentication, shared on change). */
+  readonly memberships: MembershipService
   /** Cards and lists stored events name: the scope guard forgets where they were placed. */
   readonly placements: PlacementChanges
   readonly events: EventSystem
@@ -141,12 +148,22 @@ export class Engine {
     this.keyRevocations = new KeyRevocations(this.changes)
     this.placements = new PlacementChanges(this.changes)
     this.apiKeys = new ApiKeys(opts.store.db)
+    this.memberships = new MembershipService({
+      repo: new Memberships(opts.store.db),
+      keys: this.apiKeys,
+      changes: this.changes,
+      revocations: this.keyRevocations,
+    })
     const clock = opts.clock ?? systemClock
     this.stepRuns = new StepRuns(opts.store, { clock, log: opts.log })
     this.egress = opts.egress ?? new EgressGuard()
     this.#dispatcher = opts.dispatcher ?? createDispatcher(this.egress)
     this.#pushDispatcher = opts.dispatcher ?? createDispatcher(this.egress, PUSH_CONNECTIONS_PER_ENDPOINT)
-    this.rateBudgets = new RateBudgets(clock)
+    this.rateBudgets = new RateBudgets({
+      clock,
+      ledger: opts.budgetLedger,
+      onError: (err) => opts.log.warn({ err }, 'the shared rate-limit ledger did not answer'),
+    })
     this.clients = new UpstreamClients({
       baseUrls: opts.baseUrls,
       dispatcher: this.#dispatcher,
@@ -266,6 +283,7 @@ export class Engine {
     this.#mailer = opts.people?.mailer ?? null
     this.members = new Members({
       store: opts.store,
+      memberships: this.memberships,
       keys: this.apiKeys,
       revocations: this.keyRevocations,
       changes: this.changes,

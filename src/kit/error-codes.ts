@@ -3,8 +3,8 @@
 //
 // The rule: a new code is added HERE, and nowhere else. `new PatchbayError(code, …)` only accepts
 // the codes below (a free string does not compile), the OpenAPI document's error enum is this
-// list, and the README's table of codes is generated from it. After adding or changing a code run
-// `npm run docs:errors && npm run api:types` (the README table and the SDK's and the dashboard's API types; tests
+// list, and the table of codes in docs/api.md is generated from it. After adding or changing a code run
+// `npm run docs:errors && npm run api:types` (docs/api.md's table and the SDK's and the dashboard's API types; tests
 // fail while either is out of date).
 
 export interface ErrorCodeDefinition {
@@ -15,7 +15,7 @@ export interface ErrorCodeDefinition {
    * status is the upstream's own client error.
    */
   readonly alsoStatus?: readonly number[] | '4xx'
-  /** One line for the README table: when this code is answered. */
+  /** One line for the table of codes (docs/api.md): when this code is answered. */
   readonly meaning: string
   /** What to do, when the thrower gives no hint of its own. */
   readonly hint: string
@@ -37,10 +37,32 @@ export const ERROR_CODES = {
     dashboard: 'Sign in again with the workspace key.',
     cli: 'Give the key with --key or PATCHBAY_KEY.',
   },
-  ADMIN_KEY_REQUIRED: {
+  KEY_EXPIRED: {
+    status: 401,
+    meaning: 'The workspace key is past its expiry time.',
+    hint: 'Make a new key (POST /v1/keys) and use it instead.',
+    dashboard: 'Make a new key on the Keys page.',
+  },
+  ROLE_FORBIDDEN: {
     status: 403,
-    meaning: 'An agent key asked for something only the workspace key may do, or for another agent.',
-    hint: 'Use the workspace key printed on first start (or PATCHBAY_ADMIN_KEY), or the agent’s own id.',
+    meaning: 'Your role in this workspace is below the one the action needs (the message names both).',
+    hint: 'Ask an admin or owner of the workspace for the role the message names, or for them to do it.',
+  },
+  AGENT_KEY_FORBIDDEN: {
+    status: 403,
+    meaning: 'An agent key asked for something only workspace keys and members may do, or for another agent.',
+    hint: 'Use a workspace key or sign in (for an agent: its own id).',
+  },
+  PERSON_REQUIRED: {
+    status: 403,
+    meaning:
+      'The action is for a signed-in person (it acts for them, not for a workspace), and the caller is a key.',
+    hint: 'Sign in (POST /v1/auth/sign-in) and call it with the session, or with a personal key.',
+  },
+  WORKSPACE_NOT_FOUND: {
+    status: 404,
+    meaning: 'There is no workspace with that id that you belong to (a key acts only on its own workspace).',
+    hint: 'List your workspaces with GET /v1/workspaces and name one in the Patchbay-Workspace header.',
   },
   AGENT_KEY_REQUIRED: {
     status: 403,
@@ -583,12 +605,6 @@ export const ERROR_CODES = {
       'Too many failed sign-ins for this account or from this address; Retry-After says when to try again.',
     hint: 'Wait the Retry-After seconds, then sign in again.',
   },
-  PERSON_REQUIRED: {
-    status: 403,
-    meaning:
-      'The route acts for a signed-in person (their account, sessions, invitations), and the caller is a key.',
-    hint: 'Sign in with POST /v1/auth/sign-in and call it with the session cookie.',
-  },
   CSRF_TOKEN_INVALID: {
     status: 403,
     meaning:
@@ -604,11 +620,6 @@ export const ERROR_CODES = {
     status: 404,
     meaning: 'The workspace has no member with that id (or no account has that email).',
     hint: 'List members with GET /v1/workspaces/{id}/members; invite someone without an account.',
-  },
-  ROLE_TOO_HIGH: {
-    status: 403,
-    meaning: 'Only an owner may make someone an owner, or change or remove an owner.',
-    hint: 'Ask an owner of the workspace.',
   },
   LAST_OWNER: {
     status: 409,
@@ -652,7 +663,7 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES
 
-/** Every code, in the registry's order (the OpenAPI enum and the README table). */
+/** Every code, in the registry's order (the OpenAPI enum and the table in docs/api.md). */
 export const ERROR_CODE_LIST = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]
 
 export const isErrorCode = (value: unknown): value is ErrorCode =>
@@ -670,7 +681,7 @@ export type AlternativeStatus<C extends ErrorCode> = (typeof ERROR_CODES)[C] ext
 /** Markdown table cell text: `|` would end the cell and `<key>` would be read as an HTML tag. */
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('<', '&lt;')
 
-/** The README's table of codes (`npm run docs:errors` writes it between its markers). */
+/** The table of codes in docs/api.md (`npm run docs:errors` writes it between its markers). */
 export function errorCodeTable(): string {
   const rows = ERROR_CODE_LIST.map((code) => {
     const d: ErrorCodeDefinition = ERROR_CODES[code]

@@ -16,7 +16,8 @@ import {
 } from 'fastify-type-provider-zod'
 import type { Redis } from 'ioredis'
 import type { Engine } from '../engine/engine.ts'
-import { installAuthentication, publicRoute } from './authenticate.ts'
+import { installAuthentication, type PersonAuthenticator, publicRoute } from './authenticate.ts'
+import { attachRules, enforcePolicy } from './authorize.ts'
 import { enforceContract, transformObject } from './contract.ts'
 import { installErrorHandling } from './error-handler.ts'
 import { mcpRoutes } from './mcp/routes.ts'
@@ -83,6 +84,8 @@ export interface AppOptions {
   metricsToken?: string | null
   /** Upstream base addresses, to count upstream requests by connector. */
   baseUrls?: Record<string, string | undefined>
+  /** Recognise signed-in people (sessions, personal keys), asked before workspace and agent keys. */
+  people?: readonly PersonAuthenticator[]
   /** Session cookies are Secure (and __Host- named): browsers reach Patchbay over https. */
   secureCookies?: boolean
 }
@@ -99,6 +102,8 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   app.setSerializerCompiler(serializerCompiler)
   installErrorHandling(app)
   enforceContract(app)
+  // Before any route is added: each route gets its rule from the policy table (or fails the start).
+  attachRules(app)
   installRequestLogging(app)
   if (opts.metricsToken) {
     const metrics = installMetrics(app, engine, { token: opts.metricsToken, baseUrls: opts.baseUrls ?? {} })
@@ -116,16 +121,24 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: '/', description: 'This Patchbay (the address the document was read from)' }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer' },
+          // A signed-in person (POST /v1/auth/sign-in); changes also send X-CSRF-Token.
+          session: { type: 'apiKey', in: 'cookie', name: 'patchbay_session' },
+        },
+      },
+      security: [{ bearer: [] }, { session: [] }],
     },
     transform: jsonSchemaTransform,
     // Schemas with a Zod registry id (.meta({ id })) become components the operations refer to.
     transformObject,
   })
-  // A person's session cookie is read first; a request with an API key is the key's.
-  const cookies = await installSessions(app, engine, { secure: opts.secureCookies ?? false })
-  installAuthentication(app, engine)
+  // Sign-in plugs its authenticators (sessions, personal keys) in here.
+  const sessions = await installSessions(app, engine, { secure: opts.secureCookies ?? false })
+  const people: PersonAuthenticator[] = [sessions.authenticator, ...(opts.people ?? [])]
+  installAuthentication(app, engine, { people })
+  enforcePolicy(app)
   // The API reference pages are public; every route they register says so.
   await app.register(async (docs) => {
     docs.addHook('onRoute', (route) => {
@@ -152,7 +165,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(rateLimitStatusRoutes(engine))
   await app.register(functionToolRoutes(engine))
   await app.register(mcpRoutes(engine))
-  await app.register(authRoutes(engine, cookies))
+  await app.register(authRoutes(engine, sessions))
   await app.register(memberRoutes(engine))
   await app.register(dashboardRoutes())
   return app

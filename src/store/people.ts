@@ -1,11 +1,11 @@
-// People who sign in, their memberships of workspaces (with a role) and their single sign-on
-// identities (migration 0010). Emails are stored lower-cased: one account per address.
+// People who sign in and their single sign-on identities (migration 0010), and the views of
+// memberships that name people and workspaces (memberships themselves: store/memberships.ts).
+// Emails are stored lower-cased: one account per address.
 import type { Kysely, Selectable } from 'kysely'
 import { newId, nowIso } from './ids.ts'
-import type { Database, MembershipsTable, PeopleTable, Role } from './schema.ts'
+import type { Database, PeopleTable, Role } from './schema.ts'
 
 export type PersonRow = Selectable<PeopleTable>
-export type MembershipRow = MembershipsTable
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase()
 
@@ -82,81 +82,10 @@ export class People {
       .onConflict((oc) => oc.columns(['issuer', 'subject']).doNothing())
       .execute()
   }
-}
-
-export interface MembershipWithWorkspace {
-  workspaceId: string
-  workspaceName: string
-  role: Role
-  joinedAt: string
-}
-
-export interface MemberWithPerson {
-  personId: string
-  email: string
-  name: string
-  role: Role
-  joinedAt: string
-  updatedAt: string
-}
-
-export class Memberships {
-  #db: Kysely<Database>
-  constructor(db: Kysely<Database>) {
-    this.#db = db
-  }
-
-  async get(workspaceId: string, personId: string): Promise<MembershipRow | undefined> {
-    return this.#db
-      .selectFrom('memberships')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .where('person_id', '=', personId)
-      .executeTakeFirst()
-  }
-
-  /** Adds a member, or leaves an existing membership as it is; returns whether it was added. */
-  async add(workspaceId: string, personId: string, role: Role): Promise<boolean> {
-    const now = nowIso()
-    const inserted = await this.#db
-      .insertInto('memberships')
-      .values({ workspace_id: workspaceId, person_id: personId, role, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.columns(['workspace_id', 'person_id']).doNothing())
-      .returning('person_id')
-      .executeTakeFirst()
-    return inserted !== undefined
-  }
-
-  async setRole(workspaceId: string, personId: string, role: Role): Promise<void> {
-    await this.#db
-      .updateTable('memberships')
-      .set({ role, updated_at: nowIso() })
-      .where('workspace_id', '=', workspaceId)
-      .where('person_id', '=', personId)
-      .execute()
-  }
-
-  async remove(workspaceId: string, personId: string): Promise<void> {
-    await this.#db
-      .deleteFrom('memberships')
-      .where('workspace_id', '=', workspaceId)
-      .where('person_id', '=', personId)
-      .execute()
-  }
-
-  async countOwners(workspaceId: string): Promise<number> {
-    const row = await this.#db
-      .selectFrom('memberships')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('workspace_id', '=', workspaceId)
-      .where('role', '=', 'owner')
-      .executeTakeFirstOrThrow()
-    return Number(row.n)
-  }
 
   /** A person's workspaces with their role in each, oldest membership first. */
-  async forPerson(personId: string): Promise<MembershipWithWorkspace[]> {
-    const rows = await this.#db
+  async membershipsOf(personId: string): Promise<MembershipWithWorkspace[]> {
+    return this.#db
       .selectFrom('memberships')
       .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
       .select([
@@ -169,11 +98,10 @@ export class Memberships {
       .orderBy('memberships.created_at')
       .orderBy('memberships.workspace_id')
       .execute()
-    return rows
   }
 
   /** A workspace's members with their email and name, oldest first. */
-  async forWorkspace(workspaceId: string): Promise<MemberWithPerson[]> {
+  async membersOf(workspaceId: string): Promise<MemberWithPerson[]> {
     return this.#db
       .selectFrom('memberships')
       .innerJoin('people', 'people.id', 'memberships.person_id')
@@ -190,4 +118,20 @@ export class Memberships {
       .orderBy('memberships.person_id')
       .execute()
   }
+}
+
+export interface MembershipWithWorkspace {
+  workspaceId: string
+  workspaceName: string
+  role: Role
+  joinedAt: string
+}
+
+export interface MemberWithPerson {
+  personId: string
+  email: string
+  name: string
+  role: Role
+  joinedAt: string
+  updatedAt: string
 }

@@ -347,7 +347,7 @@ describe('members and invitations', () => {
     )
     const promote = await admin.p.api('PATCH', `/v1/workspaces/${ws}/members/${admin.id}`, { role: 'owner' })
     assert.equal(promote.status, 403)
-    assert.equal(promote.body.error.code, 'ROLE_TOO_HIGH')
+    assert.equal(promote.body.error.code, 'ROLE_FORBIDDEN')
     const demoteOwner = await admin.p.api('DELETE', `/v1/workspaces/${ws}/members/${owner.id}`)
     assert.equal(demoteOwner.status, 403)
     // The other owners (made by earlier tests) are demoted with the first-start key, an owner key.

@@ -11,6 +11,7 @@ export type ChangeTopic =
   | 'connections'
   | 'triggers'
   | 'keys'
+  | 'memberships'
   | 'credits'
   | 'deliveries'
   | 'placements'
@@ -29,6 +30,7 @@ const TOPICS: ChangeTopic[] = [
   'connections',
   'triggers',
   'keys',
+  'memberships',
   'credits',
   'deliveries',
   'placements',

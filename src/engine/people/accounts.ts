@@ -126,7 +126,7 @@ export class Accounts {
 
   /** The workspaces a person belongs to (audit entries about them go to each). */
   async #workspacesOf(personId: string): Promise<string[]> {
-    return (await this.#members.memberships.forPerson(personId)).map((m) => m.workspaceId)
+    return (await this.people.membershipsOf(personId)).map((m) => m.workspaceId)
   }
 
   /**

@@ -10,20 +10,15 @@ import type { Mailer } from '../../kit/mailer.ts'
 import type { ApiKeys } from '../../store/api-keys.ts'
 import type { Store } from '../../store/database.ts'
 import { type InvitationRow, Invitations } from '../../store/invitations.ts'
-import {
-  Memberships,
-  type MemberWithPerson,
-  normalizeEmail,
-  People,
-  type PersonRow,
-} from '../../store/people.ts'
+import { Memberships as MembershipRows } from '../../store/memberships.ts'
+import { type MemberWithPerson, normalizeEmail, People, type PersonRow } from '../../store/people.ts'
 import { PersonSessions } from '../../store/person-sessions.ts'
 import type { Database, Role } from '../../store/schema.ts'
+import { ROLES } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
+import type { MembershipService } from '../access/memberships.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { AuditActor, AuditTrail, RequestOrigin } from './audit-trail.ts'
-
-export const ROLES: readonly Role[] = ['owner', 'admin', 'member', 'viewer']
 
 /** How long an invitation link works. */
 export const INVITATION_TTL_MS = 7 * 24 * 3600_000
@@ -66,6 +61,8 @@ export const invitationView = (row: InvitationRow, now = new Date().toISOString(
 
 export interface MembersOptions {
   store: Store
+  /** Adds, changes and removes memberships (every instance's cache of them follows at once). */
+  memberships: MembershipService
   keys: ApiKeys
   revocations: KeyRevocations
   changes: Changes
@@ -77,11 +74,11 @@ export interface MembersOptions {
 
 export class Members {
   readonly people: People
-  readonly memberships: Memberships
   readonly invitations: Invitations
   readonly sessions: PersonSessions
   #db: Kysely<Database>
   #store: Store
+  #memberships: MembershipService
   #keys: ApiKeys
   #revocations: KeyRevocations
   #changes: Changes
@@ -93,7 +90,7 @@ export class Members {
     this.#store = opts.store
     this.#db = opts.store.db
     this.people = new People(this.#db)
-    this.memberships = new Memberships(this.#db)
+    this.#memberships = opts.memberships
     this.invitations = new Invitations(this.#db)
     this.sessions = new PersonSessions(this.#db)
     this.#keys = opts.keys
@@ -110,12 +107,19 @@ export class Members {
   }
 
   list(workspaceId: string): Promise<MemberWithPerson[]> {
-    return this.memberships.forWorkspace(workspaceId)
+    return this.people.membersOf(workspaceId)
   }
 
   /** A person's role in a workspace, or null when they are not a member. */
   async roleOf(workspaceId: string, personId: string): Promise<Role | null> {
-    return (await this.memberships.get(workspaceId, personId))?.role ?? null
+    return (await this.#memberships.find(workspaceId, personId))?.role ?? null
+  }
+
+  /** Adds a membership unless the person has one; returns whether it was added. */
+  async #addIfNew(workspaceId: string, personId: string, role: Role): Promise<boolean> {
+    if (await this.#memberships.find(workspaceId, personId)) return false
+    await this.#memberships.put(workspaceId, personId, role)
+    return true
   }
 
   /** Adds a person who has an account, by email, with a role. */
@@ -138,7 +142,7 @@ export class Members {
         },
       )
     }
-    const added = await this.memberships.add(workspaceId, person.id, input.role)
+    const added = await this.#addIfNew(workspaceId, person.id, input.role)
     if (!added) return this.#memberOrThrow(workspaceId, person.id)
     await this.#audit.record({
       workspaceIds: [workspaceId],
@@ -165,6 +169,7 @@ export class Members {
       detail: { from: before, to: role },
       origin: actor.origin,
     })
+    await this.#memberships.put(workspaceId, personId, role)
     await this.#cutOff(workspaceId, personId)
     return this.#memberOrThrow(workspaceId, personId)
   }
@@ -181,12 +186,14 @@ export class Members {
       detail: { role: before },
       origin: actor.origin,
     })
+    await this.#memberships.remove(workspaceId, personId)
     await this.#cutOff(workspaceId, personId)
   }
 
   /**
    * Applies a role change (or a removal, role null) under a lock on the workspace's row, so two
-   * owners demoting each other at once cannot leave it without one. Returns the role before.
+   * owners demoting each other at once cannot leave it without one. Returns the role before;
+   * the caller then tells the membership service (caches on every instance, the person's keys).
    */
   async #changeMember(
     actor: MemberActor,
@@ -198,15 +205,16 @@ export class Members {
     const refusal = await this.#db.transaction().execute(async (trx) => {
       if (this.#store.kind === 'postgres')
         await sql`SELECT id FROM workspaces WHERE id = ${workspaceId} FOR UPDATE`.execute(trx)
-      const memberships = new Memberships(trx)
-      const current = await memberships.get(workspaceId, personId)
+      const memberships = new MembershipRows(trx)
+      const current = await memberships.find(workspaceId, personId)
       if (!current) return { error: 'missing' as const }
       if ((current.role === 'owner' || role === 'owner') && actor.role !== 'owner')
         return { error: 'owner' as const, before: current.role }
-      if (current.role === 'owner' && role !== 'owner' && (await memberships.countOwners(workspaceId)) <= 1)
+      const owners = (await memberships.ofWorkspace(workspaceId)).filter((m) => m.role === 'owner').length
+      if (current.role === 'owner' && role !== 'owner' && owners <= 1)
         return { error: 'last' as const, before: current.role }
       if (role === null) await memberships.remove(workspaceId, personId)
-      else if (role !== current.role) await memberships.setRole(workspaceId, personId, role)
+      else if (role !== current.role) await memberships.put(workspaceId, personId, role)
       return { before: current.role }
     })
     if (!('error' in refusal)) return refusal.before
@@ -218,7 +226,7 @@ export class Members {
     if (refusal.error === 'owner') {
       await this.#refused(actor, workspaceId, action, detail, 'owner role needed')
       throw new PatchbayError(
-        'ROLE_TOO_HIGH',
+        'ROLE_FORBIDDEN',
         role === 'owner'
           ? 'Only an owner may make someone an owner; you are an admin.'
           : 'Only an owner may change or remove an owner; you are an admin.',
@@ -233,16 +241,19 @@ export class Members {
     )
   }
 
-  /** Ends the person's sessions and revokes the keys they made in the workspace, on every instance. */
+  /**
+   * Ends the person's sessions and revokes every key they made in the workspace, on every
+   * instance at once: a member removed or given another role signs in again, and makes new keys.
+   */
   async #cutOff(workspaceId: string, personId: string): Promise<void> {
     const sessions = await this.sessions.endAll(personId)
     if (sessions.length) this.#changes.publish('sessions', sessions)
-    const keys = await this.#keys.revokeMadeBy(workspaceId, personId)
+    const keys = await this.#keys.revokeMadeBy(workspaceId, personId, ROLES)
     if (keys.length) this.#revocations.publish(keys)
   }
 
   async #memberOrThrow(workspaceId: string, personId: string): Promise<MemberWithPerson> {
-    const m = (await this.memberships.forWorkspace(workspaceId)).find((x) => x.personId === personId)
+    const m = (await this.people.membersOf(workspaceId)).find((x) => x.personId === personId)
     if (!m) throw new PatchbayError('MEMBER_NOT_FOUND', `The workspace has no member ${personId}.`)
     return m
   }
@@ -257,7 +268,7 @@ export class Members {
       { email: normalizeEmail(email), role },
       'owner role needed',
     )
-    throw new PatchbayError('ROLE_TOO_HIGH', 'Only an owner may make someone an owner; you are an admin.')
+    throw new PatchbayError('ROLE_FORBIDDEN', 'Only an owner may make someone an owner; you are an admin.')
   }
 
   #refused(actor: MemberActor, workspaceId: string, action: string, detail: object, reason: string) {
@@ -430,7 +441,7 @@ export class Members {
         'This invitation was used already: each link works once.',
       )
     if (!person.email_verified) await this.people.update(person.id, { email_verified: 1 })
-    const added = await this.memberships.add(row.workspace_id, person.id, row.role)
+    const added = await this.#addIfNew(row.workspace_id, person.id, row.role)
     await this.#audit.record({
       workspaceIds: [row.workspace_id],
       actor: who,
@@ -450,7 +461,7 @@ export class Members {
         detail: { email: person.email, role: row.role, by: 'invitation' },
         origin,
       })
-    const role = (await this.memberships.get(row.workspace_id, person.id))!.role
+    const role = (await this.#memberships.find(row.workspace_id, person.id))!.role
     return { workspaceId: row.workspace_id, role }
   }
 
@@ -485,7 +496,7 @@ export class Members {
 
   /** Adds a person to a workspace by its claimed domain (single sign-on), as a member. */
   async joinByDomain(workspaceId: string, person: PersonRow, origin: RequestOrigin): Promise<void> {
-    if (!(await this.memberships.add(workspaceId, person.id, 'member'))) return
+    if (!(await this.#addIfNew(workspaceId, person.id, 'member'))) return
     await this.#audit.record({
       workspaceIds: [workspaceId],
       actor: { kind: 'person', id: person.id, label: person.email },

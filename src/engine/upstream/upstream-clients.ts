@@ -78,7 +78,7 @@ export class UpstreamClients {
       : pacer
     const onResponse = budgets
       ? (status: number, headers: Record<string, string>) => {
-          budgets.record(connector, budgetKey, headers)
+          budgets.record(connector, budgetKey, headers, status)
           opts.onResponse?.(status, headers)
         }
       : opts.onResponse

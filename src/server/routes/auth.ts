@@ -12,7 +12,7 @@ import { safeReturnTo } from '../../engine/people/sso.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { publicRoute } from '../authenticate.ts'
 import { ErrorBody, errorResponses } from '../schemas.ts'
-import { originOf, requirePerson, type SessionCookies } from '../sessions.ts'
+import { originOf, requirePerson, type Sessions } from '../sessions.ts'
 
 const Role = z.enum(['owner', 'admin', 'member', 'viewer'])
 
@@ -64,7 +64,7 @@ const Credentials = z.object({
 })
 
 export const authRoutes =
-  (engine: Engine, cookies: SessionCookies): FastifyPluginAsyncZod =>
+  (engine: Engine, cookies: Sessions): FastifyPluginAsyncZod =>
   async (app) => {
     const signedIn = async (reply: FastifyReply, started: StartedSession, status: 200 | 201) => {
       cookies.set(reply, started)
@@ -77,7 +77,7 @@ export const authRoutes =
       })
     }
     const workspacesOf = async (personId: string) =>
-      (await engine.members.memberships.forPerson(personId)).map((m) => ({
+      (await engine.accounts.people.membershipsOf(personId)).map((m) => ({
         id: m.workspaceId,
         name: m.workspaceName,
         role: m.role,
@@ -132,7 +132,6 @@ export const authRoutes =
     app.post(
       '/v1/auth/sign-out',
       {
-        config: { person: true },
         schema: {
           operationId: 'signOut',
           tags: ['people'],
@@ -151,7 +150,6 @@ export const authRoutes =
     app.get(
       '/v1/me',
       {
-        config: { person: true },
         schema: {
           operationId: 'getMe',
           tags: ['people'],
@@ -173,7 +171,6 @@ export const authRoutes =
     app.get(
       '/v1/me/sessions',
       {
-        config: { person: true },
         schema: {
           operationId: 'listMySessions',
           tags: ['people'],
@@ -196,7 +193,6 @@ export const authRoutes =
     app.delete(
       '/v1/me/sessions/:id',
       {
-        config: { person: true },
         schema: {
           operationId: 'endMySession',
           tags: ['people'],
@@ -217,7 +213,6 @@ export const authRoutes =
     app.post(
       '/v1/me/sessions/end-all',
       {
-        config: { person: true },
         schema: {
           operationId: 'endAllMySessions',
           tags: ['people'],

@@ -8,7 +8,6 @@ import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
 import type { MemberActor } from '../../engine/people/members.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import type { Role } from '../../store/schema.ts'
 import { errorResponses } from '../schemas.ts'
 import { originOf, requirePerson } from '../sessions.ts'
 
@@ -42,44 +41,24 @@ export const InvitationView = z
   })
   .meta({ id: 'Invitation' })
 
-const RANK: Record<Role, number> = { owner: 4, admin: 3, member: 2, viewer: 1 }
-
 /**
- * Who acts on the workspace named in the path, with their role there: a signed-in person by
- * their membership, a workspace key by its role (in its own workspace only). Anyone else is told
- * the workspace is not theirs.
+ * Who acts on the workspace named in the path, with their role there. The policy table checked
+ * the role in the workspace the request acts on (the Patchbay-Workspace header, or a key's own);
+ * the path must name that workspace.
  */
-export async function memberActor(
-  engine: Engine,
-  req: FastifyRequest,
-  workspaceId: string,
-  least: Role,
-): Promise<MemberActor> {
-  let role: Role | null = null
-  let actor: MemberActor['audit']
-  let personId: string | null = null
-  if (req.session) {
-    personId = req.session.person.id
-    role = await engine.members.roleOf(workspaceId, personId)
-    actor = { kind: 'person', id: personId, label: req.session.person.email }
-  } else {
-    const c = req.caller
-    if (c.kind === 'admin' && c.workspaceId === workspaceId) role = 'owner'
-    actor = { kind: 'key', id: c.keyId, label: null }
-  }
-  if (!role)
-    throw new PatchbayError('MEMBER_NOT_FOUND', `You are not a member of workspace ${workspaceId}.`, {
-      hint: 'List your workspaces with GET /v1/me.',
-    })
-  if (RANK[role] < RANK[least])
+export function memberActor(req: FastifyRequest, workspaceId: string): MemberActor {
+  const c = req.caller
+  if (!c || c.workspaceId !== workspaceId || c.role === null)
     throw new PatchbayError(
-      'ROLE_TOO_HIGH',
-      `This needs the ${least} role in the workspace; you are ${role}.`,
-      {
-        hint: 'Ask an admin or owner of the workspace.',
-      },
+      'WORKSPACE_NOT_FOUND',
+      `There is no workspace "${workspaceId}" that this request acts on.`,
+      { hint: `Name it in the Patchbay-Workspace header (Patchbay-Workspace: ${workspaceId}); a key acts only on its own workspace.` },
     )
-  return { role, personId, audit: actor, origin: originOf(req) }
+  const audit: MemberActor['audit'] =
+    c.kind === 'person'
+      ? { kind: 'person', id: c.personId, label: req.session?.person.email ?? null }
+      : { kind: 'key', id: c.keyId, label: null }
+  return { role: c.role, personId: c.personId, audit, origin: originOf(req) }
 }
 
 export const memberRoutes =
@@ -91,7 +70,6 @@ export const memberRoutes =
     app.get(
       '/v1/workspaces/:id/members',
       {
-        config: { person: true },
         schema: {
           operationId: 'listMembers',
           tags: ['workspaces'],
@@ -101,7 +79,7 @@ export const memberRoutes =
         },
       },
       async (req) => {
-        await memberActor(engine, req, req.params.id, 'viewer')
+        memberActor(req, req.params.id)
         return { members: await engine.members.list(req.params.id) }
       },
     )
@@ -109,7 +87,6 @@ export const memberRoutes =
     app.post(
       '/v1/workspaces/:id/members',
       {
-        config: { person: true },
         schema: {
           operationId: 'addMember',
           tags: ['workspaces'],
@@ -121,7 +98,7 @@ export const memberRoutes =
         },
       },
       async (req, reply) => {
-        const actor = await memberActor(engine, req, req.params.id, 'admin')
+        const actor = memberActor(req, req.params.id)
         return reply.code(201).send(await engine.members.add(actor, req.params.id, req.body))
       },
     )
@@ -129,7 +106,6 @@ export const memberRoutes =
     app.patch(
       '/v1/workspaces/:id/members/:personId',
       {
-        config: { person: true },
         schema: {
           operationId: 'updateMember',
           tags: ['workspaces'],
@@ -141,7 +117,7 @@ export const memberRoutes =
         },
       },
       async (req) => {
-        const actor = await memberActor(engine, req, req.params.id, 'admin')
+        const actor = memberActor(req, req.params.id)
         return engine.members.setRole(actor, req.params.id, req.params.personId, req.body.role)
       },
     )
@@ -149,7 +125,6 @@ export const memberRoutes =
     app.delete(
       '/v1/workspaces/:id/members/:personId',
       {
-        config: { person: true },
         schema: {
           operationId: 'removeMember',
           tags: ['workspaces'],
@@ -159,7 +134,7 @@ export const memberRoutes =
         },
       },
       async (req, reply) => {
-        const actor = await memberActor(engine, req, req.params.id, 'admin')
+        const actor = memberActor(req, req.params.id)
         await engine.members.remove(actor, req.params.id, req.params.personId)
         return reply.code(204).send(null)
       },
@@ -168,7 +143,6 @@ export const memberRoutes =
     app.post(
       '/v1/workspaces/:id/invitations',
       {
-        config: { person: true },
         schema: {
           operationId: 'createInvitation',
           tags: ['workspaces'],
@@ -190,7 +164,7 @@ export const memberRoutes =
         },
       },
       async (req, reply) => {
-        const actor = await memberActor(engine, req, req.params.id, 'admin')
+        const actor = memberActor(req, req.params.id)
         return reply.code(201).send(await engine.members.invite(actor, req.params.id, req.body))
       },
     )
@@ -198,7 +172,6 @@ export const memberRoutes =
     app.get(
       '/v1/workspaces/:id/invitations',
       {
-        config: { person: true },
         schema: {
           operationId: 'listInvitations',
           tags: ['workspaces'],
@@ -208,7 +181,7 @@ export const memberRoutes =
         },
       },
       async (req) => {
-        await memberActor(engine, req, req.params.id, 'admin')
+        memberActor(req, req.params.id)
         return { invitations: await engine.members.listInvitations(req.params.id) }
       },
     )
@@ -216,7 +189,6 @@ export const memberRoutes =
     app.delete(
       '/v1/workspaces/:id/invitations/:invitationId',
       {
-        config: { person: true },
         schema: {
           operationId: 'revokeInvitation',
           tags: ['workspaces'],
@@ -226,7 +198,7 @@ export const memberRoutes =
         },
       },
       async (req, reply) => {
-        const actor = await memberActor(engine, req, req.params.id, 'admin')
+        const actor = memberActor(req, req.params.id)
         await engine.members.revokeInvitation(actor, req.params.id, req.params.invitationId)
         return reply.code(204).send(null)
       },
@@ -235,7 +207,6 @@ export const memberRoutes =
     app.post(
       '/v1/invitations/:token/accept',
       {
-        config: { person: true },
         schema: {
           operationId: 'acceptInvitation',
           tags: ['workspaces'],
