@@ -275,7 +275,7 @@ describe('members and invitations', () => {
     const mail = await mailbox.mailTo(email)
     assert.equal(mail.from, 'patchbay@example.test')
     const text = mailText(mail.raw)
-    assert.match(text, /Subject: You are invited to Default workspace on Patchbay/)
+    assert.match(text, /Subject: You are invited to Default on Patchbay/)
     const link = /(http:\/\/\S+\/#\/invitations\/(\S+))/.exec(text)
     assert.ok(link, text)
     assert.equal(link[1], res.body.url)
