@@ -52,7 +52,9 @@ export function memberActor(req: FastifyRequest, workspaceId: string): MemberAct
     throw new PatchbayError(
       'WORKSPACE_NOT_FOUND',
       `There is no workspace "${workspaceId}" that this request acts on.`,
-      { hint: `Name it in the Patchbay-Workspace header (Patchbay-Workspace: ${workspaceId}); a key acts only on its own workspace.` },
+      {
+        hint: `Name it in the Patchbay-Workspace header (Patchbay-Workspace: ${workspaceId}); a key acts only on its own workspace.`,
+      },
     )
   const audit: MemberActor['audit'] =
     c.kind === 'person'
