@@ -109,7 +109,8 @@ test('the public routes answer without a key, and the callback refuses a bad sta
   for (const r of publicRoutes) {
     const res = await send(r.method, r.path)
     assert.ok(res.status < 500, `${r.method} ${r.path} → ${res.status}`)
-    if (res.status < 300) assert.equal(r.operationId, 'getSsoSettings', `${r.method} ${r.path} → ${res.status}`)
+    if (res.status < 300)
+      assert.equal(r.operationId, 'getSsoSettings', `${r.method} ${r.path} → ${res.status}`)
   }
 })
 

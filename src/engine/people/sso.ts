@@ -143,6 +143,7 @@ export class SingleSignOn {
     const data = this.#opts.vault.open<FlowData>(flow.data)
     const config = await this.#discover()
     let claims: oidc.IDToken
+    let profile: { email?: unknown; email_verified?: unknown; name?: unknown }
     try {
       const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
         pkceCodeVerifier: data.verifier,
@@ -151,14 +152,19 @@ export class SingleSignOn {
         idTokenExpected: true,
       })
       claims = tokens.claims()!
+      profile = claims as typeof profile
+      // Many providers put the email in the UserInfo answer only (its subject is checked to be the
+      // ID token's).
+      if (typeof claims.email !== 'string' || claims.email_verified === undefined)
+        profile = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub)
     } catch (err) {
       const what = describeOidcError(err)
       return refuse(what.reason, what.message)
     }
     const issuer = claims.iss
     const subject = claims.sub
-    const email = typeof claims.email === 'string' ? normalizeEmail(claims.email) : null
-    const verified = claims.email_verified === true
+    const email = typeof profile.email === 'string' ? normalizeEmail(profile.email) : null
+    const verified = profile.email_verified === true
     const who: AuditActor = { kind: 'anonymous', id: null, label: email ?? `${issuer} ${subject}` }
 
     let person: PersonRow | null | undefined = await this.#opts.accounts.people.byIdentity(issuer, subject)
@@ -169,7 +175,7 @@ export class SingleSignOn {
           'The identity provider did not vouch for an email address (email_verified): Patchbay cannot tell who you are.',
           who,
         ).catch(noAccess)
-      person = await this.#personFor(email, claims, origin)
+      person = await this.#personFor(email, profile, origin)
       if (!person)
         return refuse('no invitation or domain', `No invitation or workspace admits ${email}.`, who).catch(
           noAccess,
@@ -182,7 +188,11 @@ export class SingleSignOn {
   }
 
   /** The account of a verified email: existing, or made now if it will be let in somewhere. */
-  async #personFor(email: string, claims: oidc.IDToken, origin: RequestOrigin): Promise<PersonRow | null> {
+  async #personFor(
+    email: string,
+    claims: { name?: unknown },
+    origin: RequestOrigin,
+  ): Promise<PersonRow | null> {
     const existing = await this.#opts.accounts.people.byEmail(email)
     if (existing) return existing
     const pending = await this.#opts.members.invitations.pendingFor(email)
