@@ -96,7 +96,12 @@ process.stderr.write(`${table}\n${skipped.map((s) => `\n${s}`).join('')}\n`)
 const byScenario = (name: string) => figures.filter((f) => f.scenario === name)
 const pg = byScenario('postgresql-stopped')
 const disk = [...byScenario('disk-full'), ...byScenario('disk-below-threshold')]
-const target = (figure: string, want: string | number, value: unknown, met: boolean) => ({ figure, want, value, met })
+const target = (figure: string, want: string | number, value: unknown, met: boolean) => ({
+  figure,
+  want,
+  value,
+  met,
+})
 const targets = [
   target(
     'PostgreSQL stopped: instances tried',
