@@ -16,6 +16,7 @@ export type ChangeTopic =
   | 'deliveries'
   | 'placements'
   | 'workspaces'
+  | 'sessions'
 export type ChangeListener = (ids: string[]) => void
 
 /** Carries changes between instances; `onLost` tells that messages may have been missed. */
@@ -35,6 +36,7 @@ const TOPICS: ChangeTopic[] = [
   'deliveries',
   'placements',
   'workspaces',
+  'sessions',
 ]
 /** NOTIFY payloads stay below PostgreSQL's 8,000-byte limit. */
 const IDS_PER_MESSAGE = 100
