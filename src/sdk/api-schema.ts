@@ -1391,7 +1391,10 @@ export interface components {
             /** @description The upstream event kind, e.g. card.moved. */
             type: string;
             upstreamId: string;
+            /** @description The connection it first came through. */
             connectionId: string;
+            /** @description Every connection it came through (two webhooks on one repository or board): stored once. */
+            connectionIds: string[];
             /** @description The watched upstream thing (board, repository …). */
             model: string;
             /** @description What the event is about (board, card, repository …). */
@@ -1602,7 +1605,10 @@ export interface components {
             /** @description The upstream event kind, e.g. card.moved. */
             type: string;
             upstreamId: string;
+            /** @description The connection it first came through. */
             connectionId: string;
+            /** @description Every connection it came through (two webhooks on one repository or board): stored once. */
+            connectionIds: string[];
             /** @description The watched upstream thing (board, repository …). */
             model: string;
             /** @description What the event is about (board, card, repository …). */

@@ -64,6 +64,22 @@ export const inbox = {
 }
 
 export const events = {
+  /** Lists `connectionId` among the connections the event also came through (once). */
+  async addVia(db: Db, eventId: string, connectionId: string): Promise<void> {
+    const row = await db
+      .selectFrom('events')
+      .select(['connection_id', 'via'])
+      .where('id', '=', eventId)
+      .executeTakeFirst()
+    if (!row || row.connection_id === connectionId) return
+    const via = row.via ? (JSON.parse(row.via) as string[]) : []
+    if (via.includes(connectionId)) return
+    await db
+      .updateTable('events')
+      .set({ via: JSON.stringify([...via, connectionId]) })
+      .where('id', '=', eventId)
+      .execute()
+  },
   /**
    * Inserts events not stored yet; returns the stored event for each `connector:upstream id`
    * (the row given, with its seq, when it is new; the row stored before when it is a repeat).

@@ -268,6 +268,8 @@ export interface EventsTable {
   received_at: string
   /** How many triggers it matched. */
   matched: number
+  /** JSON: the other connections it came through, when several heard it (migration 0011). */
+  via?: string | null
 }
 
 export interface DeliveriesTable {

@@ -48,7 +48,7 @@ const R = { owner: 'octo-demo', repo: 'hello-world' }
 /** The second agent's triggers, each with a filter. */
 const FILTERED: Record<string, Record<string, unknown>> = {
   updated_issue: { ...R, changes: ['state'] },
-  new_pull_request: { ...R, includeDrafts: false },
+  new_pull_request: { ...R, includeDrafts: true, readyForReview: false },
   updated_pull_request: { ...R, changes: ['merged'] },
   new_comment: { ...R, on: 'pull_request' },
   new_label_on_issue: { ...R, label: 'Urgent' },
@@ -334,7 +334,7 @@ describe('issues and pull requests', () => {
     assert.equal(got[0].body.data.event.data.pull_request.head.ref, 'trig-feature')
   })
 
-  test('a draft: New Pull Request when opened (unless drafts are excluded) and again when ready for review', async () => {
+  test('a draft: New Pull Request once, when it is marked ready (by default), or when opened (includeDrafts, readyForReview false)', async () => {
     await ch(sb, 'POST', '/push', {
       ...R,
       branch: 'trig-draft',
@@ -344,11 +344,11 @@ describe('issues and pull requests', () => {
     const opened = await fired(async () => {
       draft = (await act(sb, 'open_pull', { title: 'Draft', head: 'trig-draft', draft: true })).result.number
     })
-    assert.deepEqual(opened.all, ['new_pull_request'])
-    assert.deepEqual(opened.filtered, [], 'includeDrafts false skips a draft')
+    assert.deepEqual(opened.all, [], 'by default a draft waits until it is ready')
+    assert.deepEqual(opened.filtered, ['new_pull_request'], 'includeDrafts fires at the opening')
     const ready = await fired(() => act(sb, 'ready_for_review', { number: draft }))
-    assert.deepEqual(ready.all, ['new_pull_request', 'updated_pull_request'])
-    assert.deepEqual(ready.filtered, ['new_pull_request'])
+    assert.deepEqual(ready.all, ['new_pull_request', 'updated_pull_request'], 'once, when it is ready')
+    assert.deepEqual(ready.filtered, [], 'readyForReview false: it fired at the opening already')
     assert.deepEqual((await fired(() => act(sb, 'convert_to_draft', { number: draft }))).all, [
       'updated_pull_request',
     ])

@@ -247,17 +247,27 @@ export const newPullRequest = defineTrigger({
   key: 'new_pull_request',
   name: 'New Pull Request',
   description:
-    'Fires when a pull request is opened in the repository, or when a draft is marked ready for review. With includeDrafts false, a pull request opened as a draft fires only once it is ready.',
+    'Fires once per pull request by default: when it is opened ready for review, or — opened as a draft — when it is marked ready. includeDrafts also fires when a draft is opened; readyForReview false leaves out the marking ready.',
   ...onRepository,
   mechanisms: repositoryHook('pull_request'),
   config: repoConfig.extend({
     includeDrafts: z
       .boolean()
+      .default(false)
+      .describe(
+        'Also fire when a pull request is opened as a draft (default false: a draft fires when it is marked ready).',
+      ),
+    readyForReview: z
+      .boolean()
       .default(true)
-      .describe('Also fire when a pull request is opened as a draft (default true).'),
+      .describe(
+        'Fire when a draft is marked ready for review (default true). With includeDrafts, false keeps to one firing per pull request: at its opening.',
+      ),
   }),
+  // Each transition by its option: opened ready (always), opened as a draft (includeDrafts),
+  // marked ready (readyForReview). The defaults fire once per pull request.
   match: (e, c) =>
-    is(e, 'pull_request.ready_for_review') ||
+    (is(e, 'pull_request.ready_for_review') && c.readyForReview) ||
     (is(e, 'pull_request.opened') && (c.includeDrafts || !d(e).pull_request?.draft)),
   sample: sample('pull_request.opened', { number: 8, pull_request: samplePull }),
 })

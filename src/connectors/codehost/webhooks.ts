@@ -5,7 +5,7 @@
 // same on a redelivery). A push also yields one `commit` event per commit, for New Commit. An
 // organization's project item delivery names no repository: its content's is read before
 // matching (projectItemAttribution), so it is held against an agent's repository scope.
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import type { EventAttribution, NormalizedEvent, WebhookSupport } from '../../kit/define.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { graphql } from './graphql.ts'
@@ -141,7 +141,7 @@ export const codehostWebhooks: WebhookSupport = {
     const raw = delivery.rawBody.startsWith('payload=')
       ? decodeURIComponent(delivery.rawBody.slice('payload='.length).replace(/\+/g, ' '))
       : delivery.rawBody
-    return { deliveryId, events: normalizeDelivery(event, deliveryId, JSON.parse(raw)) }
+    return { deliveryId, events: normalizeDelivery(event, JSON.parse(raw)) }
   },
   attribute: projectItemAttribution,
 }
@@ -175,8 +175,20 @@ export function changedResources(output: unknown): string[] {
   )
 }
 
+/**
+ * The id of the change a delivery tells of, the same through every webhook that hears it: each
+ * webhook's delivery has an id of its own (x-codehost-delivery), but two webhooks on one
+ * repository (two connections, or a repository's and its organization's) get the same payload.
+ * So the event is stored once and delivered once per trigger, whichever webhooks it came through;
+ * a redelivery (same payload) is the same event too.
+ */
+export function changeId(event: string, body: unknown): string {
+  return `${event}:${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 32)}`
+}
+
 /** A delivery as the events triggers match on: `issues.opened`, `push`, `commit` … */
-export function normalizeDelivery(event: string, deliveryId: string, body: any): NormalizedEvent[] {
+export function normalizeDelivery(event: string, body: any): NormalizedEvent[] {
+  const id = changeId(event, body)
   const action = typeof body?.action === 'string' ? body.action : undefined
   const repository: string | undefined = body?.repository?.full_name
   const account: string | undefined = body?.organization?.login ?? body?.sender?.login
@@ -195,7 +207,7 @@ export function normalizeDelivery(event: string, deliveryId: string, body: any):
   const data: Record<string, unknown> = { event, ...(slim(body) as Record<string, unknown>) }
   const events: NormalizedEvent[] = [
     {
-      id: deliveryId,
+      id,
       type: action ? `${event}.${action}` : event,
       occurredAt: now,
       refs: { repository, ...(owner ? { owner } : {}), account, ...resourceRef(resource) },
@@ -207,7 +219,7 @@ export function normalizeDelivery(event: string, deliveryId: string, body: any):
     for (const c of body.commits) {
       if (!c?.id) continue
       events.push({
-        id: `${deliveryId}:${c.id}`,
+        id: `${id}:${c.id}`,
         type: 'commit',
         occurredAt: c.timestamp ?? now,
         refs: { repository, account, ...resourceRef(webAddress(c.url)) },

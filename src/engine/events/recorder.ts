@@ -240,6 +240,13 @@ export class Recorder {
   /** Stores matched events (those stored before are kept, their matches counted again) and their deliveries. */
   async #store(trx: Transaction<Database>, m: Matched): Promise<SendableDelivery[]> {
     const stored = await events.upsertMany(trx, m.newEvents)
+    // The same change through another connection (two webhooks on one repository or board):
+    // stored once, the connection it also came through recorded on it.
+    for (const e of m.newEvents) {
+      const kept = stored.get(`${e.connector}:${e.upstream_id}`)
+      if (kept && kept.id !== e.id && kept.connection_id !== e.connection_id)
+        await events.addVia(trx, kept.id, e.connection_id)
+    }
     const { created, eventOf, triggerKey, repeats } = this.#deliveriesOf(m, stored)
     const inserted = await deliveries.insertRows(trx, this.#deliverer.claimedAtInsert(created))
     const byCount = new Map<number, string[]>()

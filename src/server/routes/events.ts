@@ -14,7 +14,10 @@ const EventView = z
     connector: z.string(),
     type: z.string().describe('The upstream event kind, e.g. card.moved.'),
     upstreamId: z.string(),
-    connectionId: z.string(),
+    connectionId: z.string().describe('The connection it first came through.'),
+    connectionIds: z
+      .array(z.string())
+      .describe('Every connection it came through (two webhooks on one repository or board): stored once.'),
     model: z.string().describe('The watched upstream thing (board, repository …).'),
     refs: z.record(z.string(), z.unknown()).describe('What the event is about (board, card, repository …).'),
     data: z.unknown().describe("The event's data as the triggers describe it."),
@@ -87,6 +90,7 @@ const eventView = (e: EventRow): z.infer<typeof EventView> => ({
   type: e.type,
   upstreamId: e.upstream_id,
   connectionId: e.connection_id,
+  connectionIds: [e.connection_id, ...(e.via ? (JSON.parse(e.via) as string[]) : [])],
   model: e.model,
   refs: JSON.parse(e.refs),
   data: JSON.parse(e.data),

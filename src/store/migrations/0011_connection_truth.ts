@@ -44,6 +44,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('connections').addColumn('checked_at', 'text').execute()
   await db.schema.alterTable('connections').addColumn('check_error', 'text').execute()
 
+  // An event that reached Patchbay through several connections (two webhooks on one repository or
+  // board) is stored once; the other connections it came through are listed here (JSON array).
+  await db.schema.alterTable('events').addColumn('via', 'text').execute()
+
   await db.schema.alterTable('triggers').addColumn('paused_at', 'text').execute()
   await db.schema.alterTable('triggers').addColumn('paused_reason', 'text').execute()
 }
