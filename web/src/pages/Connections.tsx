@@ -234,7 +234,11 @@ function ConnectionItem({
           ) : null}
           {connection.status === 'lapsed' && connection.statusReason ? (
             <p className="small warn-text">
-              Lapsed {connection.lapsedAt ? <Time iso={connection.lapsedAt} /> : null}:{' '}
+              {connection.lapsedAt ? (
+                <>
+                  Since <Time iso={connection.lapsedAt} />:{' '}
+                </>
+              ) : null}
               {connection.statusReason}. Its triggers are paused until it is reconnected.
             </p>
           ) : null}
