@@ -33,6 +33,7 @@ import { PUSH_CONNECTIONS_PER_ENDPOINT } from './events/deliverer.ts'
 import { type EventOptions, EventSystem } from './events/event-system.ts'
 import { type Sweeps, TimerSweeps } from './jobs/sweeps.ts'
 import { Registry } from './registry.ts'
+import { Stats } from './stats/stats.ts'
 import { ChoiceService } from './steps/choices.ts'
 import { StepRunner } from './steps/step-runner.ts'
 import { type LookupTuning, StepServices } from './steps/step-services.ts'
@@ -69,6 +70,8 @@ export interface EngineOptions {
   oauth?: { apps?: Record<string, OAuthApp | undefined>; webUrls?: Record<string, string | undefined> }
   /** Time for the parts that wait (pacing, rate budgets); tests drive it by hand. */
   clock?: Clock
+  /** How often the stats roll-up runs (default a minute; 0: never, tests call stats.rollUp). */
+  statsRollupEveryMs?: number
 }
 
 export class Engine {
@@ -105,6 +108,8 @@ export class Engine {
   readonly oauth: OAuthFlows
   /** The one egress guard: addresses checked when saved, and at connect time by the dispatcher. */
   readonly egress: EgressGuard
+  /** The numbers behind the overview charts (GET /v1/stats), from the stored records. */
+  readonly stats: Stats
   #dispatcher: Dispatcher
   /** Pushes to agents: a pool of their own (PUSH_CONNECTIONS_PER_ENDPOINT), unless one was given for everything. */
   #pushDispatcher: Dispatcher
@@ -250,6 +255,14 @@ export class Engine {
       webUrls: opts.oauth?.webUrls,
       publicUrl: () => this.events.triggers.webhooks.publicUrl,
     })
+    this.stats = new Stats({
+      db: opts.store.db,
+      clock,
+      log: opts.log,
+      connector: (id) => this.registry.connector(id),
+      defaultPacing: (connector) => this.clients.defaultPacing(connector),
+      rollupEveryMs: opts.statsRollupEveryMs,
+    })
     // Every reconnect (credentials or sign-in) registers the connection's webhooks again.
     this.connections.onReplaced = (id, previous) =>
       this.events.triggers.webhooks.reregisterForConnection(id, previous)
@@ -258,6 +271,7 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    await this.stats.close()
     await this.events.stop()
     await this.changes.close()
     await this.#dispatcher.close()

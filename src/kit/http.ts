@@ -67,6 +67,8 @@ export interface UpstreamClientOptions {
 
 export interface UpstreamStats {
   attempts: number
+  /** Answers 429 (rate limited) among them. */
+  rateLimited: number
 }
 
 /**
@@ -85,7 +87,7 @@ export function createDispatcher(egress: EgressGuard, connections = 128): Dispat
 const EXCERPT_LIMIT = 500
 
 export class UpstreamClient implements Http {
-  readonly stats: UpstreamStats = { attempts: 0 }
+  readonly stats: UpstreamStats = { attempts: 0, rateLimited: 0 }
   #o: UpstreamClientOptions
   /** What is scrubbed from what the client reports: worked out at the first report (an error's). */
   #secrets: string[] | null = null
@@ -177,6 +179,7 @@ export class UpstreamClient implements Http {
             }))
         answered?.()
         status = res.statusCode
+        if (status === 429) this.stats.rateLimited++
         headers = flattenHeaders(res.headers)
         text = await res.body.text()
       } catch (err) {

@@ -39,6 +39,7 @@ import { hookRoutes } from './routes/hooks.ts'
 import { oauthRoutes } from './routes/oauth.ts'
 import { rateLimitStatusRoutes } from './routes/rate-limit-status.ts'
 import { rateLimitRoutes } from './routes/rate-limits.ts'
+import { statsRoutes } from './routes/stats.ts'
 import { stepRoutes } from './routes/steps.ts'
 import { tokenPageRoutes } from './routes/token-pages.ts'
 import { toolRoutes } from './routes/tools.ts'
@@ -144,6 +145,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(oauthRoutes(engine))
   await app.register(rateLimitStatusRoutes(engine))
   await app.register(functionToolRoutes(engine))
+  await app.register(statsRoutes(engine))
   await app.register(mcpRoutes(engine))
   await app.register(dashboardRoutes())
   return app

@@ -181,6 +181,7 @@ export class StepRunner {
         duration_ms: durationMs,
         attempts: http.stats.attempts,
         created_at: nowIso(),
+        rate_limited: http.stats.rateLimited,
       })
     }
   }
