@@ -34,6 +34,7 @@ import { type EventOptions, EventSystem } from './events/event-system.ts'
 import { type Sweeps, TimerSweeps } from './jobs/sweeps.ts'
 import { Registry } from './registry.ts'
 import { Stats } from './stats/stats.ts'
+import { Timelines } from './stats/timelines.ts'
 import { ChoiceService } from './steps/choices.ts'
 import { StepRunner } from './steps/step-runner.ts'
 import { type LookupTuning, StepServices } from './steps/step-services.ts'
@@ -110,6 +111,8 @@ export class Engine {
   readonly egress: EgressGuard
   /** The numbers behind the overview charts (GET /v1/stats), from the stored records. */
   readonly stats: Stats
+  /** A run's timeline (the dashboard's waterfall), from the stored records. */
+  readonly timelines: Timelines
   #dispatcher: Dispatcher
   /** Pushes to agents: a pool of their own (PUSH_CONNECTIONS_PER_ENDPOINT), unless one was given for everything. */
   #pushDispatcher: Dispatcher
@@ -263,6 +266,7 @@ export class Engine {
       defaultPacing: (connector) => this.clients.defaultPacing(connector),
       rollupEveryMs: opts.statsRollupEveryMs,
     })
+    this.timelines = new Timelines({ db: opts.store.db, flushRuns: () => this.stepRuns.flush() })
     // Every reconnect (credentials or sign-in) registers the connection's webhooks again.
     this.connections.onReplaced = (id, previous) =>
       this.events.triggers.webhooks.reregisterForConnection(id, previous)

@@ -134,6 +134,11 @@ export const ERROR_CODES = {
     meaning: 'There is no tool run with that id.',
     hint: 'List runs with GET /v1/agents/{id}/tool-runs.',
   },
+  RUN_NOT_FOUND: {
+    status: 404,
+    meaning: 'There is no step run with that id in the workspace.',
+    hint: 'List step runs with GET /v1/runs.',
+  },
   TOOL_RUN_FAILED: {
     status: 400,
     meaning: 'A tool run called over MCP failed without a code of its own.',

@@ -55,6 +55,11 @@ export interface UpstreamClientOptions {
    * gives, when anything, is called once the request is answered or has failed (pacer.ts).
    */
   pace?: (req: { method: string; path: string }) => Promise<Answered | undefined>
+  /**
+   * Before the pacing: holds a ready-made request back until a spent rate budget resets (or
+   * refuses it); a request held here takes no place in the pacer's window meanwhile.
+   */
+  gate?: (req: { method: string; path: string }) => Promise<void>
   /** Called on a 401: the engine marks the connection lapsed. */
   onUnauthorized?: (message: string) => Promise<void> | void
   /** Whether the credentials belong to a stored connection (a 401 then means it lapsed). */
@@ -69,7 +74,47 @@ export interface UpstreamStats {
   attempts: number
   /** Answers 429 (rate limited) among them. */
   rateLimited: number
+  /** Each request sent (the first MAX_RECORDED), for the run's timeline. */
+  requests: UpstreamRequestRecord[]
 }
+
+/** One request as a run's timeline shows it: no query, no header, no body, identifiers as {id}. */
+export interface UpstreamRequestRecord {
+  method: string
+  /** The path with identifiers replaced by {id}. */
+  route: string
+  /** When it started waiting to be sent (epoch ms). */
+  at: number
+  /** Held back for a spent rate budget's reset. */
+  budgetWaitMs: number
+  /** Waited for a slot in the pacing budget. */
+  pacingWaitMs: number
+  /** From sent to answered or failed. */
+  durationMs: number
+  /** The upstream's status; null when it did not answer. */
+  status: number | null
+}
+const MAX_RECORDED = 50
+
+/**
+ * A path as a route: segments that look like identifiers (numbers, hex, UUIDs, long tokens with
+ * digits) become {id}; a leading version number (`/1/cards`) stays.
+ */
+export function routeTemplate(path: string): string {
+  return path
+    .split('?', 1)[0]
+    .split('/')
+    .map((seg, i) =>
+      (/^\d+$/.test(seg) && !(i === 1 && seg.length <= 2)) ||
+      /^[0-9a-f]{12,}$/i.test(seg) ||
+      /^[0-9a-f-]{32,36}$/i.test(seg) ||
+      (seg.length >= 16 && /\d/.test(seg) && /^[\w-]+$/.test(seg))
+        ? '{id}'
+        : seg,
+    )
+    .join('/')
+}
+const round1 = (ms: number) => Math.round(ms * 10) / 10
 
 /**
  * One keep-alive pool shared by every outgoing call of the process, every connection through the
@@ -87,7 +132,7 @@ export function createDispatcher(egress: EgressGuard, connections = 128): Dispat
 const EXCERPT_LIMIT = 500
 
 export class UpstreamClient implements Http {
-  readonly stats: UpstreamStats = { attempts: 0, rateLimited: 0 }
+  readonly stats: UpstreamStats = { attempts: 0, rateLimited: 0, requests: [] }
   #o: UpstreamClientOptions
   /** What is scrubbed from what the client reports: worked out at the first report (an error's). */
   #secrets: string[] | null = null
@@ -152,8 +197,26 @@ export class UpstreamClient implements Http {
     const url = plain ? '' : `${this.#origin}${path}`
     const idempotent = isIdempotent(method, req.idempotent)
 
+    const route = routeTemplate(req.path)
     for (let retry = 0; ; retry++) {
+      const at = Date.now()
+      const waiting = performance.now()
+      if (this.#o.gate) await this.#o.gate(outgoing)
+      const paced = performance.now()
       const answered = this.#o.pace ? await this.#o.pace(outgoing) : undefined
+      const sent = performance.now()
+      const record = (status: number | null) => {
+        if (this.stats.requests.length < MAX_RECORDED)
+          this.stats.requests.push({
+            method,
+            route,
+            at,
+            budgetWaitMs: round1(paced - waiting),
+            pacingWaitMs: round1(sent - paced),
+            durationMs: round1(performance.now() - sent),
+            status,
+          })
+      }
       this.stats.attempts++
       let status: number
       let headers: Record<string, string>
@@ -182,8 +245,10 @@ export class UpstreamClient implements Http {
         if (status === 429) this.stats.rateLimited++
         headers = flattenHeaders(res.headers)
         text = await res.body.text()
+        record(status)
       } catch (err) {
         answered?.()
+        record(null)
         // The guard refused the address: nothing was sent, and trying again changes nothing.
         const refusal = findEgressRefusal(err)
         if (refusal) throw egressRefused(refusal, `${this.#o.connector.name} (${this.#origin})`)

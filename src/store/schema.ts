@@ -129,6 +129,8 @@ export interface StepRunsTable {
   created_at: string
   /** Upstream answers 429 the run met (migration 0013). */
   rate_limited: number
+  /** JSON: the run's upstream requests, kit/http.ts' UpstreamRequestRecord[] (migration 0013). */
+  requests: string | null
 }
 
 /** What a metered upstream charged one step run for one request (migration 0003). */

@@ -46,8 +46,10 @@ export const LIMITS = {
 
 /** Time after an hour's end before it is rolled up (an attempt or run is written when it ends). */
 const ROLLUP_MARGIN_MS = 10 * MINUTE
-/** The most hours one transaction of the roll-up folds for one workspace. */
-const ROLLUP_CHUNK_HOURS = 24 * 7
+/** The hours one read and transaction of the roll-up folds (short, so other work interleaves on SQLite). */
+const ROLLUP_CHUNK_HOURS = 6
+/** More hours than this to read from the records in one query: they are rolled up first. */
+const RAW_HOURS_MAX = 48
 /** How long one pass of the roll-up goes on before leaving the rest to the next (a minute later). */
 const ROLLUP_PASS_MS = 10_000
 
@@ -351,7 +353,15 @@ export class Stats {
     }
     let rawFrom = fromMs
     if (stepMs >= HOUR) {
-      const mark = await this.#mark(workspaceId)
+      let mark = await this.#mark(workspaceId)
+      // Many hours not rolled up yet (a first start over old records, a roll-up that fell
+      // behind): they are rolled up now, once, instead of read from the records on every query.
+      const behind =
+        (Math.min(endMs, this.#cutoff()) - Math.max(fromMs, mark ? prefixMs(mark) : fromMs)) / HOUR
+      if (behind > RAW_HOURS_MAX && (await this.#leases.take('stats-rollup', this.#holder, 5 * MINUTE))) {
+        await this.#rollUpWorkspace(workspaceId, Number.POSITIVE_INFINITY)
+        mark = await this.#mark(workspaceId)
+      }
       const rolledUntil = mark ? Math.min(prefixMs(mark), endMs) : fromMs
       if (rolledUntil > fromMs) {
         const rows = await this.#o.db
@@ -476,29 +486,38 @@ export class Stats {
   }
 
   /**
-   * Folds the hours that are over into stat_hours, for every workspace, a week of hours a
+   * Folds the hours that are over into stat_hours, for every workspace, ROLLUP_CHUNK_HOURS a
    * transaction, for up to ROLLUP_PASS_MS; one instance at a time (a lease). Returns the hours folded.
    */
   async rollUp(): Promise<number> {
     if (!(await this.#leases.take('stats-rollup', this.#holder, 5 * MINUTE))) return 0
-    const db = this.#o.db
-    const cutoff = Math.floor((this.#o.clock.now() - ROLLUP_MARGIN_MS) / HOUR) * HOUR
     let folded = 0
-    const started = performance.now()
-    for (const { id } of await db.selectFrom('workspaces').select('id').execute()) {
-      let mark = await this.#mark(id)
-      let start = mark ? prefixMs(mark) : await this.#firstHour(id, cutoff)
-      if (start >= cutoff && !mark) await this.#setMark(id, hourOf(cutoff), false)
-      // A week of hours a transaction, until caught up or the pass has taken ROLLUP_PASS_MS.
-      while (start < cutoff && performance.now() - started < ROLLUP_PASS_MS) {
-        const end = Math.min(cutoff, start + ROLLUP_CHUNK_HOURS * HOUR)
-        await this.#foldHours(id, start, end, mark !== null)
-        folded += (end - start) / HOUR
-        mark = hourOf(end)
-        start = end
-      }
+    const deadline = performance.now() + ROLLUP_PASS_MS
+    for (const { id } of await this.#o.db.selectFrom('workspaces').select('id').execute())
+      folded += await this.#rollUpWorkspace(id, deadline)
+    return folded
+  }
+
+  /** Folds a workspace's hours that are over, ROLLUP_CHUNK_HOURS a transaction, until `deadline`. */
+  async #rollUpWorkspace(id: string, deadline: number): Promise<number> {
+    const cutoff = this.#cutoff()
+    let mark = await this.#mark(id)
+    let start = mark ? prefixMs(mark) : await this.#firstHour(id, cutoff)
+    if (start >= cutoff && !mark) await this.#setMark(id, hourOf(cutoff), false)
+    let folded = 0
+    while (start < cutoff && performance.now() < deadline) {
+      const end = Math.min(cutoff, start + ROLLUP_CHUNK_HOURS * HOUR)
+      await this.#foldHours(id, start, end, mark !== null)
+      folded += (end - start) / HOUR
+      mark = hourOf(end)
+      start = end
     }
     return folded
+  }
+
+  /** The end of the last hour that may be rolled up. */
+  #cutoff(): number {
+    return Math.floor((this.#o.clock.now() - ROLLUP_MARGIN_MS) / HOUR) * HOUR
   }
 
   async #foldHours(id: string, start: number, end: number, marked: boolean): Promise<void> {

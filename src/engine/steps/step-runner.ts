@@ -182,6 +182,7 @@ export class StepRunner {
         attempts: http.stats.attempts,
         created_at: nowIso(),
         rate_limited: http.stats.rateLimited,
+        requests: http.stats.requests.length > 0 ? JSON.stringify(http.stats.requests) : null,
       })
     }
   }

@@ -47,6 +47,33 @@ export const StatsAnswer = z
   })
   .meta({ id: 'Stats' })
 
+const Span = z.object({
+  id: z.string(),
+  parentId: z.string().nullable(),
+  depth: z.number().describe('Nesting: 0 for the outermost.'),
+  kind: z.enum(['upstream', 'event', 'delivery', 'attempt', 'tool_run', 'step', 'request']),
+  label: z.string(),
+  start: z.string(),
+  offsetMs: z.number().describe('From the timeline’s start.'),
+  durationMs: z.number(),
+  status: z.string().nullable(),
+  waits: z
+    .object({ budgetMs: z.number(), pacingMs: z.number() })
+    .optional()
+    .describe('A request’s waits before it was sent (rate budget, pacing), at the start of its duration.'),
+})
+
+export const TimelineAnswer = z
+  .object({
+    id: z.string(),
+    kind: z.enum(['event', 'delivery', 'tool_run', 'step_run']),
+    start: z.string(),
+    end: z.string(),
+    durationMs: z.number(),
+    spans: z.array(Span),
+  })
+  .meta({ id: 'Timeline' })
+
 export const statsRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
   async (app) => {
@@ -93,6 +120,29 @@ export const statsRoutes =
           to: req.query.to,
           step: req.query.step,
         })
+      },
+    )
+
+    app.get(
+      '/v1/timelines/:id',
+      {
+        schema: {
+          operationId: 'getTimeline',
+          tags: ['stats'],
+          summary:
+            'The timeline of an event, a delivery, a tool run or a step run: received → matched → pushed or run → steps → upstream requests, with durations and waits (the dashboard’s waterfall)',
+          params: z.object({
+            id: z
+              .string()
+              .max(200)
+              .describe('An event (evt_…), delivery (dlv_…), tool run (trun_…) or step run (run_…).'),
+          }),
+          response: { 200: TimelineAnswer, ...errorResponses },
+        },
+      },
+      async (req) => {
+        requireAdmin(req)
+        return engine.timelines.get(req.caller.workspaceId, req.params.id)
       },
     )
   }

@@ -1,7 +1,8 @@
 // The numbers behind GET /v1/stats (engine/stats/): indexes that read each record kind by its time
 // within a workspace, the hourly roll-up those reads are folded into once an hour is over (so a
 // month is ~720 rows a series instead of every record), and the 429s a step run met (step_runs
-// already counts its upstream requests in `attempts`).
+// already counts its upstream requests in `attempts`), and each request's times for the run's
+// timeline.
 import type { Kysely } from 'kysely'
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -25,6 +26,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .alterTable('step_runs')
     .addColumn('rate_limited', 'integer', (c) => c.notNull().defaultTo(0))
     .execute()
+  // The run's upstream requests for its timeline (JSON: method, route template, waits, duration,
+  // status; never a query, header or body).
+  await db.schema.alterTable('step_runs').addColumn('requests', 'text').execute()
 
   // One row per workspace, series, hour and key (a connector, an outcome, a connection …):
   // `n` the count or sum, `v` a second measure where the series has one, `hist` a latency
