@@ -264,6 +264,7 @@ export class Engine {
       log: opts.log,
       connector: (id) => this.registry.connector(id),
       defaultPacing: (connector) => this.clients.defaultPacing(connector),
+      flushRuns: () => this.stepRuns.flush(),
       rollupEveryMs: opts.statsRollupEveryMs,
     })
     this.timelines = new Timelines({ db: opts.store.db, flushRuns: () => this.stepRuns.flush() })

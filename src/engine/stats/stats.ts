@@ -129,6 +129,7 @@ type Source =
   | 'attempts'
   | 'latency'
   | 'created'
+  | 'settled'
   | 'steps'
   | 'tools'
   | 'upstream'
@@ -139,6 +140,7 @@ const SOURCES: Source[] = [
   'attempts',
   'latency',
   'created',
+  'settled',
   'steps',
   'tools',
   'upstream',
@@ -150,7 +152,7 @@ const NEEDS: Record<SeriesName, Source[]> = {
   'events.received': ['events'],
   'deliveries.outcome': ['attempts'],
   'deliveries.latency': ['latency'],
-  'deliveries.backlog': ['attempts', 'created'],
+  'deliveries.backlog': ['created', 'settled'],
   'steps.outcome': ['steps'],
   'tools.outcome': ['tools'],
   'upstream.requests': ['upstream'],
@@ -211,6 +213,8 @@ export interface StatsOptions {
   connector(id: string): ConnectorDefinition | undefined
   /** The pacing a connector's ready-made steps get when a connection sets none. */
   defaultPacing(connector: ConnectorDefinition): Budget | undefined
+  /** Writes the step run records this instance still holds (they are written in batches). */
+  flushRuns(): Promise<void>
   /** How often the roll-up runs (default a minute); 0 turns the timer off (tests call rollUp). */
   rollupEveryMs?: number
 }
@@ -293,6 +297,7 @@ export class Stats {
     const { fromMs, toMs, step, stepMs } = this.plan(q)
     const names = q.series.length > 0 ? [...new Set(q.series)] : SERIES_NAMES
     const sources = new Set(names.flatMap((n) => NEEDS[n]))
+    if (sources.has('steps') || sources.has('upstream')) await this.#o.flushRuns()
     const now = this.#o.clock.now()
     // The backlog is counted back from the deliveries waiting now: it needs the buckets up to now.
     const endMs = sources.has('created') ? Math.max(toMs, Math.ceil(now / stepMs) * stepMs) : toMs
@@ -311,7 +316,13 @@ export class Stats {
         Math.floor((now - fromMs) / stepMs),
         labels,
       )
-      const empty = lines.every((l) => l.values.every((v) => v === null || v === 0))
+      // Empty: no record of the series' sources fell in the range (a backlog of zeros is not).
+      const empty = NEEDS[name].every((source) =>
+        [...(folded.get(source)?.values() ?? [])].every((l) => {
+          for (let i = 0; i < count; i++) if (l.n[i] !== 0 || l.v[i] !== 0 || l.hist[i]) return false
+          return true
+        }),
+      )
       const def = SERIES[name]
       out.push({
         name,
@@ -426,6 +437,13 @@ export class Stats {
       case 'created':
         return rows(sql`select substr(created_at, 1, ${w}) as t, '' as key, count(*) as n
           from deliveries where workspace_id = ${ws} and created_at >= ${from} and created_at < ${to}
+          group by 1`)
+      case 'settled':
+        // A delivery settles at its last attempt, when that ended it (a replay's earlier ones do not).
+        return rows(sql`select substr(a.at, 1, ${w}) as t, '' as key, count(*) as n
+          from delivery_attempts a join deliveries d on d.id = a.delivery_id
+          where a.at >= ${from} and a.at < ${to} and d.workspace_id = ${ws}
+            and a.attempt = d.attempts and d.status <> 'pending'
           group by 1`)
       case 'latency': {
         const r = await sql<{
@@ -675,11 +693,8 @@ export class Stats {
       case 'deliveries.backlog': {
         // Waiting at the end of a bucket = waiting now − (made since) + (settled since).
         const made = folded.get('created')?.get('')?.n ?? []
-        const attempts = folded.get('attempts')
-        const settledAt = (i: number) =>
-          (attempts?.get('delivered')?.n[i] ?? 0) +
-          (attempts?.get('dead')?.n[i] ?? 0) +
-          (attempts?.get('failed')?.n[i] ?? 0)
+        const settled = folded.get('settled')?.get('')?.n ?? []
+        const settledAt = (i: number) => settled[i] ?? 0
         const waiting = Number(
           (
             await this.#o.db
@@ -793,7 +808,7 @@ export function summarize(
             : ''
           return `${l.label} ${fmt(l.total ?? 0)}${peakOf(l)}${budget}`
         })
-      return `${def.title}, ${per}, ${span}: ${fmt(total)} ${def.unit} in all; ${parts.join('; ')}.`
+      return `${def.title}, ${per}, ${span}: ${fmt(total)} ${def.unit} in all${parts.length > 0 ? `; ${parts.join('; ')}` : ''}.`
     }
   }
 }
