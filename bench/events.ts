@@ -13,7 +13,12 @@
 //
 // Senders behave as the task-board does with a refused delivery (backpressure answers 503 with
 // Retry-After): they send the same delivery again, here after Retry-After. Beside it, in the same
-// run, the no-op baseline: the same POSTs straight to the agent endpoint. Prints one JSON line with
+// run, the no-op baseline (the same POSTs straight to the agent endpoint) and the bare relay
+// (bench/_relay.ts in a child process: node:http in, the signature checked, a signed push out with
+// undici, no storage — the least any receive-verify-push hop costs here), which Patchbay's
+// delivered/s and CPU per delivery are held against (`vsRelay`). On PostgreSQL the CPU of the
+// database's backends serving the run is counted too, so several instances are compared with one
+// by the CPU of everything per delivery (`scaleOut`). Prints one JSON line with
 // medians over the rounds, the targets and whether each was met. `--help` lists the flags.
 import { spawn } from 'node:child_process'
 import { createHmac, randomBytes } from 'node:crypto'
@@ -33,7 +38,9 @@ const HELP = `node bench/events.ts [flags]      (npm run bench -- events runs it
 
   --store sqlite|postgres|all  which stores (default: all — SQLite; PostgreSQL with one and with two
                                instances — when PostgreSQL answers, else SQLite alone)
-  --instances <n>              instances on PostgreSQL for --store postgres (default 1; all: 1 and 2)
+  --instances <n>[,<n>…]       instances on PostgreSQL (default for --store postgres: 1; for all:
+                               1 and 2); e.g. 1,2,3 compares the CPU per delivery of 2 and 3
+                               instances with one (scaleOut)
   --rounds <n>                 rounds; figures are medians over them (default 3)
   --seconds <n>                full-load time at concurrency 32 (default 10)
   --sustained-seconds <n>      full-load time at concurrency 256 (default 35); its late p99 is
@@ -145,6 +152,8 @@ async function ownDatabase(n: number): Promise<{ url: string; drop: () => Promis
 interface Deployment {
   /** Where upstreams deliver (an instance, or the balancer in front of several). */
   base: string
+  /** Its own PostgreSQL database, whose backends' CPU is counted with the deployment's. */
+  database?: string
   instances: Array<{ base: string; pid: number }>
   stop(): Promise<void>
 }
@@ -191,6 +200,7 @@ async function deploy(store: 'sqlite' | 'postgres', instances: number, n: number
   if (balancer) balancer.targets = children.map((c) => c.base)
   return {
     base: balancer?.url ?? children[0].base,
+    database: database ? new URL(database.url).pathname.slice(1) : undefined,
     instances: children.map((c) => ({ base: c.base, pid: c.child.pid! })),
     async stop() {
       await Promise.all(
@@ -205,6 +215,43 @@ async function deploy(store: 'sqlite' | 'postgres', instances: number, n: number
       await balancer?.close()
       await database?.drop()
     },
+  }
+}
+
+/** The bare relay (bench/_relay.ts) in a child process of its own, as a deployment of one. */
+async function deployRelay(): Promise<Deployment> {
+  const port = await freePort()
+  const child = spawn(
+    process.execPath,
+    [
+      ...startFlags,
+      path.join(import.meta.dirname, '_relay.ts'),
+      String(port),
+      receiverUrl,
+      sandbox.demo.secret,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  )
+  const base = `http://127.0.0.1:${port}`
+  for (
+    let k = 0;
+    !(await fetch(`${base}/v1/delivery-backlog`).then(
+      (r) => r.ok,
+      () => false,
+    ));
+    k++
+  ) {
+    if (k > 100) throw new Error('the relay did not start')
+    await sleep(50)
+  }
+  return {
+    base,
+    instances: [{ base, pid: child.pid! }],
+    stop: () =>
+      new Promise((r) => {
+        child.once('exit', r)
+        child.kill('SIGTERM')
+      }),
   }
 }
 
@@ -280,6 +327,10 @@ interface RunResult {
    * and the agent endpoint). Steadier than the rates on a machine others share.
    */
   patchbayCpuMsPerDelivery: number | null
+  /** The CPU of the PostgreSQL backends serving the deployment's database, per delivery (PostgreSQL only). */
+  postgresCpuMsPerDelivery: number | null
+  /** Patchbay's and PostgreSQL's together. */
+  totalCpuMsPerDelivery: number | null
   benchCpuMsPerDelivery: number
 }
 
@@ -296,7 +347,7 @@ async function run(
   let refused = 0
   let failures = 0
   let sent = 0
-  const cpuAtStart = { patchbay: cpuMs(o.d), bench: process.cpuUsage() }
+  const cpuAtStart = { patchbay: cpuMs(o.d), postgres: await postgresCpu(o.d), bench: process.cpuUsage() }
   const started = performance.now()
   const stopAt = started + o.seconds * 1000
   await Promise.all(
@@ -350,6 +401,7 @@ async function run(
   while ([...acceptedAt.keys()].some((id) => !arrivals.has(id)) && performance.now() < deadline)
     await sleep(50)
   const patchbayCpu = cpuMs(o.d)
+  const postgresCpuMs = postgresCpuSince(cpuAtStart.postgres, await postgresCpu(o.d))
   const benchCpu = process.cpuUsage(cpuAtStart.bench)
   const latencies: number[] = []
   const late: number[] = []
@@ -366,6 +418,11 @@ async function run(
   latencies.sort((a, b) => a - b)
   late.sort((a, b) => a - b)
   const seconds = (ended - started) / 1000
+  const patchbayCpuMsPerDelivery =
+    patchbayCpu !== null && cpuAtStart.patchbay !== null
+      ? (patchbayCpu - cpuAtStart.patchbay) / latencies.length
+      : null
+  const postgresCpuMsPerDelivery = postgresCpuMs !== null ? postgresCpuMs / latencies.length : null
   return {
     acceptedPerSecond: acceptedAt.size / seconds,
     deliveredPerSecond: arrivedInTime / seconds,
@@ -377,10 +434,10 @@ async function run(
     e2eP99Ms: percentile(latencies, 99),
     ...(o.lateAfterS !== undefined ? { lateE2eP99Ms: percentile(late, 99) } : {}),
     lost,
-    patchbayCpuMsPerDelivery:
-      patchbayCpu !== null && cpuAtStart.patchbay !== null
-        ? (patchbayCpu - cpuAtStart.patchbay) / latencies.length
-        : null,
+    patchbayCpuMsPerDelivery,
+    postgresCpuMsPerDelivery,
+    totalCpuMsPerDelivery:
+      patchbayCpuMsPerDelivery !== null ? patchbayCpuMsPerDelivery + (postgresCpuMsPerDelivery ?? 0) : null,
     benchCpuMsPerDelivery: (benchCpu.user + benchCpu.system) / 1000 / latencies.length,
   }
 }
@@ -399,6 +456,8 @@ const med = (xs: RunResult[]) => {
     e2eP99Ms: m((r) => r.e2eP99Ms),
     ...(xs[0]?.lateE2eP99Ms !== undefined ? { lateE2eP99Ms: m((r) => r.lateE2eP99Ms) } : {}),
     patchbayCpuMsPerDelivery: m((r) => r.patchbayCpuMsPerDelivery),
+    postgresCpuMsPerDelivery: m((r) => r.postgresCpuMsPerDelivery),
+    totalCpuMsPerDelivery: m((r) => r.totalCpuMsPerDelivery),
     benchCpuMsPerDelivery: m((r) => r.benchCpuMsPerDelivery),
     refused: xs.reduce((a, r) => a + r.refused, 0),
     failures: xs.reduce((a, r) => a + r.failures, 0),
@@ -412,18 +471,61 @@ const TICKS_PER_SECOND = 100
 /** CPU time (user + system) the deployment's Patchbay processes used so far, in ms; null where /proc does not tell. */
 function cpuMs(d: Deployment | undefined): number | null {
   if (!d) return null
+  let ticks = 0
+  for (const i of d.instances) {
+    const t = ticksOf(i.pid)
+    if (t === null) return null
+    ticks += t
+  }
+  return (ticks * 1000) / TICKS_PER_SECOND
+}
+
+/** CPU ticks (user + system) of a process so far; null when it is gone or /proc does not tell. */
+function ticksOf(pid: number): number | null {
   try {
-    let ticks = 0
-    for (const i of d.instances) {
-      // After the command's closing parenthesis: state is field 3, utime 14 and stime 15.
-      const stat = fs.readFileSync(`/proc/${i.pid}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      ticks += Number(fields[11]) + Number(fields[12])
-    }
-    return (ticks * 1000) / TICKS_PER_SECOND
+    // After the command's closing parenthesis: state is field 3, utime 14 and stime 15.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return Number(fields[11]) + Number(fields[12])
   } catch {
     return null
   }
+}
+
+/**
+ * CPU ticks so far of each PostgreSQL backend connected to the deployment's database (its pool,
+ * LISTEN connection and job queue): what the database spends serving it. The server's shared
+ * processes (WAL writer, checkpointer) are not counted, nor anything of other databases.
+ */
+async function postgresCpu(d: Deployment | undefined): Promise<Map<number, number> | null> {
+  if (!d?.database) return null
+  const c = new pg.Client({ connectionString: PG_SERVER })
+  await c.connect()
+  try {
+    const { rows } = await c.query(
+      'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [d.database],
+    )
+    const out = new Map<number, number>()
+    for (const { pid } of rows) {
+      const t = ticksOf(pid)
+      if (t !== null) out.set(pid, t)
+    }
+    return out
+  } finally {
+    await c.end()
+  }
+}
+
+/** Milliseconds of backend CPU between two looks (a backend that started meanwhile counts whole). */
+function postgresCpuSince(
+  before: Map<number, number> | null,
+  now: Map<number, number> | null,
+): number | null {
+  if (!before || !now) return null
+  let ticks = 0
+  for (const [pid, t] of now) ticks += t - (before.get(pid) ?? 0)
+  return (ticks * 1000) / TICKS_PER_SECOND
 }
 
 /** Peak resident memory of a process so far (VmHWM), in MB; null where /proc does not tell. */
@@ -469,7 +571,11 @@ const plan: Array<{ store: 'sqlite' | 'postgres'; instances: number }> = []
 const skipped: string[] = []
 if (flags.store === 'sqlite' || flags.store === 'all') plan.push({ store: 'sqlite', instances: 1 })
 if (flags.store === 'postgres' || flags.store === 'all') {
-  const counts = flags.instances ? [Number(flags.instances)] : flags.store === 'all' ? [1, 2] : [1]
+  const counts = flags.instances
+    ? flags.instances.split(',').map(Number)
+    : flags.store === 'all'
+      ? [1, 2]
+      : [1]
   if (pgUp) for (const instances of counts) plan.push({ store: 'postgres', instances })
   else skipped.push(`PostgreSQL: no answer from ${PG_SERVER.replace(/:[^:@/]*@/, ':***@')}`)
 }
@@ -483,8 +589,52 @@ const baseline = {
   c32: med([await run(receiverUrl, { concurrency: 32, seconds: Math.min(C32_SECONDS, 3) })]),
   c256: med([await run(receiverUrl, { concurrency: 256, seconds: Math.min(C32_SECONDS, 3) })]),
 }
+// The bare relay: the least a receive-verify-push hop costs here (bench/_relay.ts).
+const relayDeployment = await deployRelay()
+const relayRows = { c32: [] as RunResult[], c256: [] as RunResult[] }
+try {
+  const hook = `${relayDeployment.base}/hooks/relay`
+  await run(hook, { concurrency: 32, seconds: 1 })
+  for (let r = 0; r < ROUNDS; r++) {
+    relayRows.c32.push(await run(hook, { concurrency: 32, seconds: C32_SECONDS, d: relayDeployment }))
+    relayRows.c256.push(await run(hook, { concurrency: 256, seconds: C32_SECONDS, d: relayDeployment }))
+  }
+} finally {
+  await relayDeployment.stop()
+}
+const relay = { c32: med(relayRows.c32), c256: med(relayRows.c256) }
 const results = []
 for (const [n, p] of plan.entries()) results.push(await measure(p.store, p.instances, n))
+
+/** Patchbay against the bare relay: delivered/s as a share of the relay's, CPU per delivery as a multiple. */
+const ratio = (a: number | null | undefined, b: number | null | undefined) =>
+  typeof a === 'number' && typeof b === 'number' && b > 0 ? round(a / b, 3) : null
+const vsRelay = Object.fromEntries(
+  results.map((r) => [
+    `${r.store}${r.instances > 1 ? `x${r.instances}` : ''}`,
+    {
+      c32DeliveredShare: ratio(r.c32.deliveredPerSecond, relay.c32.deliveredPerSecond),
+      c256DeliveredShare: ratio(r.c256.deliveredPerSecond, relay.c256.deliveredPerSecond),
+      c32CpuPerDeliveryMultiple: ratio(r.c32.patchbayCpuMsPerDelivery, relay.c32.patchbayCpuMsPerDelivery),
+      c256CpuPerDeliveryMultiple: ratio(r.c256.patchbayCpuMsPerDelivery, relay.c256.patchbayCpuMsPerDelivery),
+    },
+  ]),
+)
+// Several instances on PostgreSQL against one: the CPU of Patchbay and PostgreSQL per delivery, at 32 and 256.
+const onePg = results.find((r) => r.store === 'postgres' && r.instances === 1)
+const scaleOut = onePg
+  ? Object.fromEntries(
+      results
+        .filter((r) => r.store === 'postgres' && r.instances > 1)
+        .map((r) => [
+          `x${r.instances}`,
+          {
+            c32TotalCpuVsOne: ratio(r.c32.totalCpuMsPerDelivery, onePg.c32.totalCpuMsPerDelivery),
+            c256TotalCpuVsOne: ratio(r.c256.totalCpuMsPerDelivery, onePg.c256.totalCpuMsPerDelivery),
+          },
+        ]),
+    )
+  : null
 
 // Issue 17's targets (and issue 12's floor: no slower than the 2,200 events/s measured before).
 const targets: Target[] = []
@@ -502,6 +652,26 @@ for (const r of results) {
   }
   if (r.store === 'postgres' && r.instances === 1)
     targets.push(target(`${name}.c256.deliveredPerSecond`, v(r.c256.deliveredPerSecond), '>=', 3000))
+  if (r.store === 'sqlite' && r.instances === 1)
+    targets.push(
+      target(
+        `${name}.c256.deliveredPerSecond / relay (issue 29)`,
+        v(vsRelay[name].c256DeliveredShare),
+        '>=',
+        0.5,
+      ),
+    )
+  if (r.store === 'postgres' && r.instances > 1 && scaleOut) {
+    const limit = r.instances === 2 ? 1.15 : 1.3
+    targets.push(
+      target(
+        `${name}.c256.totalCpuVsOne (issue 29)`,
+        v(scaleOut[`x${r.instances}`].c256TotalCpuVsOne),
+        '<=',
+        limit,
+      ),
+    )
+  }
   targets.push(target(`${name}.peakRssMb`, v(r.peakRssMb), '<=', 400))
   targets.push(target(`${name}.lost`, r.c32.lost + r.c256.lost + r.fixedRate.lost, '<=', 0))
 }
@@ -512,7 +682,10 @@ report(
     rounds: ROUNDS,
     short,
     baseline,
+    relay,
     results,
+    vsRelay,
+    ...(scaleOut ? { scaleOut } : {}),
     ...(skipped.length ? { skipped } : {}),
   },
   targets,

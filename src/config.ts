@@ -1,10 +1,11 @@
 // Every setting Patchbay reads, in one Zod schema: each environment variable with what it expects,
 // its default and its meaning. loadConfig checks them all at once and reports every problem, one
 // line each (the variable, its value shown safely, what was expected); main.ts prints those lines
-// and exits 2. The README's configuration table is checked against `settings` by a test.
+// and exits 2. The configuration table in docs/configuration.md is checked against `settings` by a test.
 import net from 'node:net'
 import path from 'node:path'
 import { z } from 'zod'
+import { type PinnedPorts, parseSandboxPorts } from '../sandbox/ports.ts'
 import { parseAllowList } from './kit/egress.ts'
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -55,6 +56,8 @@ export interface Config {
   webUrls: Record<string, string>
   /** Non-public hosts, host:port pairs and CIDR ranges Patchbay may send to (PATCHBAY_EGRESS_ALLOW). */
   egressAllow: string[]
+  /** The ports of the embedded sandboxes (PATCHBAY_SANDBOX_PORTS); null picks free ones. */
+  sandboxPorts: PinnedPorts | null
 }
 
 /** Bad settings, one line per problem; main.ts prints them and exits 2. */
@@ -147,7 +150,7 @@ const commaList = (check: (v: string) => string | undefined) => (v: string) => {
 }
 
 export interface Setting {
-  /** Shown in the README's table. */
+  /** Shown in the table of docs/configuration.md. */
   default: string
   meaning: string
   /** What a good value looks like, for the error line. */
@@ -362,13 +365,19 @@ export const settings: Record<string, Setting> = {
   ),
   PATCHBAY_EGRESS_ALLOW: setting(
     "— (`npm start`: its embedded sandboxes' `host:port`)",
-    'non-public hosts Patchbay may send to: comma-separated host names (`*.corp.example`), `host:port`, IPs or CIDR ranges (`10.0.0.0/8`). Link-local and metadata addresses are never allowed. See [Security](#security)',
+    'non-public hosts Patchbay may send to: comma-separated host names (`*.corp.example`), `host:port`, IPs or CIDR ranges (`10.0.0.0/8`). Link-local and metadata addresses are never allowed. See [Security](security.md#security)',
     'comma-separated hosts, host:port pairs or CIDR ranges, e.g. 10.0.0.0/8,git.corp.example',
     (v) => {
       const entries = v.split(/[\s,]+/).filter(Boolean)
       parseAllowList(entries)
       return entries
     },
+  ),
+  PATCHBAY_SANDBOX_PORTS: setting(
+    '— (free ports, new on every start)',
+    "pins the ports of `npm start`'s embedded sandboxes (and `npm run sandbox`'s): one base port (`4101`: task-board on it, code-host on the next, contact-data on the one after) or three (`4101,4102,4103`), on 127.0.0.1",
+    'one base port from 1 to 65533, or three different ports, e.g. 4101 or 4101,4102,4103',
+    parseSandboxPorts,
   ),
   LOG_LEVEL: setting(
     '`info`',
@@ -437,6 +446,12 @@ export function loadConfig(
         `${clientId ? `${p}SECRET` : `${p}ID`} is not set: expected ${p}ID and ${p}SECRET together`,
       )
   }
+  const pinned = v.PATCHBAY_SANDBOX_PORTS as PinnedPorts | undefined
+  const servicePort = (v.PORT as number | undefined) ?? 8080
+  if (pinned && Object.values(pinned).includes(servicePort))
+    problems.push(
+      `PATCHBAY_SANDBOX_PORTS=${shownSafely('PATCHBAY_SANDBOX_PORTS', String(env.PATCHBAY_SANDBOX_PORTS))}: expected ports other than PORT (${servicePort}), which Patchbay itself listens on`,
+    )
   if (problems.length > 0) throw new ConfigError(problems)
 
   const pacing: Config['pacing'] = {}
@@ -490,10 +505,11 @@ export function loadConfig(
     oauthApps,
     webUrls,
     egressAllow: v.PATCHBAY_EGRESS_ALLOW ?? [],
+    sandboxPorts: v.PATCHBAY_SANDBOX_PORTS ?? null,
   }
 }
 
-/** The README's configuration table, from `settings` (npm run docs:config writes it). */
+/** The configuration table of docs/configuration.md, from `settings` (npm run docs:config writes it). */
 export function configTable(): string {
   const rows = Object.entries(settings).map(([name, s]) => `| \`${name}\` | ${s.default} | ${s.meaning} |`)
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n')

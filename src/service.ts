@@ -10,6 +10,7 @@ import { PgBossSweeps } from './engine/jobs/sweeps.ts'
 import type { Clock } from './kit/clock.ts'
 import { EgressGuard, type Resolve } from './kit/egress.ts'
 import type { Pacer } from './kit/pacer.ts'
+import { createRedisBudgetLedger } from './kit/redis-budgets.ts'
 import { createRedisPacer } from './kit/redis-pacer.ts'
 import { createRedisResults } from './kit/redis-results.ts'
 import { buildApp, loggerOptions } from './server/app.ts'
@@ -154,6 +155,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     pacer: opts.pacer ?? (redis ? createRedisPacer(redis) : undefined),
     // …and a lookup paid for on one instance is a cache hit on the others.
     sharedResults: redis ? createRedisResults(redis) : undefined,
+    // …and what is left of an upstream's reported request budget (the code-host's x-ratelimit-*).
+    budgetLedger: redis ? createRedisBudgetLedger(redis) : undefined,
     clock: opts.clock,
     store,
     vault,

@@ -75,7 +75,7 @@ async function importFromRepository(file: string): Promise<void> {
   const url = new URL(`../../${file}`, import.meta.url)
   if (!existsSync(url))
     throw new UsageError(
-      `This command runs Patchbay itself, which the installed package does not carry: run it from a clone of the repository (npm start), or with the container image (README: Deploying).`,
+      `This command runs Patchbay itself, which the installed package does not carry: run it from a clone of the repository (npm start), or with the container image (docs/operating.md: Deploying).`,
     )
   await import(url.href)
 }

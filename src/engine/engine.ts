@@ -2,6 +2,7 @@
 // all start from here.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Dispatcher } from 'undici'
+import type { BudgetLedger } from '../kit/budget-ledger.ts'
 import { type Clock, systemClock } from '../kit/clock.ts'
 import { EgressGuard } from '../kit/egress.ts'
 import { createDispatcher } from '../kit/http.ts'
@@ -73,6 +74,8 @@ export interface EngineOptions {
   clock?: Clock
   /** How often the stats roll-up runs (default a minute; 0: never, tests call stats.rollUp). */
   statsRollupEveryMs?: number
+  /** What is left of upstreams' reported request budgets; shared by every instance (Redis) when given. */
+  budgetLedger?: BudgetLedger
 }
 
 export class Engine {
@@ -133,7 +136,11 @@ export class Engine {
     this.egress = opts.egress ?? new EgressGuard()
     this.#dispatcher = opts.dispatcher ?? createDispatcher(this.egress)
     this.#pushDispatcher = opts.dispatcher ?? createDispatcher(this.egress, PUSH_CONNECTIONS_PER_ENDPOINT)
-    this.rateBudgets = new RateBudgets(clock)
+    this.rateBudgets = new RateBudgets({
+      clock,
+      ledger: opts.budgetLedger,
+      onError: (err) => opts.log.warn({ err }, 'the shared rate-limit ledger did not answer'),
+    })
     this.clients = new UpstreamClients({
       baseUrls: opts.baseUrls,
       dispatcher: this.#dispatcher,

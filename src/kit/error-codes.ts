@@ -3,8 +3,8 @@
 //
 // The rule: a new code is added HERE, and nowhere else. `new PatchbayError(code, …)` only accepts
 // the codes below (a free string does not compile), the OpenAPI document's error enum is this
-// list, and the README's table of codes is generated from it. After adding or changing a code run
-// `npm run docs:errors && npm run api:types` (the README table and the SDK's and the dashboard's API types; tests
+// list, and the table of codes in docs/api.md is generated from it. After adding or changing a code run
+// `npm run docs:errors && npm run api:types` (docs/api.md's table and the SDK's and the dashboard's API types; tests
 // fail while either is out of date).
 
 export interface ErrorCodeDefinition {
@@ -15,7 +15,7 @@ export interface ErrorCodeDefinition {
    * status is the upstream's own client error.
    */
   readonly alsoStatus?: readonly number[] | '4xx'
-  /** One line for the README table: when this code is answered. */
+  /** One line for the table of codes (docs/api.md): when this code is answered. */
   readonly meaning: string
   /** What to do, when the thrower gives no hint of its own. */
   readonly hint: string
@@ -570,7 +570,7 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES
 
-/** Every code, in the registry's order (the OpenAPI enum and the README table). */
+/** Every code, in the registry's order (the OpenAPI enum and the table in docs/api.md). */
 export const ERROR_CODE_LIST = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]
 
 export const isErrorCode = (value: unknown): value is ErrorCode =>
@@ -588,7 +588,7 @@ export type AlternativeStatus<C extends ErrorCode> = (typeof ERROR_CODES)[C] ext
 /** Markdown table cell text: `|` would end the cell and `<key>` would be read as an HTML tag. */
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('<', '&lt;')
 
-/** The README's table of codes (`npm run docs:errors` writes it between its markers). */
+/** The table of codes in docs/api.md (`npm run docs:errors` writes it between its markers). */
 export function errorCodeTable(): string {
   const rows = ERROR_CODE_LIST.map((code) => {
     const d: ErrorCodeDefinition = ERROR_CODES[code]

@@ -14,5 +14,5 @@ export type Answer<Op extends keyof operations> = Json<
   operations[Op]['responses'][Extract<keyof operations[Op]['responses'], 200 | 201>]
 >
 
-/** A code of the API's error registry (the README's table). */
+/** A code of the API's error registry (the table in docs/api.md). */
 export type ErrorCode = Schemas['Error']['error']['code']

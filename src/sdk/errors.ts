@@ -1,7 +1,7 @@
 // The API's one error shape as an Error: {"error":{"code","message","hint"?,"retryAfterMs"?,…}}.
 import type { ErrorCode } from './contract.ts'
 
-/** A code of the API (the README's table), or HTTP_<status> for an answer that is not the API's. */
+/** A code of the API (the table in docs/api.md), or HTTP_<status> for an answer that is not the API's. */
 export type ApiErrorCode = ErrorCode | `HTTP_${number}`
 
 export interface ApiErrorBody {

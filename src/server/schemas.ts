@@ -7,7 +7,7 @@ export const ErrorBody = z
     error: z.object({
       code: z
         .enum(ERROR_CODE_LIST)
-        .describe('Stable, machine-readable error code (the README lists what each means).'),
+        .describe('Stable, machine-readable error code (docs/api.md lists what each means).'),
       message: z.string().describe('What was wrong.'),
       hint: z.string().optional().describe('What to do about it.'),
       retryAfterMs: z
@@ -22,7 +22,7 @@ export const ErrorBody = z
   .meta({ id: 'Error' })
 
 /**
- * Every refusal (4xx) and failure (5xx) is answered with the one error body; the README's table
+ * Every refusal (4xx) and failure (5xx) is answered with the one error body; the table in docs/api.md
  * (from the registry) says which code comes with which status.
  */
 export const errorResponses = { '4xx': ErrorBody, '5xx': ErrorBody }

@@ -54,7 +54,7 @@ test('a spent budget that resets soon is waited for: every step succeeds and no 
   for (let i = 0; i < 5; i++) {
     const res = await run(conn, 'get_repository', R)
     assert.equal(res.status, 200, `run ${i}: ${JSON.stringify(res.body)}`)
-    assert.equal(res.body.meta.attempts, 1, 'no refusal was retried: the request waited instead')
+    assert.equal(res.body.meta.attempts, 1, `run ${i}: no refusal was retried: the request waited instead`)
   }
   assert.equal(await counter.count(), 5, 'exactly the five requests reached the code-host')
   assert.ok(t.service.engine.rateBudgets.stats.waits > waitsBefore)

@@ -1,13 +1,13 @@
 // Configuration is checked at start: each bad value is one line on stderr naming the variable, its
 // value (secrets hidden) and what was expected, and the process exits 2 without a stack trace.
-// The README's configuration table lists exactly the variables of the schema.
+// The configuration table in docs/configuration.md lists exactly the variables of the schema.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { describe, test } from 'node:test'
-import { README, withConfigTable } from '../../scripts/docs-config.ts'
+import { CONFIG_PAGE, withConfigTable } from '../../scripts/docs-config.ts'
 import { ConfigError, loadConfig } from '../../src/config.ts'
 import { tempDir } from '../helpers/databases.ts'
 
@@ -59,6 +59,16 @@ const cases: Array<[string, Record<string, string>, RegExp]> = [
     'a master key of the wrong size (not shown)',
     { PATCHBAY_MASTER_KEY: 'c2hvcnQ=' },
     /^patchbay: PATCHBAY_MASTER_KEY=\(hidden, 8 characters\): expected the base64 of exactly 32 bytes/,
+  ],
+  [
+    'sandbox ports that are neither one base port nor three',
+    { PATCHBAY_SANDBOX_PORTS: '4101,4102' },
+    /^patchbay: PATCHBAY_SANDBOX_PORTS="4101,4102": expected one base port from 1 to 65533, or three different ports, e.g. 4101 or 4101,4102,4103 \(2 ports given, one base port or three\)$/,
+  ],
+  [
+    'sandbox ports that take the service’s own',
+    { PORT: '4102', PATCHBAY_SANDBOX_PORTS: '4101' },
+    /^patchbay: PATCHBAY_SANDBOX_PORTS="4101": expected ports other than PORT \(4102\), which Patchbay itself listens on$/,
   ],
   [
     'a PostgreSQL that does not answer',
@@ -128,9 +138,21 @@ test('good values are read; empty ones count as unset', () => {
   assert.equal(c.publicUrl, 'https://pb.example.com')
   assert.equal(c.redisUrl, null)
   assert.throws(() => loadConfig({ PATCHBAY_UPSTREAM_RETRIES: '-1' }), ConfigError)
+  assert.deepEqual(loadConfig({ PATCHBAY_SANDBOX_PORTS: '4201' }).sandboxPorts, {
+    taskboard: 4201,
+    codehost: 4202,
+    contactdata: 4203,
+  })
+  assert.deepEqual(loadConfig({ PATCHBAY_SANDBOX_PORTS: '5000, 6000,7000' }).sandboxPorts, {
+    taskboard: 5000,
+    codehost: 6000,
+    contactdata: 7000,
+  })
+  assert.equal(loadConfig({}).sandboxPorts, null)
+  assert.throws(() => loadConfig({ PATCHBAY_SANDBOX_PORTS: '4101,4101,4102' }), /three different ports/)
 })
 
-test('the README configuration table is the schema’s (npm run docs:config)', () => {
-  const readme = fs.readFileSync(README, 'utf8')
-  assert.equal(withConfigTable(readme), readme, 'README.md is out of date: run npm run docs:config')
+test('the configuration table in docs/configuration.md is the schema’s (npm run docs:config)', () => {
+  const readme = fs.readFileSync(CONFIG_PAGE, 'utf8')
+  assert.equal(withConfigTable(readme), readme, 'the page is out of date: run npm run docs:config')
 })

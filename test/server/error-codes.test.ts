@@ -1,14 +1,14 @@
-// The registry of error codes is the one source of the README's table and the OpenAPI enum.
+// The registry of error codes is the one source of the table in docs/api.md and the OpenAPI enum.
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
-import { README, withErrorTable } from '../../scripts/docs-errors.ts'
+import { ERRORS_PAGE, withErrorTable } from '../../scripts/docs-errors.ts'
 import { ERROR_CODE_LIST, ERROR_CODES } from '../../src/kit/error-codes.ts'
 import { PatchbayError } from '../../src/kit/errors.ts'
 
-test('the README table of error codes is the registry’s (npm run docs:errors rewrites it)', () => {
-  const readme = readFileSync(README, 'utf8')
-  assert.equal(withErrorTable(readme), readme, 'README.md is out of date: run npm run docs:errors')
+test('the table of error codes in docs/api.md is the registry’s (npm run docs:errors rewrites it)', () => {
+  const readme = readFileSync(ERRORS_PAGE, 'utf8')
+  assert.equal(withErrorTable(readme), readme, 'the page is out of date: run npm run docs:errors')
   for (const code of ERROR_CODE_LIST)
     assert.match(readme, new RegExp(`\\| \`${code}\` \\| ${ERROR_CODES[code].status}`))
 })

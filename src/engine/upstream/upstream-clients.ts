@@ -70,7 +70,7 @@ export class UpstreamClients {
         : undefined
     const onResponse = budgets
       ? (status: number, headers: Record<string, string>) => {
-          budgets.record(connector, budgetKey, headers)
+          budgets.record(connector, budgetKey, headers, status)
           opts.onResponse?.(status, headers)
         }
       : opts.onResponse
