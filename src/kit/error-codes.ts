@@ -89,7 +89,7 @@ export const ERROR_CODES = {
       'A stats range or step out of bounds: a range over 31 days, a step not in the list, a step under an hour over more than 2 days, or more than 1,500 points.',
     hint: 'Ask for a shorter range or a larger step; the error details list the steps and limits.',
     dashboard: 'Pick a range from the range buttons of the Overview page.',
-    cli: 'patchbay stats --since 24h (or --since 30d --step 1d)',
+    cli: 'Ask for less: patchbay stats --since 24h, or --since 30d --step 1d.',
   },
   INVALID_CURSOR: {
     status: 400,
