@@ -1,4 +1,5 @@
 // Starts Patchbay: the store, the vault, the engine and the HTTP server, in that order.
+import { PATCHBAY_VERSION } from './kit/version.ts'
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import { pino } from 'pino'
@@ -109,6 +110,8 @@ async function connectRedis(config: Config, log: pino.Logger): Promise<Redis> {
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<RunningService> {
   if (config.databaseUrl) await checkPostgres(config.databaseUrl)
+  // Tracing is loaded only when configured (kit/tracing.ts); its SDK is process-wide.
+  let tracing: { shutdown(): Promise<void> } | null = null
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     poolSize: config.databasePoolSize,
@@ -122,6 +125,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       ? pino({ level: 'silent' })
       : pino(loggerOptions(config.logLevel) as object, opts.logDestination ?? logStream(config.logFormat))
   const redis = config.redisUrl ? await connectRedis(config, log).catch(closeStore(store)) : null
+  if (config.tracing) {
+    const { startTracing } = await import('./kit/tracing.ts')
+    tracing = await startTracing({ ...config.tracing, version: PATCHBAY_VERSION, log })
+  }
   // Several instances share one PostgreSQL: changes travel between them (Redis pub/sub when
   // configured, else LISTEN/NOTIFY), and one of them at a time looks for due work (pg-boss).
   const pg = store.postgres
@@ -216,6 +223,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       await app.close()
       await engine.close()
       await redis?.quit()
+      await tracing?.shutdown()
     },
   }
 }

@@ -9,6 +9,7 @@ import { PatchbayError } from './errors.ts'
 import type { Answered } from './pacer.ts'
 import { redactSecrets, secretValues } from './redact.ts'
 import { isIdempotent, parseRetryAfter, type RetryPolicy, retryDelayMs, shouldRetry } from './retry-policy.ts'
+import { openSpan, tracingOn } from './tracing.ts'
 import { PATCHBAY_USER_AGENT } from './version.ts'
 
 export type QueryValue = string | number | boolean | null | undefined | ReadonlyArray<string | number>
@@ -139,6 +140,7 @@ export class UpstreamClient implements Http {
   /** The first request before and after the connector's authorize, to learn its secrets from. */
   #first: { before: { headers: Record<string, string>; query: string }; sent: OutgoingRequest } | null = null
   #origin: string
+  #host: string
   #basePath: string
 
   constructor(opts: UpstreamClientOptions) {
@@ -146,6 +148,7 @@ export class UpstreamClient implements Http {
     // A client is made per step run: the base address is parsed once per address.
     const base = parsedBase(opts.baseUrl)
     this.#origin = base.origin
+    this.#host = base.host
     this.#basePath = base.basePath
   }
 
@@ -206,6 +209,21 @@ export class UpstreamClient implements Http {
       const answered = this.#o.pace ? await this.#o.pace(outgoing) : undefined
       const sent = performance.now()
       const record = (status: number | null) => {
+        if (tracingOn())
+          openSpan(
+            `${method} ${route}`,
+            {
+              'http.request.method': method,
+              'url.template': route,
+              'server.address': this.#host,
+              'http.response.status_code': status ?? undefined,
+              'http.request.resend_count': retry > 0 ? retry : undefined,
+              'patchbay.connector': this.#o.connector.id,
+              'patchbay.upstream.rate_budget_wait_ms': round1(paced - waiting),
+              'patchbay.upstream.pacing_wait_ms': round1(sent - paced),
+            },
+            { kind: 'client', startTime: at },
+          )?.end(status === null ? 'UPSTREAM_UNAVAILABLE' : status >= 500 ? `HTTP_${status}` : null)
         if (this.stats.requests.length < MAX_RECORDED)
           this.stats.requests.push({
             method,
@@ -406,13 +424,13 @@ export class UpstreamClient implements Http {
 const PLAIN_PATH = /^(?:\/(?!\.\.?(?:\/|$))[A-Za-z0-9\-._~!$&'()*+,;=:@]*)+$/
 
 /** Base addresses parsed once each (a client is made per run); few distinct ones exist. */
-const parsedBases = new Map<string, { origin: string; basePath: string }>()
+const parsedBases = new Map<string, { origin: string; host: string; basePath: string }>()
 
-function parsedBase(baseUrl: string): { origin: string; basePath: string } {
+function parsedBase(baseUrl: string): { origin: string; host: string; basePath: string } {
   let parsed = parsedBases.get(baseUrl)
   if (!parsed) {
     const base = new URL(baseUrl)
-    parsed = { origin: base.origin, basePath: base.pathname.replace(/\/$/, '') }
+    parsed = { origin: base.origin, host: base.host, basePath: base.pathname.replace(/\/$/, '') }
     if (parsedBases.size >= 1_000) parsedBases.clear()
     parsedBases.set(baseUrl, parsed)
   }

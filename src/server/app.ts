@@ -24,9 +24,11 @@ import {
   installMetrics,
   installProbes,
   installRequestLogging,
+  installTracing,
   requestIdMixin,
   requestIdOf,
 } from './observability.ts'
+import { tracingOn } from '../kit/tracing.ts'
 import { agentKeyRoutes } from './routes/agent-keys.ts'
 import { agentRoutes } from './routes/agents.ts'
 import { catalogRoutes } from './routes/catalog.ts'
@@ -96,6 +98,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   installErrorHandling(app)
   enforceContract(app)
   installRequestLogging(app)
+  if (tracingOn()) installTracing(app)
   if (opts.metricsToken) {
     const metrics = installMetrics(app, engine, { token: opts.metricsToken, baseUrls: opts.baseUrls ?? {} })
     app.addHook('onClose', async () => metrics.close())
