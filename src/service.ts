@@ -1,5 +1,5 @@
 // Starts Patchbay: the store, the vault, the engine and the HTTP server, in that order.
-import { PATCHBAY_VERSION } from './kit/version.ts'
+
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import { pino } from 'pino'
@@ -14,6 +14,7 @@ import type { Pacer } from './kit/pacer.ts'
 import { createRedisBudgetLedger } from './kit/redis-budgets.ts'
 import { createRedisPacer } from './kit/redis-pacer.ts'
 import { createRedisResults } from './kit/redis-results.ts'
+import { PATCHBAY_VERSION } from './kit/version.ts'
 import { buildApp, loggerOptions } from './server/app.ts'
 import { bootstrapWorkspace } from './server/bootstrap.ts'
 import { openStore } from './store/database.ts'

@@ -131,7 +131,10 @@ export async function inSpan<T>(
   name: string,
   attrs: Attributes,
   fn: (span: OpenSpan | null) => Promise<T>,
-  opts: { parent?: TraceContext | null; kind?: 'server' | 'client' | 'producer' | 'consumer' | 'internal' } = {},
+  opts: {
+    parent?: TraceContext | null
+    kind?: 'server' | 'client' | 'producer' | 'consumer' | 'internal'
+  } = {},
 ): Promise<T> {
   if (!tracer || !api) return fn(null)
   const span = open(name, attrs, opts)!
@@ -202,7 +205,9 @@ export function withContext<T>(ctx: TraceContext | null | undefined, fn: () => T
 }
 
 /** A context from a request's W3C `traceparent` (and `tracestate`); null without tracing. */
-export function contextFromHeaders(headers: Record<string, string | string[] | undefined>): TraceContext | null {
+export function contextFromHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): TraceContext | null {
   if (!api || !propagator) return null
   return propagator.extract(api.ROOT_CONTEXT, headers, {
     get: (carrier, key) => carrier[key],

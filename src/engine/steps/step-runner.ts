@@ -1,12 +1,14 @@
 // Runs one tool step: validate the input, resolve the credentials (a stored connection, or
 // ones the step takes in its input), run the step's `run` with ctx.http, slim the output through
 // its schema, and record the run off the hot path.
-import { inSpan, type OpenSpan, tracingOn } from '../../kit/tracing.ts'
+
 import type { Credentials, StepContext } from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
+import { inSpan, type OpenSpan, tracingOn } from '../../kit/tracing.ts'
 import { newId, nowIso } from '../../store/ids.ts'
 import type { StepRuns } from '../../store/step-runs.ts'
-import type { Caller } from '../access/caller.ts'
+import { type Caller, callerId } from '../access/caller.ts'
+import { unknownArguments } from '../agents/tool-schemas.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { RegisteredStep, Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
@@ -72,7 +74,11 @@ export class StepRunner {
     if (!tracingOn()) return this.#run(caller, stepId, req, null)
     return inSpan(
       `step ${stepId}`,
-      { 'patchbay.step.id': stepId, 'patchbay.workspace.id': caller.workspaceId, 'patchbay.agent.id': caller.agentId ?? undefined },
+      {
+        'patchbay.step.id': stepId,
+        'patchbay.workspace.id': caller.workspaceId,
+        'patchbay.agent.id': caller.agentId ?? undefined,
+      },
       (span) => this.#run(caller, stepId, req, span),
     )
   }
@@ -91,6 +97,9 @@ export class StepRunner {
       })
     const { connector, step } = registered
     let raw: unknown = req.input ?? {}
+    // An argument the step does not take is refused by name (its schema is closed), not dropped.
+    const unknown = unknownArguments(this.#registry.stepSummary(stepId).inputSchema, raw)
+    if (unknown.length > 0) throw validationError(unknown, 'input')
     // A board's or card's page address given for its identifier is read into the identifier first,
     // through a connection that has passed every check (the agent may use it) before that read.
     if (this.#pages.holdsPageAddress(connector, step.scoped, raw)) {
@@ -100,7 +109,7 @@ export class StepRunner {
         raw = await this.#pages.resolve(connector, step.scoped ?? [], raw, loaded.credentials, 'input')
       } catch (err) {
         // An agent learns nothing about what lies outside its scope: not whether the page exists.
-        if (caller.kind === 'agent' && err instanceof PatchbayError && err.code === 'PAGE_ADDRESS_UNRESOLVED')
+        if (caller.agentId && err instanceof PatchbayError && err.code === 'PAGE_ADDRESS_UNRESOLVED')
           throw new PatchbayError(
             'SCOPE_DENIED',
             `A page address in the input could not be placed in the agent's scope.`,
@@ -199,7 +208,7 @@ export class StepRunner {
         workspace_id: caller.workspaceId,
         step_id: stepId,
         connection_id: connectionId,
-        caller_key_id: caller.keyId,
+        caller_key_id: callerId(caller),
         status,
         error_code: errorCode,
         duration_ms: durationMs,
