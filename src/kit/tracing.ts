@@ -194,6 +194,20 @@ function open(
   }
 }
 
+/** A span already over (its times measured by the caller), under `parent`. */
+export function closedSpan(
+  name: string,
+  attrs: Attributes,
+  startMs: number,
+  endMs: number,
+  parent: TraceContext | null,
+): void {
+  if (!tracer || !api) return
+  tracer
+    .startSpan(name, { attributes: clean(attrs), startTime: startMs }, parent ?? api.context.active())
+    .end(endMs)
+}
+
 /** The active context, to parent later work on; null without tracing. */
 export function activeContext(): TraceContext | null {
   return api ? api.context.active() : null
