@@ -88,6 +88,8 @@ export interface AppOptions {
   people?: readonly PersonAuthenticator[]
   /** Session cookies are Secure (and __Host- named): browsers reach Patchbay over https. */
   secureCookies?: boolean
+  /** Reverse proxies whose X-Forwarded-For gives the client's address (PATCHBAY_TRUST_PROXY). */
+  trustProxy?: string[]
 }
 
 export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<FastifyInstance> {
@@ -95,6 +97,8 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     loggerInstance: opts.loggerInstance,
     bodyLimit: 1024 * 1024,
     genReqId: requestIdOf,
+    // req.ip is the client's address behind the proxies named, the connecting address otherwise.
+    trustProxy: opts.trustProxy?.length ? opts.trustProxy : false,
     // One debug line per answered request (installRequestLogging) instead of an info pair.
     logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<ZodTypeProvider>()
