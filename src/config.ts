@@ -23,6 +23,10 @@ export interface Config {
   redisUrl: string | null
   /** Prefix of every Redis key Patchbay writes (several deployments may share one Redis). */
   redisPrefix: string
+  /** While Redis is away: the share of each pacing budget this instance uses on its own. */
+  redisOutagePacingShare: number
+  /** The embedded database: below this much free disk (MiB), new work is refused. */
+  minFreeDiskMb: number
   masterKey: string | null
   previousMasterKeys: string[]
   adminKey: string | null
@@ -253,6 +257,21 @@ export const settings: Record<string, Setting> = {
     'prefix of every Redis key Patchbay writes (to share one Redis between deployments)',
     'a non-empty prefix',
     (v) => (v.trim() ? v.trim() : undefined),
+  ),
+  PATCHBAY_REDIS_OUTAGE_PACING_SHARE: setting(
+    '`0.25`',
+    "while Redis is away, each instance paces ready-made steps on its own with this share of each credential's budget (so up to 1/share instances together stay within it; 0.25: four), and goes back to the shared budget by itself when Redis answers. Set it to 1 ÷ the number of instances",
+    'a number above 0 and at most 1, e.g. 0.25',
+    (v) => {
+      const n = Number(v.trim())
+      return /^\d*\.?\d+$/.test(v.trim()) && n > 0 && n <= 1 ? n : undefined
+    },
+  ),
+  PATCHBAY_MIN_FREE_DISK_MB: setting(
+    '`32`',
+    'the embedded database: when the disk of `PATCHBAY_DATA_DIR` has less free space than this many MiB, new work is refused (webhook deliveries `503` with `Retry-After`, API writes `507` `STORAGE_FULL`, `/readyz` not ready) before the disk is full, and taken again by itself once there is room; `0` refuses only when the disk is full',
+    'a whole number of MiB from 0 to 1048576',
+    wholeNumber(0, 1_048_576),
   ),
   PATCHBAY_MASTER_KEY: setting(
     'generated',
@@ -578,6 +597,8 @@ export function loadConfig(
     databasePoolSize: v.PATCHBAY_DATABASE_POOL_SIZE ?? 10,
     redisUrl: v.REDIS_URL ?? null,
     redisPrefix: v.PATCHBAY_REDIS_PREFIX ?? 'patchbay:',
+    redisOutagePacingShare: v.PATCHBAY_REDIS_OUTAGE_PACING_SHARE ?? 0.25,
+    minFreeDiskMb: v.PATCHBAY_MIN_FREE_DISK_MB ?? 32,
     masterKey: v.PATCHBAY_MASTER_KEY ?? null,
     previousMasterKeys: v.PATCHBAY_PREVIOUS_MASTER_KEYS ?? [],
     adminKey: v.PATCHBAY_ADMIN_KEY ?? null,

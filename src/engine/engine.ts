@@ -361,7 +361,10 @@ export class Engine {
         opts.sweeps ??
         new TimerSweeps({
           everyMs: ev.sweepIntervalMs ?? 1000,
-          onError: (err) => opts.log.error({ err }, 'looking for due work failed'),
+          onError: (err) => {
+            if (!opts.store.health.failure(err)) opts.log.error({ err }, 'looking for due work failed')
+          },
+          health: opts.store.health,
         }),
       leases: new Leases(db),
       reconcileIntervalMs: ev.reconcileIntervalMs,

@@ -115,6 +115,31 @@ export const ERROR_CODES = {
     meaning: 'An unexpected failure; it has been logged.',
     hint: 'Try again; if it persists, report it with the time of the request.',
   },
+  SERVICE_STARTING: {
+    status: 503,
+    meaning:
+      'Patchbay is starting: its store, migrations, webhook subscriptions or public address are not ready yet (webhook deliveries included: they are never judged before then); answered with Retry-After.',
+    hint: 'Send the request again after Retry-After; GET /readyz says what is still starting.',
+  },
+  SERVICE_STOPPING: {
+    status: 503,
+    meaning:
+      'This instance is stopping (SIGTERM): requests under way finish, new ones are refused before any work, with Retry-After.',
+    hint: 'Send the request again after Retry-After: another instance, or this one once started again, answers it.',
+  },
+  DATABASE_UNAVAILABLE: {
+    status: 503,
+    meaning:
+      'The database does not answer (stopped, restarting, or unreachable): nothing was stored or changed; answered with Retry-After. Webhook deliveries are answered 503 too, so the upstream sends them again.',
+    hint: 'Send the request again after Retry-After; GET /readyz says why the store is not ready. The operator should check that PostgreSQL is running and reachable.',
+  },
+  STORAGE_FULL: {
+    status: 507,
+    alsoStatus: [503],
+    meaning:
+      'The embedded database’s disk is full, or its free space is below PATCHBAY_MIN_FREE_DISK_MB: nothing was stored (webhook deliveries are answered 503 with Retry-After instead, so the upstream sends them again).',
+    hint: 'Free space on the disk of PATCHBAY_DATA_DIR (or lower PATCHBAY_MIN_FREE_DISK_MB); Patchbay takes writes again by itself once there is room. GET /readyz shows the free space.',
+  },
   VAULT_ERROR: {
     status: 500,
     meaning: 'Stored credentials could not be opened with the configured master key.',

@@ -24,9 +24,11 @@ import { mcpRoutes } from './mcp/routes.ts'
 import {
   installMetrics,
   installProbes,
+  installReadinessGate,
   installRequestLogging,
   requestIdMixin,
   requestIdOf,
+  Startup,
 } from './observability.ts'
 import { agentKeyRoutes } from './routes/agent-keys.ts'
 import { agentRoutes } from './routes/agents.ts'
@@ -84,6 +86,8 @@ export interface AppOptions {
   metricsToken?: string | null
   /** Upstream base addresses, to count upstream requests by connector. */
   baseUrls?: Record<string, string | undefined>
+  /** Whether the start is done (the service's); an app built over a started engine is ready at once. */
+  startup?: Startup
   /** Recognise signed-in people (sessions, personal keys), asked before workspace and agent keys. */
   people?: readonly PersonAuthenticator[]
   /** Session cookies are Secure (and __Host- named): browsers reach Patchbay over https. */
@@ -99,16 +103,23 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     genReqId: requestIdOf,
     // req.ip is the client's address behind the proxies named, the connecting address otherwise.
     trustProxy: opts.trustProxy?.length ? opts.trustProxy : false,
+    // While closing, the readiness gate answers (503 SERVICE_STOPPING with Retry-After), not Fastify's bare 503.
+    return503OnClosing: false,
     // One debug line per answered request (installRequestLogging) instead of an info pair.
     logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<ZodTypeProvider>()
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
-  installErrorHandling(app)
+  const health = engine.store.health
+  installErrorHandling(app, (err, { ingress }) => (health.failure(err) ? health.refusal({ ingress }) : null))
   enforceContract(app)
   // Before any route is added: each route gets its rule from the policy table (or fails the start).
   attachRules(app)
   installRequestLogging(app)
+  // Before authentication: while starting (the admin key may not be made yet) or while the store is
+  // away, a request is answered 503 without a key lookup that would fail or say 401.
+  const startup = opts.startup ?? new Startup(null)
+  installReadinessGate(app, engine, startup)
   if (opts.metricsToken) {
     const metrics = installMetrics(app, engine, { token: opts.metricsToken, baseUrls: opts.baseUrls ?? {} })
     app.addHook('onClose', async () => metrics.close())
@@ -151,7 +162,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     await docs.register(swaggerUi, { routePrefix: '/docs' })
   })
   app.get('/openapi.json', { config: publicRoute, schema: { hide: true } }, async () => app.swagger())
-  installProbes(app, engine, opts.redis ?? null)
+  installProbes(app, engine, opts.redis ?? null, startup)
 
   await app.register(catalogRoutes(engine))
   await app.register(stepRoutes(engine))

@@ -14,6 +14,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import { type Dispatcher, request } from 'undici'
 import { type Clock, systemClock } from '../../kit/clock.ts'
+import { egressRefused, findEgressRefusal } from '../../kit/egress.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { type DeliveryRow, deliveries, type NewDelivery } from '../../store/event-log.ts'
 import { isoAt } from '../../store/ids.ts'
@@ -405,7 +406,10 @@ export class Deliverer {
       await res.body.dump()
       if (status < 200 || status >= 300) error = `the agent endpoint answered ${status}`
     } catch (err) {
-      error = (err as Error).message
+      // A refused address says so, with the setting that allows it (not "fetch failed").
+      const refusal = findEgressRefusal(err)
+      const refused = refusal && egressRefused(refusal, 'delivery.url')
+      error = refused ? `EGRESS_REFUSED: ${refused.message} ${refused.hint}` : (err as Error).message
     }
     const durationMs = Math.round(performance.now() - started)
     const now = this.#clock.now()

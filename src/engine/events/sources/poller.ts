@@ -21,6 +21,12 @@ import type { TriggerTarget } from '../../triggers/trigger-service.ts'
 import { connectionWithdrawn } from '../event-scope.ts'
 import { type Recorder, triggerListener } from '../recorder.ts'
 
+/** A poll that failed: what failed, and when the next one is due. */
+export interface PollFailure {
+  error: unknown
+  nextPollAt: string
+}
+
 /** How long a claimed poll is held before another instance may run it. */
 const POLL_LEASE_MS = 120_000
 
@@ -70,8 +76,12 @@ export class Poller {
     return n
   }
 
-  /** One poll of one trigger; also what "poll now" runs. */
-  async poll(triggerId: string): Promise<{ events: number } | null> {
+  /**
+   * One poll of one trigger; also what "poll now" runs. A failed poll is recorded on the trigger
+   * (its error, led by its code, and the next attempt) and returned as `failure`, so "poll now"
+   * can answer with it.
+   */
+  async poll(triggerId: string): Promise<{ events: number; failure?: PollFailure } | null> {
     const row = await this.#triggers.byId(triggerId)
     if (!row?.poll_interval_ms) return null
     const now = new Date(this.#clock.now())
@@ -80,14 +90,15 @@ export class Poller {
       return { events: await this.#pollOnce(row, now, next) }
     } catch (err) {
       const message = (err as Error).message
+      const recorded = err instanceof PatchbayError ? `${err.code}: ${message}` : message
       this.#log.warn({ trigger: row.id, err: message }, 'poll failed')
       await this.#triggers.updatePoll(row.id, {
         poll_cursor: row.poll_cursor,
         last_poll_at: isoAt(this.#clock.now()),
         next_poll_at: next,
-        last_poll_error: message,
+        last_poll_error: recorded,
       })
-      return { events: 0 }
+      return { events: 0, failure: { error: err, nextPollAt: next } }
     }
   }
 
