@@ -66,6 +66,8 @@ export interface Config {
   sessionTtlMs: number
   /** SMTP for invitation mail (PATCHBAY_SMTP_URL and PATCHBAY_MAIL_FROM); null: links are copied. */
   smtp: { url: string; from: string } | null
+  /** Reverse proxies whose X-Forwarded-For is believed (the client's address: sign-in limits, audit). */
+  trustProxy: string[]
   /** Single sign-on with OpenID Connect; null when not configured. */
   oidc: { issuer: string; clientId: string; clientSecret: string; joinByDomain: boolean } | null
   /** The ports of the embedded sandboxes (PATCHBAY_SANDBOX_PORTS); null picks free ones. */
@@ -142,6 +144,15 @@ const duration = (minMs: number, maxMs: number) => (v: string) => {
   if (!m) return undefined
   const ms = Number(m[1]) * DURATION_UNITS[m[2].toLowerCase()]
   return ms >= minMs && ms <= maxMs ? ms : undefined
+}
+
+/** An IP address or a CIDR range (`10.0.0.0/8`, `fd00::/8`). */
+const ipOrRange = (v: string) => {
+  const [ip, bits, extra] = v.split('/')
+  if (extra !== undefined || !net.isIP(ip)) return undefined
+  if (bits === undefined) return v
+  const max = net.isIPv4(ip) ? 32 : 128
+  return /^\d+$/.test(bits) && Number(bits) <= max ? v : undefined
 }
 
 /** `a@b.example` or `Patchbay <a@b.example>`. */
@@ -416,6 +427,12 @@ export const settings: Record<string, Setting> = {
       return entries
     },
   ),
+  PATCHBAY_TRUST_PROXY: setting(
+    '— (the connecting address is the client’s)',
+    "the reverse proxies in front of Patchbay (comma-separated IPs or CIDR ranges): from a request they pass on, the client's address is read from `X-Forwarded-For`. It is what failed sign-ins are limited by and what the audit log and the sessions list show; without it every person behind one proxy shares the proxy's address",
+    'comma-separated IP addresses or CIDR ranges, e.g. 127.0.0.1,10.0.0.0/8',
+    commaList(ipOrRange),
+  ),
   PATCHBAY_SIGNUP: setting(
     '`invite`',
     'who may make an account with a password (`POST /v1/auth/sign-up`): `open` (anyone), `invite` (only with an invitation token, for its email) or `off` (no one; invitations are accepted by existing accounts or single sign-on)',
@@ -607,6 +624,7 @@ export function loadConfig(
     oauthApps,
     webUrls,
     egressAllow: v.PATCHBAY_EGRESS_ALLOW ?? [],
+    trustProxy: v.PATCHBAY_TRUST_PROXY ?? [],
     signup: v.PATCHBAY_SIGNUP ?? 'invite',
     sessionTtlMs: v.PATCHBAY_SESSION_TTL ?? 14 * 86_400_000,
     smtp: v.PATCHBAY_SMTP_URL ? { url: v.PATCHBAY_SMTP_URL, from: v.PATCHBAY_MAIL_FROM } : null,

@@ -226,6 +226,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     baseUrls: opts.baseUrls,
     // Session cookies are Secure (and __Host- named) when browsers reach Patchbay over https.
     secureCookies: config.publicUrl?.startsWith('https://') ?? false,
+    trustProxy: config.trustProxy,
   })
   await app.listen({ port: config.port, host: config.host }).catch((err: NodeJS.ErrnoException) => {
     // The two ways a good address fails to listen, told as one line like the settings' problems.

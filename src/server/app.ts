@@ -92,6 +92,8 @@ export interface AppOptions {
   people?: readonly PersonAuthenticator[]
   /** Session cookies are Secure (and __Host- named): browsers reach Patchbay over https. */
   secureCookies?: boolean
+  /** Reverse proxies whose X-Forwarded-For gives the client's address (PATCHBAY_TRUST_PROXY). */
+  trustProxy?: string[]
 }
 
 export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<FastifyInstance> {
@@ -99,6 +101,8 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     loggerInstance: opts.loggerInstance,
     bodyLimit: 1024 * 1024,
     genReqId: requestIdOf,
+    // req.ip is the client's address behind the proxies named, the connecting address otherwise.
+    trustProxy: opts.trustProxy?.length ? opts.trustProxy : false,
     // While closing, the readiness gate answers (503 SERVICE_STOPPING with Retry-After), not Fastify's bare 503.
     return503OnClosing: false,
     // One debug line per answered request (installRequestLogging) instead of an info pair.
