@@ -40,6 +40,8 @@ export interface Config {
   logFormat: 'pretty' | 'json'
   /** Bearer token `/metrics` asks for; null leaves `/metrics` off. */
   metricsToken: string | null
+  /** Where OpenTelemetry traces are sent (OTLP/HTTP); null: tracing is off and not loaded. */
+  tracing: { url: string; serviceName: string } | null
   /** Result cache and coalescing of lookups per connector (contact-data), overriding its defaults. */
   lookups: Record<string, { cacheTtlMs?: number; cacheMaxEntries?: number; coalesceWindowMs?: number }>
   /** Push deliveries: waits between attempts (the last one dead-letters), timeout, retry scan. */
@@ -506,6 +508,24 @@ export const settings: Record<string, Setting> = {
     'a token of at least 16 characters',
     (v) => (v.trim().length >= 16 ? v.trim() : undefined),
   ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: setting(
+    '— (tracing off)',
+    'turns on OpenTelemetry traces, sent over OTLP/HTTP (JSON) to this address + `/v1/traces`',
+    'an http:// or https:// address, e.g. http://127.0.0.1:4318',
+    httpUrl,
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: setting(
+    '— (`OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`)',
+    'the full address traces are sent to, over the one above',
+    'an http:// or https:// address, e.g. http://127.0.0.1:4318/v1/traces',
+    httpUrl,
+  ),
+  OTEL_SERVICE_NAME: setting(
+    '`patchbay`',
+    'the `service.name` of the traces',
+    'a name of 1 to 100 characters',
+    (v) => (v.trim().length >= 1 && v.trim().length <= 100 ? v.trim() : undefined),
+  ),
 }
 
 /** The schema over the whole environment: every variable optional, each checked by its setting. */
@@ -613,6 +633,15 @@ export function loadConfig(
     logLevel: v.LOG_LEVEL ?? 'info',
     logFormat: v.LOG_FORMAT ?? ((opts.stdoutIsTerminal ?? process.stdout.isTTY) ? 'pretty' : 'json'),
     metricsToken: v.PATCHBAY_METRICS_TOKEN ?? null,
+    tracing:
+      v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || v.OTEL_EXPORTER_OTLP_ENDPOINT
+        ? {
+            url:
+              (v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as string | undefined) ??
+              `${String(v.OTEL_EXPORTER_OTLP_ENDPOINT).replace(/\/+$/, '')}/v1/traces`,
+            serviceName: (v.OTEL_SERVICE_NAME as string | undefined) ?? 'patchbay',
+          }
+        : null,
     lookups,
     deliveryRetryScheduleMs: v.PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS,
     deliveryTimeoutMs: v.PATCHBAY_DELIVERY_TIMEOUT_MS ?? 10_000,

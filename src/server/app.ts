@@ -16,6 +16,7 @@ import {
 } from 'fastify-type-provider-zod'
 import type { Redis } from 'ioredis'
 import type { Engine } from '../engine/engine.ts'
+import { tracingOn } from '../kit/tracing.ts'
 import { installAuthentication, type PersonAuthenticator, publicRoute } from './authenticate.ts'
 import { attachRules, enforcePolicy } from './authorize.ts'
 import { enforceContract, transformObject } from './contract.ts'
@@ -26,6 +27,7 @@ import {
   installProbes,
   installReadinessGate,
   installRequestLogging,
+  installTracing,
   requestIdMixin,
   requestIdOf,
   Startup,
@@ -44,6 +46,7 @@ import { memberRoutes } from './routes/members.ts'
 import { oauthRoutes } from './routes/oauth.ts'
 import { rateLimitStatusRoutes } from './routes/rate-limit-status.ts'
 import { rateLimitRoutes } from './routes/rate-limits.ts'
+import { statsRoutes } from './routes/stats.ts'
 import { stepRoutes } from './routes/steps.ts'
 import { tokenPageRoutes } from './routes/token-pages.ts'
 import { toolRoutes } from './routes/tools.ts'
@@ -116,6 +119,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   // Before any route is added: each route gets its rule from the policy table (or fails the start).
   attachRules(app)
   installRequestLogging(app)
+  if (tracingOn()) installTracing(app)
   // Before authentication: while starting (the admin key may not be made yet) or while the store is
   // away, a request is answered 503 without a key lookup that would fail or say 401.
   const startup = opts.startup ?? new Startup(null)
@@ -179,6 +183,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(oauthRoutes(engine))
   await app.register(rateLimitStatusRoutes(engine))
   await app.register(functionToolRoutes(engine))
+  await app.register(statsRoutes(engine))
   await app.register(mcpRoutes(engine))
   await app.register(authRoutes(engine, sessions))
   await app.register(memberRoutes(engine))

@@ -8,9 +8,11 @@
 // jobs/sweeps.ts) finds due polls and claims each by moving its `next_poll_at` forward by a
 // lease, so each due poll runs once across all instances; a poll whose instance died is due
 // again when the lease ends.
+
 import type { FastifyBaseLogger } from 'fastify'
 import { type Clock, systemClock } from '../../../kit/clock.ts'
 import { PatchbayError } from '../../../kit/errors.ts'
+import { activeContext, inSpan, tracingOn } from '../../../kit/tracing.ts'
 import { isoAt } from '../../../store/ids.ts'
 import type { TriggerRow, Triggers } from '../../../store/triggers.ts'
 import type { AgentService } from '../../agents/agent-service.ts'
@@ -87,7 +89,19 @@ export class Poller {
     const now = new Date(this.#clock.now())
     const next = isoAt(now.getTime() + row.poll_interval_ms)
     try {
-      return { events: await this.#pollOnce(row, now, next) }
+      const events = tracingOn()
+        ? await inSpan(
+            `poll ${row.trigger_key}`,
+            {
+              'patchbay.workspace.id': row.workspace_id,
+              'patchbay.trigger.id': row.id,
+              'patchbay.connection.id': row.connection_id,
+            },
+            () => this.#pollOnce(row, now, next),
+            { parent: null },
+          )
+        : await this.#pollOnce(row, now, next)
+      return { events }
     } catch (err) {
       const message = (err as Error).message
       const recorded = err instanceof PatchbayError ? `${err.code}: ${message}` : message
@@ -134,6 +148,7 @@ export class Poller {
           triggerListener(row, reg.trigger, JSON.parse(row.target) as TriggerTarget, config, 'always'),
         ],
         keepUnheard: false,
+        trace: activeContext(),
       },
       polled.events,
       {
