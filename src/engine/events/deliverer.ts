@@ -26,6 +26,7 @@ import type { ToolService } from '../tools/tool-service.ts'
 import { eventOutsideScope } from './event-scope.ts'
 import type { LoopGuard } from './loop-guard.ts'
 import { NOTICE_CONNECTOR } from './notices.ts'
+import { deliveryBody } from './payload.ts'
 import type { SendableDelivery } from './records.ts'
 import { signDelivery } from './standard-webhooks.ts'
 
@@ -267,16 +268,25 @@ export class Deliverer {
    * key, a Patchbay notice's own type (events/notices.ts), or `event` when the trigger is gone.
    */
   body(row: SendableDelivery): string {
-    // The event's refs and data are stored as JSON already; they are spliced in as they are
-    // rather than parsed and written again for every delivery.
-    const j = JSON.stringify
-    return (
-      `{"id":${j(row.id)},"type":${j(row.t_key ?? (row.e_connector === NOTICE_CONNECTOR ? row.e_type : 'event'))},"timestamp":${j(row.created_at)},` +
-      `"data":{"agentId":${j(row.agent_id)},"triggerId":${j(row.trigger_id)},"trigger":${j(row.t_key)},` +
-      `"event":{"id":${j(row.event_id)},"connector":${j(row.e_connector)},"type":${j(row.e_type)},` +
-      `"upstreamId":${j(row.e_upstream_id)},"occurredAt":${j(row.e_occurred_at)},` +
-      `"refs":${row.e_refs},"data":${row.e_data}}}}`
-    )
+    return deliveryBody({
+      id: row.id,
+      type: row.t_key ?? (row.e_connector === NOTICE_CONNECTOR ? row.e_type : 'event'),
+      timestamp: row.created_at,
+      data: {
+        agentId: row.agent_id,
+        triggerId: row.trigger_id,
+        trigger: row.t_key,
+        event: {
+          id: row.event_id,
+          connector: row.e_connector,
+          type: row.e_type,
+          upstreamId: row.e_upstream_id,
+          occurredAt: row.e_occurred_at,
+          refsJson: row.e_refs,
+          dataJson: row.e_data,
+        },
+      },
+    })
   }
 
   async joined(ids: string[]): Promise<SendableDelivery[]> {
