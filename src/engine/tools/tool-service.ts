@@ -223,10 +223,7 @@ export class ToolService {
   async #startingEvents(workspaceId: string, agentId: string, toolId: string) {
     const rows = await this.#triggers.list(workspaceId, { agentId })
     const keys = rows
-      .filter((r) => {
-        const target = JSON.parse(r.target)
-        return target.type === 'tool' && target.toolId === toolId
-      })
+      .filter((r) => r.target.type === 'tool' && r.target.toolId === toolId)
       .map((r) => r.trigger_key)
     return this.#eventsOf([...new Set(keys)])
   }
