@@ -1,4 +1,5 @@
 // Starts Patchbay: the store, the vault, the engine and the HTTP server, in that order.
+
 import type { FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import PinoPretty from 'pino-pretty'
@@ -18,6 +19,7 @@ import { createRedisBudgetLedger } from './kit/redis-budgets.ts'
 import { RedisLink } from './kit/redis-link.ts'
 import { createRedisPacer, pacerWithFallback } from './kit/redis-pacer.ts'
 import { createRedisResults } from './kit/redis-results.ts'
+import { PATCHBAY_VERSION } from './kit/version.ts'
 import { buildApp, loggerOptions } from './server/app.ts'
 import { bootstrapWorkspace } from './server/bootstrap.ts'
 import { Startup } from './server/observability.ts'
@@ -113,6 +115,8 @@ async function connectRedis(config: Config, log: pino.Logger): Promise<RedisLink
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<RunningService> {
   if (config.databaseUrl) await checkPostgres(config.databaseUrl)
+  // Tracing is loaded only when configured (kit/tracing.ts); its SDK is process-wide.
+  let tracing: { shutdown(): Promise<void> } | null = null
   // One logger for the server, the store and the engine, so all are redacted alike.
   const log =
     opts.logging === false
@@ -133,6 +137,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   }
   const link = config.redisUrl ? await connectRedis(config, log).catch(closeStore(store)) : null
   const redis = link?.redis ?? null
+  if (config.tracing) {
+    const { startTracing } = await import('./kit/tracing.ts')
+    tracing = await startTracing({ ...config.tracing, version: PATCHBAY_VERSION, log })
+  }
   // Several instances share one PostgreSQL: changes travel between them (Redis pub/sub when
   // configured, else LISTEN/NOTIFY), and one of them at a time looks for due work (pg-boss).
   const pg = store.postgres
@@ -227,6 +235,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     baseUrls: opts.baseUrls,
     // Session cookies are Secure (and __Host- named) when browsers reach Patchbay over https.
     secureCookies: config.publicUrl?.startsWith('https://') ?? false,
+    trustProxy: config.trustProxy,
   })
   await app.listen({ port: config.port, host: config.host }).catch((err: NodeJS.ErrnoException) => {
     // The two ways a good address fails to listen, told as one line like the settings' problems.
@@ -265,6 +274,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       // A Redis away is let go of at once (quit would wait for it to come back).
       if (redis?.status === 'ready') await redis.quit()
       else redis?.disconnect()
+      await tracing?.shutdown()
     },
   }
 }

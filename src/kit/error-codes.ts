@@ -105,6 +105,14 @@ export const ERROR_CODES = {
     meaning: 'There is no such route (or dashboard file).',
     hint: 'See the API reference at /docs.',
   },
+  STATS_RANGE_INVALID: {
+    status: 400,
+    meaning:
+      'A stats range or step out of bounds: a range over 31 days, a step not in the list, a step under an hour over more than 2 days, or more than 1,500 points.',
+    hint: 'Ask for a shorter range or a larger step; the error details list the steps and limits.',
+    dashboard: 'Pick a range from the range buttons of the Overview page.',
+    cli: 'Ask for less: patchbay stats --since 24h, or --since 30d --step 1d.',
+  },
   INVALID_CURSOR: {
     status: 400,
     meaning: 'A paging cursor that no page gave.',
@@ -172,6 +180,11 @@ export const ERROR_CODES = {
     status: 404,
     meaning: 'There is no tool run with that id.',
     hint: 'List runs with GET /v1/agents/{id}/tool-runs.',
+  },
+  RUN_NOT_FOUND: {
+    status: 404,
+    meaning: 'There is no step run with that id in the workspace.',
+    hint: 'List step runs with GET /v1/runs.',
   },
   TOOL_RUN_FAILED: {
     status: 400,

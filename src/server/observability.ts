@@ -13,6 +13,7 @@ import { type Kysely, sql } from 'kysely'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { Engine } from '../engine/engine.ts'
 import { PatchbayError } from '../kit/errors.ts'
+import { contextFromHeaders, type OpenSpan, openSpan, tracingCounts, withContext } from '../kit/tracing.ts'
 import { migrationStatus } from '../store/migrations.ts'
 import { publicRoute } from './authenticate.ts'
 
@@ -56,6 +57,39 @@ export function installRequestLogging(app: FastifyInstance): void {
         },
         'request',
       )
+    done()
+  })
+}
+
+const SPAN = Symbol('span')
+
+/**
+ * One server span per request when tracing is on (installed only then): its parent is the caller's
+ * W3C `traceparent` when it sends one (REST and MCP calls), and everything the request does (a
+ * step, its upstream requests; a webhook's ingress) is under it. Named by the route template, never
+ * the address (ids, query strings).
+ */
+export function installTracing(app: FastifyInstance): void {
+  app.addHook('onRequest', (req, _reply, done) => {
+    const route = req.routeOptions.url ?? 'unmatched'
+    const span = openSpan(
+      `${req.method} ${route}`,
+      { 'http.request.method': req.method, 'http.route': route, 'patchbay.request_id': req.id },
+      { kind: 'server', parent: contextFromHeaders(req.headers) },
+    )
+    if (!span) return done()
+    ;(req as unknown as Record<symbol, OpenSpan>)[SPAN] = span
+    withContext(span.context, done)
+  })
+  app.addHook('onResponse', (req, reply, done) => {
+    const span = (req as unknown as Record<symbol, OpenSpan | undefined>)[SPAN]
+    if (span) {
+      span.set({
+        'http.response.status_code': reply.statusCode,
+        'patchbay.workspace.id': (req as { caller?: { workspaceId?: string } }).caller?.workspaceId,
+      })
+      span.end(reply.statusCode >= 500 ? `HTTP_${reply.statusCode}` : null)
+    }
     done()
   })
 }
@@ -319,6 +353,23 @@ export function installMetrics(
         .groupBy('connector')
         .execute()
       for (const r of rows) this.set({ connector: r.connector }, Number(r.n ?? 0))
+    },
+  })
+
+  new Gauge({
+    name: 'patchbay_trace_spans_dropped_total',
+    help: 'Trace spans this instance dropped: the trace backend did not take them, or the export queue was full (0 with tracing off).',
+    registers: [registry],
+    collect() {
+      this.set(tracingCounts.dropped)
+    },
+  })
+  new Gauge({
+    name: 'patchbay_trace_spans_exported_total',
+    help: 'Trace spans this instance exported to the OTLP backend.',
+    registers: [registry],
+    collect() {
+      this.set(tracingCounts.exported)
     },
   })
 

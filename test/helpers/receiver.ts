@@ -8,9 +8,9 @@ export interface Received {
   id: string
   body: any
   verified: boolean
-  /** The raw body and headers, to verify with other secrets. */
+  /** The raw body, to verify with other secrets. */
   raw: string
-  headers: Record<string, string>
+  headers: http.IncomingHttpHeaders
 }
 
 export class Receiver {
@@ -48,7 +48,7 @@ export class Receiver {
             body: JSON.parse(body),
             verified,
             raw: body,
-            headers: req.headers as Record<string, string>,
+            headers: req.headers,
           })
           res.writeHead(200).end('ok')
           for (const w of this.#waiters.splice(0)) w()

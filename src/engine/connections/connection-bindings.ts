@@ -88,14 +88,14 @@ export class ConnectionBindings {
     const tools: Dependants['tools'] = []
     for (const agent of agents)
       for (const tool of await this.#tools.list(workspaceId, agent.id)) {
-        const steps = (JSON.parse(tool.steps) as StoredToolStep[]).flatMap((s, i) =>
+        const steps = (tool.steps as StoredToolStep[]).flatMap((s, i) =>
           s.connectionId === connectionId ? [i] : [],
         )
         if (steps.length) tools.push({ agentId: agent.id, toolId: tool.id, name: tool.name, steps })
       }
     return {
       agents: agents
-        .filter((a) => (JSON.parse(a.connection_ids) as string[]).includes(connectionId))
+        .filter((a) => a.connection_ids.includes(connectionId))
         .map((a) => ({ id: a.id, name: a.name })),
       triggers: (await this.#triggerRows.forConnection(connectionId))
         .filter((r) => r.workspace_id === workspaceId)
@@ -103,8 +103,8 @@ export class ConnectionBindings {
           id: r.id,
           agentId: r.agent_id,
           trigger: r.trigger_key,
-          config: JSON.parse(r.config),
-          target: JSON.parse(r.target),
+          config: r.config,
+          target: r.target as TriggerTarget,
           pollIntervalMs: r.poll_interval_ms,
         })),
       tools,
@@ -149,9 +149,7 @@ export class ConnectionBindings {
       const row = await this.#agents.get(workspaceId, a.id)
       if (!row) continue
       await this.#agents.update(workspaceId, a.id, {
-        connection_ids: JSON.stringify(
-          (JSON.parse(row.connection_ids) as string[]).filter((id) => id !== connectionId),
-        ),
+        connection_ids: row.connection_ids.filter((id) => id !== connectionId),
         connections_needed: JSON.stringify([
           ...(JSON.parse(row.connections_needed) as ConnectionNeeded[]),
           needed,
@@ -161,10 +159,10 @@ export class ConnectionBindings {
     for (const t of deps.tools) {
       const row = await this.#tools.get(workspaceId, t.agentId, t.toolId)
       if (!row) continue
-      const steps = (JSON.parse(row.steps) as StoredToolStep[]).map((s) =>
+      const steps = (row.steps as StoredToolStep[]).map((s) =>
         s.connectionId === connectionId ? { ...s, connectionId: null, connectionNeeded: needed } : s,
       )
-      await this.#tools.update(workspaceId, t.agentId, t.toolId, { steps: JSON.stringify(steps) })
+      await this.#tools.update(workspaceId, t.agentId, t.toolId, { steps: steps as typeof row.steps })
     }
     if (deps.agents.length)
       this.#changes.publish(
@@ -236,9 +234,9 @@ export class ConnectionBindings {
           })
           continue
         }
-        const ids = JSON.parse(row.connection_ids) as string[]
+        const ids = row.connection_ids
         await this.#agents.update(workspaceId, a.id, {
-          connection_ids: JSON.stringify(ids.includes(connectionId) ? ids : [...ids, connectionId]),
+          connection_ids: ids.includes(connectionId) ? ids : [...ids, connectionId],
           connections_needed: JSON.stringify(
             (JSON.parse(row.connections_needed) as ConnectionNeeded[]).filter((n) => n.connectionId !== d.id),
           ),
@@ -261,14 +259,14 @@ export class ConnectionBindings {
           continue
         }
         const restored: number[] = []
-        const steps = (JSON.parse(row.steps) as StoredToolStep[]).map((s, i) => {
+        const steps = (row.steps as StoredToolStep[]).map((s, i) => {
           if (s.connectionId !== null || s.connectionNeeded?.connectionId !== d.id) return s
           restored.push(i)
           const { connectionNeeded: _, ...rest } = s
           return { ...rest, connectionId }
         })
         if (restored.length) {
-          await this.#tools.update(workspaceId, t.agentId, t.toolId, { steps: JSON.stringify(steps) })
+          await this.#tools.update(workspaceId, t.agentId, t.toolId, { steps: steps as typeof row.steps })
           result.toolSteps.push({ agentId: t.agentId, toolId: t.toolId, steps: restored })
         }
       }

@@ -178,7 +178,7 @@ export class ConnectionHealth {
     extra: Record<string, unknown>,
   ): Promise<void> {
     const agentIds = (await this.#agents.list(row.workspace_id))
-      .filter((a) => (JSON.parse(a.connection_ids) as string[]).includes(row.id))
+      .filter((a) => a.connection_ids.includes(row.id))
       .map((a) => a.id)
     if (agentIds.length === 0) return
     await this.#recorder.record(

@@ -46,7 +46,7 @@ export async function diagnoseTrigger(
 ): Promise<{ triggerId: string; healthy: boolean; checks: Array<DiagnosisCheck & { label: string }> }> {
   const checks: DiagnosisCheck[] = []
   const reg = deps.registry.triggers.get(row.trigger_key)!
-  const config = JSON.parse(row.config)
+  const config = row.config
   let loaded = await deps.connections.load(row.workspace_id, row.connection_id).catch(() => null)
   const mechanism = triggerMechanism(reg.trigger, config)
   checks.push({
@@ -150,7 +150,7 @@ function placeOf(trigger: TriggerDefinition, config: any, model: string | undefi
 
 /** Where an event happened: its board or repository, else the model its webhook watched. */
 function eventPlace(e: EventRow, kind: Place['kind']): string {
-  const refs = JSON.parse(e.refs) as Record<string, string | undefined>
+  const refs = e.refs as Record<string, string | undefined>
   if (kind === 'board' && refs.board) return refs.board
   if (kind === 'repository' && refs.repository) return refs.repository.toLowerCase()
   return e.model
@@ -158,7 +158,7 @@ function eventPlace(e: EventRow, kind: Place['kind']): string {
 
 /** A place as people know it: the board's or repository's name where the event carries it. */
 function placeName(e: EventRow, id: string): string {
-  const data = JSON.parse(e.data) as Record<string, any>
+  const data = e.data as Record<string, any>
   const name = data?.board?.id === id ? data.board.name : data?.repository?.full_name
   return typeof name === 'string' && name && name !== id ? `${name} (${id})` : id
 }
@@ -386,16 +386,10 @@ function toEvent(e: {
   upstream_id: string
   type: string
   occurred_at: string
-  refs: string
-  data: string
+  refs: NormalizedEvent['refs']
+  data: unknown
 }): NormalizedEvent {
-  return {
-    id: e.upstream_id,
-    type: e.type,
-    occurredAt: e.occurred_at,
-    refs: JSON.parse(e.refs),
-    data: JSON.parse(e.data),
-  }
+  return { id: e.upstream_id, type: e.type, occurredAt: e.occurred_at, refs: e.refs, data: e.data }
 }
 
 function safeMatch(
