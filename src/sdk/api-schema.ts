@@ -4253,6 +4253,24 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description A JSON-RPC error for a malformed or invalid message; the API error body for a bad query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                        id: string | number | null;
+                        error: {
+                            code: number;
+                            message: string;
+                            data?: unknown;
+                        };
+                    } | components["schemas"]["Error"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {

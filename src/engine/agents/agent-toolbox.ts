@@ -28,7 +28,7 @@ export interface AgentCallable {
    * Only the hints that differ from MCP's defaults (readOnlyHint false, destructiveHint true,
    * idempotentHint false, openWorldHint true): the defaults cost context and say nothing.
    */
-  annotations: { readOnlyHint?: true; destructiveHint?: false; idempotentHint?: true }
+  annotations: { readOnlyHint?: true; destructiveHint?: false; idempotentHint?: true; openWorldHint?: false }
   /** What DESCRIBE_TOOL answers: the whole description and schemas, for an agent that asks. */
   describe: ToolDescription
   target:
@@ -297,7 +297,11 @@ function describeCallable(): AgentCallable {
     title: 'Describe a tool',
     description,
     inputSchema,
-    annotations: leanAnnotations({ readOnly: true, destructive: false, idempotent: true }),
+    // It reads Patchbay's own registry, nothing outside.
+    annotations: {
+      ...leanAnnotations({ readOnly: true, destructive: false, idempotent: true }),
+      openWorldHint: false,
+    },
     describe: { name: DESCRIBE_TOOL, title: 'Describe a tool', description, inputSchema },
     target: { kind: 'describe' },
   }
