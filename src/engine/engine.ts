@@ -184,6 +184,7 @@ export class Engine {
       revocations: this.keyRevocations,
       changes: this.changes,
       egress: this.egress,
+      registry: this.registry,
     })
     this.scope = new ScopeGuard({
       agents: this.agents,

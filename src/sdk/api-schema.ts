@@ -924,6 +924,15 @@ export interface components {
                 /** @constant */
                 type: "stream";
             };
+            /** @description What the agent lists over MCP and function calling; null: every step of its connections and all its tools. */
+            toolSelection: {
+                /** @description Step ids, or connector ids for every step of one. */
+                steps?: string[];
+                /** @description The agent's own tools it lists, by id or name. */
+                tools?: string[];
+                /** @description Listed through find_tools and call_tool. */
+                discovery: boolean;
+            } | null;
             createdAt: string;
             updatedAt: string;
         };
@@ -1899,6 +1908,18 @@ export interface operations {
                          */
                         type: "stream";
                     };
+                    /** @description What the agent lists over MCP and function calling. null: every step of its connections and all its tools (the default). It shapes the agent's tool surface; what the agent may touch is its scope. */
+                    toolSelection?: {
+                        /** @description Step ids (taskboard.create_card) or connector ids (taskboard: every step of it). Absent: every step of its connections. */
+                        steps?: string[];
+                        /** @description The agent's own tools it lists, by id or name. Absent: all of them; []: none. */
+                        tools?: string[];
+                        /**
+                         * @description List two tools, find_tools and call_tool, instead of each one: for large selections (a few kB however many steps).
+                         * @default false
+                         */
+                        discovery?: boolean;
+                    } | null;
                 };
             };
         };
@@ -1928,6 +1949,15 @@ export interface operations {
                             /** @enum {string} */
                             type: "stream";
                         };
+                        /** @description What the agent lists over MCP and function calling; null: every step of its connections and all its tools. */
+                        toolSelection: {
+                            /** @description Step ids, or connector ids for every step of one. */
+                            steps?: string[];
+                            /** @description The agent's own tools it lists, by id or name. */
+                            tools?: string[];
+                            /** @description Listed through find_tools and call_tool. */
+                            discovery: boolean;
+                        } | null;
                         createdAt: string;
                         updatedAt: string;
                         /** @description The Standard Webhooks secret (whsec_…) deliveries to the agent are signed with. Shown once: keep it. */
@@ -2078,6 +2108,18 @@ export interface operations {
                          */
                         type: "stream";
                     };
+                    /** @description Replaces the selection; null lists everything again. */
+                    toolSelection?: {
+                        /** @description Step ids (taskboard.create_card) or connector ids (taskboard: every step of it). Absent: every step of its connections. */
+                        steps?: string[];
+                        /** @description The agent's own tools it lists, by id or name. Absent: all of them; []: none. */
+                        tools?: string[];
+                        /**
+                         * @description List two tools, find_tools and call_tool, instead of each one: for large selections (a few kB however many steps).
+                         * @default false
+                         */
+                        discovery?: boolean;
+                    } | null;
                 };
             };
         };
@@ -4190,7 +4232,7 @@ export interface operations {
                     "application/json": components["schemas"]["StepResult"] | {
                         run: components["schemas"]["ToolRun"];
                     } | {
-                        /** @description describe_tool: the tool told in full. */
+                        /** @description describe_tool: the tool told in full; find_tools: the tools found. */
                         output: unknown;
                     };
                 };

@@ -6,7 +6,9 @@ import type { AgentsTable, Database } from './schema.ts'
 
 export type AgentRow = AgentsTable
 
-export type NewAgentRow = Omit<AgentRow, 'id' | 'created_at' | 'updated_at'>
+export type NewAgentRow = Omit<AgentRow, 'id' | 'created_at' | 'updated_at' | 'tool_selection'> & {
+  tool_selection?: string | null
+}
 
 export class Agents {
   #db: Kysely<Database>
@@ -16,7 +18,13 @@ export class Agents {
 
   async insert(values: NewAgentRow): Promise<AgentRow> {
     const now = nowIso()
-    const row: AgentRow = { ...values, id: newId('agt'), created_at: now, updated_at: now }
+    const row: AgentRow = {
+      ...values,
+      tool_selection: values.tool_selection ?? null,
+      id: newId('agt'),
+      created_at: now,
+      updated_at: now,
+    }
     await this.#db.insertInto('agents').values(row).execute()
     return row
   }
@@ -49,7 +57,9 @@ export class Agents {
   async update(
     workspaceId: string,
     id: string,
-    values: Partial<Pick<AgentRow, 'name' | 'scope' | 'connection_ids' | 'delivery' | 'signing_secret'>>,
+    values: Partial<
+      Pick<AgentRow, 'name' | 'scope' | 'connection_ids' | 'delivery' | 'signing_secret' | 'tool_selection'>
+    >,
   ): Promise<boolean> {
     const r = await this.#db
       .updateTable('agents')

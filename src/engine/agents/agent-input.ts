@@ -83,6 +83,39 @@ export const ConnectionIdsInput = z
   .transform(unique)
   .describe('Connections the agent may use (ids from GET /v1/connections). Empty: none.')
 
+/**
+ * Which of its callables an agent lists over MCP and function calling, and how. Null (the
+ * default): every step of its connections' connectors and all its tools, each listed.
+ */
+export const ToolSelectionInput = z
+  .object({
+    steps: z
+      .array(z.string().min(1).max(200))
+      .max(1000)
+      .transform(unique)
+      .optional()
+      .describe(
+        'Step ids (taskboard.create_card) or connector ids (taskboard: every step of it). Absent: every step of its connections.',
+      ),
+    tools: z
+      .array(z.string().min(1).max(200))
+      .max(1000)
+      .transform(unique)
+      .optional()
+      .describe("The agent's own tools it lists, by id or name. Absent: all of them; []: none."),
+    discovery: z
+      .boolean()
+      .default(false)
+      .describe(
+        'List two tools, find_tools and call_tool, instead of each one: for large selections (a few kB however many steps).',
+      ),
+  })
+  .strict()
+  .nullable()
+  .describe(
+    "What the agent lists over MCP and function calling. null: every step of its connections and all its tools (the default). It shapes the agent's tool surface; what the agent may touch is its scope.",
+  )
+
 const name = z.string().trim().min(1, 'must not be empty').max(200).describe('Shown in lists and logs.')
 
 export const NewAgentInput = z
@@ -91,6 +124,7 @@ export const NewAgentInput = z
     scope: AgentScopeInput.default({ boards: [], repositories: [] }),
     connectionIds: ConnectionIdsInput.default([]),
     delivery: DeliveryTargetInput,
+    toolSelection: ToolSelectionInput.default(null),
   })
   .strict()
 
@@ -100,11 +134,15 @@ export const AgentChangesInput = z
     scope: AgentScopeInput.optional().describe('Replaces the whole scope.'),
     connectionIds: ConnectionIdsInput.optional().describe('Replaces the list of connections.'),
     delivery: DeliveryTargetInput.optional(),
+    toolSelection: ToolSelectionInput.optional().describe(
+      'Replaces the selection; null lists everything again.',
+    ),
   })
   .strict()
   .refine((v) => Object.values(v).some((x) => x !== undefined), 'name at least one field to change')
 
 export type AgentScope = z.output<typeof AgentScopeInput>
 export type DeliveryTarget = z.output<typeof DeliveryTargetInput>
+export type ToolSelection = z.output<typeof ToolSelectionInput>
 export type NewAgent = z.input<typeof NewAgentInput>
 export type AgentChanges = z.input<typeof AgentChangesInput>

@@ -11,6 +11,7 @@ import type { Caller } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
+import type { Registry } from '../registry.ts'
 import {
   type AgentChanges,
   AgentChangesInput,
@@ -18,9 +19,10 @@ import {
   type DeliveryTarget,
   type NewAgent,
   NewAgentInput,
+  type ToolSelection,
 } from './agent-input.ts'
 
-export type { AgentScope, DeliveryTarget } from './agent-input.ts'
+export type { AgentScope, DeliveryTarget, ToolSelection } from './agent-input.ts'
 
 export interface AgentView {
   id: string
@@ -28,6 +30,8 @@ export interface AgentView {
   scope: AgentScope
   connectionIds: string[]
   delivery: DeliveryTarget
+  /** What it lists over MCP and function calling; null: everything, each listed (agent-toolbox.ts). */
+  toolSelection: ToolSelection
   createdAt: string
   updatedAt: string
 }
@@ -56,6 +60,7 @@ export function agentView(row: AgentRow): AgentView {
     scope: JSON.parse(row.scope),
     connectionIds: JSON.parse(row.connection_ids),
     delivery: JSON.parse(row.delivery),
+    toolSelection: row.tool_selection ? JSON.parse(row.tool_selection) : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }
@@ -93,6 +98,7 @@ export class AgentService {
   #cache = new Map<string, { view: AgentView; workspaceId: string; at: number }>()
   #deletedListeners = new Set<AgentDeletedListener>()
   #changes: Changes
+  #registry: Registry
 
   constructor(deps: {
     repo: Agents
@@ -103,7 +109,10 @@ export class AgentService {
     changes: Changes
     /** Checks a webhook delivery address when it is saved (deliveries are checked again at connect time). */
     egress: EgressGuard
+    /** The steps and connectors a tool selection may name. */
+    registry: Registry
   }) {
+    this.#registry = deps.registry
     this.#egress = deps.egress
     this.#changes = deps.changes
     // An agent changed or deleted on any instance is read again here.
@@ -124,6 +133,7 @@ export class AgentService {
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const a = parsed.data
     await this.#checkConnections(workspaceId, a.connectionIds)
+    this.#checkToolSelection(a.toolSelection)
     if (a.delivery.type === 'webhook') await this.#egress.check(a.delivery.url, 'delivery.url')
     const signingSecret = generateSigningSecret()
     const row = await this.#repo.insert({
@@ -133,6 +143,7 @@ export class AgentService {
       connection_ids: JSON.stringify(a.connectionIds),
       delivery: JSON.stringify(a.delivery),
       signing_secret: this.#vault.seal(signingSecret),
+      tool_selection: a.toolSelection && JSON.stringify(a.toolSelection),
     })
     return { agent: agentView(row), signingSecret }
   }
@@ -185,12 +196,15 @@ export class AgentService {
     if (!(await this.#repo.get(workspaceId, agentId))) throw agentNotFound(agentId)
     // Only a changed list is checked: a connection removed since must not block renaming.
     if (c.connectionIds) await this.#checkConnections(workspaceId, c.connectionIds)
+    if (c.toolSelection) this.#checkToolSelection(c.toolSelection)
     if (c.delivery?.type === 'webhook') await this.#egress.check(c.delivery.url, 'delivery.url')
     await this.#repo.update(workspaceId, agentId, {
       name: c.name,
       scope: c.scope && JSON.stringify(c.scope),
       connection_ids: c.connectionIds && JSON.stringify(c.connectionIds),
       delivery: c.delivery && JSON.stringify(c.delivery),
+      tool_selection:
+        c.toolSelection === undefined ? undefined : c.toolSelection && JSON.stringify(c.toolSelection),
     })
     this.#changes.publish('agents', [agentId])
     return this.get(workspaceId, agentId)
@@ -278,6 +292,25 @@ export class AgentService {
         `There is no connection "${connectionId}" this agent may use.`,
         {
           hint: 'List the connections of this agent with GET /v1/connections.',
+        },
+      )
+  }
+
+  /** Each step of a selection is a step id or a connector id of the registry. */
+  #checkToolSelection(selection: ToolSelection): void {
+    const unknown = (selection?.steps ?? [])
+      .map((id, i) => ({ id, i }))
+      .filter(({ id }) => !this.#registry.steps.has(id) && !this.#registry.connector(id))
+    if (unknown.length > 0)
+      throw new PatchbayError(
+        'VALIDATION_FAILED',
+        `Invalid toolSelection: ${unknown.map(({ id, i }) => `steps.${i}: "${id}" is neither a step id nor a connector id`).join('; ')}.`,
+        {
+          hint: `Name steps as GET /v1/steps lists them (taskboard.create_card), or whole connectors (${this.#registry.connectors.map((c) => c.id).join(', ')}).`,
+          details: unknown.map(({ id, i }) => ({
+            field: `toolSelection.steps.${i}`,
+            message: `no step or connector "${id}"`,
+          })),
         },
       )
   }

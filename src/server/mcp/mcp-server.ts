@@ -42,6 +42,11 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
       instructions: [
         `Tools of the Patchbay agent "${agent.name}" (${agent.id}).`,
         "Step tools are named <connector>_<step> (taskboard_create_card); the agent's own tools are tool_<name>.",
+        ...(agent.toolSelection?.discovery
+          ? [
+              'The tools are reached through two: find_tools {"query": "<what it should do>"} finds them (with their input schemas), call_tool {"name", "arguments"} runs one.',
+            ]
+          : []),
         "Each step tool takes an optional connectionId (the agent's only connection of that connector by default).",
         `Descriptions here are short: describe_tool {"name": "<tool>"} (or the resource ${TOOLS_URI}{name}${DESCRIBE_SUFFIX}) tells a tool in full (where each input comes from, the shape of its result).`,
         `Resources: ${RECENT_EVENTS_URI} (the agent's recent events, newest first) and ${DELIVERY_URI}{deliveryId} (one event delivery).`,
@@ -79,6 +84,11 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
         return { content: [text(run)], structuredContent: run as unknown as Record<string, unknown> }
       }
       if (result.kind === 'describe') return { content: [text(result.output)] }
+      if (result.kind === 'found')
+        return {
+          content: [text(result.output)],
+          structuredContent: result.output as unknown as Record<string, unknown>,
+        }
       const output = result.output
       const structured =
         output !== null && typeof output === 'object' && !Array.isArray(output)
