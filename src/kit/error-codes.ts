@@ -37,10 +37,32 @@ export const ERROR_CODES = {
     dashboard: 'Sign in again with the workspace key.',
     cli: 'Give the key with --key or PATCHBAY_KEY.',
   },
-  ADMIN_KEY_REQUIRED: {
+  KEY_EXPIRED: {
+    status: 401,
+    meaning: 'The workspace key is past its expiry time.',
+    hint: 'Make a new key (POST /v1/keys) and use it instead.',
+    dashboard: 'Make a new key on the Keys page.',
+  },
+  ROLE_FORBIDDEN: {
     status: 403,
-    meaning: 'An agent key asked for something only the workspace key may do, or for another agent.',
-    hint: 'Use the workspace key printed on first start (or PATCHBAY_ADMIN_KEY), or the agent’s own id.',
+    meaning: 'Your role in this workspace is below the one the action needs (the message names both).',
+    hint: 'Ask an admin or owner of the workspace for the role the message names, or for them to do it.',
+  },
+  AGENT_KEY_FORBIDDEN: {
+    status: 403,
+    meaning: 'An agent key asked for something only workspace keys and members may do, or for another agent.',
+    hint: 'Use a workspace key or sign in (for an agent: its own id).',
+  },
+  PERSON_REQUIRED: {
+    status: 403,
+    meaning:
+      'The action is for a signed-in person (it acts for them, not for a workspace), and the caller is a key.',
+    hint: 'Sign in (POST /v1/auth/sign-in) and call it with the session, or with a personal key.',
+  },
+  WORKSPACE_NOT_FOUND: {
+    status: 404,
+    meaning: 'There is no workspace with that id that you belong to (a key acts only on its own workspace).',
+    hint: 'List your workspaces with GET /v1/workspaces and name one in the Patchbay-Workspace header.',
   },
   AGENT_KEY_REQUIRED: {
     status: 403,

@@ -1,7 +1,5 @@
 // Response bodies of the agent, agent key and tool routes; the OpenAPI document is generated from these.
-import type { FastifyRequest } from 'fastify'
 import { z } from 'zod'
-import { PatchbayError } from '../kit/errors.ts'
 
 // Responses are serialized through their schemas, which cannot run the request schemas'
 // transforms backwards; so these are plain shapes of what the engine returns.
@@ -116,14 +114,3 @@ export const ToolRunView = z
     finishedAt: z.string().nullable(),
   })
   .meta({ id: 'ToolRun' })
-
-/** Workspace keys may act on any agent; an agent key only on its own agent. */
-export function requireAdminOrSelf(req: FastifyRequest, agentId: string): void {
-  const c = req.caller
-  if (c.kind === 'admin' || c.agentId === agentId) return
-  throw new PatchbayError(
-    'ADMIN_KEY_REQUIRED',
-    `This agent key acts only as its own agent (${c.agentId}); the request is about agent ${agentId}.`,
-    { hint: 'Use the agent’s own id, or a workspace (admin) key.' },
-  )
-}

@@ -16,7 +16,8 @@ import {
 } from 'fastify-type-provider-zod'
 import type { Redis } from 'ioredis'
 import type { Engine } from '../engine/engine.ts'
-import { installAuthentication, publicRoute } from './authenticate.ts'
+import { installAuthentication, type PersonAuthenticator, publicRoute } from './authenticate.ts'
+import { attachRules, enforcePolicy } from './authorize.ts'
 import { enforceContract, transformObject } from './contract.ts'
 import { installErrorHandling } from './error-handler.ts'
 import { mcpRoutes } from './mcp/routes.ts'
@@ -80,6 +81,8 @@ export interface AppOptions {
   metricsToken?: string | null
   /** Upstream base addresses, to count upstream requests by connector. */
   baseUrls?: Record<string, string | undefined>
+  /** Recognise signed-in people (sessions, personal keys), asked before workspace and agent keys. */
+  people?: readonly PersonAuthenticator[]
 }
 
 export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<FastifyInstance> {
@@ -94,6 +97,8 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   app.setSerializerCompiler(serializerCompiler)
   installErrorHandling(app)
   enforceContract(app)
+  // Before any route is added: each route gets its rule from the policy table (or fails the start).
+  attachRules(app)
   installRequestLogging(app)
   if (opts.metricsToken) {
     const metrics = installMetrics(app, engine, { token: opts.metricsToken, baseUrls: opts.baseUrls ?? {} })
@@ -118,7 +123,10 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     // Schemas with a Zod registry id (.meta({ id })) become components the operations refer to.
     transformObject,
   })
-  installAuthentication(app, engine)
+  // Sign-in plugs its authenticators (sessions, personal keys) in here.
+  const people: PersonAuthenticator[] = [...(opts.people ?? [])]
+  installAuthentication(app, engine, { people })
+  enforcePolicy(app)
   // The API reference pages are public; every route they register says so.
   await app.register(async (docs) => {
     docs.addHook('onRoute', (route) => {

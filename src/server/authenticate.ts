@@ -1,38 +1,129 @@
-// Who is calling: default-deny authentication. Every route needs `Authorization: Bearer <key>`
-// unless it declares `config: { public: true }` (the dashboard's files, the API reference, webhook
-// deliveries, the sign-in callback). The decision reads the route the router matched, after it
-// decoded and normalized the path, never the raw request line: `/%761/agents` is `/v1/agents`
-// and needs a key exactly like it.
+// Who is calling: default-deny authentication, resolved once per request into `req.caller` (see
+// engine/access/caller.ts). The route's rule (the policy table, engine/access/policy.ts, attached to
+// the route by server/authorize.ts) says whether credentials are needed at all: a public route
+// answers without; every other needs a workspace key, an agent key, or a signed-in person. The
+// decision reads the route the router matched, after it decoded and normalized the path, never
+// the raw request line: `/%761/agents` is `/v1/agents` and needs a key exactly like it.
+//
+// Which workspace a request acts on:
+// - a workspace or agent key: its own workspace, always (a Patchbay-Workspace header naming another
+//   is answered 404 WORKSPACE_NOT_FOUND, as for a workspace that does not exist);
+// - a signed-in person: the workspace the Patchbay-Workspace header names, if they are a member of
+//   it (else 404 WORKSPACE_NOT_FOUND), or without the header their first (oldest) membership's.
+//
+// People are recognised by PersonAuthenticators (sessions, personal keys) given to
+// installAuthentication: each tells who the person is; memberships and roles are looked up here.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Caller } from '../engine/access/caller.ts'
+import type { PersonWorkspaces } from '../engine/access/memberships.ts'
+import type { Rule } from '../engine/access/policy.ts'
 import type { Engine } from '../engine/engine.ts'
 import { PatchbayError } from '../kit/errors.ts'
+import { isPublic } from './authorize.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
+    /**
+     * Who is calling and on which workspace. Set before the handler on every route that is not
+     * public; on a `signedIn` route it is null for a person who belongs to no workspace yet.
+     */
     caller: Caller
+    /** The signed-in person (a session or personal key), or null for a workspace or agent key. */
+    person: PersonIdentity | null
   }
   interface FastifyContextConfig {
-    /** The route answers without an API key (it checks its callers by other means, or has none). */
+    /** A hidden route that answers without credentials (it checks its callers by other means, or has none). */
     public?: boolean
+    /** A hidden route that is not public: the operation whose rule it shares (e.g. `callMcp`). */
+    operation?: string
+    /** The route's rule from the policy table (set by server/authorize.ts as the route is added). */
+    rule?: Rule
   }
 }
 
-/** The route config of a route anyone may reach. */
+/** The route config of a hidden route anyone may reach. */
 export const publicRoute = { public: true } as const
+
+/** The header a signed-in person names the workspace with. */
+export const WORKSPACE_HEADER = 'patchbay-workspace'
+
+/** Who a PersonAuthenticator found. */
+export interface PersonIdentity {
+  readonly personId: string
+  /** The session the request came with (null for a personal key). */
+  readonly sessionId: string | null
+  /** The personal key the request came with (null for a session). */
+  readonly keyId: string | null
+}
+
+/**
+ * Recognises a person's credentials on a request (a session cookie, a personal key). Returns who
+ * it is; undefined when the request carries none of its credentials (the next authenticator, then
+ * workspace and agent keys, are tried); throws a PatchbayError (UNAUTHORIZED …) for credentials of
+ * its kind that are not valid. Return the identity itself, not a promise, when it is cached: the
+ * hot path makes no promise per cached request.
+ */
+export interface PersonAuthenticator {
+  authenticate(
+    req: FastifyRequest,
+    bearer: string | null,
+  ): PersonIdentity | undefined | Promise<PersonIdentity | undefined>
+}
+
+export interface AuthenticationOptions {
+  /** Sign-in's authenticators, asked in order before workspace and agent keys. */
+  people?: readonly PersonAuthenticator[]
+}
 
 const unauthorized = (message: string) =>
   new PatchbayError('UNAUTHORIZED', message, {
-    hint: 'Send Authorization: Bearer <key> with a workspace or agent key.',
+    hint: 'Send Authorization: Bearer <key> with a workspace or agent key, or sign in.',
   })
+
+const workspaceNotFound = (id: string, why: string) =>
+  new PatchbayError('WORKSPACE_NOT_FOUND', `There is no workspace "${id}" ${why}.`)
 
 /** How often a key's "last used" time is written at most (per key and instance). */
 const LAST_USED_EVERY_MS = 60_000
 const CACHE_MS = 5_000
 
-export function installAuthentication(app: FastifyInstance, engine: Engine): void {
+interface CachedKey {
+  caller: Caller
+  at: number
+  /** Epoch ms after which the key is refused (Infinity: no expiry). */
+  expiresAt: number
+}
+
+/** The caller of a person in the workspace the request names (or their first). */
+export function personCaller(
+  person: PersonIdentity,
+  workspaces: PersonWorkspaces,
+  named: string | undefined,
+) {
+  const workspaceId = named ?? workspaces.first
+  if (workspaceId === null) return null
+  const role = workspaces.roles.get(workspaceId)
+  if (!role) throw workspaceNotFound(workspaceId, 'that you belong to')
+  const caller: Caller = {
+    workspaceId,
+    kind: 'person',
+    role,
+    keyId: person.keyId,
+    personId: person.personId,
+    agentId: null,
+  }
+  return caller
+}
+
+export function installAuthentication(
+  app: FastifyInstance,
+  engine: Engine,
+  opts: AuthenticationOptions = {},
+): void {
+  const people = opts.people ?? []
   app.decorateRequest('caller', null as unknown as Caller)
-  const cache = new Map<string, { caller: Caller; at: number }>()
+  app.decorateRequest('person', null)
+  const cache = new Map<string, CachedKey>()
   const lastUsedWritten = new Map<string, number>()
   // A revoked key is dropped from the cache at once, so it is refused from the next request on.
   // An empty list means "anything may have changed" (changes were missed while the channel was
@@ -43,7 +134,7 @@ export function installAuthentication(app: FastifyInstance, engine: Engine): voi
       return
     }
     const revoked = new Set(keyIds)
-    for (const [key, hit] of cache) if (revoked.has(hit.caller.keyId)) cache.delete(key)
+    for (const [key, hit] of cache) if (hit.caller.keyId && revoked.has(hit.caller.keyId)) cache.delete(key)
   })
 
   /** Records that a key was used, at most once a minute per key: not a write per request. */
@@ -59,65 +150,112 @@ export function installAuthentication(app: FastifyInstance, engine: Engine): voi
   }
 
   /** The caller of a key not in the cache (or cached too long ago), from the store. */
-  const lookUp = async (req: FastifyRequest, key: string): Promise<Caller> => {
+  const lookUp = async (req: FastifyRequest, key: string): Promise<CachedKey> => {
     const row = await engine.apiKeys.findByKey(key)
     if (!row || row.revoked_at) {
       cache.delete(key)
       throw unauthorized(row ? 'This API key has been revoked.' : 'This API key is not known.')
     }
-    const caller: Caller = {
-      workspaceId: row.workspace_id,
-      keyId: row.id,
-      kind: row.kind,
-      agentId: row.agent_id,
+    const hit: CachedKey = {
+      caller: {
+        workspaceId: row.workspace_id,
+        kind: row.kind === 'agent' ? 'agentKey' : 'workspaceKey',
+        role: row.kind === 'agent' ? null : row.role,
+        keyId: row.id,
+        personId: row.created_by,
+        agentId: row.agent_id,
+      },
+      at: Date.now(),
+      expiresAt: row.expires_at ? Date.parse(row.expires_at) : Number.POSITIVE_INFINITY,
     }
     if (cache.size > 10_000) cache.clear()
-    cache.set(key, { caller, at: Date.now() })
+    cache.set(key, hit)
     markUsed(req, row.id, row.last_used_at)
-    return caller
+    return hit
+  }
+
+  /** Sets the caller of a key (cached or just looked up), or says why it cannot. */
+  const callerOfKey = (req: FastifyRequest, hit: CachedKey): Error | undefined => {
+    if (Date.now() >= hit.expiresAt)
+      return new PatchbayError(
+        'KEY_EXPIRED',
+        `This workspace key expired at ${new Date(hit.expiresAt).toISOString()}.`,
+      )
+    const named = req.headers[WORKSPACE_HEADER]
+    if (typeof named === 'string' && named !== hit.caller.workspaceId)
+      return workspaceNotFound(named, 'for this key (a key acts only on its own workspace)')
+    req.caller = hit.caller
+    if (hit.caller.keyId) markUsed(req, hit.caller.keyId, null)
+  }
+
+  /** Sets the caller of a signed-in person in the workspace the request names. */
+  const callerOfPerson = (req: FastifyRequest, person: PersonIdentity, done: (err?: Error) => void) => {
+    req.person = person
+    const named = req.headers[WORKSPACE_HEADER]
+    const choose = (workspaces: PersonWorkspaces) => {
+      const caller = personCaller(person, workspaces, typeof named === 'string' ? named : undefined)
+      if (caller) req.caller = caller
+    }
+    const workspaces = engine.memberships.of(person.personId)
+    if (!(workspaces instanceof Promise)) {
+      try {
+        choose(workspaces)
+      } catch (err) {
+        return done(err as Error)
+      }
+      return done()
+    }
+    workspaces.then(choose).then(
+      () => done(),
+      (err: Error) => done(err),
+    )
+  }
+
+  const callerOfBearer = (req: FastifyRequest, bearer: string | null, done: (err?: Error) => void) => {
+    if (bearer === null) return done(unauthorized('This request has no API key.'))
+    // A short-lived cache keeps the hash lookup off the hot path; revocation through this
+    // process clears it at once, other instances see it within a few seconds.
+    const hit = cache.get(bearer)
+    if (hit && Date.now() - hit.at < CACHE_MS) return done(callerOfKey(req, hit))
+    lookUp(req, bearer).then(
+      (looked) => done(callerOfKey(req, looked)),
+      (err: Error) => done(err),
+    )
+  }
+
+  /** Asks the person authenticators from `i` on, then workspace and agent keys. */
+  const resolve = (req: FastifyRequest, bearer: string | null, i: number, done: (err?: Error) => void) => {
+    for (; i < people.length; i++) {
+      let found: ReturnType<PersonAuthenticator['authenticate']>
+      try {
+        found = people[i].authenticate(req, bearer)
+      } catch (err) {
+        return done(err as Error)
+      }
+      if (found instanceof Promise) {
+        const next = i + 1
+        found.then(
+          (person) => (person ? callerOfPerson(req, person, done) : resolve(req, bearer, next, done)),
+          (err: Error) => done(err),
+        )
+        return
+      }
+      if (found) return callerOfPerson(req, found, done)
+    }
+    callerOfBearer(req, bearer, done)
   }
 
   // Callback hooks, not async ones: a cached key is answered without a promise per request.
   app.addHook('onRequest', (req: FastifyRequest, _reply, done) => {
     // No route matched: the not-found handler answers, and it needs no caller.
-    if (req.is404 || req.routeOptions.config?.public) return done()
+    if (req.is404 || isPublic(req)) return done()
     const header = req.headers.authorization
-    if (!header) return done(unauthorized('This request has no API key.'))
-    const match = /^Bearer\s+(\S+)$/i.exec(header)
-    if (!match) return done(unauthorized('The Authorization header must be "Bearer <key>".'))
-    const key = match[1]
-    // A short-lived cache keeps the hash lookup off the hot path; revocation through this
-    // process clears it at once, other instances see it within a few seconds.
-    const hit = cache.get(key)
-    if (hit && Date.now() - hit.at < CACHE_MS) {
-      req.caller = hit.caller
-      markUsed(req, hit.caller.keyId, null)
-      return done()
+    let bearer: string | null = null
+    if (header) {
+      const match = /^Bearer\s+(\S+)$/i.exec(header)
+      if (!match) return done(unauthorized('The Authorization header must be "Bearer <key>".'))
+      bearer = match[1]
     }
-    lookUp(req, key).then(
-      (caller) => {
-        req.caller = caller
-        done()
-      },
-      (err: Error) => done(err),
-    )
+    resolve(req, bearer, 0, done)
   })
-
-  // The handler of a non-public route never runs without its caller, whatever hook order a
-  // plugin brings.
-  app.addHook('preHandler', (req: FastifyRequest, _reply, done) => {
-    if (req.caller || req.is404 || req.routeOptions.config?.public) return done()
-    done(unauthorized('This request has no API key.'))
-  })
-}
-
-export function requireAdmin(req: FastifyRequest): void {
-  if (req.caller.kind !== 'admin')
-    throw new PatchbayError(
-      'ADMIN_KEY_REQUIRED',
-      'This action needs a workspace (admin) key; an agent key was given.',
-      {
-        hint: 'Use the workspace key printed on first start (or PATCHBAY_ADMIN_KEY).',
-      },
-    )
 }

@@ -1,4 +1,4 @@
-// First start: an empty store gets a workspace and an admin key. The key is shown once (or
+// First start: an empty store gets a workspace ("Default") and an owner key of it. The key is shown once (or
 // taken from PATCHBAY_ADMIN_KEY) and only its hash is kept. Instances started together on one
 // PostgreSQL take turns (a transaction lock), so they create one workspace between them.
 import { sql } from 'kysely'
@@ -21,19 +21,21 @@ export async function bootstrapWorkspace(store: Store, adminKey: string | null):
     let ws = await keys.firstWorkspace()
     let generated: string | null = null
     if (!ws) {
-      ws = await keys.createWorkspace('Default workspace')
+      ws = await keys.createWorkspace('Default')
       const created = await keys.create({
         workspaceId: ws.id,
-        kind: 'admin',
-        name: 'admin',
+        kind: 'workspace',
+        role: 'owner',
+        name: 'first-start key',
         key: adminKey ?? undefined,
       })
       if (!adminKey) generated = created.key
     } else if (adminKey && !(await keys.findByKey(adminKey))) {
       await keys.create({
         workspaceId: ws.id,
-        kind: 'admin',
-        name: 'admin (PATCHBAY_ADMIN_KEY)',
+        kind: 'workspace',
+        role: 'owner',
+        name: 'PATCHBAY_ADMIN_KEY',
         key: adminKey,
       })
     }

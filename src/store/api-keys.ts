@@ -3,14 +3,15 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
-import type { ApiKeysTable, Database } from './schema.ts'
+import type { ApiKeysTable, Database, Role } from './schema.ts'
 
 export type ApiKeyRow = ApiKeysTable
 
 export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex')
 
-export function generateKey(kind: 'admin' | 'agent'): string {
-  return `pb_${kind}_${randomBytes(24).toString('base64url')}`
+/** A new key in clear: `pb_ws_…` for a workspace key, `pb_agent_…` for an agent's. */
+export function generateKey(kind: 'workspace' | 'agent'): string {
+  return `pb_${kind === 'workspace' ? 'ws' : 'agent'}_${randomBytes(24).toString('base64url')}`
 }
 
 export class ApiKeys {
@@ -23,6 +24,10 @@ export class ApiKeys {
     return this.#db.selectFrom('workspaces').selectAll().orderBy('created_at').limit(1).executeTakeFirst()
   }
 
+  async findWorkspace(id: string) {
+    return this.#db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst()
+  }
+
   async createWorkspace(name: string) {
     const now = nowIso()
     const row = { id: newId('ws'), name, created_at: now, updated_at: now, settings: '{}' }
@@ -33,9 +38,14 @@ export class ApiKeys {
   /** Stores a key (generated, or given) and returns the row and the key in clear, once. */
   async create(opts: {
     workspaceId: string
-    kind: 'admin' | 'agent'
+    kind: 'workspace' | 'agent'
     name: string
     agentId?: string | null
+    /** A workspace key's role (owner when not given); agent keys have none. */
+    role?: Role
+    /** The person who made it. */
+    createdBy?: string | null
+    expiresAt?: string | null
     key?: string
   }) {
     const key = opts.key ?? generateKey(opts.kind)
@@ -50,9 +60,9 @@ export class ApiKeys {
       created_at: nowIso(),
       last_used_at: null,
       revoked_at: null,
-      role: opts.kind === 'admin' ? 'owner' : null,
-      created_by: null,
-      expires_at: null,
+      role: opts.kind === 'workspace' ? (opts.role ?? 'owner') : null,
+      created_by: opts.createdBy ?? null,
+      expires_at: opts.expiresAt ?? null,
     }
     await this.#db.insertInto('api_keys').values(row).execute()
     return { row, key }
@@ -91,6 +101,27 @@ export class ApiKeys {
       .select('id')
       .where('workspace_id', '=', workspaceId)
       .where('agent_id', '=', agentId)
+      .where('revoked_at', 'is', null)
+      .execute()
+    if (live.length === 0) return []
+    const ids = live.map((r) => r.id)
+    await this.#db.updateTable('api_keys').set({ revoked_at: nowIso() }).where('id', 'in', ids).execute()
+    return ids
+  }
+
+  /**
+   * Revokes the live workspace keys a person made in a workspace whose role is one of `roles`
+   * (their membership ended or their role was lowered); returns the ids revoked.
+   */
+  async revokeMadeBy(workspaceId: string, personId: string, roles: readonly Role[]): Promise<string[]> {
+    if (roles.length === 0) return []
+    const live = await this.#db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('workspace_id', '=', workspaceId)
+      .where('created_by', '=', personId)
+      .where('kind', '=', 'workspace')
+      .where('role', 'in', [...roles])
       .where('revoked_at', 'is', null)
       .execute()
     if (live.length === 0) return []

@@ -86,7 +86,8 @@ export interface AuditLogTable {
 export interface ApiKeysTable {
   id: string
   workspace_id: string
-  kind: 'admin' | 'agent'
+  /** `workspace` (with a role; `admin` before migration 0011) or `agent` (acts as its agent). */
+  kind: 'workspace' | 'agent'
   agent_id: string | null
   name: string
   key_prefix: string

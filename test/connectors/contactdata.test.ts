@@ -349,8 +349,10 @@ describe('lookups', () => {
     const { apiKey, connectionId } = await account()
     const caller: Caller = {
       workspaceId: t.service.workspaceId,
+      kind: 'workspaceKey',
+      role: 'owner',
       keyId: 'key_test',
-      kind: 'admin',
+      personId: null,
       agentId: null,
     }
     const find = (input: unknown) =>

@@ -234,7 +234,7 @@ test('OAuth start refuses what it cannot do: agent keys, unknown connectors, a c
   const key = (await t.api('POST', `/v1/agents/${agent}/keys`, {})).body.key
   const asAgent = await t.api('POST', '/v1/connections/oauth/start', { connector: 'taskboard' }, key)
   assert.equal(asAgent.status, 403)
-  assert.equal(asAgent.body.error.code, 'ADMIN_KEY_REQUIRED')
+  assert.equal(asAgent.body.error.code, 'AGENT_KEY_FORBIDDEN')
   const unknown = await t.api('POST', '/v1/connections/oauth/start', { connector: 'fax' })
   assert.equal(unknown.body.error.code, 'UNKNOWN_CONNECTOR')
   // OAuth is not a credentials flow: POST /v1/connections points to the sign-in.

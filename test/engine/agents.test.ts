@@ -207,7 +207,7 @@ test('an agent key acts as its agent only: steps, catalog and its own connection
   ] as const) {
     const res = await as(method, path, body)
     assert.equal(res.status, 403, `${method} ${path}: ${JSON.stringify(res.body)}`)
-    assert.equal(res.body.error.code, 'ADMIN_KEY_REQUIRED', `${method} ${path}`)
+    assert.equal(res.body.error.code, 'AGENT_KEY_FORBIDDEN', `${method} ${path}`)
   }
 })
 

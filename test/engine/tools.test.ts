@@ -493,7 +493,7 @@ test('tools are changed, listed and deleted; an agent key reads and runs its own
   )
   const cannotCreate = await t.api('POST', `/v1/agents/${agentId}/tools`, copyTool(), agentKey)
   assert.equal(cannotCreate.status, 403)
-  assert.equal(cannotCreate.body.error.code, 'ADMIN_KEY_REQUIRED')
+  assert.equal(cannotCreate.body.error.code, 'AGENT_KEY_FORBIDDEN')
 
   // Another agent's tools and runs are not this key's.
   const other = (
@@ -502,7 +502,7 @@ test('tools are changed, listed and deleted; an agent key reads and runs its own
   const otherTool = (await createTool(copyTool(), other.id)).body
   const run = await runTool(otherTool.id, { cardId: A.card, targetList: B.list }, agentKey, other.id)
   assert.equal(run.status, 403)
-  assert.equal(run.body.error.code, 'ADMIN_KEY_REQUIRED')
+  assert.equal(run.body.error.code, 'AGENT_KEY_FORBIDDEN')
   const otherRun = await runTool(otherTool.id, { cardId: A.card, targetList: B.list }, t.adminKey, other.id)
   assert.equal(otherRun.body.status, 'failed', 'run as the other agent, whose scope is empty')
   assert.equal(otherRun.body.errorCode, 'SCOPE_DENIED')

@@ -46,7 +46,7 @@ for (const database of databases) {
       const store = await open()
       const keys = new ApiKeys(store.db)
       const ws = await keys.createWorkspace('w')
-      const { key, row } = await keys.create({ workspaceId: ws.id, kind: 'admin', name: 'admin' })
+      const { key, row } = await keys.create({ workspaceId: ws.id, kind: 'workspace', name: 'admin' })
       const stored = await store.db.selectFrom('api_keys').selectAll().execute()
       assert.equal(stored.length, 1)
       assert.ok(!JSON.stringify(stored).includes(key))

@@ -68,9 +68,9 @@ function SignIn({ onSignedIn, expired }: { onSignedIn: (key: string) => void; ex
       try {
         await api('GET', '/v1/agents', undefined, { key })
       } catch (err) {
-        if (err instanceof ApiError && err.code === 'ADMIN_KEY_REQUIRED')
+        if (err instanceof ApiError && err.code === 'AGENT_KEY_FORBIDDEN')
           throw new ApiError(403, {
-            code: 'ADMIN_KEY_REQUIRED',
+            code: 'AGENT_KEY_FORBIDDEN',
             message: 'This is an agent key; the dashboard needs a workspace (admin) key.',
             hint: 'Use the workspace key printed on the first start (or PATCHBAY_ADMIN_KEY).',
           })

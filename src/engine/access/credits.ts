@@ -9,7 +9,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { CreditBudgetRow, CreditBudgets, CreditHolds, CreditLedger } from '../../store/credits.ts'
 import type { Changes } from '../changes/changes.ts'
-import type { Caller } from './caller.ts'
+import { type Caller, callerId } from './caller.ts'
 
 export type BudgetPeriod = CreditBudgetRow['period']
 
@@ -126,7 +126,7 @@ export class CreditService {
         connection_id: c.connectionId,
         connector: c.connector,
         agent_id: c.caller.agentId,
-        caller_key_id: c.caller.keyId,
+        caller_key_id: callerId(c.caller),
         step_id: c.stepId,
         run_id: c.runId,
         credits: c.credits,

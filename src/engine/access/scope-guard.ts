@@ -92,7 +92,7 @@ export class ScopeGuard {
 
   /** Refuses a connection an agent may not use (before anything is read with it). */
   checkConnection = async (caller: Caller, connectionId: string): Promise<void> => {
-    if (caller.kind !== 'agent') return
+    if (!caller.agentId) return
     this.#allowConnection(await this.#agents.forCaller(caller), connectionId)
   }
 
@@ -101,7 +101,7 @@ export class ScopeGuard {
    * agent's step is checked: for any other caller there is nothing to wait for (undefined).
    */
   checkStep = (caller: Caller, registered: RegisteredStep, input: unknown, target: StepTarget) =>
-    caller.kind === 'agent' ? this.#checkAgentStep(caller, registered, input, target) : undefined
+    caller.agentId ? this.#checkAgentStep(caller, registered, input, target) : undefined
 
   async #checkAgentStep(caller: Caller, registered: RegisteredStep, input: unknown, target: StepTarget) {
     const agent = await this.#agents.forCaller(caller)

@@ -169,7 +169,7 @@ export class AgentService {
 
   /** The agent an agent key acts as; refuses a caller that is not an agent. */
   async forCaller(caller: Caller): Promise<AgentView> {
-    if (caller.kind !== 'agent' || !caller.agentId)
+    if (!caller.agentId)
       throw new PatchbayError(
         'AGENT_KEY_REQUIRED',
         'This action is for an agent; the key is not an agent key.',
@@ -278,14 +278,14 @@ export class AgentService {
 
   /** The connections a caller may see: all for a workspace key, its own for an agent key. */
   async visibleConnections(caller: Caller, all: ConnectionView[]): Promise<ConnectionView[]> {
-    if (caller.kind !== 'agent') return all
+    if (!caller.agentId) return all
     const own = new Set((await this.forCaller(caller)).connectionIds)
     return all.filter((c) => own.has(c.id))
   }
 
   /** Refuses (as not found) a connection an agent key may not use. */
   async assertConnectionVisible(caller: Caller, connectionId: string): Promise<void> {
-    if (caller.kind !== 'agent') return
+    if (!caller.agentId) return
     if (!(await this.forCaller(caller)).connectionIds.includes(connectionId))
       throw new PatchbayError(
         'CONNECTION_NOT_FOUND',

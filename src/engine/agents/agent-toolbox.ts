@@ -208,7 +208,7 @@ export class AgentToolbox {
     if (callable.target.kind === 'tool') {
       const run = await this.#d.tools.run(caller.workspaceId, agent.id, callable.target.toolId, {
         input: args,
-        keyId: caller.keyId,
+        caller,
       })
       return { kind: 'tool', run }
     }
@@ -232,8 +232,7 @@ export class AgentToolbox {
    */
   async runStep(caller: Caller, stepId: string, req: { connectionId?: string; input?: unknown }) {
     const registered = this.#d.registry.steps.get(stepId)
-    if (req.connectionId || caller.kind !== 'agent' || !registered)
-      return this.#d.steps.run(caller, stepId, req)
+    if (req.connectionId || !caller.agentId || !registered) return this.#d.steps.run(caller, stepId, req)
     const agent = await this.agent(caller)
     const connections = (await this.#d.connections.list(caller.workspaceId)).filter(
       (c) => agent.connectionIds.includes(c.id) && c.connector === registered.connector.id,

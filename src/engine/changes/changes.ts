@@ -11,6 +11,7 @@ export type ChangeTopic =
   | 'connections'
   | 'triggers'
   | 'keys'
+  | 'memberships'
   | 'credits'
   | 'deliveries'
   | 'placements'
@@ -28,6 +29,7 @@ const TOPICS: ChangeTopic[] = [
   'connections',
   'triggers',
   'keys',
+  'memberships',
   'credits',
   'deliveries',
   'placements',

@@ -127,7 +127,7 @@ export class ChoiceService {
 
   async #defaultConnection(caller: Caller, connectorId: string): Promise<string> {
     let mine = await this.#connections.list(caller.workspaceId, connectorId)
-    if (caller.kind === 'agent') {
+    if (caller.agentId) {
       const own = new Set((await this.#agents.forCaller(caller)).connectionIds)
       mine = mine.filter((c) => own.has(c.id))
       if (mine.length === 1) return mine[0].id

@@ -5,7 +5,7 @@ import type { Credentials, StepContext } from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
 import { newId, nowIso } from '../../store/ids.ts'
 import type { StepRuns } from '../../store/step-runs.ts'
-import type { Caller } from '../access/caller.ts'
+import { type Caller, callerId } from '../access/caller.ts'
 import { unknownArguments } from '../agents/tool-schemas.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { RegisteredStep, Registry } from '../registry.ts'
@@ -89,7 +89,7 @@ export class StepRunner {
         raw = await this.#pages.resolve(connector, step.scoped ?? [], raw, loaded.credentials, 'input')
       } catch (err) {
         // An agent learns nothing about what lies outside its scope: not whether the page exists.
-        if (caller.kind === 'agent' && err instanceof PatchbayError && err.code === 'PAGE_ADDRESS_UNRESOLVED')
+        if (caller.agentId && err instanceof PatchbayError && err.code === 'PAGE_ADDRESS_UNRESOLVED')
           throw new PatchbayError(
             'SCOPE_DENIED',
             `A page address in the input could not be placed in the agent's scope.`,
@@ -179,7 +179,7 @@ export class StepRunner {
         workspace_id: caller.workspaceId,
         step_id: stepId,
         connection_id: connectionId,
-        caller_key_id: caller.keyId,
+        caller_key_id: callerId(caller),
         status,
         error_code: errorCode,
         duration_ms: durationMs,

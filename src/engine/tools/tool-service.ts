@@ -9,7 +9,7 @@ import { newId, nowIso } from '../../store/ids.ts'
 import type { ToolRunRow, ToolRuns } from '../../store/tool-runs.ts'
 import type { ToolRow, Tools } from '../../store/tools.ts'
 import type { Triggers } from '../../store/triggers.ts'
-import type { Caller } from '../access/caller.ts'
+import { agentItself, asAgent, type Caller } from '../access/caller.ts'
 import type { AgentService, AgentView } from '../agents/agent-service.ts'
 import { type ConnectionService, connectorMismatch } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
@@ -82,8 +82,8 @@ export interface ToolRunRequest {
   event?: unknown
   triggerId?: string | null
   eventId?: string | null
-  /** The API key that asked for the run (recorded on its step runs); trigger runs have none. */
-  keyId?: string
+  /** Who asked for the run (its step runs act as the agent, recorded with this caller's id); trigger runs have none. */
+  caller?: Caller
   /**
    * How deep in a chain of Patchbay's own changes the event that started the run is (0: a change
    * made by someone else, or no event). What the run's steps make or change is remembered one
@@ -326,7 +326,8 @@ export class ToolService {
         `Invalid input: ${missing.map((m) => `${m}: the tool requires it`).join('; ')}.`,
         { hint: `Give the tool's required inputs: ${Object.keys(tool.inputs ?? {}).join(', ')}.` },
       )
-    const caller: Caller = { workspaceId, keyId: req.keyId ?? `agent:${agentId}`, kind: 'agent', agentId }
+    // The run's steps act as the agent, whoever asked for it.
+    const caller: Caller = req.caller ? asAgent(req.caller, agentId) : agentItself(workspaceId, agentId)
 
     const row: ToolRunRow = {
       id: newId('trun'),
@@ -447,7 +448,7 @@ export class ToolService {
   /** One run; for an agent key only the agent's own. */
   async getRun(caller: Caller, runId: string): Promise<ToolRunView> {
     const row = await this.#runs.get(caller.workspaceId, runId)
-    if (!row || (caller.kind === 'agent' && row.agent_id !== caller.agentId))
+    if (!row || (caller.agentId && row.agent_id !== caller.agentId))
       throw new PatchbayError('TOOL_RUN_NOT_FOUND', `There is no tool run "${runId}" in this workspace.`, {
         hint: 'List runs with GET /v1/agents/{id}/tool-runs.',
       })

@@ -4,7 +4,8 @@
 // anything else), or a workspace key naming the agent with ?agent=<id>.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import type { Caller } from '../../engine/access/caller.ts'
+import { asAgent, type Caller, roleAtLeast } from '../../engine/access/caller.ts'
+import { mcpRoleOf } from '../../engine/access/policy.ts'
 import { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
@@ -34,10 +35,10 @@ export async function agentCaller(
   caller: Caller,
   agentId: string | undefined,
 ): Promise<Caller> {
-  if (caller.kind === 'agent') {
+  if (caller.kind === 'agentKey') {
     if (agentId !== undefined && agentId !== caller.agentId)
       throw new PatchbayError(
-        'ADMIN_KEY_REQUIRED',
+        'AGENT_KEY_FORBIDDEN',
         `This agent key acts only as its own agent (${caller.agentId}), not as ${agentId}.`,
         { hint: "Leave the agent out, or use that agent's own key." },
       )
@@ -48,7 +49,26 @@ export async function agentCaller(
       hint: 'Use an agent key (POST /v1/agents/{id}/keys), or name the agent: /mcp?agent=<id>.',
     })
   await engine.agents.get(caller.workspaceId, agentId)
-  return { ...caller, kind: 'agent', agentId }
+  return asAgent(caller, agentId)
+}
+
+/**
+ * Each JSON-RPC method of a message (or batch) against the policy table's MCP_POLICY: a viewer may
+ * list and read, calling a tool needs member. Agent keys may call every method.
+ */
+export function checkMcpMethods(caller: Caller, body: unknown): void {
+  if (caller.kind === 'agentKey') return
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const method = (message as { method?: unknown } | null)?.method
+    if (typeof method !== 'string') continue
+    const least = mcpRoleOf(method)
+    if (!roleAtLeast(caller.role, least))
+      throw new PatchbayError(
+        'ROLE_FORBIDDEN',
+        `MCP ${method} needs the role ${least} or above in this workspace; the caller's role is ${caller.role}.`,
+        { hint: `Ask an admin or owner of the workspace for the role ${least}, or for them to do it.` },
+      )
+  }
 }
 
 export const mcpRoutes =
@@ -113,6 +133,7 @@ export const mcpRoutes =
         },
       },
       async (req, reply) => {
+        checkMcpMethods(req.caller, req.body)
         const caller = await agentCaller(engine, req.caller, req.query.agent)
         const agent = await toolbox.agent(caller)
         const [{ StreamableHTTPServerTransport }, { buildMcpServer, jsonRpcError, jsonRpcRefusal }] =
@@ -150,6 +171,6 @@ export const mcpRoutes =
           error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; POST only.' },
           id: null,
         })
-    app.get('/mcp', { schema: { hide: true } }, notAllowed)
-    app.delete('/mcp', { schema: { hide: true } }, notAllowed)
+    app.get('/mcp', { schema: { hide: true }, config: { operation: 'callMcp' } }, notAllowed)
+    app.delete('/mcp', { schema: { hide: true }, config: { operation: 'callMcp' } }, notAllowed)
   }

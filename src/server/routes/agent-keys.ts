@@ -3,7 +3,6 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
 import { AgentKeyView } from '../agent-schemas.ts'
-import { requireAdmin } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
 
 export const agentKeyRoutes =
@@ -33,7 +32,6 @@ export const agentKeyRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
         return reply
           .code(201)
           .send(await engine.agents.createKey(req.caller.workspaceId, req.params.id, req.body))
@@ -51,7 +49,6 @@ export const agentKeyRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return { keys: await engine.agents.listKeys(req.caller.workspaceId, req.params.id) }
       },
     )
@@ -67,7 +64,6 @@ export const agentKeyRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
         await engine.agents.revokeKey(req.caller.workspaceId, req.params.id, req.params.keyId)
         return reply.code(204).send(null)
       },

@@ -4,8 +4,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { AgentChangesInput, NewAgentInput } from '../../engine/agents/agent-input.ts'
 import type { Engine } from '../../engine/engine.ts'
-import { AgentView, requireAdminOrSelf, SigningSecret } from '../agent-schemas.ts'
-import { requireAdmin } from '../authenticate.ts'
+import { AgentView, SigningSecret } from '../agent-schemas.ts'
+import { requireOwnAgent } from '../authorize.ts'
 import { errorResponses } from '../schemas.ts'
 
 export const agentRoutes =
@@ -24,7 +24,6 @@ export const agentRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
         const { agent, signingSecret } = await engine.agents.create(req.caller.workspaceId, req.body)
         return reply.code(201).send({ ...agent, signingSecret })
       },
@@ -40,7 +39,6 @@ export const agentRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return { agents: await engine.agents.list(req.caller.workspaceId) }
       },
     )
@@ -56,7 +54,7 @@ export const agentRoutes =
         },
       },
       async (req) => {
-        requireAdminOrSelf(req, req.params.id)
+        requireOwnAgent(req.caller, req.params.id)
         return engine.agents.get(req.caller.workspaceId, req.params.id)
       },
     )
@@ -74,7 +72,6 @@ export const agentRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return engine.agents.update(req.caller.workspaceId, req.params.id, req.body)
       },
     )
@@ -90,7 +87,6 @@ export const agentRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
         await engine.agents.delete(req.caller.workspaceId, req.params.id)
         return reply.code(204).send(null)
       },
@@ -107,7 +103,6 @@ export const agentRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return {
           signingSecret: await engine.agents.rotateSigningSecret(req.caller.workspaceId, req.params.id),
         }

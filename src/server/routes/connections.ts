@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
-import { requireAdmin } from '../authenticate.ts'
 import { ConnectionView, errorResponses } from '../schemas.ts'
 
 const Connected = ConnectionView.extend({
@@ -45,7 +44,6 @@ export const connectionRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
         const made = await engine.connections.create(req.caller.workspaceId, req.body)
         return reply.code(made.reconnected ? 200 : 201).send(made)
       },
@@ -98,7 +96,6 @@ export const connectionRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         // Its webhooks are registered again with the fresh credentials (ConnectionService.onReplaced).
         return engine.connections.reconnect(req.caller.workspaceId, req.params.id, req.body)
       },
@@ -116,7 +113,6 @@ export const connectionRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
         await engine.connections.get(req.caller.workspaceId, req.params.id)
         // Its triggers and upstream webhooks go first, while the credentials can still remove them.
         await engine.events.triggers.removeForConnection(req.params.id)

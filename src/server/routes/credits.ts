@@ -2,9 +2,9 @@
 // per agent, and per-agent budgets that refuse lookups before they are sent.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import type { Caller } from '../../engine/access/caller.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { requireAdmin } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
 
 const Entry = z.object({
@@ -52,11 +52,11 @@ const iso = z
   .transform((s) => new Date(s).toISOString())
 
 /** An agent key sees its own agent only. */
-function agentScope(req: { caller: { kind: string; agentId: string | null } }, agentId: string | undefined) {
-  if (req.caller.kind === 'admin') return agentId
+function agentScope(req: { caller: Caller }, agentId: string | undefined) {
+  if (req.caller.kind !== 'agentKey') return agentId
   if (agentId !== undefined && agentId !== req.caller.agentId)
-    throw new PatchbayError('ADMIN_KEY_REQUIRED', 'An agent key can read only its own credits.', {
-      hint: 'Leave agentId out, or use a workspace (admin) key.',
+    throw new PatchbayError('AGENT_KEY_FORBIDDEN', 'An agent key can read only its own credits.', {
+      hint: 'Leave agentId out, or use a workspace key.',
     })
   // An agent key without an agent (none are made) sees nothing rather than everything.
   return req.caller.agentId ?? '\u0000'
@@ -141,7 +141,7 @@ export const creditRoutes =
       async (req) => {
         const all = await engine.credits.listBudgets(req.caller.workspaceId)
         const own = agentScope(req, undefined)
-        return { budgets: req.caller.kind === 'admin' ? all : all.filter((b) => b.agentId === own) }
+        return { budgets: req.caller.kind !== 'agentKey' ? all : all.filter((b) => b.agentId === own) }
       },
     )
     app.get(
@@ -187,7 +187,6 @@ export const creditRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         // A budget for an agent that does not exist would limit nobody: refuse it (AGENT_NOT_FOUND).
         await engine.agents.get(req.caller.workspaceId, req.params.agentId)
         return engine.credits.putBudget(req.caller.workspaceId, req.params.agentId, req.body)
@@ -205,7 +204,6 @@ export const creditRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
         if (!(await engine.credits.deleteBudget(req.caller.workspaceId, req.params.agentId)))
           throw budgetNotFound(req.params.agentId)
         return reply.code(204).send(null)

@@ -4,8 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
 import type { DeliveryRow, EventRow, ParkedInboxRow } from '../../engine/events/history.ts'
-import { PatchbayError } from '../../kit/errors.ts'
-import { requireAdmin } from '../authenticate.ts'
+import { requireOwnAgent } from '../authorize.ts'
 import { errorResponses } from '../schemas.ts'
 
 const EventView = z
@@ -127,12 +126,6 @@ export const eventRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
   async (app) => {
     const history = engine.events.history
-    const ownAgent = (caller: { kind: string; agentId: string | null }, agentId: string) => {
-      if (caller.kind === 'agent' && caller.agentId !== agentId)
-        throw new PatchbayError('ADMIN_KEY_REQUIRED', 'An agent key can only read its own agent.', {
-          hint: "Use the workspace key, or this agent's own id.",
-        })
-    }
 
     app.get(
       '/v1/events',
@@ -154,7 +147,6 @@ export const eventRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         const q = req.query
         const rows = await history.listEvents(req.caller.workspaceId, {
           connector: q.connector,
@@ -184,7 +176,6 @@ export const eventRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         const { event: e, deliveries: ds } = await history.event(req.caller.workspaceId, req.params.id)
         return { ...eventView(e), deliveries: ds.map(deliveryView) }
       },
@@ -211,7 +202,7 @@ export const eventRoutes =
       },
       async (req) => {
         const q = req.query
-        const agentId = req.caller.kind === 'agent' ? req.caller.agentId! : q.agentId
+        const agentId = req.caller.kind === 'agentKey' ? req.caller.agentId! : q.agentId
         const rows = await history.listDeliveries(req.caller.workspaceId, {
           agentId,
           status: q.status,
@@ -247,7 +238,7 @@ export const eventRoutes =
       },
       async (req) => {
         const d = await history.delivery(req.caller.workspaceId, req.params.id)
-        ownAgent(req.caller, d.agent_id)
+        requireOwnAgent(req.caller, d.agent_id)
         const payloads = await history.payloads([d])
         return {
           ...deliveryView(d),
@@ -274,7 +265,6 @@ export const eventRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
         const row = await engine.events.deliverer.replay(req.caller.workspaceId, req.params.id)
         return reply.code(202).send(deliveryView(row))
       },
@@ -296,7 +286,6 @@ export const eventRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         const rows = await history.parkedInbox(req.caller.workspaceId, {
           limit: req.query.limit,
           beforeSeq: req.query.before,
@@ -322,8 +311,7 @@ export const eventRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
-        await engine.events.retryParked(req.caller.workspaceId, req.params.seq)
+        await engine.events.ingress.retryParked(req.caller.workspaceId, req.params.seq)
         return reply.code(202).send({ seq: req.params.seq, status: 'pending' as const })
       },
     )
@@ -358,8 +346,7 @@ export const eventRoutes =
           },
         },
       },
-      async (req) => {
-        requireAdmin(req)
+      async (_req) => {
         return engine.events.ingress.backlog()
       },
     )
@@ -391,7 +378,7 @@ export const eventRoutes =
         },
       },
       async (req, reply) => {
-        ownAgent(req.caller, req.params.agentId)
+        requireOwnAgent(req.caller, req.params.agentId)
         const agentId = req.params.agentId
         const agent = await engine.agents.get(req.caller.workspaceId, agentId)
         const header = req.headers['last-event-id']

@@ -12,7 +12,8 @@ import {
 } from '../../engine/agents/tool-schemas.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { requireAdminOrSelf, ToolRunView } from '../agent-schemas.ts'
+import { ToolRunView } from '../agent-schemas.ts'
+import { requireOwnAgent } from '../authorize.ts'
 import { agentCaller } from '../mcp/routes.ts'
 import { errorResponses, JsonSchema, StepResult } from '../schemas.ts'
 
@@ -107,7 +108,7 @@ export const functionToolRoutes =
         },
       },
       async (req) => {
-        requireAdminOrSelf(req, req.params.id)
+        requireOwnAgent(req.caller, req.params.id)
         const caller = await agentCaller(engine, req.caller, req.params.id)
         return exportTools(await toolbox.list(caller), req.query.format, req.query.strict)
       },
@@ -169,7 +170,7 @@ export const functionToolRoutes =
         },
       },
       async (req) => {
-        requireAdminOrSelf(req, req.params.id)
+        requireOwnAgent(req.caller, req.params.id)
         const caller = await agentCaller(engine, req.caller, req.params.id)
         let args: unknown = req.body.arguments
         if (typeof args === 'string') {

@@ -11,7 +11,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { OAuthOutcome } from '../../engine/connections/oauth-flows.ts'
 import type { Engine } from '../../engine/engine.ts'
-import { publicRoute, requireAdmin } from '../authenticate.ts'
+import { publicRoute } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
 
 /** A parameter of the sign-in callback (given twice, the first counts). */
@@ -73,7 +73,6 @@ export const oauthRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return engine.oauth.start(req.caller, req.body)
       },
     )

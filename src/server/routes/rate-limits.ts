@@ -3,7 +3,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
-import { requireAdmin } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
 
 const View = z.object({
@@ -56,7 +55,6 @@ export const rateLimitRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return engine.stepServices.setRateLimit(req.caller.workspaceId, req.params.id, req.body)
       },
     )
@@ -72,7 +70,6 @@ export const rateLimitRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
         await engine.stepServices.clearRateLimit(req.caller.workspaceId, req.params.id)
         return reply.code(204).send(null)
       },

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { callerId } from '../../engine/access/caller.ts'
 import { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
@@ -148,7 +149,7 @@ export const stepRoutes =
         // An agent key sees the runs it made; a workspace key sees them all.
         const rows = await engine.stepRuns.list(req.caller.workspaceId, {
           ...req.query,
-          callerKeyId: req.caller.kind === 'agent' ? req.caller.keyId : undefined,
+          callerKeyId: req.caller.kind === 'agentKey' ? callerId(req.caller) : undefined,
         })
         return {
           runs: rows.map((r) => ({

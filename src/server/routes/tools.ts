@@ -6,8 +6,8 @@ import type { Engine } from '../../engine/engine.ts'
 import { NewToolInput, ToolChangesInput } from '../../engine/tools/tool-input.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { decodeCursor } from '../../store/tool-runs.ts'
-import { requireAdminOrSelf, ToolRunView, ToolView } from '../agent-schemas.ts'
-import { requireAdmin } from '../authenticate.ts'
+import { ToolRunView, ToolView } from '../agent-schemas.ts'
+import { requireOwnAgent } from '../authorize.ts'
 import { errorResponses } from '../schemas.ts'
 
 export const toolRoutes =
@@ -28,7 +28,6 @@ export const toolRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
         return reply
           .code(201)
           .send(await engine.tools.create(req.caller.workspaceId, req.params.id, req.body))
@@ -46,7 +45,7 @@ export const toolRoutes =
         },
       },
       async (req) => {
-        requireAdminOrSelf(req, req.params.id)
+        requireOwnAgent(req.caller, req.params.id)
         return { tools: await engine.tools.list(req.caller.workspaceId, req.params.id) }
       },
     )
@@ -62,7 +61,7 @@ export const toolRoutes =
         },
       },
       async (req) => {
-        requireAdminOrSelf(req, req.params.id)
+        requireOwnAgent(req.caller, req.params.id)
         return engine.tools.get(req.caller.workspaceId, req.params.id, req.params.toolId)
       },
     )
@@ -79,7 +78,6 @@ export const toolRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return engine.tools.update(req.caller.workspaceId, req.params.id, req.params.toolId, req.body)
       },
     )
@@ -95,7 +93,6 @@ export const toolRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
         await engine.tools.delete(req.caller.workspaceId, req.params.id, req.params.toolId)
         return reply.code(204).send(null)
       },
@@ -122,10 +119,10 @@ export const toolRoutes =
         },
       },
       async (req) => {
-        requireAdminOrSelf(req, req.params.id)
+        requireOwnAgent(req.caller, req.params.id)
         return engine.tools.run(req.caller.workspaceId, req.params.id, req.params.toolId, {
           input: req.body.input,
-          keyId: req.caller.keyId,
+          caller: req.caller,
         })
       },
     )
@@ -149,7 +146,7 @@ export const toolRoutes =
         },
       },
       async (req) => {
-        requireAdminOrSelf(req, req.params.id)
+        requireOwnAgent(req.caller, req.params.id)
         const { cursor, limit, toolId } = req.query
         if (cursor && !decodeCursor(cursor))
           throw new PatchbayError('INVALID_CURSOR', 'query.cursor is not a cursor this list gave out.', {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
-import { requireAdmin } from '../authenticate.ts'
+import { requireOwnAgent } from '../authorize.ts'
 import { errorResponses, TriggerMechanism } from '../schemas.ts'
 
 const TriggerView = z
@@ -85,7 +85,6 @@ export const triggerRoutes =
         },
       },
       async (req, reply) => {
-        requireAdmin(req)
         return reply.code(201).send(await t.create(req.caller.workspaceId, req.params.agentId, req.body))
       },
     )
@@ -101,7 +100,7 @@ export const triggerRoutes =
         },
       },
       async (req) => {
-        if (req.caller.kind === 'agent' && req.caller.agentId !== req.params.agentId) requireAdmin(req)
+        requireOwnAgent(req.caller, req.params.agentId)
         return { triggers: await t.list(req.caller.workspaceId, req.params.agentId) }
       },
     )
@@ -118,7 +117,7 @@ export const triggerRoutes =
       },
       async (req) => {
         const view = await t.get(req.caller.workspaceId, req.params.id)
-        if (req.caller.kind === 'agent' && req.caller.agentId !== view.agentId) requireAdmin(req)
+        requireOwnAgent(req.caller, view.agentId)
         return view
       },
     )
@@ -141,7 +140,6 @@ export const triggerRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return t.delete(req.caller.workspaceId, req.params.id)
       },
     )
@@ -177,7 +175,6 @@ export const triggerRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         return engine.events.diagnose(req.caller.workspaceId, req.params.id)
       },
     )
@@ -193,7 +190,6 @@ export const triggerRoutes =
         },
       },
       async (req) => {
-        requireAdmin(req)
         await t.requireRow(req.caller.workspaceId, req.params.id)
         return (await engine.events.poller.poll(req.params.id)) ?? { events: 0 }
       },

@@ -1,0 +1,145 @@
+// Who may call what: the ONE policy table. Every API operation (by its operationId) and every MCP
+// method has a rule here, enforced in one place (server/authorize.ts, after authentication, before
+// the handler). A route the table does not name fails at startup with a message pointing here.
+//
+// Roles (each may do what the ones below it may):
+//   owner   everything, including deleting the workspace and managing owners
+//   admin   members, workspace keys, settings (credit budgets, rate limits), the audit log
+//   member  connections, agents (and their keys), triggers, tools, running steps, replays
+//   viewer  reads events, deliveries, runs, usage, configuration; nothing that changes state,
+//           calls an upstream, or reveals a secret
+// Agent keys keep the rights they always had: `agents: true` routes, narrowed by the handler to the
+// key's own agent (requireOwnAgent); everything else refuses them (AGENT_KEY_FORBIDDEN).
+//
+// `action` names what a change is in the audit log (`connection.created` …); reads have none.
+import type { Role } from './caller.ts'
+
+export type Rule =
+  /** Anyone, no credentials asked; the route checks what it needs itself (`why` says how). */
+  | { readonly access: 'public'; readonly why: string; readonly action?: string }
+  /**
+   * Anyone with valid credentials (a workspace key or a signed-in person), in any workspace or none:
+   * `req.identity` is set, `req.caller` only when a workspace could be chosen. For what is about the
+   * caller rather than a workspace (GET /v1/me, listing or creating workspaces, accepting an invitation).
+   */
+  | { readonly access: 'signedIn'; readonly agents?: false; readonly action?: string }
+  /** A caller of the workspace the request acts on, with at least `role`. */
+  | { readonly access: 'workspace'; readonly role: Role; readonly agents: boolean; readonly action?: string }
+
+const read = (role: Role = 'viewer', agents = true): Rule => ({ access: 'workspace', role, agents })
+const change = (role: Role, action: string, agents = false): Rule => ({
+  access: 'workspace',
+  role,
+  agents,
+  action,
+})
+
+export const POLICY = {
+  // Catalog and steps
+  getCatalog: read(),
+  searchSteps: read(),
+  getStep: read(),
+  // Field choices are read from the upstream with a connection's credentials.
+  listStepFieldChoices: read('member'),
+  listTriggerFieldChoices: read('member'),
+  runStep: change('member', 'step.run', true),
+  listRuns: read(),
+
+  // Connections
+  createConnection: change('member', 'connection.created'),
+  listConnections: read(),
+  getConnection: read(),
+  reconnectConnection: change('member', 'connection.reconnected'),
+  deleteConnection: change('member', 'connection.deleted'),
+  startOAuth: change('member', 'connection.oauth_started'),
+  completeOAuth: {
+    access: 'public',
+    why: 'the upstream redirects the browser here; the flow is found by its single-use state',
+    action: 'connection.oauth_completed',
+  },
+  createTokenUrl: read('member'),
+  getRateLimit: read(),
+  setRateLimit: change('admin', 'rate_limit.set'),
+  deleteRateLimit: change('admin', 'rate_limit.deleted'),
+  getRateLimitStatus: read(),
+
+  // Agents and their keys
+  createAgent: change('member', 'agent.created'),
+  listAgents: read('viewer', false),
+  getAgent: read(),
+  updateAgent: change('member', 'agent.updated'),
+  deleteAgent: change('member', 'agent.deleted'),
+  rotateWebhookSecret: change('member', 'agent.webhook_secret_rotated'),
+  createAgentKey: change('member', 'agent_key.created'),
+  listAgentKeys: read('member', false),
+  revokeAgentKey: change('member', 'agent_key.revoked'),
+
+  // Tools
+  createTool: change('member', 'tool.created'),
+  listTools: read(),
+  getTool: read(),
+  updateTool: change('member', 'tool.updated'),
+  deleteTool: change('member', 'tool.deleted'),
+  runTool: change('member', 'tool.run', true),
+  listToolRuns: read(),
+  getToolRun: read(),
+  listFunctionTools: read(),
+  listOwnFunctionTools: read(),
+  callFunction: change('member', 'function.called', true),
+
+  // Triggers
+  createTrigger: change('member', 'trigger.created'),
+  listTriggers: read(),
+  getTrigger: read(),
+  deleteTrigger: change('member', 'trigger.deleted'),
+  // Diagnosing reads the upstream's hooks with the connection's credentials; polling runs one poll.
+  diagnoseTrigger: read('member', false),
+  pollTrigger: change('member', 'trigger.polled'),
+
+  // Events and deliveries
+  listEvents: read('viewer', false),
+  getEvent: read('viewer', false),
+  listDeliveries: read(),
+  getDelivery: read(),
+  replayDelivery: change('member', 'delivery.replayed'),
+  listParkedInbox: read('viewer', false),
+  retryParkedInbox: change('member', 'inbox.retried'),
+  getDeliveryBacklog: read('viewer', false),
+  streamAgentEvents: read(),
+
+  // Credits
+  getCredits: read(),
+  listCreditBudgets: read(),
+  getCreditBudget: read(),
+  setCreditBudget: change('admin', 'credit_budget.set'),
+  deleteCreditBudget: change('admin', 'credit_budget.deleted'),
+
+  // MCP: the route lets every caller in; each JSON-RPC method has its rule in MCP_POLICY.
+  callMcp: read('viewer', true),
+} as const satisfies Record<string, Rule>
+
+/**
+ * MCP methods (JSON-RPC) by the least role a workspace key or person needs (agent keys may call
+ * them all). A method not named here needs `member`.
+ */
+export const MCP_POLICY: Record<string, Role> = {
+  initialize: 'viewer',
+  ping: 'viewer',
+  'notifications/initialized': 'viewer',
+  'notifications/cancelled': 'viewer',
+  'tools/list': 'viewer',
+  'resources/list': 'viewer',
+  'resources/templates/list': 'viewer',
+  'resources/read': 'viewer',
+  'tools/call': 'member',
+}
+
+export type OperationId = keyof typeof POLICY
+
+/** The rule of an operation, or undefined when the table does not name it. */
+export const ruleOf = (operationId: string): Rule | undefined =>
+  Object.hasOwn(POLICY, operationId) ? (POLICY as Record<string, Rule>)[operationId] : undefined
+
+/** The rule of an MCP method (member for a method not named). */
+export const mcpRoleOf = (method: string): Role =>
+  Object.hasOwn(MCP_POLICY, method) ? MCP_POLICY[method] : 'member'
