@@ -70,6 +70,7 @@ test('an agent is created with its scope, connections and delivery; the signing 
     'id',
     'name',
     'scope',
+    'toolSelection',
     'updatedAt',
   ])
 })

@@ -11,6 +11,8 @@ import {
   DeliveryEditor,
   type Scope,
   ScopeEditor,
+  type ToolSelection,
+  ToolSelectionEditor,
 } from './agent-settings.tsx'
 import { ToolsSection } from './Tools.tsx'
 import { TriggersSection } from './Triggers.tsx'
@@ -78,11 +80,12 @@ function Settings({ agent, onSaved }: { agent: Agent; onSaved: () => Promise<voi
   const [connectionIds, setConnectionIds] = useState(agent.connectionIds)
   const [scope, setScope] = useState<Scope>(agent.scope)
   const [delivery, setDelivery] = useState<Delivery>(agent.delivery)
+  const [toolSelection, setToolSelection] = useState<ToolSelection>(agent.toolSelection)
   const [saved, setSaved] = useState(false)
   const [secret, setSecret] = useState<string | null>(null)
   const save = useAction(async () => {
     setSaved(false)
-    await patch(`/v1/agents/${enc(agent.id)}`, { name, connectionIds, scope, delivery })
+    await patch(`/v1/agents/${enc(agent.id)}`, { name, connectionIds, scope, delivery, toolSelection })
     setSaved(true)
     await onSaved()
   })
@@ -112,6 +115,11 @@ function Settings({ agent, onSaved }: { agent: Agent; onSaved: () => Promise<voi
           onChange={setScope}
         />
         <DeliveryEditor value={delivery} onChange={setDelivery} />
+        <ToolSelectionEditor
+          connections={ws.connections.filter((c) => connectionIds.includes(c.id))}
+          value={toolSelection}
+          onChange={setToolSelection}
+        />
         <ErrorBox error={save.error} title="The settings could not be saved" />
         <Notice>{saved ? 'Settings saved.' : null}</Notice>
         <div className="row wrap">
