@@ -301,7 +301,7 @@ export interface AgentsTable {
   delivery: string
   /** Vault ciphertext of the Standard Webhooks signing secret (whsec_…). */
   signing_secret: string
-  /** JSON: { steps?, tools?, discovery } (migration 0011); null: every step and tool, listed. */
+  /** JSON: { steps?, tools?, discovery } (migration 0013); null: every step and tool, listed. */
   tool_selection: string | null
   created_at: string
   updated_at: string
