@@ -114,6 +114,9 @@ export const POLICY = {
   setCreditBudget: change('admin', 'credit_budget.set'),
   deleteCreditBudget: change('admin', 'credit_budget.deleted'),
 
+  // Stats and timelines: the workspace's numbers and run records (no payloads, no secrets).
+  getStats: read('viewer', false),
+  getTimeline: read('viewer', false),
   // People: signing in and out, and what a person sees of themselves (routes/auth.ts).
   signUp: {
     access: 'public',
