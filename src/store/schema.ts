@@ -136,9 +136,9 @@ export interface StepRunsTable {
   duration_ms: number
   attempts: number
   created_at: string
-  /** Upstream answers 429 the run met (migration 0013). */
+  /** Upstream answers 429 the run met (migration 0014). */
   rate_limited: number
-  /** JSON: the run's upstream requests, kit/http.ts' UpstreamRequestRecord[] (migration 0013). */
+  /** JSON: the run's upstream requests, kit/http.ts' UpstreamRequestRecord[] (migration 0014). */
   requests: string | null
 }
 
@@ -305,7 +305,7 @@ export interface AgentsTable {
   delivery: string
   /** Vault ciphertext of the Standard Webhooks signing secret (whsec_…). */
   signing_secret: string
-  /** JSON: { steps?, tools?, discovery } (migration 0013); null: every step and tool, listed. */
+  /** JSON: { steps?, tools?, discovery } (migration 0014); null: every step and tool, listed. */
   tool_selection: string | null
   created_at: string
   updated_at: string
@@ -377,7 +377,7 @@ export interface Database {
   stat_rollups: StatRollupsTable
 }
 
-/** A series' count (or sum) for one hour and key, rolled up from the records (migration 0013). */
+/** A series' count (or sum) for one hour and key, rolled up from the records (migration 0014). */
 export interface StatHoursTable {
   workspace_id: string
   series: string
