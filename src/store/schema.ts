@@ -136,9 +136,9 @@ export interface StepRunsTable {
   duration_ms: number
   attempts: number
   created_at: string
-  /** Upstream answers 429 the run met (migration 0014). */
+  /** Upstream answers 429 the run met (migration 0013). */
   rate_limited: number
-  /** JSON: the run's upstream requests, kit/http.ts' UpstreamRequestRecord[] (migration 0014). */
+  /** JSON: the run's upstream requests, kit/http.ts' UpstreamRequestRecord[] (migration 0013). */
   requests: string | null
 }
 
@@ -377,7 +377,7 @@ export interface Database {
   stat_rollups: StatRollupsTable
 }
 
-/** A series' count (or sum) for one hour and key, rolled up from the records (migration 0014). */
+/** A series' count (or sum) for one hour and key, rolled up from the records (migration 0013). */
 export interface StatHoursTable {
   workspace_id: string
   series: string
