@@ -308,6 +308,7 @@ export class Engine {
       agents: this.agents,
       tools: this.tools,
       registry: this.registry,
+      triggers: triggerRows,
       clock,
       log: opts.log,
       retryScheduleMs: ev.retryScheduleMs,
