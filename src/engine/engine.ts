@@ -18,6 +18,7 @@ import { CreditBudgets, CreditHolds, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
 import { Leases } from '../store/leases.ts'
 import { Memberships } from '../store/memberships.ts'
+import { ConnectSessions, EndUsers, OperatorNoticeRows } from '../store/end-users.ts'
 import { OAuthFlowRows } from '../store/oauth-flows.ts'
 import { ParkedInbox } from '../store/parked-inbox.ts'
 import { StepRuns } from '../store/step-runs.ts'
@@ -35,6 +36,9 @@ import { AgentService } from './agents/agent-service.ts'
 import { Changes, type ChangeTransport } from './changes/changes.ts'
 import { ConnectionService } from './connections/connection-service.ts'
 import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
+import { EndUserService } from './end-users/end-user-service.ts'
+import { EndUserSettings } from './end-users/end-user-settings.ts'
+import { OperatorNotices } from './end-users/operator-notices.ts'
 import { EventAttributor } from './events/attribution.ts'
 import { Deliverer, PUSH_CONNECTIONS_PER_ENDPOINT } from './events/deliverer.ts'
 import { DeliveryStreams } from './events/delivery-streams.ts'
@@ -123,6 +127,10 @@ export class Engine {
   readonly rateBudgets: RateBudgets
   /** Sign-in through upstreams' web pages (OAuth), for connectors that declare a flow. */
   readonly oauth: OAuthFlows
+  /** Lifecycle notices to the workspace's notification URL. */
+  readonly notices: OperatorNotices
+  /** End users, their connect sessions and settings. */
+  readonly endUsers: EndUserService
   /** The one egress guard: addresses checked when saved, and at connect time by the dispatcher. */
   readonly egress: EgressGuard
   #dispatcher: Dispatcher
@@ -171,7 +179,18 @@ export class Engine {
       clients: this.clients,
       webUrls: opts.oauth?.webUrls,
     })
+    const endUserRows = new EndUsers(opts.store.db)
+    const endUserSettings = new EndUserSettings({ db: opts.store.db, vault: opts.vault, egress: this.egress })
+    this.notices = new OperatorNotices({
+      rows: new OperatorNoticeRows(opts.store.db),
+      settings: endUserSettings,
+      endUsers: endUserRows,
+      dispatcher: this.#pushDispatcher,
+      log: opts.log,
+      retryScheduleMs: opts.events?.retryScheduleMs,
+    })
     this.connections = new ConnectionService({
+      lifecycle: this.notices,
       repo: new Connections(opts.store.db),
       vault: opts.vault,
       registry: this.registry,
@@ -200,6 +219,7 @@ export class Engine {
       },
     })
     this.agents = new AgentService({
+      endUsers: endUserRows,
       repo: new Agents(opts.store.db),
       keys: this.apiKeys,
       vault: opts.vault,
@@ -349,14 +369,28 @@ export class Engine {
       connections: this.connections,
       log: opts.log,
     })
+    const connectSessions = new ConnectSessions(opts.store.db)
     this.oauth = new OAuthFlows({
       registry: this.registry,
       connections: this.connections,
       clients: this.clients,
       vault: opts.vault,
       flows: new OAuthFlowRows(opts.store.db),
+      sessions: connectSessions,
       apps: opts.oauth?.apps,
       webUrls: opts.oauth?.webUrls,
+      publicUrl: () => this.events.triggers.webhooks.publicUrl,
+    })
+    this.endUsers = new EndUserService({
+      rows: endUserRows,
+      sessions: connectSessions,
+      settings: endUserSettings,
+      connections: this.connections,
+      agents: this.agents,
+      oauth: this.oauth,
+      triggers: this.events.triggers,
+      registry: this.registry,
+      db: opts.store.db,
       publicUrl: () => this.events.triggers.webhooks.publicUrl,
     })
     // Every reconnect (credentials or sign-in) registers the connection's webhooks again.
@@ -368,6 +402,7 @@ export class Engine {
 
   async close(): Promise<void> {
     await this.events.stop()
+    await this.notices.close()
     await this.changes.close()
     await this.#dispatcher.close()
     if (this.#pushDispatcher !== this.#dispatcher) await this.#pushDispatcher.close()

@@ -27,6 +27,10 @@ export const AgentView = z
     scope: AgentScope,
     connectionIds: z.array(z.string()).describe('Connections the agent may use.'),
     delivery: DeliveryTarget,
+    endUserId: z
+      .string()
+      .nullable()
+      .describe("The end user it acts for (it uses only their connections); null: the workspace's own."),
     createdAt: z.string(),
     updatedAt: z.string(),
   })

@@ -6,7 +6,9 @@ import type { AgentsTable, Database } from './schema.ts'
 
 export type AgentRow = AgentsTable
 
-export type NewAgentRow = Omit<AgentRow, 'id' | 'created_at' | 'updated_at'>
+export type NewAgentRow = Omit<AgentRow, 'id' | 'created_at' | 'updated_at' | 'end_user_id'> & {
+  end_user_id?: string | null
+}
 
 export class Agents {
   #db: Kysely<Database>
@@ -16,7 +18,13 @@ export class Agents {
 
   async insert(values: NewAgentRow): Promise<AgentRow> {
     const now = nowIso()
-    const row: AgentRow = { ...values, id: newId('agt'), created_at: now, updated_at: now }
+    const row: AgentRow = {
+      ...values,
+      end_user_id: values.end_user_id ?? null,
+      id: newId('agt'),
+      created_at: now,
+      updated_at: now,
+    }
     await this.#db.insertInto('agents').values(row).execute()
     return row
   }
@@ -49,7 +57,11 @@ export class Agents {
   async update(
     workspaceId: string,
     id: string,
-    values: Partial<Pick<AgentRow, 'name' | 'scope' | 'connection_ids' | 'delivery' | 'signing_secret'>>,
+    values: Partial<
+      Pick<AgentRow, 'name' | 'scope' | 'connection_ids' | 'delivery' | 'signing_secret'> & {
+        end_user_id: string | null
+      }
+    >,
   ): Promise<boolean> {
     const r = await this.#db
       .updateTable('agents')
