@@ -11,7 +11,10 @@ export class Connections {
   }
 
   async insert(
-    values: Omit<ConnectionRow, 'id' | 'created_at' | 'updated_at' | 'status' | 'status_reason' | 'end_user_id'> & {
+    values: Omit<
+      ConnectionRow,
+      'id' | 'created_at' | 'updated_at' | 'status' | 'status_reason' | 'end_user_id'
+    > & {
       end_user_id?: string | null
     },
   ) {

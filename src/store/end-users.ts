@@ -96,7 +96,11 @@ export class ConnectSessions {
   }
 
   async byTokenHash(hash: string): Promise<ConnectSessionRow | undefined> {
-    return this.#db.selectFrom('connect_sessions').selectAll().where('token_hash', '=', hash).executeTakeFirst()
+    return this.#db
+      .selectFrom('connect_sessions')
+      .selectAll()
+      .where('token_hash', '=', hash)
+      .executeTakeFirst()
   }
 
   async getById(id: string): Promise<ConnectSessionRow | undefined> {
@@ -105,7 +109,11 @@ export class ConnectSessions {
 
   /** Records the connection made with a spent session. */
   async settle(id: string, connectionId: string): Promise<void> {
-    await this.#db.updateTable('connect_sessions').set({ connection_id: connectionId }).where('id', '=', id).execute()
+    await this.#db
+      .updateTable('connect_sessions')
+      .set({ connection_id: connectionId })
+      .where('id', '=', id)
+      .execute()
   }
 
   /** Gives a spent session back when nothing was connected with it (wrong credentials: try again). */

@@ -20,7 +20,12 @@ describe('end users', () => {
   const state: { aliceConn?: string; bobConn?: string; agentId?: string; agentKey?: string } = {}
 
   /** A call of the hosted page: no workspace key at all. */
-  const anonymous = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+  const anonymous = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
     const res = await fetch(t.url + path, {
       method,
       headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
@@ -59,7 +64,10 @@ describe('end users', () => {
   })
 
   test('settings: allowed origins and a notification URL, whose signing secret is shown once', async () => {
-    const res = await t.api('PUT', '/v1/end-user-settings', { allowedOrigins: [APP], notificationUrl: notices.url })
+    const res = await t.api('PUT', '/v1/end-user-settings', {
+      allowedOrigins: [APP],
+      notificationUrl: notices.url,
+    })
     assert.equal(res.status, 200, JSON.stringify(res.body))
     assert.match(res.body.notificationSecret, /^whsec_/)
     notices.secret = res.body.notificationSecret
@@ -81,9 +89,15 @@ describe('end users', () => {
   })
 
   test('an end user connects through a connect session without any workspace key; the link is single use', async () => {
-    const s = await session('alice', { displayName: 'Alice', email: 'alice@example.test', connectors: ['taskboard'] })
+    const s = await session('alice', {
+      displayName: 'Alice',
+      email: 'alice@example.test',
+      connectors: ['taskboard'],
+    })
     assert.ok(s.url.endsWith(`/connect#${s.token}`))
-    const info = await anonymous('GET', '/v1/connect/session', undefined, { 'patchbay-connect-token': s.token })
+    const info = await anonymous('GET', '/v1/connect/session', undefined, {
+      'patchbay-connect-token': s.token,
+    })
     assert.equal(info.status, 200, JSON.stringify(info.body))
     assert.equal(info.body.workspaceName, 'Default')
     assert.deepEqual(
@@ -91,7 +105,9 @@ describe('end users', () => {
       ['taskboard'],
     )
     // Forged: refused in words.
-    const forged = await anonymous('GET', '/v1/connect/session', undefined, { 'patchbay-connect-token': 'pbcs_forged' })
+    const forged = await anonymous('GET', '/v1/connect/session', undefined, {
+      'patchbay-connect-token': 'pbcs_forged',
+    })
     assert.equal(forged.status, 401)
     assert.equal(forged.body.error.code, 'CONNECT_SESSION_INVALID')
     // A connector the link does not allow.
@@ -206,10 +222,12 @@ describe('end users', () => {
       delivery: { type: 'webhook', url: agentEndpoint.url },
     })
     assert.equal(made.status, 201, JSON.stringify(made.body))
-    assert.equal(made.body.endUserId, "alice")
+    assert.equal(made.body.endUserId, 'alice')
     state.agentId = made.body.id
     // Adding bob's connection later is refused too.
-    const add = await t.api('PATCH', `/v1/agents/${state.agentId}`, { connectionIds: [state.aliceConn, state.bobConn] })
+    const add = await t.api('PATCH', `/v1/agents/${state.agentId}`, {
+      connectionIds: [state.aliceConn, state.bobConn],
+    })
     assert.equal(add.body.error.code, 'CONNECTION_OF_OTHER_OWNER')
     const key = await t.api('POST', `/v1/agents/${state.agentId}/keys`, {})
     state.agentKey = key.body.key
@@ -218,7 +236,10 @@ describe('end users', () => {
       seen.body.connections.map((c: any) => c.id),
       [state.aliceConn],
     )
-    assert.equal((await t.api('GET', `/v1/connections/${state.bobConn}`, undefined, state.agentKey)).status, 404)
+    assert.equal(
+      (await t.api('GET', `/v1/connections/${state.bobConn}`, undefined, state.agentKey)).status,
+      404,
+    )
     const run = await t.api(
       'POST',
       '/v1/steps/taskboard.get_boards/run',
@@ -245,10 +266,16 @@ describe('end users', () => {
     const created = await notices.until((r) =>
       r.some((n) => n.body.type === 'connection.created' && n.body.data.connectionId === state.bobConn),
     )
-    const forAlice = created.find((n) => n.body.type === 'connection.created' && n.body.data.connectionId === state.aliceConn)!
+    const forAlice = created.find(
+      (n) => n.body.type === 'connection.created' && n.body.data.connectionId === state.aliceConn,
+    )!
     assert.ok(forAlice.verified, 'signed with the notification secret')
     assert.equal(forAlice.body.data.endUserId, 'alice')
-    assert.deepEqual(forAlice.body.data.endUser, { id: 'alice', displayName: 'Alice', email: 'alice@example.test' })
+    assert.deepEqual(forAlice.body.data.endUser, {
+      id: 'alice',
+      displayName: 'Alice',
+      email: 'alice@example.test',
+    })
     assert.equal(forAlice.body.data.connector, 'taskboard')
     assert.equal(forAlice.body.data.accountName, alice.username)
     assert.ok(!JSON.stringify(created).includes(alice.token))
@@ -265,9 +292,9 @@ describe('end users', () => {
       state.agentKey,
     )
     assert.notEqual(run.status, 200)
-    const lapsed = (
-      await notices.until((r) => r.some((n) => n.body.type === 'connection.lapsed'))
-    ).filter((n) => n.body.type === 'connection.lapsed')
+    const lapsed = (await notices.until((r) => r.some((n) => n.body.type === 'connection.lapsed'))).filter(
+      (n) => n.body.type === 'connection.lapsed',
+    )
     assert.equal(lapsed.length, 1)
     assert.equal(lapsed[0].body.data.connectionId, state.aliceConn)
     assert.equal(lapsed[0].body.data.endUserId, 'alice')
@@ -300,7 +327,10 @@ describe('end users', () => {
     assert.equal(made.status, 201)
     const failed = await eventually(
       () => t.api('GET', '/v1/notices?status=pending'),
-      (r) => r.body.notices.some((n: any) => n.body.data.connectionId === made.body.connection.id && n.attempts === 1),
+      (r) =>
+        r.body.notices.some(
+          (n: any) => n.body.data.connectionId === made.body.connection.id && n.attempts === 1,
+        ),
     )
     const n = failed.body.notices.find((x: any) => x.body.data.connectionId === made.body.connection.id)
     assert.match(n.lastError, /500/)

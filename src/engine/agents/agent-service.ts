@@ -318,8 +318,12 @@ export class AgentService {
       throw new PatchbayError(
         'CONNECTION_OF_OTHER_OWNER',
         `connectionIds names connections the agent may not use: ${foreign
-          .map((c) => `${c.id} (${c.endUserId === null ? "the workspace's own" : `end user "${c.endUserId}"`})`)
-          .join(', ')}; ${endUserId === null ? "an agent bound to no end user uses only the workspace's own connections" : `an agent bound to end user "${endUserId}" uses only that end user's connections`}.`,
+          .map(
+            (c) => `${c.id} (${c.endUserId === null ? "the workspace's own" : `end user "${c.endUserId}"`})`,
+          )
+          .join(
+            ', ',
+          )}; ${endUserId === null ? "an agent bound to no end user uses only the workspace's own connections" : `an agent bound to end user "${endUserId}" uses only that end user's connections`}.`,
         {
           hint:
             endUserId === null

@@ -140,9 +140,7 @@ export class ConnectionService {
     if (!input.second) {
       const same = (
         await this.#repo.list(workspaceId, { connector: input.connector, endUserId: input.endUserId ?? null })
-      ).find(
-        (r) => r.auth_method === input.authMethod && r.account_id === identity.accountId,
-      )
+      ).find((r) => r.auth_method === input.authMethod && r.account_id === identity.accountId)
       if (same)
         return { ...(await this.#replace(workspaceId, same, input.authMethod, verified)), reconnected: true }
     }
@@ -209,7 +207,9 @@ export class ConnectionService {
     this.#lifecycle?.connectionChanged(
       'connection.reconnected',
       replaced,
-      row.status === 'lapsed' ? `was lapsed: ${row.status_reason ?? 'the upstream refused its credentials'}` : null,
+      row.status === 'lapsed'
+        ? `was lapsed: ${row.status_reason ?? 'the upstream refused its credentials'}`
+        : null,
     )
     return this.#view(replaced, credentials)
   }
@@ -329,7 +329,11 @@ export class ConnectionService {
     this.#changes.publish('connections', [id])
     // Told once, when it goes from active to lapsed.
     if (row.status !== 'lapsed')
-      this.#lifecycle?.connectionChanged('connection.lapsed', { ...row, status: 'lapsed', status_reason: reason }, reason)
+      this.#lifecycle?.connectionChanged(
+        'connection.lapsed',
+        { ...row, status: 'lapsed', status_reason: reason },
+        reason,
+      )
   }
 
   async #requireRow(workspaceId: string, id: string): Promise<ConnectionRow> {

@@ -227,9 +227,13 @@ export class OAuthFlows {
       }
       // A connect session connects once: spent before the connection is stored, given back if none is.
       if (opened.cs && !(await this.#sessions.spend(opened.cs, 'pending')))
-        throw new PatchbayError('CONNECT_SESSION_USED', 'This connect link has already been used to connect an account.', {
-          hint: 'Each link connects one account: ask the app that sent you here for a new one.',
-        })
+        throw new PatchbayError(
+          'CONNECT_SESSION_USED',
+          'This connect link has already been used to connect an account.',
+          {
+            hint: 'Each link connects one account: ask the app that sent you here for a new one.',
+          },
+        )
       try {
         const { reconnected, ...connection } = await this.#connections.createVerified(opened.ws, {
           connector: connector.id,

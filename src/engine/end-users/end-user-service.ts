@@ -199,9 +199,13 @@ export class EndUserService {
         hint: 'Ask the app that sent you here for a new connect link.',
       })
     if (row.used_at)
-      throw new PatchbayError('CONNECT_SESSION_USED', 'This connect link has already been used to connect an account.', {
-        hint: 'Each link connects one account: ask the app that sent you here for a new one.',
-      })
+      throw new PatchbayError(
+        'CONNECT_SESSION_USED',
+        'This connect link has already been used to connect an account.',
+        {
+          hint: 'Each link connects one account: ask the app that sent you here for a new one.',
+        },
+      )
     return row
   }
 
@@ -250,9 +254,13 @@ export class EndUserService {
     this.#allowed(s, input.connector, input.authMethod)
     // Spent first (one use, even when two requests race); given back when nothing was connected.
     if (!(await this.#sessions.spend(s.id, 'pending')))
-      throw new PatchbayError('CONNECT_SESSION_USED', 'This connect link has already been used to connect an account.', {
-        hint: 'Each link connects one account: ask the app that sent you here for a new one.',
-      })
+      throw new PatchbayError(
+        'CONNECT_SESSION_USED',
+        'This connect link has already been used to connect an account.',
+        {
+          hint: 'Each link connects one account: ask the app that sent you here for a new one.',
+        },
+      )
     try {
       const { reconnected, ...connection } = await this.#connections.create(s.workspace_id, {
         ...input,
@@ -266,10 +274,14 @@ export class EndUserService {
     }
   }
 
-  /** Starts a sign-in through the upstream's pages for the session's end user (redirect mode). */
+  /**
+   * Starts a sign-in through the upstream's pages for the session's end user: redirect (back to
+   * the session's returnTo, or a page saying what happened) or pop-up (the result goes to the
+   * hosted page, which opened it).
+   */
   async startSignIn(
     token: string | undefined,
-    input: { connector: string; authMethod?: string },
+    input: { connector: string; authMethod?: string; mode?: 'redirect' | 'popup' },
   ): Promise<OAuthStarted> {
     const s = await this.openSession(token)
     this.#allowed(s, input.connector, input.authMethod)
@@ -278,8 +290,8 @@ export class EndUserService {
       {
         connector: input.connector,
         authMethod: input.authMethod,
-        mode: 'redirect',
-        returnTo: s.return_to ?? undefined,
+        mode: input.mode ?? 'redirect',
+        returnTo: input.mode === 'popup' ? '/connect' : (s.return_to ?? undefined),
         endUserId: s.end_user_id,
         connectSessionId: s.id,
       },
@@ -309,7 +321,8 @@ export class EndUserService {
       agentsUnbound.push(a.id)
     }
     const { events, deliveries } = await this.#deleteEvents(workspaceId, ids)
-    for (const c of connections) await this.#connections.delete(workspaceId, c.id, `end user "${id}" was deleted`)
+    for (const c of connections)
+      await this.#connections.delete(workspaceId, c.id, `end user "${id}" was deleted`)
     const connectSessions = await this.#sessions.deleteForEndUser(workspaceId, id)
     await this.#rows.delete(workspaceId, id)
     return {
@@ -351,7 +364,10 @@ export class EndUserService {
   #allowed(s: ConnectSessionRow, connector: string, authMethod: string | undefined) {
     const connectors: string[] | null = s.connectors && JSON.parse(s.connectors)
     const methods: string[] | null = s.auth_methods && JSON.parse(s.auth_methods)
-    if ((connectors && !connectors.includes(connector)) || (authMethod && methods && !methods.includes(authMethod)))
+    if (
+      (connectors && !connectors.includes(connector)) ||
+      (authMethod && methods && !methods.includes(authMethod))
+    )
       throw new PatchbayError(
         'CONNECT_NOT_ALLOWED',
         `This connect link does not allow ${authMethod ? `"${authMethod}" for ` : ''}${connector}.`,
@@ -364,9 +380,13 @@ export class EndUserService {
   #checkConnectors(ids: string[]): string[] {
     const unknown = ids.filter((id) => !this.#registry.connector(id))
     if (unknown.length)
-      throw new PatchbayError('UNKNOWN_CONNECTOR', `There is no connector ${unknown.map((u) => `"${u}"`).join(', ')}.`, {
-        hint: `Use some of: ${this.#registry.connectors.map((c) => c.id).join(', ')}.`,
-      })
+      throw new PatchbayError(
+        'UNKNOWN_CONNECTOR',
+        `There is no connector ${unknown.map((u) => `"${u}"`).join(', ')}.`,
+        {
+          hint: `Use some of: ${this.#registry.connectors.map((c) => c.id).join(', ')}.`,
+        },
+      )
     return [...new Set(ids)]
   }
 

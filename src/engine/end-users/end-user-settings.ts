@@ -134,12 +134,20 @@ function originOf(value: string, at: string): string {
     })
   }
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin === 'null')
-    throw new PatchbayError('VALIDATION_FAILED', `Invalid body: ${at}: "${value}" is not an http(s) origin.`, {
-      hint: 'Give origins like https://app.example.com.',
-    })
+    throw new PatchbayError(
+      'VALIDATION_FAILED',
+      `Invalid body: ${at}: "${value}" is not an http(s) origin.`,
+      {
+        hint: 'Give origins like https://app.example.com.',
+      },
+    )
   if (`${url.origin}/` !== url.toString() && url.origin !== value)
-    throw new PatchbayError('VALIDATION_FAILED', `Invalid body: ${at}: "${value}" has a path; give the origin only.`, {
-      hint: `Give "${url.origin}".`,
-    })
+    throw new PatchbayError(
+      'VALIDATION_FAILED',
+      `Invalid body: ${at}: "${value}" has a path; give the origin only.`,
+      {
+        hint: `Give "${url.origin}".`,
+      },
+    )
   return url.origin
 }

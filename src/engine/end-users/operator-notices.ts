@@ -154,7 +154,12 @@ export class OperatorNotices implements ConnectionLifecycle {
             : null,
       },
     }
-    const row = await this.#rows.insert({ id, workspace_id: workspaceId, type, payload: JSON.stringify(body) })
+    const row = await this.#rows.insert({
+      id,
+      workspace_id: workspaceId,
+      type,
+      payload: JSON.stringify(body),
+    })
     await this.#attemptClaimed(row)
     return row
   }
@@ -209,7 +214,12 @@ export class OperatorNotices implements ConnectionLifecycle {
       const settings = await this.#settings.get(row.workspace_id)
       if (!settings.notificationUrl || !settings.notificationSecret)
         throw new Error('the workspace has no notification URL now')
-      const headers = signDelivery(settings.notificationSecret, row.id, Math.floor(Date.now() / 1000), row.payload)
+      const headers = signDelivery(
+        settings.notificationSecret,
+        row.id,
+        Math.floor(Date.now() / 1000),
+        row.payload,
+      )
       const res = await request(settings.notificationUrl, {
         method: 'POST',
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'Patchbay-Webhooks/1' },

@@ -32,6 +32,8 @@ export function connectPage(reply: FastifyReply, connector: string | null) {
     sessionStorage.setItem('patchbay-connect-token', token);
     history.replaceState(null, '', location.pathname + location.search);
   }
+  // Another link opened in this tab: start over with it.
+  window.addEventListener('hashchange', function () { location.reload(); });
   var $ = function (id) { return document.getElementById(id); };
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
@@ -52,6 +54,7 @@ export function connectPage(reply: FastifyReply, connector: string | null) {
     .then(function (res) {
       if (!res.ok) return fail(res.body);
       var s = res.body;
+      returnTo = s.returnTo;
       $('title').textContent = 'Connect an account to ' + s.workspaceName;
       $('intro').textContent = s.workspaceName + ' asks you to connect one of these accounts. Your credentials are checked with the service and kept encrypted; ' + s.workspaceName + ' never sees them.';
       var list = s.connectors.filter(function (c) { return !only || c.id === only; });
@@ -76,9 +79,11 @@ export function connectPage(reply: FastifyReply, connector: string | null) {
             $('err').textContent = '';
             $('out').textContent = m.kind === 'signIn' ? 'Opening ' + c.name + '…' : 'Checking with ' + c.name + '…';
             if (m.kind === 'signIn') {
-              post('/v1/connect/oauth/start', { token: token, connector: c.id, authMethod: m.id }, function (j) {
-                location.href = j.authorizeUrl;
-              });
+              // The code-host signs in in a pop-up (opened now, while the click counts); others redirect.
+              var popup = c.id === 'codehost' ? window.open('about:blank', 'patchbay-oauth', 'width=600,height=720') : null;
+              post('/v1/connect/oauth/start', { token: token, connector: c.id, authMethod: m.id, mode: popup ? 'popup' : 'redirect' }, function (j) {
+                if (popup) popup.location.href = j.authorizeUrl; else location.href = j.authorizeUrl;
+              }, function () { if (popup) popup.close(); });
               return;
             }
             var credentials = {};
@@ -87,10 +92,7 @@ export function connectPage(reply: FastifyReply, connector: string | null) {
               if (v) credentials[field.name] = v;
             });
             post('/v1/connect/connections', { token: token, connector: c.id, authMethod: m.id, credentials: credentials }, function (j) {
-              sessionStorage.removeItem('patchbay-connect-token');
-              $('connectors').textContent = '';
-              $('out').textContent = 'Connected ' + j.connection.accountName + '.' + (j.returnTo ? ' Taking you back…' : ' You can close this window.');
-              if (j.returnTo) location.href = j.returnTo;
+              finish(j.connection.id, j.connection.connector, j.connection.accountName);
             });
           });
           box.appendChild(f);
@@ -99,11 +101,29 @@ export function connectPage(reply: FastifyReply, connector: string | null) {
       });
     })
     .catch(function (err) { $('err').textContent = 'Could not reach Patchbay: ' + err; });
-  function post(path, body, done) {
+  var returnTo = null;
+  function finish(connectionId, connector, accountName) {
+    sessionStorage.removeItem('patchbay-connect-token');
+    $('connectors').textContent = '';
+    $('out').textContent = 'Connected ' + accountName + '.' + (returnTo ? ' Taking you back…' : ' You can close this window.');
+    if (returnTo) {
+      var u = new URL(returnTo);
+      u.searchParams.set('connectionId', connectionId);
+      u.searchParams.set('connector', connector);
+      location.href = u.toString();
+    }
+  }
+  // A pop-up sign-in reports here (only from Patchbay's own origin).
+  window.addEventListener('message', function (e) {
+    if (e.origin !== location.origin || !e.data || e.data.type !== 'patchbay:oauth') return;
+    if (e.data.error) { $('out').textContent = ''; $('err').textContent = e.data.error; return; }
+    finish(e.data.connectionId, e.data.connector, e.data.accountName);
+  });
+  function post(path, body, done, failed) {
     fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
       .then(function (r) { return r.json().then(function (j) { return { ok: r.ok, body: j }; }); })
-      .then(function (res) { $('out').textContent = ''; if (!res.ok) return fail(res.body); done(res.body); })
-      .catch(function (err) { $('out').textContent = ''; $('err').textContent = 'Could not reach Patchbay: ' + err; });
+      .then(function (res) { $('out').textContent = ''; if (!res.ok) { if (failed) failed(); return fail(res.body); } done(res.body); })
+      .catch(function (err) { if (failed) failed(); $('out').textContent = ''; $('err').textContent = 'Could not reach Patchbay: ' + err; });
   }
 })();
 </script>`,

@@ -156,12 +156,16 @@ export const endUserRoutes =
           response: {
             200: z.object({
               endUserId: z.string(),
-              connections: z.array(z.object({ id: z.string(), connector: z.string(), accountName: z.string() })),
+              connections: z.array(
+                z.object({ id: z.string(), connector: z.string(), accountName: z.string() }),
+              ),
               triggers: z.number().describe('Triggers removed with the connections.'),
               webhookCleanupErrors: z
                 .array(z.string())
                 .describe('Upstream webhooks that could not be unregistered (the upstream refused).'),
-              agentsUnbound: z.array(z.string()).describe('Agents whose connectionIds lost these connections.'),
+              agentsUnbound: z
+                .array(z.string())
+                .describe('Agents whose connectionIds lost these connections.'),
               events: z.number(),
               deliveries: z.number(),
               connectSessions: z.number(),
@@ -185,7 +189,11 @@ export const endUserRoutes =
               endUserId: EndUserIdInput,
               displayName: z.string().max(200).optional(),
               email: z.string().max(320).optional(),
-              connectors: z.array(z.string()).min(1).optional().describe('Allowed connectors (default: all).'),
+              connectors: z
+                .array(z.string())
+                .min(1)
+                .optional()
+                .describe('Allowed connectors (default: all).'),
               authMethods: z
                 .array(z.string())
                 .min(1)
@@ -242,7 +250,11 @@ export const endUserRoutes =
           body: z
             .object({
               allowedOrigins: z.array(z.string().max(300)).max(50).optional(),
-              notificationUrl: z.url({ protocol: /^https?$/ }).max(2048).nullable().optional(),
+              notificationUrl: z
+                .url({ protocol: /^https?$/ })
+                .max(2048)
+                .nullable()
+                .optional(),
               rotateNotificationSecret: z.boolean().optional(),
             })
             .strict(),
@@ -263,7 +275,10 @@ export const endUserRoutes =
             type: z.enum(NOTICE_TYPES).optional(),
             status: z.enum(['pending', 'delivered', 'failed']).optional(),
           }),
-          response: { 200: z.object({ notices: z.array(Notice), next: z.string().nullable() }), ...errorResponses },
+          response: {
+            200: z.object({ notices: z.array(Notice), next: z.string().nullable() }),
+            ...errorResponses,
+          },
         },
       },
       async (req) => engine.notices.list(req.caller.workspaceId, req.query),
@@ -317,7 +332,8 @@ export const endUserRoutes =
         schema: {
           operationId: 'connectAsEndUser',
           tags: ['end users'],
-          summary: "Connect an account with credentials through a connect link (the connection is the end user's)",
+          summary:
+            "Connect an account with credentials through a connect link (the connection is the end user's)",
           body: z
             .object({
               token: connectToken,
@@ -342,7 +358,9 @@ export const endUserRoutes =
       async (req, reply) => {
         const { token, ...input } = req.body
         const made = await engine.endUsers.connectWithCredentials(token, input)
-        return reply.code(201).send({ ...made, returnTo: made.returnTo && withResult(made.returnTo, made.connection) })
+        return reply
+          .code(201)
+          .send({ ...made, returnTo: made.returnTo && withResult(made.returnTo, made.connection) })
       },
     )
     app.post(
@@ -352,9 +370,19 @@ export const endUserRoutes =
         schema: {
           operationId: 'startEndUserSignIn',
           tags: ['end users'],
-          summary: "Start a sign-in through the upstream's pages through a connect link (redirect)",
+          summary: "Start a sign-in through the upstream's pages through a connect link (redirect or pop-up)",
           body: z
-            .object({ token: connectToken, connector: z.string().max(100), authMethod: z.string().max(100).optional() })
+            .object({
+              token: connectToken,
+              connector: z.string().max(100),
+              authMethod: z.string().max(100).optional(),
+              mode: z
+                .enum(['redirect', 'popup'])
+                .default('redirect')
+                .describe(
+                  "redirect: the browser comes back to the link's returnTo; popup: the result is posted to the hosted page that opened it.",
+                ),
+            })
             .strict(),
           response: {
             200: z.object({ authorizeUrl: z.string(), state: z.string(), expiresAt: z.string() }),

@@ -28,4 +28,3 @@ export function html(reply: FastifyReply, status: number, nonce: string, title: 
 ${body}
 </main></body></html>`)
 }
-

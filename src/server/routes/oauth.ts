@@ -125,7 +125,6 @@ export const oauthRoutes =
         return resultPage(reply, outcome)
       },
     )
-
   }
 
 function message(o: OAuthOutcome): Record<string, unknown> {
