@@ -67,6 +67,14 @@ export interface IdentitiesTable {
   created_at: string
 }
 
+/** Failed sign-ins in the current window, per account or address (migration 0013). */
+export interface SignInAttemptsTable {
+  /** `account:<email>` or `address:<ip>`. */
+  key: string
+  window_started_at: string
+  failures: number
+}
+
 export interface AuditLogTable {
   id: string
   workspace_id: string | null
@@ -115,7 +123,7 @@ export interface ConnectionsTable {
   secret: string
   created_at: string
   updated_at: string
-  /** The end user who made it (migration 0012); null: the workspace's own. */
+  /** The end user who made it (migration 0013); null: the workspace's own. */
   end_user_id: string | null
 }
 
@@ -297,7 +305,7 @@ export interface AgentsTable {
   signing_secret: string
   created_at: string
   updated_at: string
-  /** The end user it acts for (migration 0012): it uses only their connections. */
+  /** The end user it acts for (migration 0013): it uses only their connections. */
   end_user_id: string | null
 }
 
@@ -344,6 +352,7 @@ export interface Database {
   invitations: InvitationsTable
   identities: IdentitiesTable
   audit_log: AuditLogTable
+  sign_in_attempts: SignInAttemptsTable
   connections: ConnectionsTable
   step_runs: StepRunsTable
   credit_ledger: CreditLedgerTable
@@ -367,7 +376,7 @@ export interface Database {
   operator_notices: OperatorNoticesTable
 }
 
-/** The operator's own customers, by the operator's id (migration 0012). */
+/** The operator's own customers, by the operator's id (migration 0013). */
 export interface EndUsersTable {
   workspace_id: string
   id: string
@@ -377,7 +386,7 @@ export interface EndUsersTable {
   updated_at: string
 }
 
-/** A single-use connect link for one end user (migration 0012). */
+/** A single-use connect link for one end user (migration 0013). */
 export interface ConnectSessionsTable {
   id: string
   token_hash: string
@@ -392,7 +401,7 @@ export interface ConnectSessionsTable {
   connection_id: string | null
 }
 
-/** A lifecycle notice to the workspace's notification URL (migration 0012). */
+/** A lifecycle notice to the workspace's notification URL (migration 0013). */
 export interface OperatorNoticesTable {
   id: string
   workspace_id: string

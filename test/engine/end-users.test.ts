@@ -148,6 +148,19 @@ describe('end users', () => {
     })
     assert.equal(again.status, 409)
     assert.equal(again.body.error.code, 'CONNECT_SESSION_USED')
+    // Refusals are in the audit log (the reused link under its workspace, the forged one under none).
+    const refused = await t.service.engine.store.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('action', '=', 'connect_session.refused')
+      .execute()
+    assert.ok(
+      refused.some(
+        (r) => r.workspace_id === t.service.workspaceId && r.detail?.includes('CONNECT_SESSION_USED'),
+      ),
+    )
+    assert.ok(refused.some((r) => r.workspace_id === null && r.detail?.includes('CONNECT_SESSION_INVALID')))
+    assert.ok(!refused.some((r) => r.detail?.includes(s.token)), 'no token in the audit log')
     const eu = await t.api('GET', '/v1/end-users/alice')
     assert.equal(eu.body.displayName, 'Alice')
     assert.deepEqual(

@@ -9,9 +9,11 @@ import type { Kysely } from 'kysely'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { ConnectSessionRow, ConnectSessions, EndUserRow, EndUsers } from '../../store/end-users.ts'
 import type { Database } from '../../store/schema.ts'
+import type { Caller } from '../access/caller.ts'
 import type { AgentService, AgentView } from '../agents/agent-service.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
 import type { OAuthFlows, OAuthStarted } from '../connections/oauth-flows.ts'
+import { type AuditEntry, type AuditTrail, anonymous } from '../people/audit-trail.ts'
 import type { Registry } from '../registry.ts'
 import type { TriggerService } from '../triggers/trigger-service.ts'
 import type { EndUserSettings } from './end-user-settings.ts'
@@ -106,8 +108,11 @@ export class EndUserService {
   #registry: Registry
   #db: Kysely<Database>
   #publicUrl: () => string
+  #audit: AuditTrail
 
   constructor(deps: {
+    /** Connect links made and refused, connections made through them. */
+    audit: AuditTrail
     rows: EndUsers
     sessions: ConnectSessions
     settings: EndUserSettings
@@ -129,6 +134,24 @@ export class EndUserService {
     this.#registry = deps.registry
     this.#db = deps.db
     this.#publicUrl = deps.publicUrl
+    this.#audit = deps.audit
+  }
+
+  async #record(entry: Omit<AuditEntry, 'workspaceId'> & { workspaceIds: Array<string | null> }) {
+    await this.#audit.record(entry)
+  }
+
+  /** Records a refusal in the audit log, then throws it. */
+  async #refuse(err: unknown, workspaceId: string | null, action: string, actor = anonymous): Promise<never> {
+    if (err instanceof PatchbayError)
+      await this.#record({
+        workspaceIds: workspaceId ? [workspaceId] : [],
+        actor,
+        action,
+        outcome: 'refused',
+        detail: { code: err.code, message: err.message },
+      })
+    throw err
   }
 
   get settings(): EndUserSettings {
@@ -157,11 +180,19 @@ export class EndUserService {
     }
   }
 
-  async createSession(workspaceId: string, input: NewConnectSession): Promise<ConnectSessionMade> {
+  async createSession(caller: Caller, input: NewConnectSession): Promise<ConnectSessionMade> {
+    const workspaceId = caller.workspaceId
+    const actor = { kind: 'key' as const, id: caller.keyId ?? caller.personId, label: null }
     const ttl = input.ttlSeconds ?? 1800
-    const connectors = input.connectors ? this.#checkConnectors(input.connectors) : null
-    if (input.authMethods) this.#checkMethods(input.authMethods, connectors)
-    const returnTo = input.returnTo ? await this.#settings.checkReturnTo(workspaceId, input.returnTo) : null
+    let connectors: string[] | null = null
+    let returnTo: string | null = null
+    try {
+      connectors = input.connectors ? this.#checkConnectors(input.connectors) : null
+      if (input.authMethods) this.#checkMethods(input.authMethods, connectors)
+      returnTo = input.returnTo ? await this.#settings.checkReturnTo(workspaceId, input.returnTo) : null
+    } catch (err) {
+      return this.#refuse(err, workspaceId, 'connect_session.created', actor)
+    }
     await this.#rows.put(workspaceId, input.endUserId, { displayName: input.displayName, email: input.email })
     const token = `pbcs_${randomBytes(32).toString('base64url')}`
     const row = await this.#sessions.insert({
@@ -172,6 +203,14 @@ export class EndUserService {
       auth_methods: input.authMethods ? JSON.stringify(input.authMethods) : null,
       return_to: returnTo,
       expires_at: new Date(Date.now() + ttl * 1000).toISOString(),
+    })
+    await this.#record({
+      workspaceIds: [workspaceId],
+      actor,
+      action: 'connect_session.created',
+      object: { kind: 'connect_session', id: row.id },
+      outcome: 'ok',
+      detail: { endUserId: input.endUserId, connectors, returnTo, expiresAt: row.expires_at },
     })
     return {
       id: row.id,
@@ -188,6 +227,14 @@ export class EndUserService {
    */
   async openSession(token: string | undefined): Promise<ConnectSessionRow> {
     const row = token && token.length < 200 ? await this.#sessions.byTokenHash(hashToken(token)) : undefined
+    try {
+      return this.#usable(row)
+    } catch (err) {
+      return this.#refuse(err, row?.workspace_id ?? null, 'connect_session.refused')
+    }
+  }
+
+  #usable(row: ConnectSessionRow | undefined): ConnectSessionRow {
     if (!row)
       throw new PatchbayError(
         'CONNECT_SESSION_INVALID',
@@ -267,6 +314,14 @@ export class EndUserService {
         endUserId: s.end_user_id,
       })
       await this.#sessions.settle(s.id, connection.id)
+      await this.#record({
+        workspaceIds: [s.workspace_id],
+        actor: { kind: 'anonymous', id: null, label: `end user ${s.end_user_id}` },
+        action: reconnected ? 'connection.reconnected' : 'connection.created',
+        object: { kind: 'connection', id: connection.id },
+        outcome: 'ok',
+        detail: { endUserId: s.end_user_id, connectSession: s.id, connector: connection.connector },
+      })
       return { connection, reconnected, returnTo: s.return_to }
     } catch (err) {
       await this.#sessions.giveBack(s.id)

@@ -221,8 +221,7 @@ export const endUserRoutes =
           },
         },
       },
-      async (req, reply) =>
-        reply.code(201).send(await engine.endUsers.createSession(req.caller.workspaceId, req.body)),
+      async (req, reply) => reply.code(201).send(await engine.endUsers.createSession(req.caller, req.body)),
     )
     app.get(
       '/v1/end-user-settings',
