@@ -3,6 +3,8 @@
 // lifecycle notices to the workspace's notification URL, and removing an end user.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
@@ -273,6 +275,48 @@ describe('end users', () => {
       eu.body.agents.map((a: any) => a.id),
       [state.agentId],
     )
+  })
+
+  test("isolation: alice's agent never runs with bob's connection over MCP, in a tool or a trigger", async () => {
+    const client = new Client({ name: 'isolation-test', version: '1.0.0' })
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${state.agentKey}` } },
+      }),
+    )
+    try {
+      const mine: any = await client.callTool({
+        name: 'taskboard_get_boards',
+        arguments: { connectionId: state.aliceConn },
+      })
+      assert.equal(mine.isError, undefined, JSON.stringify(mine))
+      const bobs: any = await client.callTool({
+        name: 'taskboard_get_boards',
+        arguments: { connectionId: state.bobConn },
+      })
+      assert.equal(bobs.isError, true)
+      assert.ok(!JSON.stringify(bobs).includes(bobToken))
+    } finally {
+      await client.close()
+    }
+    const tool = await t.api('POST', `/v1/agents/${state.agentId}/tools`, {
+      name: 'Read boards',
+      steps: [{ stepId: 'taskboard.get_boards', connectionId: state.bobConn, input: {} }],
+    })
+    assert.equal(tool.status, 400, JSON.stringify(tool.body))
+    const trigger = await t.api('POST', `/v1/agents/${state.agentId}/triggers`, {
+      trigger: 'taskboard.new_card',
+      connectionId: state.bobConn,
+      config: { idBoard: sandbox.demo.boardId },
+    })
+    assert.equal(trigger.body.error.code, 'CONNECTION_NOT_ALLOWED')
+    // An unbound agent cannot be given an end user's connection either.
+    const plain = await t.api('POST', '/v1/agents', { name: 'plain', delivery: { type: 'stream' } })
+    const widen = await t.api('PATCH', `/v1/agents/${plain.body.id}`, { connectionIds: [state.bobConn] })
+    assert.equal(widen.body.error.code, 'CONNECTION_OF_OTHER_OWNER')
+    // Re-binding alice's agent to bob while it holds alice's connection is refused.
+    const rebind = await t.api('PATCH', `/v1/agents/${state.agentId}`, { endUserId: 'bob' })
+    assert.equal(rebind.body.error.code, 'CONNECTION_OF_OTHER_OWNER')
   })
 
   test('the operator is told, signed, of connections made and of one that lapsed', async () => {
