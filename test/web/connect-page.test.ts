@@ -12,7 +12,13 @@ import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/task
 import { Receiver } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import { mintTaskboardToken } from '../helpers/taskboard.ts'
-import { browserUnavailableReason, collectPageErrors, launchBrowser } from './browser.ts'
+import {
+  browserUnavailableReason,
+  collectPageErrors,
+  ensureDashboardBuilt,
+  launchBrowser,
+  signIn,
+} from './browser.ts'
 
 const skip = browserUnavailableReason()
 
@@ -45,6 +51,7 @@ describe('hosted connect page (browser)', { skip: skip ?? false }, () => {
   }
 
   before(async () => {
+    await ensureDashboardBuilt()
     sandbox = await startTaskboardSandbox()
     t = await startTestService({ taskboard: sandbox })
     notices = await new Receiver().start()
@@ -143,6 +150,27 @@ describe('hosted connect page (browser)', { skip: skip ?? false }, () => {
     assert.equal(l.body.data.endUserId, 'erin')
     assert.match(l.body.data.reason, /refused/)
     assert.deepEqual(errors, [])
+  })
+
+  it('the dashboard shows the end user, their lapsed connection, their agent and the notices, and makes a connect link', async () => {
+    const dash = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+    dash.setDefaultTimeout(20_000)
+    const dashErrors = collectPageErrors(dash)
+    await signIn(dash, t.url, t.adminKey)
+    await dash.getByRole('link', { name: 'End users' }).click()
+    await dash.getByRole('heading', { level: 1, name: 'End users' }).waitFor()
+    assert.equal(await dash.getByLabel(/Allowed origins/).inputValue(), appOrigin)
+    await dash.getByRole('link', { name: 'erin' }).click()
+    const connections = dash.getByRole('list', { name: 'Connections of erin' })
+    await connections.getByRole('listitem').getByText('lapsed').waitFor()
+    await dash.getByRole('link', { name: 'erin assistant' }).waitFor()
+    const notices = dash.getByRole('table', { name: 'Notices' })
+    await notices.getByRole('rowheader', { name: 'connection.lapsed' }).waitFor()
+    await notices.getByRole('rowheader', { name: 'connection.created' }).waitFor()
+    await dash.getByRole('button', { name: 'Make a connect link' }).click()
+    await dash.getByText(`${t.url}/connect#pbcs_`).waitFor()
+    await dash.close()
+    assert.deepEqual(dashErrors, [])
   })
 
   it('the link is single use: opened again it says so in words', async () => {

@@ -5,6 +5,7 @@ import { ErrorBox, Loading, useLoad } from './components.tsx'
 import { AgentPage } from './pages/Agent.tsx'
 import { AgentsPage } from './pages/Agents.tsx'
 import { ConnectionsPage } from './pages/Connections.tsx'
+import { EndUserPage, EndUsersPage } from './pages/EndUsers.tsx'
 import { EventsPage } from './pages/Events.tsx'
 import { StepsPage } from './pages/Steps.tsx'
 import { UsagePage } from './pages/Usage.tsx'
@@ -17,6 +18,7 @@ const sections = [
   { id: 'steps', label: 'Tool steps' },
   { id: 'agents', label: 'Agents' },
   { id: 'events', label: 'Events' },
+  { id: 'end-users', label: 'End users' },
   { id: 'usage', label: 'Usage' },
 ] as const
 
@@ -192,6 +194,8 @@ function Page({ route, section }: { route: Route; section: string }) {
       return <EventsPage route={route} />
     case 'usage':
       return <UsagePage />
+    case 'end-users':
+      return route.parts[1] ? <EndUserPage id={route.parts[1]} /> : <EndUsersPage />
     default:
       return (
         <section>
