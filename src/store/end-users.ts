@@ -1,5 +1,5 @@
 // End users (the operator's own customers), their connect sessions and the lifecycle notices
-// posted to the workspace's notification URL, as rows (migration 0013).
+// posted to the workspace's notification URL, as rows (migration 0014).
 import { type Kysely, sql } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import type { ConnectSessionsTable, Database, EndUsersTable, OperatorNoticesTable } from './schema.ts'

@@ -67,7 +67,7 @@ export interface IdentitiesTable {
   created_at: string
 }
 
-/** Failed sign-ins in the current window, per account or address (migration 0013). */
+/** Failed sign-ins in the current window, per account or address (migration 0012). */
 export interface SignInAttemptsTable {
   /** `account:<email>` or `address:<ip>`. */
   key: string
@@ -123,7 +123,7 @@ export interface ConnectionsTable {
   secret: string
   created_at: string
   updated_at: string
-  /** The end user who made it (migration 0013); null: the workspace's own. */
+  /** The end user who made it (migration 0014); null: the workspace's own. */
   end_user_id: string | null
 }
 
@@ -138,6 +138,10 @@ export interface StepRunsTable {
   duration_ms: number
   attempts: number
   created_at: string
+  /** Upstream answers 429 the run met (migration 0013). */
+  rate_limited: number
+  /** JSON: the run's upstream requests, kit/http.ts' UpstreamRequestRecord[] (migration 0013). */
+  requests: string | null
 }
 
 /** What a metered upstream charged one step run for one request (migration 0003). */
@@ -305,7 +309,7 @@ export interface AgentsTable {
   signing_secret: string
   created_at: string
   updated_at: string
-  /** The end user it acts for (migration 0013): it uses only their connections. */
+  /** The end user it acts for (migration 0014): it uses only their connections. */
   end_user_id: string | null
 }
 
@@ -374,9 +378,11 @@ export interface Database {
   end_users: EndUsersTable
   connect_sessions: ConnectSessionsTable
   operator_notices: OperatorNoticesTable
+  stat_hours: StatHoursTable
+  stat_rollups: StatRollupsTable
 }
 
-/** The operator's own customers, by the operator's id (migration 0013). */
+/** The operator's own customers, by the operator's id (migration 0014). */
 export interface EndUsersTable {
   workspace_id: string
   id: string
@@ -386,7 +392,7 @@ export interface EndUsersTable {
   updated_at: string
 }
 
-/** A single-use connect link for one end user (migration 0013). */
+/** A single-use connect link for one end user (migration 0014). */
 export interface ConnectSessionsTable {
   id: string
   token_hash: string
@@ -401,7 +407,7 @@ export interface ConnectSessionsTable {
   connection_id: string | null
 }
 
-/** A lifecycle notice to the workspace's notification URL (migration 0013). */
+/** A lifecycle notice to the workspace's notification URL (migration 0014). */
 export interface OperatorNoticesTable {
   id: string
   workspace_id: string
@@ -414,6 +420,24 @@ export interface OperatorNoticesTable {
   last_error: string | null
   created_at: string
   delivered_at: string | null
+}
+
+/** A series' count (or sum) for one hour and key, rolled up from the records (migration 0013). */
+export interface StatHoursTable {
+  workspace_id: string
+  series: string
+  /** The hour: `YYYY-MM-DDTHH`. */
+  hour: string
+  key: string
+  n: number
+  v: Generated<number>
+  hist: string | null
+}
+
+export interface StatRollupsTable {
+  workspace_id: string
+  /** Hours before this one (`YYYY-MM-DDTHH`) are in stat_hours. */
+  rolled_until: string
 }
 
 export interface OAuthFlowsTable {

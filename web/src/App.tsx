@@ -7,13 +7,16 @@ import { AgentsPage } from './pages/Agents.tsx'
 import { ConnectionsPage } from './pages/Connections.tsx'
 import { EndUserPage, EndUsersPage } from './pages/EndUsers.tsx'
 import { EventsPage } from './pages/Events.tsx'
+import { OverviewPage } from './pages/Overview.tsx'
 import { StepsPage } from './pages/Steps.tsx'
+import { TimelinePage } from './pages/Timeline.tsx'
 import { UsagePage } from './pages/Usage.tsx'
 import { href, type Route, useRoute } from './router.ts'
 import type { Connector } from './types.ts'
 import { WorkspaceProvider } from './workspace.tsx'
 
 const sections = [
+  { id: 'overview', label: 'Overview' },
   { id: 'connections', label: 'Connections' },
   { id: 'steps', label: 'Tool steps' },
   { id: 'agents', label: 'Agents' },
@@ -196,6 +199,10 @@ function Page({ route, section }: { route: Route; section: string }) {
       return <UsagePage />
     case 'end-users':
       return route.parts[1] ? <EndUserPage id={route.parts[1]} /> : <EndUsersPage />
+    case 'overview':
+      return <OverviewPage />
+    case 'timeline':
+      return route.parts[1] ? <TimelinePage id={route.parts[1]} /> : <OverviewPage />
     default:
       return (
         <section>

@@ -138,6 +138,9 @@ export const POLICY = {
     why: 'the hosted connect page: the single-use connect token is the credential, checked by the handler',
     action: 'connection.oauth_started',
   },
+  // Stats and timelines: the workspace's numbers and run records (no payloads, no secrets).
+  getStats: read('viewer', false),
+  getTimeline: read('viewer', false),
   // People: signing in and out, and what a person sees of themselves (routes/auth.ts).
   signUp: {
     access: 'public',
