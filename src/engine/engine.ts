@@ -327,6 +327,7 @@ export class Engine {
       agents: this.agents,
       tools: this.tools,
       registry: this.registry,
+      triggers: triggerRows,
       clock,
       log: opts.log,
       retryScheduleMs: ev.retryScheduleMs,

@@ -1259,9 +1259,75 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    delivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A delivery pushed to an agent's webhook URL
+         * @description Signed per Standard Webhooks with the agent's signing secret (`webhook-id` — the delivery id —, `webhook-timestamp` and `webhook-signature` headers; the SDK's `verifyDelivery` checks them). Answer with a 2xx within the time limit, or it is sent again later with the same `webhook-id`. A stream agent receives the same JSON as the `data` of its Server-Sent Events.
+         */
+        post: operations["receiveDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        /** @description What the event is about (board, list, card, repository …). */
+        EventRefs: {
+            board?: string;
+            list?: string;
+            card?: string;
+            /** @description owner/name */
+            repository?: string;
+            /** @description The account a thing lying in no repository belongs to. */
+            owner?: string;
+            account?: string;
+            /** @description The upstream resource's web address, where `card` does not name it. */
+            resource?: string;
+            /** @description Why the place of the event could not be read. */
+            unattributed?: string;
+        };
+        /** @description The JSON an agent receives for a delivery: pushed (signed per Standard Webhooks), streamed or replayed. */
+        DeliveryPayload: {
+            /** @description The delivery id (also the webhook-id header): deduplicate by it. */
+            id: string;
+            /** @description The trigger's catalog id (`taskboard.new_card`), a Patchbay notice's type (`connection.lapsed`), or `event` when the trigger was deleted since. */
+            type: string;
+            /** @description When the delivery was made (ISO 8601). */
+            timestamp: string;
+            data: {
+                agentId: string;
+                /** @description The trigger that matched (`notice:<agent id>` for a Patchbay notice). */
+                triggerId: string;
+                /** @description The trigger's catalog id; null for a notice or a deleted trigger. */
+                trigger: string | null;
+                event: {
+                    /** @description Patchbay's event id (GET /v1/events/{id}). */
+                    id: string;
+                    /** @description The connector the event is of (`patchbay` for a notice). */
+                    connector: string;
+                    /** @description The upstream's event type (`updateCard`, `pull_request.closed` …). */
+                    type: string;
+                    /** @description The upstream's own id of the happening. */
+                    upstreamId: string;
+                    occurredAt: string;
+                    refs: components["schemas"]["EventRefs"];
+                    /** @description The event's data, as the trigger's catalog entry describes it. */
+                    data: unknown;
+                };
+            };
+        };
         /** @description The one error body of the API. */
         Error: {
             error: {
@@ -1901,10 +1967,7 @@ export interface components {
             toolRunId: string | null;
             createdAt: string;
             deliveredAt: string | null;
-            /** @description What the agent receives (the signed webhook body, or the stream message). */
-            payload: {
-                [key: string]: unknown;
-            };
+            payload: components["schemas"]["DeliveryPayload"];
         };
         DeliveryBacklog: {
             /** @description Deliveries handed to this instance to send (or run) and not yet settled. */
@@ -6485,6 +6548,28 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    receiveDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeliveryPayload"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx status). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

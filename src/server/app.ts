@@ -149,6 +149,23 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
         },
       },
       security: [{ bearer: [] }, { session: [] }],
+      // What Patchbay sends: an agent's deliveries (engine/events/payload.ts is their one schema).
+      webhooks: {
+        delivery: {
+          post: {
+            operationId: 'receiveDelivery',
+            summary: "A delivery pushed to an agent's webhook URL",
+            description:
+              "Signed per Standard Webhooks with the agent's signing secret (`webhook-id` — the delivery id —, `webhook-timestamp` and `webhook-signature` headers; the SDK's `verifyDelivery` checks them). Answer with a 2xx within the time limit, or it is sent again later with the same `webhook-id`. A stream agent receives the same JSON as the `data` of its Server-Sent Events.",
+            security: [],
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/DeliveryPayload' } } },
+            },
+            responses: { '200': { description: 'Received (any 2xx status).' } },
+          },
+        },
+      },
     },
     transform: jsonSchemaTransform,
     // Schemas with a Zod registry id (.meta({ id })) become components the operations refer to.

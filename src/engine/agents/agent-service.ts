@@ -56,9 +56,10 @@ export function agentView(row: AgentRow): AgentView {
   return {
     id: row.id,
     name: row.name,
-    scope: JSON.parse(row.scope),
-    connectionIds: JSON.parse(row.connection_ids),
-    delivery: JSON.parse(row.delivery),
+    // The scope's kinds are the ones NewAgentInput accepted when it was written.
+    scope: row.scope as AgentScope,
+    connectionIds: row.connection_ids,
+    delivery: row.delivery,
     endUserId: row.end_user_id ?? null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -140,9 +141,9 @@ export class AgentService {
       workspace_id: workspaceId,
       end_user_id: endUserId,
       name: a.name,
-      scope: JSON.stringify(a.scope),
-      connection_ids: JSON.stringify(a.connectionIds),
-      delivery: JSON.stringify(a.delivery),
+      scope: a.scope,
+      connection_ids: a.connectionIds,
+      delivery: a.delivery,
       signing_secret: this.#vault.seal(signingSecret),
     })
     return { agent: agentView(row), signingSecret }
@@ -200,18 +201,14 @@ export class AgentService {
     // Only a changed list is checked: a connection removed since must not block renaming. A new
     // binding checks the whole list against the new end user.
     if (c.connectionIds || rebound)
-      await this.#checkConnections(
-        workspaceId,
-        c.connectionIds ?? (JSON.parse(before.connection_ids) as string[]),
-        endUserId,
-      )
+      await this.#checkConnections(workspaceId, c.connectionIds ?? before.connection_ids, endUserId)
     if (rebound && endUserId !== null) await this.#endUsers.put(workspaceId, endUserId, {})
     if (c.delivery?.type === 'webhook') await this.#egress.check(c.delivery.url, 'delivery.url')
     await this.#repo.update(workspaceId, agentId, {
       name: c.name,
-      scope: c.scope && JSON.stringify(c.scope),
-      connection_ids: c.connectionIds && JSON.stringify(c.connectionIds),
-      delivery: c.delivery && JSON.stringify(c.delivery),
+      scope: c.scope,
+      connection_ids: c.connectionIds,
+      delivery: c.delivery,
       ...(rebound ? { end_user_id: endUserId } : {}),
     })
     this.#changes.publish('agents', [agentId])
