@@ -88,6 +88,9 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
       if (err instanceof PatchbayError && err.code === 'TOOL_NOT_FOUND')
         throw new McpError(ErrorCode.InvalidParams, err.message)
       if (err instanceof PatchbayError) return toolError(err)
+      // A database gone away or a full disk is said as such (503/507 with a retry time), not as a defect.
+      const away = engine.store.health.failure(err)
+      if (away) return toolError(away)
       engine.log.error({ err, tool: req.params.name }, 'MCP tool call failed unexpectedly')
       return toolError(
         new PatchbayError('INTERNAL', 'An unexpected error occurred; it has been logged.', {
