@@ -37,6 +37,10 @@ export const AgentView = z
       .describe(
         'What the agent lists over MCP and function calling; null: every step of its connections and all its tools.',
       ),
+    endUserId: z
+      .string()
+      .nullable()
+      .describe("The end user it acts for (it uses only their connections); null: the workspace's own."),
     createdAt: z.string(),
     updatedAt: z.string(),
   })

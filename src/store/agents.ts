@@ -17,8 +17,12 @@ export type AgentRow = Omit<AgentsTable, 'scope' | 'connection_ids' | 'delivery'
   delivery: AgentDelivery
 }
 
-export type NewAgentRow = Omit<AgentRow, 'id' | 'created_at' | 'updated_at' | 'tool_selection'> & {
+export type NewAgentRow = Omit<
+  AgentRow,
+  'id' | 'created_at' | 'updated_at' | 'tool_selection' | 'end_user_id'
+> & {
   tool_selection?: string | null
+  end_user_id?: string | null
 }
 
 type JsonColumns = Partial<Pick<AgentRow, 'scope' | 'connection_ids' | 'delivery'>>
@@ -47,6 +51,7 @@ export class Agents {
     const row: AgentRow = {
       ...values,
       tool_selection: values.tool_selection ?? null,
+      end_user_id: values.end_user_id ?? null,
       id: newId('agt'),
       created_at: now,
       updated_at: now,
@@ -95,7 +100,12 @@ export class Agents {
     workspaceId: string,
     id: string,
     values: Partial<
-      Pick<AgentRow, 'name' | 'scope' | 'connection_ids' | 'delivery' | 'signing_secret' | 'tool_selection'>
+      Pick<
+        AgentRow,
+        'name' | 'scope' | 'connection_ids' | 'delivery' | 'signing_secret' | 'tool_selection'
+      > & {
+        end_user_id: string | null
+      }
     >,
   ): Promise<boolean> {
     const r = await this.#db

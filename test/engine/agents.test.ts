@@ -67,6 +67,7 @@ test('an agent is created with its scope, connections and delivery; the signing 
     'connectionIds',
     'createdAt',
     'delivery',
+    'endUserId',
     'id',
     'name',
     'scope',

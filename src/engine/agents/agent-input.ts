@@ -118,6 +118,13 @@ export const ToolSelectionInput = z
 
 const name = z.string().trim().min(1, 'must not be empty').max(200).describe('Shown in lists and logs.')
 
+/** The operator's id of an end user (any string up to 256 characters). */
+export const EndUserIdInput = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(256, 'must be at most 256 characters')
+  .describe("The operator's own id of the end user (any string up to 256 characters).")
+
 export const NewAgentInput = z
   .object({
     name,
@@ -125,6 +132,11 @@ export const NewAgentInput = z
     connectionIds: ConnectionIdsInput.default([]),
     delivery: DeliveryTargetInput,
     toolSelection: ToolSelectionInput.default(null),
+    endUserId: EndUserIdInput.nullable()
+      .optional()
+      .describe(
+        "Bind the agent to this end user: it may then use only the end user's connections (whatever its scope says). Absent or null: the workspace's own connections.",
+      ),
   })
   .strict()
 
@@ -137,6 +149,9 @@ export const AgentChangesInput = z
     toolSelection: ToolSelectionInput.optional().describe(
       'Replaces the selection; null lists everything again.',
     ),
+    endUserId: EndUserIdInput.nullable()
+      .optional()
+      .describe('Bind to this end user (null: unbind); its connectionIds must then be that end user’s.'),
   })
   .strict()
   .refine((v) => Object.values(v).some((x) => x !== undefined), 'name at least one field to change')

@@ -6,6 +6,7 @@ import type { EgressGuard } from '../../kit/egress.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
 import type { AgentRow, Agents } from '../../store/agents.ts'
 import type { ApiKeyRow, ApiKeys } from '../../store/api-keys.ts'
+import type { EndUsers } from '../../store/end-users.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Caller } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
@@ -32,6 +33,8 @@ export interface AgentView {
   delivery: DeliveryTarget
   /** What it lists over MCP and function calling; null: everything, each listed (agent-toolbox.ts). */
   toolSelection: ToolSelection
+  /** The end user it acts for: it uses only their connections. null: the workspace's own. */
+  endUserId: string | null
   createdAt: string
   updatedAt: string
 }
@@ -62,6 +65,7 @@ export function agentView(row: AgentRow): AgentView {
     connectionIds: row.connection_ids,
     delivery: row.delivery,
     toolSelection: row.tool_selection ? JSON.parse(row.tool_selection) : null,
+    endUserId: row.end_user_id ?? null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }
@@ -100,8 +104,11 @@ export class AgentService {
   #deletedListeners = new Set<AgentDeletedListener>()
   #changes: Changes
   #registry: Registry
+  #endUsers: EndUsers
 
   constructor(deps: {
+    /** Binding an agent to an end user adds the end user when the workspace has none of that id. */
+    endUsers: EndUsers
     repo: Agents
     keys: ApiKeys
     vault: Vault
@@ -115,6 +122,7 @@ export class AgentService {
   }) {
     this.#registry = deps.registry
     this.#egress = deps.egress
+    this.#endUsers = deps.endUsers
     this.#changes = deps.changes
     // An agent changed or deleted on any instance is read again here.
     deps.changes.subscribe('agents', (ids) => {
@@ -133,12 +141,15 @@ export class AgentService {
     const parsed = NewAgentInput.safeParse(input)
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const a = parsed.data
-    await this.#checkConnections(workspaceId, a.connectionIds)
+    const endUserId = a.endUserId ?? null
+    await this.#checkConnections(workspaceId, a.connectionIds, endUserId)
     this.#checkToolSelection(a.toolSelection)
     if (a.delivery.type === 'webhook') await this.#egress.check(a.delivery.url, 'delivery.url')
+    if (endUserId !== null) await this.#endUsers.put(workspaceId, endUserId, {})
     const signingSecret = generateSigningSecret()
     const row = await this.#repo.insert({
       workspace_id: workspaceId,
+      end_user_id: endUserId,
       name: a.name,
       scope: a.scope,
       connection_ids: a.connectionIds,
@@ -194,10 +205,16 @@ export class AgentService {
     const parsed = AgentChangesInput.safeParse(changes)
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const c = parsed.data
-    if (!(await this.#repo.get(workspaceId, agentId))) throw agentNotFound(agentId)
-    // Only a changed list is checked: a connection removed since must not block renaming.
-    if (c.connectionIds) await this.#checkConnections(workspaceId, c.connectionIds)
     if (c.toolSelection) this.#checkToolSelection(c.toolSelection)
+    const before = await this.#repo.get(workspaceId, agentId)
+    if (!before) throw agentNotFound(agentId)
+    const endUserId = c.endUserId === undefined ? (before.end_user_id ?? null) : c.endUserId
+    const rebound = endUserId !== (before.end_user_id ?? null)
+    // Only a changed list is checked: a connection removed since must not block renaming. A new
+    // binding checks the whole list against the new end user.
+    if (c.connectionIds || rebound)
+      await this.#checkConnections(workspaceId, c.connectionIds ?? before.connection_ids, endUserId)
+    if (rebound && endUserId !== null) await this.#endUsers.put(workspaceId, endUserId, {})
     if (c.delivery?.type === 'webhook') await this.#egress.check(c.delivery.url, 'delivery.url')
     await this.#repo.update(workspaceId, agentId, {
       name: c.name,
@@ -206,6 +223,7 @@ export class AgentService {
       delivery: c.delivery,
       tool_selection:
         c.toolSelection === undefined ? undefined : c.toolSelection && JSON.stringify(c.toolSelection),
+      ...(rebound ? { end_user_id: endUserId } : {}),
     })
     this.#changes.publish('agents', [agentId])
     return this.get(workspaceId, agentId)
@@ -316,10 +334,33 @@ export class AgentService {
       )
   }
 
-  async #checkConnections(workspaceId: string, ids: string[]): Promise<void> {
+  /**
+   * The connections exist and belong to whom the agent acts for: the end user it is bound to, or
+   * (unbound) the workspace itself. An end user's connection is never another's or the workspace's.
+   */
+  async #checkConnections(workspaceId: string, ids: string[], endUserId: string | null): Promise<void> {
     if (ids.length === 0) return
-    const known = new Set((await this.#connections.list(workspaceId)).map((c) => c.id))
+    const all = await this.#connections.list(workspaceId)
+    const known = new Set(all.map((c) => c.id))
     const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !known.has(id))
+    const foreign = all.filter((c) => ids.includes(c.id) && c.endUserId !== endUserId)
+    if (missing.length === 0 && foreign.length > 0)
+      throw new PatchbayError(
+        'CONNECTION_OF_OTHER_OWNER',
+        `connectionIds names connections the agent may not use: ${foreign
+          .map(
+            (c) => `${c.id} (${c.endUserId === null ? "the workspace's own" : `end user "${c.endUserId}"`})`,
+          )
+          .join(
+            ', ',
+          )}; ${endUserId === null ? "an agent bound to no end user uses only the workspace's own connections" : `an agent bound to end user "${endUserId}" uses only that end user's connections`}.`,
+        {
+          hint:
+            endUserId === null
+              ? 'Bind the agent to the end user (endUserId) or name connections of the workspace (GET /v1/connections?endUserId=).'
+              : `Name connections of that end user (GET /v1/connections?endUserId=${encodeURIComponent(endUserId)}).`,
+        },
+      )
     if (missing.length > 0)
       throw new PatchbayError(
         'CONNECTION_NOT_FOUND',

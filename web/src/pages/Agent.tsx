@@ -108,7 +108,13 @@ function Settings({ agent, onSaved }: { agent: Agent; onSaved: () => Promise<voi
           <label htmlFor={nameId}>Name</label>
           <input id={nameId} value={name} onChange={(e) => setName(e.target.value)} />
         </div>
-        <ConnectionsPicker value={connectionIds} onChange={setConnectionIds} />
+        {agent.endUserId ? (
+          <p className="muted">
+            Acts for end user <a href={href('end-users', agent.endUserId)}>{agent.endUserId}</a>: it uses only
+            their connections.
+          </p>
+        ) : null}
+        <ConnectionsPicker value={connectionIds} onChange={setConnectionIds} endUserId={agent.endUserId} />
         <ScopeEditor
           connections={ws.connections.filter((c) => connectionIds.includes(c.id))}
           value={scope}

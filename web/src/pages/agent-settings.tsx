@@ -12,11 +12,15 @@ export type ToolSelection = Agent['toolSelection']
 export function ConnectionsPicker({
   value,
   onChange,
+  endUserId = null,
 }: {
   value: string[]
   onChange: (ids: string[]) => void
+  /** The end user the agent acts for: only their connections are offered (null: the workspace's own). */
+  endUserId?: string | null
 }) {
-  const ws = useWorkspace()
+  const all = useWorkspace()
+  const ws = { ...all, connections: all.connections.filter((c) => (c.endUserId ?? null) === endUserId) }
   const toggle = (id: string, on: boolean) => onChange(on ? [...value, id] : value.filter((x) => x !== id))
   return (
     <fieldset className="nested">
