@@ -244,7 +244,8 @@ export class OperatorNoticeRows {
   async requeue(workspaceId: string, id: string): Promise<boolean> {
     const r = await this.#db
       .updateTable('operator_notices')
-      .set({ status: 'pending', next_attempt_at: nowIso(), last_error: null })
+      // A replay starts the retry schedule over.
+      .set({ status: 'pending', next_attempt_at: nowIso(), last_error: null, attempts: 0 })
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .executeTakeFirst()
