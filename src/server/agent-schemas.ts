@@ -50,6 +50,20 @@ export const AgentView = z
         'Connections it used that were disconnected: met when the account is restored or the agent is given a connection of that connector.',
       ),
     delivery: DeliveryTarget,
+    toolSelection: z
+      .object({
+        steps: z.array(z.string()).optional().describe('Step ids, or connector ids for every step of one.'),
+        tools: z.array(z.string()).optional().describe("The agent's own tools it lists, by id or name."),
+        discovery: z.boolean().describe('Listed through find_tools and call_tool.'),
+      })
+      .nullable()
+      .describe(
+        'What the agent lists over MCP and function calling; null: every step of its connections and all its tools.',
+      ),
+    endUserId: z
+      .string()
+      .nullable()
+      .describe("The end user it acts for (it uses only their connections); null: the workspace's own."),
     createdAt: z.string(),
     updatedAt: z.string(),
   })

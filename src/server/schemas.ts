@@ -78,6 +78,10 @@ export const ConnectionView = z
       .describe(
         'Earlier connections of the same account that were disconnected while in use: POST /v1/connections/{id}/restore puts their triggers, agents and tool steps on this one.',
       ),
+    endUserId: z
+      .string()
+      .nullable()
+      .describe("The end user who made it (through a connect session); null: the workspace's own."),
   })
   .meta({ id: 'Connection' })
 

@@ -22,10 +22,15 @@ export type NewAgentRow = Omit<
   | 'id'
   | 'created_at'
   | 'updated_at'
+  | 'tool_selection'
+  | 'end_user_id'
   | 'connections_needed'
   | 'previous_signing_secret'
   | 'previous_secret_expires_at'
->
+> & {
+  tool_selection?: string | null
+  end_user_id?: string | null
+}
 
 type JsonColumns = Partial<Pick<AgentRow, 'scope' | 'connection_ids' | 'delivery'>>
 
@@ -52,6 +57,8 @@ export class Agents {
     const now = nowIso()
     const row: AgentRow = {
       ...values,
+      tool_selection: values.tool_selection ?? null,
+      end_user_id: values.end_user_id ?? null,
       id: newId('agt'),
       created_at: now,
       updated_at: now,
@@ -110,10 +117,13 @@ export class Agents {
         | 'connection_ids'
         | 'delivery'
         | 'signing_secret'
+        | 'tool_selection'
         | 'connections_needed'
         | 'previous_signing_secret'
         | 'previous_secret_expires_at'
-      >
+      > & {
+        end_user_id: string | null
+      }
     >,
   ): Promise<boolean> {
     const r = await this.#db

@@ -132,6 +132,8 @@ export interface ConnectionsTable {
   /** The last check upstream, and why it could not be made (migration 0011). */
   checked_at: string | null
   check_error: string | null
+  /** The end user who made it (migration 0014); null: the workspace's own. */
+  end_user_id: string | null
 }
 
 export interface StepRunsTable {
@@ -319,6 +321,8 @@ export interface AgentsTable {
   delivery: string
   /** Vault ciphertext of the Standard Webhooks signing secret (whsec_…). */
   signing_secret: string
+  /** JSON: { steps?, tools?, discovery } (migration 0014); null: every step and tool, listed. */
+  tool_selection: string | null
   created_at: string
   updated_at: string
   /** JSON: connections it used that were disconnected, until one is given again (migration 0011). */
@@ -326,6 +330,8 @@ export interface AgentsTable {
   /** Vault ciphertext of the secret before the last rotation, valid until the expiry (migration 0011). */
   previous_signing_secret: string | null
   previous_secret_expires_at: string | null
+  /** The end user it acts for (migration 0014): it uses only their connections. */
+  end_user_id: string | null
 }
 
 /** An agent's tool: an ordered chain of tool steps with templated inputs (migration 0002). */
@@ -391,6 +397,9 @@ export interface Database {
   oauth_flows: OAuthFlowsTable
   credit_holds: CreditHoldsTable
   disconnections: DisconnectionsTable
+  end_users: EndUsersTable
+  connect_sessions: ConnectSessionsTable
+  operator_notices: OperatorNoticesTable
   stat_hours: StatHoursTable
   stat_rollups: StatRollupsTable
 }
@@ -407,6 +416,46 @@ export interface DisconnectionsTable {
   disconnected_at: string
   restored_to: string | null
   restored_at: string | null
+}
+
+/** The operator's own customers, by the operator's id (migration 0014). */
+export interface EndUsersTable {
+  workspace_id: string
+  id: string
+  display_name: string | null
+  email: string | null
+  created_at: string
+  updated_at: string
+}
+
+/** A single-use connect link for one end user (migration 0014). */
+export interface ConnectSessionsTable {
+  id: string
+  token_hash: string
+  workspace_id: string
+  end_user_id: string
+  connectors: string | null
+  auth_methods: string | null
+  return_to: string | null
+  created_at: string
+  expires_at: string
+  used_at: string | null
+  connection_id: string | null
+}
+
+/** A lifecycle notice to the workspace's notification URL (migration 0014). */
+export interface OperatorNoticesTable {
+  id: string
+  workspace_id: string
+  type: string
+  payload: string
+  status: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  next_attempt_at: string | null
+  last_status: number | null
+  last_error: string | null
+  created_at: string
+  delivered_at: string | null
 }
 
 /** A series' count (or sum) for one hour and key, rolled up from the records (migration 0013). */

@@ -68,9 +68,11 @@ test('an agent is created with its scope, connections and delivery; the signing 
     'connectionsNeeded',
     'createdAt',
     'delivery',
+    'endUserId',
     'id',
     'name',
     'scope',
+    'toolSelection',
     'updatedAt',
   ])
 })

@@ -36,6 +36,19 @@ export interface ConnectionView {
    * used them: POST /v1/connections/{id}/restore puts those back on this one.
    */
   restorable: Restorable[]
+  /** The end user who made it (through a connect session); null: the workspace's own. */
+  endUserId: string | null
+}
+
+/** What happened to a connection, for the operator's lifecycle notices (end-users/operator-notices.ts). */
+export type ConnectionLifecycleEvent =
+  | 'connection.created'
+  | 'connection.reconnected'
+  | 'connection.lapsed'
+  | 'connection.deleted'
+
+export interface ConnectionLifecycle {
+  connectionChanged(type: ConnectionLifecycleEvent, row: ConnectionRow, reason: string | null): void
 }
 
 export interface Restorable {
@@ -61,6 +74,11 @@ export interface NewConnection {
    * method; otherwise that one is reconnected in place (same id, so its triggers and agents stay).
    */
   second?: boolean
+  /**
+   * The end user it is made for (a connect session): only their connection of the account is
+   * reconnected in place; another end user's connection of the same account is never touched.
+   */
+  endUserId?: string | null
 }
 
 /** A connection made, or an existing one of the same account reconnected in place. */
@@ -88,6 +106,7 @@ export function connectionView(
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     details,
+    endUserId: row.end_user_id ?? null,
     restorable,
   }
 }
@@ -123,6 +142,7 @@ export class ConnectionService {
   #aliveWritten = new Map<string, number>()
 
   #egress: EgressGuard
+  #lifecycle: ConnectionLifecycle | undefined
   constructor(deps: {
     repo: Connections
     /** Disconnected connections of the same accounts, offered for restoring. */
@@ -132,8 +152,11 @@ export class ConnectionService {
     clients: UpstreamClients
     changes: Changes
     egress: EgressGuard
+    /** Told of every connection made, reconnected, lapsed or deleted (the operator's notices). */
+    lifecycle?: ConnectionLifecycle
   }) {
     this.#egress = deps.egress
+    this.#lifecycle = deps.lifecycle
     this.#changes = deps.changes
     this.#disconnections = deps.disconnections
     // A connection replaced, lapsed or deleted on any instance is read again here.
@@ -170,9 +193,9 @@ export class ConnectionService {
   ): Promise<ConnectResult> {
     const { credentials, identity } = verified
     if (!input.second) {
-      const same = (await this.#repo.list(workspaceId, { connector: input.connector })).find(
-        (r) => r.auth_method === input.authMethod && r.account_id === identity.accountId,
-      )
+      const same = (
+        await this.#repo.list(workspaceId, { connector: input.connector, endUserId: input.endUserId ?? null })
+      ).find((r) => r.auth_method === input.authMethod && r.account_id === identity.accountId)
       if (same)
         return { ...(await this.#replace(workspaceId, same, input.authMethod, verified)), reconnected: true }
     }
@@ -183,6 +206,7 @@ export class ConnectionService {
       account_name: identity.accountName,
       account_id: identity.accountId,
       secret: this.#vault.seal(credentials),
+      end_user_id: input.endUserId ?? null,
     })
     const restorable = (
       await this.#disconnections.open(workspaceId, {
@@ -190,6 +214,7 @@ export class ConnectionService {
         accountId: identity.accountId,
       })
     ).map(restorableOf)
+    this.#lifecycle?.connectionChanged('connection.created', row, null)
     return { ...this.#view(row, credentials, restorable), reconnected: false }
   }
 
@@ -245,7 +270,15 @@ export class ConnectionService {
     await this.onReplaced(row.id, previous)
     // From lapsed to working: its triggers resume and its agents hear of it.
     if (row.status === 'lapsed') for (const l of this.#reconnectedListeners) await l(row.id)
-    return this.#view((await this.#repo.get(workspaceId, row.id))!, credentials)
+    const replaced = (await this.#repo.get(workspaceId, row.id))!
+    this.#lifecycle?.connectionChanged(
+      'connection.reconnected',
+      replaced,
+      row.status === 'lapsed'
+        ? `was lapsed: ${row.status_reason ?? 'the upstream refused its credentials'}`
+        : null,
+    )
+    return this.#view(replaced, credentials)
   }
 
   /** The connection as the API shows it, with what its credentials say about it. */
@@ -273,9 +306,10 @@ export class ConnectionService {
     return loaded
   }
 
-  async list(workspaceId: string, connector?: string): Promise<ConnectionView[]> {
+  /** endUserId: that end user's connections; null: the workspace's own; absent: all. */
+  async list(workspaceId: string, connector?: string, endUserId?: string | null): Promise<ConnectionView[]> {
     const restorable = await this.#restorables(workspaceId)
-    return (await this.#repo.list(workspaceId, { connector })).map((r) =>
+    return (await this.#repo.list(workspaceId, { connector, endUserId })).map((r) =>
       this.#view(r, undefined, restorable(r)),
     )
   }
@@ -285,10 +319,13 @@ export class ConnectionService {
     return this.#view(row, undefined, (await this.#restorables(workspaceId))(row))
   }
 
-  async delete(workspaceId: string, id: string): Promise<void> {
+  async delete(workspaceId: string, id: string, reason: string | null = null): Promise<void> {
+    const row = await this.#repo.get(workspaceId, id)
     const deleted = await this.#repo.delete(workspaceId, id)
     this.#changes.publish('connections', [id])
-    if (!deleted) throw connectionNotFound(id)
+    if (!deleted || !row) throw connectionNotFound(id)
+    this.#cache.delete(id)
+    this.#lifecycle?.connectionChanged('connection.deleted', row, reason)
   }
 
   /** The connection with its decrypted credentials, for running a step. */
@@ -368,9 +405,9 @@ export class ConnectionService {
    * still the connection's: an instance holding a token replaced since does not lapse the new one.
    */
   async markLapsed(id: string, reason: string, refused?: Credentials): Promise<void> {
+    const row = await this.#repo.getById(id)
+    if (!row) return
     if (refused) {
-      const row = await this.#repo.getById(id)
-      if (!row) return
       const current = this.#vault.open<Credentials>(row.secret)
       if (JSON.stringify(current) !== JSON.stringify(refused)) return
     }
@@ -380,6 +417,9 @@ export class ConnectionService {
     this.#cache.delete(id)
     this.#changes.publish('connections', [id])
     if (!changed) return
+    // Told once, when it goes from active to lapsed.
+    const lapsedRow = await this.#repo.getById(id)
+    if (lapsedRow) this.#lifecycle?.connectionChanged('connection.lapsed', lapsedRow, reason)
     for (const l of this.#lapsedListeners) await l(id, { reason, at })
   }
 
