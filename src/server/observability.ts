@@ -148,7 +148,7 @@ export function installMetrics(
   }
   diagnostics.subscribe('undici:request:headers', onHeaders)
 
-  const db = engine.store.db as Kysely<any>
+  const db = engine.store.db
   new Gauge({
     name: 'patchbay_step_runs',
     help: 'Step runs recorded in the store, by step and outcome.',
@@ -181,7 +181,7 @@ export function installMetrics(
     labelNames: ['queue'] as const,
     registers: [registry],
     async collect() {
-      const count = async (table: string, status: string) =>
+      const count = async (table: 'inbox' | 'deliveries' | 'tool_runs', status: 'pending' | 'running') =>
         Number(
           (
             await db

@@ -6,6 +6,7 @@
 import { PatchbayError, validationError } from '../../kit/errors.ts'
 import type { Caller } from '../access/caller.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
+import type { JsonSchemaNode } from '../../kit/json-schema.ts'
 import type { Registry } from '../registry.ts'
 import type { StepRunner } from '../steps/step-runner.ts'
 import { parseTemplate, stringsOf } from '../tools/templates.ts'
@@ -408,7 +409,7 @@ function toolInputSchema(tool: ToolView, registry: Registry): ObjectSchema {
 
 /** The lean schema of one field of a step's input (`['labels', '0']` → the labels' items), else a string. */
 function fieldSchema(schema: unknown, path: string[]): Record<string, unknown> {
-  let cur = schema as Record<string, any> | undefined
+  let cur = schema as JsonSchemaNode | undefined
   for (const seg of path) {
     if (!cur) break
     cur = /^\d+$/.test(seg) && cur.items ? cur.items : cur.properties?.[seg]
