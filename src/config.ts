@@ -23,6 +23,10 @@ export interface Config {
   redisUrl: string | null
   /** Prefix of every Redis key Patchbay writes (several deployments may share one Redis). */
   redisPrefix: string
+  /** While Redis is away: the share of each pacing budget this instance uses on its own. */
+  redisOutagePacingShare: number
+  /** The embedded database: below this much free disk (MiB), new work is refused. */
+  minFreeDiskMb: number
   masterKey: string | null
   previousMasterKeys: string[]
   adminKey: string | null
@@ -36,6 +40,8 @@ export interface Config {
   logFormat: 'pretty' | 'json'
   /** Bearer token `/metrics` asks for; null leaves `/metrics` off. */
   metricsToken: string | null
+  /** Where OpenTelemetry traces are sent (OTLP/HTTP); null: tracing is off and not loaded. */
+  tracing: { url: string; serviceName: string } | null
   /** Result cache and coalescing of lookups per connector (contact-data), overriding its defaults. */
   lookups: Record<string, { cacheTtlMs?: number; cacheMaxEntries?: number; coalesceWindowMs?: number }>
   /** Push deliveries: waits between attempts (the last one dead-letters), timeout, retry scan. */
@@ -56,6 +62,16 @@ export interface Config {
   webUrls: Record<string, string>
   /** Non-public hosts, host:port pairs and CIDR ranges Patchbay may send to (PATCHBAY_EGRESS_ALLOW). */
   egressAllow: string[]
+  /** Who may make an account with a password: anyone, invited people only, or no one. */
+  signup: 'open' | 'invite' | 'off'
+  /** How long a person's sign-in session lasts. */
+  sessionTtlMs: number
+  /** SMTP for invitation mail (PATCHBAY_SMTP_URL and PATCHBAY_MAIL_FROM); null: links are copied. */
+  smtp: { url: string; from: string } | null
+  /** Reverse proxies whose X-Forwarded-For is believed (the client's address: sign-in limits, audit). */
+  trustProxy: string[]
+  /** Single sign-on with OpenID Connect; null when not configured. */
+  oidc: { issuer: string; clientId: string; clientSecret: string; joinByDomain: boolean } | null
   /** The ports of the embedded sandboxes (PATCHBAY_SANDBOX_PORTS); null picks free ones. */
   sandboxPorts: PinnedPorts | null
 }
@@ -121,6 +137,31 @@ const hostAddress = (v: string) => {
 }
 
 const anything = (v: string) => v
+
+const DURATION_UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** `30m`, `12h`, `14d` (or seconds: `3600s`) → milliseconds, from `min` to `max`. */
+const duration = (minMs: number, maxMs: number) => (v: string) => {
+  const m = /^(\d+)\s*([smhd])$/i.exec(v.trim())
+  if (!m) return undefined
+  const ms = Number(m[1]) * DURATION_UNITS[m[2].toLowerCase()]
+  return ms >= minMs && ms <= maxMs ? ms : undefined
+}
+
+/** An IP address or a CIDR range (`10.0.0.0/8`, `fd00::/8`). */
+const ipOrRange = (v: string) => {
+  const [ip, bits, extra] = v.split('/')
+  if (extra !== undefined || !net.isIP(ip)) return undefined
+  if (bits === undefined) return v
+  const max = net.isIPv4(ip) ? 32 : 128
+  return /^\d+$/.test(bits) && Number(bits) <= max ? v : undefined
+}
+
+/** `a@b.example` or `Patchbay <a@b.example>`. */
+const mailbox = (v: string) =>
+  /^([^<>]*<)?[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+>?$/.test(v.trim()) && v.includes('<') === v.includes('>')
+    ? v.trim()
+    : undefined
 
 const oneOf =
   <T extends string>(values: readonly T[]) =>
@@ -218,6 +259,21 @@ export const settings: Record<string, Setting> = {
     'prefix of every Redis key Patchbay writes (to share one Redis between deployments)',
     'a non-empty prefix',
     (v) => (v.trim() ? v.trim() : undefined),
+  ),
+  PATCHBAY_REDIS_OUTAGE_PACING_SHARE: setting(
+    '`0.25`',
+    "while Redis is away, each instance paces ready-made steps on its own with this share of each credential's budget (so up to 1/share instances together stay within it; 0.25: four), and goes back to the shared budget by itself when Redis answers. Set it to 1 ÷ the number of instances",
+    'a number above 0 and at most 1, e.g. 0.25',
+    (v) => {
+      const n = Number(v.trim())
+      return /^\d*\.?\d+$/.test(v.trim()) && n > 0 && n <= 1 ? n : undefined
+    },
+  ),
+  PATCHBAY_MIN_FREE_DISK_MB: setting(
+    '`32`',
+    'the embedded database: when the disk of `PATCHBAY_DATA_DIR` has less free space than this many MiB, new work is refused (webhook deliveries `503` with `Retry-After`, API writes `507` `STORAGE_FULL`, `/readyz` not ready) before the disk is full, and taken again by itself once there is room; `0` refuses only when the disk is full',
+    'a whole number of MiB from 0 to 1048576',
+    wholeNumber(0, 1_048_576),
   ),
   PATCHBAY_MASTER_KEY: setting(
     'generated',
@@ -373,6 +429,61 @@ export const settings: Record<string, Setting> = {
       return entries
     },
   ),
+  PATCHBAY_TRUST_PROXY: setting(
+    '— (the connecting address is the client’s)',
+    "the reverse proxies in front of Patchbay (comma-separated IPs or CIDR ranges): from a request they pass on, the client's address is read from `X-Forwarded-For`. It is what failed sign-ins are limited by and what the audit log and the sessions list show; without it every person behind one proxy shares the proxy's address",
+    'comma-separated IP addresses or CIDR ranges, e.g. 127.0.0.1,10.0.0.0/8',
+    commaList(ipOrRange),
+  ),
+  PATCHBAY_SIGNUP: setting(
+    '`invite`',
+    'who may make an account with a password (`POST /v1/auth/sign-up`): `open` (anyone), `invite` (only with an invitation token, for its email) or `off` (no one; invitations are accepted by existing accounts or single sign-on)',
+    'open, invite or off',
+    oneOf(['open', 'invite', 'off'] as const),
+  ),
+  PATCHBAY_SESSION_TTL: setting(
+    '`14d`',
+    "how long a person's sign-in session (the dashboard's cookie) lasts from sign-in: a number with `m`, `h` or `d`",
+    'a duration from 5m to 365d, e.g. 12h or 14d',
+    duration(5 * 60_000, 365 * 86_400_000),
+  ),
+  PATCHBAY_SMTP_URL: setting(
+    '— (invitation links are copied, not mailed)',
+    'the SMTP server invitations are mailed through (with `PATCHBAY_MAIL_FROM`): `smtp://user:password@host:587` (STARTTLS when offered) or `smtps://…:465`',
+    'an smtp:// or smtps:// address, e.g. smtps://user:password@mail.example.com:465',
+    urlWithSchemes(['smtp:', 'smtps:']),
+  ),
+  PATCHBAY_MAIL_FROM: setting(
+    '—',
+    'the sender of the mail Patchbay sends (required with `PATCHBAY_SMTP_URL`)',
+    'an email address, or Name <address>',
+    mailbox,
+  ),
+  PATCHBAY_OIDC_ISSUER: setting(
+    '— (single sign-on off)',
+    'the OpenID Connect provider people sign in with (its issuer address; with `PATCHBAY_OIDC_CLIENT_ID` and `PATCHBAY_OIDC_CLIENT_SECRET`). Register `<PATCHBAY_PUBLIC_URL>/v1/auth/sso/callback` as the redirect address there',
+    'an https:// (or http://) issuer address, exactly as the provider names itself, e.g. https://login.example.com',
+    // Kept as given: the issuer is compared exactly, trailing slash included.
+    urlWithSchemes(['http:', 'https:']),
+  ),
+  PATCHBAY_OIDC_CLIENT_ID: setting(
+    '—',
+    "Patchbay's client id at the OpenID Connect provider",
+    'the client id',
+    anything,
+  ),
+  PATCHBAY_OIDC_CLIENT_SECRET: setting(
+    '—',
+    "Patchbay's client secret at the OpenID Connect provider",
+    'the client secret',
+    anything,
+  ),
+  PATCHBAY_OIDC_JOIN_BY_DOMAIN: setting(
+    '`false`',
+    "`true` lets a person whose email the provider verified join, as `member`, every workspace whose settings claim the email's domain (`emailDomain`); otherwise single sign-on admits invited people and existing accounts only (and anyone with `PATCHBAY_SIGNUP=open`)",
+    'true or false',
+    oneOf(['true', 'false'] as const),
+  ),
   PATCHBAY_SANDBOX_PORTS: setting(
     '— (free ports, new on every start)',
     "pins the ports of `npm start`'s embedded sandboxes (and `npm run sandbox`'s): one base port (`4101`: task-board on it, code-host on the next, contact-data on the one after) or three (`4101,4102,4103`), on 127.0.0.1",
@@ -396,6 +507,24 @@ export const settings: Record<string, Setting> = {
     'turns on Prometheus metrics at `/metrics`, readable with `Authorization: Bearer <token>`',
     'a token of at least 16 characters',
     (v) => (v.trim().length >= 16 ? v.trim() : undefined),
+  ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: setting(
+    '— (tracing off)',
+    'turns on OpenTelemetry traces, sent over OTLP/HTTP (JSON) to this address + `/v1/traces`',
+    'an http:// or https:// address, e.g. http://127.0.0.1:4318',
+    httpUrl,
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: setting(
+    '— (`OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`)',
+    'the full address traces are sent to, over the one above',
+    'an http:// or https:// address, e.g. http://127.0.0.1:4318/v1/traces',
+    httpUrl,
+  ),
+  OTEL_SERVICE_NAME: setting(
+    '`patchbay`',
+    'the `service.name` of the traces',
+    'a name of 1 to 100 characters',
+    (v) => (v.trim().length >= 1 && v.trim().length <= 100 ? v.trim() : undefined),
   ),
 }
 
@@ -449,6 +578,14 @@ export function loadConfig(
         `${clientId ? `${p}SECRET` : `${p}ID`} is not set: expected ${p}ID and ${p}SECRET together`,
       )
   }
+  const oidcNames = ['PATCHBAY_OIDC_ISSUER', 'PATCHBAY_OIDC_CLIENT_ID', 'PATCHBAY_OIDC_CLIENT_SECRET']
+  const oidcMissing = oidcNames.filter((n) => !env[n])
+  if (oidcMissing.length > 0 && oidcMissing.length < oidcNames.length)
+    problems.push(`${oidcMissing.join(' and ')} not set: expected ${oidcNames.join(', ')} together`)
+  if (env.PATCHBAY_SMTP_URL && !env.PATCHBAY_MAIL_FROM)
+    problems.push(
+      'PATCHBAY_MAIL_FROM is not set: expected it with PATCHBAY_SMTP_URL (the sender of invitations)',
+    )
   const pinned = v.PATCHBAY_SANDBOX_PORTS as PinnedPorts | undefined
   const servicePort = (v.PORT as number | undefined) ?? 8080
   if (pinned && Object.values(pinned).includes(servicePort))
@@ -483,6 +620,8 @@ export function loadConfig(
     databasePoolSize: v.PATCHBAY_DATABASE_POOL_SIZE ?? 10,
     redisUrl: v.REDIS_URL ?? null,
     redisPrefix: v.PATCHBAY_REDIS_PREFIX ?? 'patchbay:',
+    redisOutagePacingShare: v.PATCHBAY_REDIS_OUTAGE_PACING_SHARE ?? 0.25,
+    minFreeDiskMb: v.PATCHBAY_MIN_FREE_DISK_MB ?? 32,
     masterKey: v.PATCHBAY_MASTER_KEY ?? null,
     previousMasterKeys: v.PATCHBAY_PREVIOUS_MASTER_KEYS ?? [],
     adminKey: v.PATCHBAY_ADMIN_KEY ?? null,
@@ -497,6 +636,15 @@ export function loadConfig(
     logLevel: v.LOG_LEVEL ?? 'info',
     logFormat: v.LOG_FORMAT ?? ((opts.stdoutIsTerminal ?? process.stdout.isTTY) ? 'pretty' : 'json'),
     metricsToken: v.PATCHBAY_METRICS_TOKEN ?? null,
+    tracing:
+      v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || v.OTEL_EXPORTER_OTLP_ENDPOINT
+        ? {
+            url:
+              (v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as string | undefined) ??
+              `${String(v.OTEL_EXPORTER_OTLP_ENDPOINT).replace(/\/+$/, '')}/v1/traces`,
+            serviceName: (v.OTEL_SERVICE_NAME as string | undefined) ?? 'patchbay',
+          }
+        : null,
     lookups,
     deliveryRetryScheduleMs: v.PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS,
     deliveryTimeoutMs: v.PATCHBAY_DELIVERY_TIMEOUT_MS ?? 10_000,
@@ -508,6 +656,18 @@ export function loadConfig(
     oauthApps,
     webUrls,
     egressAllow: v.PATCHBAY_EGRESS_ALLOW ?? [],
+    trustProxy: v.PATCHBAY_TRUST_PROXY ?? [],
+    signup: v.PATCHBAY_SIGNUP ?? 'invite',
+    sessionTtlMs: v.PATCHBAY_SESSION_TTL ?? 14 * 86_400_000,
+    smtp: v.PATCHBAY_SMTP_URL ? { url: v.PATCHBAY_SMTP_URL, from: v.PATCHBAY_MAIL_FROM } : null,
+    oidc: v.PATCHBAY_OIDC_ISSUER
+      ? {
+          issuer: v.PATCHBAY_OIDC_ISSUER,
+          clientId: env.PATCHBAY_OIDC_CLIENT_ID!,
+          clientSecret: env.PATCHBAY_OIDC_CLIENT_SECRET!,
+          joinByDomain: v.PATCHBAY_OIDC_JOIN_BY_DOMAIN === 'true',
+        }
+      : null,
     sandboxPorts: v.PATCHBAY_SANDBOX_PORTS ?? null,
   }
 }

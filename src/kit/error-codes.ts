@@ -105,6 +105,14 @@ export const ERROR_CODES = {
     meaning: 'There is no such route (or dashboard file).',
     hint: 'See the API reference at /docs.',
   },
+  STATS_RANGE_INVALID: {
+    status: 400,
+    meaning:
+      'A stats range or step out of bounds: a range over 31 days, a step not in the list, a step under an hour over more than 2 days, or more than 1,500 points.',
+    hint: 'Ask for a shorter range or a larger step; the error details list the steps and limits.',
+    dashboard: 'Pick a range from the range buttons of the Overview page.',
+    cli: 'Ask for less: patchbay stats --since 24h, or --since 30d --step 1d.',
+  },
   INVALID_CURSOR: {
     status: 400,
     meaning: 'A paging cursor that no page gave.',
@@ -114,6 +122,31 @@ export const ERROR_CODES = {
     status: 500,
     meaning: 'An unexpected failure; it has been logged.',
     hint: 'Try again; if it persists, report it with the time of the request.',
+  },
+  SERVICE_STARTING: {
+    status: 503,
+    meaning:
+      'Patchbay is starting: its store, migrations, webhook subscriptions or public address are not ready yet (webhook deliveries included: they are never judged before then); answered with Retry-After.',
+    hint: 'Send the request again after Retry-After; GET /readyz says what is still starting.',
+  },
+  SERVICE_STOPPING: {
+    status: 503,
+    meaning:
+      'This instance is stopping (SIGTERM): requests under way finish, new ones are refused before any work, with Retry-After.',
+    hint: 'Send the request again after Retry-After: another instance, or this one once started again, answers it.',
+  },
+  DATABASE_UNAVAILABLE: {
+    status: 503,
+    meaning:
+      'The database does not answer (stopped, restarting, or unreachable): nothing was stored or changed; answered with Retry-After. Webhook deliveries are answered 503 too, so the upstream sends them again.',
+    hint: 'Send the request again after Retry-After; GET /readyz says why the store is not ready. The operator should check that PostgreSQL is running and reachable.',
+  },
+  STORAGE_FULL: {
+    status: 507,
+    alsoStatus: [503],
+    meaning:
+      'The embedded database’s disk is full, or its free space is below PATCHBAY_MIN_FREE_DISK_MB: nothing was stored (webhook deliveries are answered 503 with Retry-After instead, so the upstream sends them again).',
+    hint: 'Free space on the disk of PATCHBAY_DATA_DIR (or lower PATCHBAY_MIN_FREE_DISK_MB); Patchbay takes writes again by itself once there is room. GET /readyz shows the free space.',
   },
   VAULT_ERROR: {
     status: 500,
@@ -147,6 +180,11 @@ export const ERROR_CODES = {
     status: 404,
     meaning: 'There is no tool run with that id.',
     hint: 'List runs with GET /v1/agents/{id}/tool-runs.',
+  },
+  RUN_NOT_FOUND: {
+    status: 404,
+    meaning: 'There is no step run with that id in the workspace.',
+    hint: 'List step runs with GET /v1/runs.',
   },
   TOOL_RUN_FAILED: {
     status: 400,
@@ -574,6 +612,90 @@ export const ERROR_CODES = {
     meaning:
       'A delivery body that is not the upstream’s JSON, or whose structure no upstream sends (nested more than 64 levels deep, an id that is not a string): refused before it is acknowledged.',
     hint: 'Send the upstream’s JSON delivery body unchanged.',
+  },
+
+  // ── People: sign-up, sign-in, sessions, members, invitations, single sign-on ───────────────
+  SIGN_UP_CLOSED: {
+    status: 403,
+    meaning:
+      'Sign-up is off (PATCHBAY_SIGNUP=off), or needs an invitation (PATCHBAY_SIGNUP=invite, the default) and none was given.',
+    hint: 'Ask a workspace admin for an invitation and sign up with its token (or sign in if you have an account).',
+  },
+  WEAK_PASSWORD: {
+    status: 400,
+    meaning: 'The new password does not follow the password rules.',
+    hint: 'A password has 10 to 200 characters and is not the email address.',
+  },
+  EMAIL_TAKEN: {
+    status: 409,
+    meaning: 'An account with that email exists already.',
+    hint: 'Sign in with POST /v1/auth/sign-in instead.',
+    dashboard: 'Use Sign in instead.',
+  },
+  SIGN_IN_FAILED: {
+    status: 401,
+    meaning: 'The email or the password is wrong (the same answer for an unknown account).',
+    hint: 'Check the email and the password and try again; failed tries are limited.',
+  },
+  SIGN_IN_RATE_LIMITED: {
+    status: 429,
+    meaning:
+      'Too many failed sign-ins for this account or from this address; Retry-After says when to try again.',
+    hint: 'Wait the Retry-After seconds, then sign in again.',
+  },
+  CSRF_TOKEN_INVALID: {
+    status: 403,
+    meaning:
+      'A change sent with a session cookie without the X-CSRF-Token header of that session, or with another.',
+    hint: 'Send the csrfToken that sign-in and GET /v1/me return, in the X-CSRF-Token header.',
+  },
+  SESSION_NOT_FOUND: {
+    status: 404,
+    meaning: 'You have no live session with that id.',
+    hint: 'List your sessions with GET /v1/me/sessions.',
+  },
+  MEMBER_NOT_FOUND: {
+    status: 404,
+    meaning: 'The workspace has no member with that id (or no account has that email).',
+    hint: 'List members with GET /v1/workspaces/{id}/members; invite someone without an account.',
+  },
+  LAST_OWNER: {
+    status: 409,
+    meaning: 'The change would leave the workspace without an owner.',
+    hint: 'Make another member an owner first.',
+  },
+  INVITATION_NOT_FOUND: {
+    status: 404,
+    meaning: 'No invitation has that token (or that id in this workspace).',
+    hint: 'Use the whole link of the invitation, or ask for a new one.',
+  },
+  INVITATION_NOT_USABLE: {
+    status: 410,
+    meaning: 'The invitation was used already, revoked, or has expired (each link works once).',
+    hint: 'Ask a workspace admin for a new invitation.',
+  },
+  INVITATION_EMAIL_MISMATCH: {
+    status: 403,
+    meaning: 'The invitation is for another email address than the signed-in person’s.',
+    hint: 'Sign in (or sign up) with the email address the invitation was sent to.',
+  },
+  SSO_NOT_CONFIGURED: {
+    status: 404,
+    meaning: 'Single sign-on is not configured on this Patchbay.',
+    hint: 'Set PATCHBAY_OIDC_ISSUER, PATCHBAY_OIDC_CLIENT_ID and PATCHBAY_OIDC_CLIENT_SECRET, or sign in with a password.',
+  },
+  SSO_FAILED: {
+    status: 400,
+    alsoStatus: [502],
+    meaning:
+      'The single sign-on answer was refused: wrong or missing state, wrong nonce, issuer or audience, or an error from the identity provider (502 when it could not be reached).',
+    hint: 'Start the sign-in again from GET /v1/auth/sso/start.',
+  },
+  SSO_NO_ACCESS: {
+    status: 403,
+    meaning:
+      'The identity provider signed you in, but your email is not verified, or no invitation or workspace domain admits it.',
+    hint: 'Ask a workspace admin for an invitation to your email address.',
   },
 } as const satisfies Record<string, ErrorCodeDefinition>
 

@@ -16,6 +16,7 @@ import {
 } from 'fastify-type-provider-zod'
 import type { Redis } from 'ioredis'
 import type { Engine } from '../engine/engine.ts'
+import { tracingOn } from '../kit/tracing.ts'
 import { installAuthentication, type PersonAuthenticator, publicRoute } from './authenticate.ts'
 import { attachRules, enforcePolicy } from './authorize.ts'
 import { enforceContract, transformObject } from './contract.ts'
@@ -24,12 +25,16 @@ import { mcpRoutes } from './mcp/routes.ts'
 import {
   installMetrics,
   installProbes,
+  installReadinessGate,
   installRequestLogging,
+  installTracing,
   requestIdMixin,
   requestIdOf,
+  Startup,
 } from './observability.ts'
 import { agentKeyRoutes } from './routes/agent-keys.ts'
 import { agentRoutes } from './routes/agents.ts'
+import { authRoutes } from './routes/auth.ts'
 import { catalogRoutes } from './routes/catalog.ts'
 import { connectionRoutes } from './routes/connections.ts'
 import { creditRoutes } from './routes/credits.ts'
@@ -37,13 +42,16 @@ import { dashboardRoutes } from './routes/dashboard.ts'
 import { eventRoutes } from './routes/events.ts'
 import { functionToolRoutes } from './routes/function-tools.ts'
 import { hookRoutes } from './routes/hooks.ts'
+import { memberRoutes } from './routes/members.ts'
 import { oauthRoutes } from './routes/oauth.ts'
 import { rateLimitStatusRoutes } from './routes/rate-limit-status.ts'
 import { rateLimitRoutes } from './routes/rate-limits.ts'
+import { statsRoutes } from './routes/stats.ts'
 import { stepRoutes } from './routes/steps.ts'
 import { tokenPageRoutes } from './routes/token-pages.ts'
 import { toolRoutes } from './routes/tools.ts'
 import { triggerRoutes } from './routes/triggers.ts'
+import { installSessions } from './sessions.ts'
 
 export const loggerOptions = (level: string): FastifyServerOptions['logger'] => ({
   level,
@@ -81,8 +89,14 @@ export interface AppOptions {
   metricsToken?: string | null
   /** Upstream base addresses, to count upstream requests by connector. */
   baseUrls?: Record<string, string | undefined>
+  /** Whether the start is done (the service's); an app built over a started engine is ready at once. */
+  startup?: Startup
   /** Recognise signed-in people (sessions, personal keys), asked before workspace and agent keys. */
   people?: readonly PersonAuthenticator[]
+  /** Session cookies are Secure (and __Host- named): browsers reach Patchbay over https. */
+  secureCookies?: boolean
+  /** Reverse proxies whose X-Forwarded-For gives the client's address (PATCHBAY_TRUST_PROXY). */
+  trustProxy?: string[]
 }
 
 export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<FastifyInstance> {
@@ -90,16 +104,26 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     loggerInstance: opts.loggerInstance,
     bodyLimit: 1024 * 1024,
     genReqId: requestIdOf,
+    // req.ip is the client's address behind the proxies named, the connecting address otherwise.
+    trustProxy: opts.trustProxy?.length ? opts.trustProxy : false,
+    // While closing, the readiness gate answers (503 SERVICE_STOPPING with Retry-After), not Fastify's bare 503.
+    return503OnClosing: false,
     // One debug line per answered request (installRequestLogging) instead of an info pair.
     logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<ZodTypeProvider>()
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
-  installErrorHandling(app)
+  const health = engine.store.health
+  installErrorHandling(app, (err, { ingress }) => (health.failure(err) ? health.refusal({ ingress }) : null))
   enforceContract(app)
   // Before any route is added: each route gets its rule from the policy table (or fails the start).
   attachRules(app)
   installRequestLogging(app)
+  if (tracingOn()) installTracing(app)
+  // Before authentication: while starting (the admin key may not be made yet) or while the store is
+  // away, a request is answered 503 without a key lookup that would fail or say 401.
+  const startup = opts.startup ?? new Startup(null)
+  installReadinessGate(app, engine, startup)
   if (opts.metricsToken) {
     const metrics = installMetrics(app, engine, { token: opts.metricsToken, baseUrls: opts.baseUrls ?? {} })
     app.addHook('onClose', async () => metrics.close())
@@ -116,8 +140,14 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: '/', description: 'This Patchbay (the address the document was read from)' }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer' },
+          // A signed-in person (POST /v1/auth/sign-in); changes also send X-CSRF-Token.
+          session: { type: 'apiKey', in: 'cookie', name: 'patchbay_session' },
+        },
+      },
+      security: [{ bearer: [] }, { session: [] }],
       // What Patchbay sends: an agent's deliveries (engine/events/payload.ts is their one schema).
       webhooks: {
         delivery: {
@@ -141,7 +171,8 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     transformObject,
   })
   // Sign-in plugs its authenticators (sessions, personal keys) in here.
-  const people: PersonAuthenticator[] = [...(opts.people ?? [])]
+  const sessions = await installSessions(app, engine, { secure: opts.secureCookies ?? false })
+  const people: PersonAuthenticator[] = [sessions.authenticator, ...(opts.people ?? [])]
   installAuthentication(app, engine, { people })
   enforcePolicy(app)
   // The API reference pages are public; every route they register says so.
@@ -152,7 +183,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     await docs.register(swaggerUi, { routePrefix: '/docs' })
   })
   app.get('/openapi.json', { config: publicRoute, schema: { hide: true } }, async () => app.swagger())
-  installProbes(app, engine, opts.redis ?? null)
+  installProbes(app, engine, opts.redis ?? null, startup)
 
   await app.register(catalogRoutes(engine))
   await app.register(stepRoutes(engine))
@@ -169,7 +200,10 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(oauthRoutes(engine))
   await app.register(rateLimitStatusRoutes(engine))
   await app.register(functionToolRoutes(engine))
+  await app.register(statsRoutes(engine))
   await app.register(mcpRoutes(engine))
+  await app.register(authRoutes(engine, sessions))
+  await app.register(memberRoutes(engine))
   await app.register(dashboardRoutes())
   return app
 }

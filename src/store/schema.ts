@@ -67,6 +67,14 @@ export interface IdentitiesTable {
   created_at: string
 }
 
+/** Failed sign-ins in the current window, per account or address (migration 0012). */
+export interface SignInAttemptsTable {
+  /** `account:<email>` or `address:<ip>`. */
+  key: string
+  window_started_at: string
+  failures: number
+}
+
 export interface AuditLogTable {
   id: string
   workspace_id: string | null
@@ -128,6 +136,10 @@ export interface StepRunsTable {
   duration_ms: number
   attempts: number
   created_at: string
+  /** Upstream answers 429 the run met (migration 0013). */
+  rate_limited: number
+  /** JSON: the run's upstream requests, kit/http.ts' UpstreamRequestRecord[] (migration 0013). */
+  requests: string | null
 }
 
 /** What a metered upstream charged one step run for one request (migration 0003). */
@@ -340,6 +352,7 @@ export interface Database {
   invitations: InvitationsTable
   identities: IdentitiesTable
   audit_log: AuditLogTable
+  sign_in_attempts: SignInAttemptsTable
   connections: ConnectionsTable
   step_runs: StepRunsTable
   credit_ledger: CreditLedgerTable
@@ -358,6 +371,26 @@ export interface Database {
   delivery_attempts: DeliveryAttemptsTable
   oauth_flows: OAuthFlowsTable
   credit_holds: CreditHoldsTable
+  stat_hours: StatHoursTable
+  stat_rollups: StatRollupsTable
+}
+
+/** A series' count (or sum) for one hour and key, rolled up from the records (migration 0013). */
+export interface StatHoursTable {
+  workspace_id: string
+  series: string
+  /** The hour: `YYYY-MM-DDTHH`. */
+  hour: string
+  key: string
+  n: number
+  v: Generated<number>
+  hist: string | null
+}
+
+export interface StatRollupsTable {
+  workspace_id: string
+  /** Hours before this one (`YYYY-MM-DDTHH`) are in stat_hours. */
+  rolled_until: string
 }
 
 export interface OAuthFlowsTable {

@@ -114,6 +114,43 @@ export const POLICY = {
   setCreditBudget: change('admin', 'credit_budget.set'),
   deleteCreditBudget: change('admin', 'credit_budget.deleted'),
 
+  // Stats and timelines: the workspace's numbers and run records (no payloads, no secrets).
+  getStats: read('viewer', false),
+  getTimeline: read('viewer', false),
+  // People: signing in and out, and what a person sees of themselves (routes/auth.ts).
+  signUp: {
+    access: 'public',
+    why: 'makes an account; PATCHBAY_SIGNUP decides who may (open, or with an invitation token)',
+    action: 'auth.sign_up',
+  },
+  signIn: {
+    access: 'public',
+    why: 'checks the email and password itself, limited per account and per address',
+    action: 'auth.sign_in',
+  },
+  getSsoSettings: { access: 'public', why: 'tells the sign-in page whether single sign-on is offered' },
+  startSso: { access: 'public', why: 'sends the browser to the identity provider (state bound to a cookie)' },
+  finishSso: {
+    access: 'public',
+    why: 'the identity provider sends the browser back; state, PKCE and the ID token are checked',
+    action: 'auth.sign_in',
+  },
+  signOut: { access: 'signedIn', action: 'auth.sign_out' },
+  getMe: { access: 'signedIn' },
+  listMySessions: { access: 'signedIn' },
+  endMySession: { access: 'signedIn', action: 'auth.session_ended' },
+  endAllMySessions: { access: 'signedIn', action: 'auth.signed_out_everywhere' },
+  acceptInvitation: { access: 'signedIn', action: 'invitation.accepted' },
+
+  // Members and invitations of the workspace the request acts on (routes/members.ts).
+  listMembers: read('viewer', false),
+  addMember: change('admin', 'member.added'),
+  updateMember: change('admin', 'member.role_changed'),
+  removeMember: change('admin', 'member.removed'),
+  createInvitation: change('admin', 'invitation.created'),
+  listInvitations: read('admin', false),
+  revokeInvitation: change('admin', 'invitation.revoked'),
+
   // MCP: the route lets every caller in; each JSON-RPC method has its rule in MCP_POLICY.
   callMcp: read('viewer', true),
 } as const satisfies Record<string, Rule>

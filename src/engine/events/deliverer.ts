@@ -14,7 +14,16 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import { type Dispatcher, request } from 'undici'
 import { type Clock, systemClock } from '../../kit/clock.ts'
+import { egressRefused, findEgressRefusal } from '../../kit/egress.ts'
 import { PatchbayError } from '../../kit/errors.ts'
+import {
+  injectHeaders,
+  type OpenSpan,
+  openSpan,
+  type TraceContext,
+  tracingOn,
+  withContext,
+} from '../../kit/tracing.ts'
 import {
   type DeliveryRow,
   deliveries,
@@ -94,6 +103,8 @@ export class Deliverer {
   #fresh = new Map<string, SendableDelivery>()
   /** Those of the fresh rows whose claim this instance took in their insert (claimedAtInsert). */
   #held = new Set<string>()
+  /** With tracing on: the trace each delivery was made in (its event's), for its attempts' spans. */
+  #traces = new Map<string, TraceContext>()
   /**
    * Deliveries handed to this instance's lanes and not yet settled, with when they were handed
    * over (in that order): the delivery backlog the ingress holds back on (`lag`).
@@ -188,6 +199,14 @@ export class Deliverer {
    * Hands deliveries this instance just stored on: pushes (claimed in their insert when
    * claimedAtInsert made them so) and tool runs to their lanes, streams woken.
    */
+  /** With tracing on: the deliveries made in the trace of `ctx` (their attempts' spans go under it). */
+  traceOf(ids: string[], ctx: TraceContext): void {
+    for (const id of ids) this.#traces.set(id, ctx)
+    // Bounded: the oldest go first (a delivery retried much later starts a trace of its own).
+    if (this.#traces.size > 20_000)
+      for (const id of [...this.#traces.keys()].slice(0, 5_000)) this.#traces.delete(id)
+  }
+
   async dispatch(rows: SendableDelivery[]): Promise<void> {
     this.#dispatch(rows, true)
   }
@@ -381,6 +400,29 @@ export class Deliverer {
   }
 
   async #sendOne(row: SendableDelivery, attemptNo: number) {
+    if (!tracingOn()) return this.#sendOnce(row, attemptNo, null)
+    const span = openSpan(
+      `deliver ${row.t_key ?? 'event'}`,
+      {
+        'patchbay.delivery.id': row.id,
+        'patchbay.delivery.attempt': attemptNo,
+        'patchbay.event.id': row.event_id,
+        'patchbay.agent.id': row.agent_id,
+        'patchbay.trigger.id': row.trigger_id ?? undefined,
+      },
+      { kind: 'producer', parent: this.#traces.get(row.id) },
+    )
+    const outcome = await this.#sendOnce(row, attemptNo, span)
+    span?.set({
+      'http.response.status_code': outcome.attempt.status ?? undefined,
+      'patchbay.delivery.outcome': outcome.update.status,
+    })
+    span?.end(outcome.update.status === 'delivered' ? null : 'DELIVERY_FAILED')
+    if (outcome.update.status !== 'pending') this.#traces.delete(row.id)
+    return outcome
+  }
+
+  async #sendOnce(row: SendableDelivery, attemptNo: number, span: OpenSpan | null) {
     const started = performance.now()
     let status: number | null = null
     let error: string | null = null
@@ -395,6 +437,8 @@ export class Deliverer {
         throw new Error(`not sent: ${withdrawn} (changed after the event was matched; not retried)`)
       const body = this.body(row)
       const headers = signDelivery(secret, row.id, Math.floor(this.#clock.now() / 1000), body)
+      // The agent's own trace joins this one (W3C traceparent).
+      if (span) injectHeaders(headers, span.context)
       const res = await request(url, {
         method: 'POST',
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'Patchbay-Webhooks/1' },
@@ -407,7 +451,10 @@ export class Deliverer {
       await res.body.dump()
       if (status < 200 || status >= 300) error = `the agent endpoint answered ${status}`
     } catch (err) {
-      error = (err as Error).message
+      // A refused address says so, with the setting that allows it (not "fetch failed").
+      const refusal = findEgressRefusal(err)
+      const refused = refusal && egressRefused(refusal, 'delivery.url')
+      error = refused ? `EGRESS_REFUSED: ${refused.message} ${refused.hint}` : (err as Error).message
     }
     const durationMs = Math.round(performance.now() - started)
     const now = this.#clock.now()
@@ -493,22 +540,40 @@ export class Deliverer {
     })
     // A run that cannot start (the tool was deleted, its input is refused) fails the delivery
     // with the reason, instead of leaving it pending to be picked up again and again.
+    const span = tracingOn()
+      ? openSpan(
+          'deliver to tool',
+          {
+            'patchbay.delivery.id': row.id,
+            'patchbay.delivery.attempt': claim.attempts,
+            'patchbay.event.id': row.event_id,
+            'patchbay.agent.id': row.agent_id,
+            'patchbay.tool.id': target.toolId,
+          },
+          { kind: 'internal', parent: this.#traces.get(row.id) },
+        )
+      : null
+    this.#traces.delete(row.id)
     const run = guard.refused
       ? { id: null, status: 'failed', errorCode: 'LOOP_DETECTED', errorMessage: guard.refused }
-      : await this.#o.tools
-          .run(row.workspace_id, row.agent_id, target.toolId, {
-            input: event.data,
-            event,
-            triggerId: row.trigger_id,
-            eventId: row.event_id,
-            causationDepth: guard.depth,
-          })
-          .catch((err: Error & { code?: string }) => ({
-            id: null as string | null,
-            status: 'failed',
-            errorCode: err.code ?? 'INTERNAL',
-            errorMessage: err.message,
-          }))
+      : await withContext(span?.context, () =>
+          this.#o.tools
+            .run(row.workspace_id, row.agent_id, target.toolId, {
+              input: event.data,
+              event,
+              triggerId: row.trigger_id,
+              eventId: row.event_id,
+              causationDepth: guard.depth,
+            })
+            .catch((err: Error & { code?: string }) => ({
+              id: null as string | null,
+              status: 'failed',
+              errorCode: err.code ?? 'INTERNAL',
+              errorMessage: err.message,
+            })),
+        )
+    span?.set({ 'patchbay.tool_run.id': run.id ?? undefined, 'patchbay.tool_run.status': run.status })
+    span?.end(run.status === 'succeeded' ? null : (run.errorCode ?? 'FAILED'))
     if (guard.refused) this.#o.log.warn({ delivery: id, depth: guard.depth }, 'loop guard refused a tool run')
     const ok = run.status === 'succeeded'
     const at = isoAt(this.#clock.now())

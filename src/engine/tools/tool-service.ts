@@ -2,8 +2,10 @@
 // and template; running one renders each step's input from the tool's input, the trigger event
 // and earlier outputs, runs the steps in order AS THE AGENT (so its scope applies), stops at the
 // first failure, and records what each step did.
+
 import type { FastifyBaseLogger } from 'fastify'
 import { type ErrorCode, PatchbayError, validationError } from '../../kit/errors.ts'
+import { inSpan, tracingOn } from '../../kit/tracing.ts'
 import type { Causations } from '../../store/causations.ts'
 import { newId, nowIso } from '../../store/ids.ts'
 import type { ToolRunRow, ToolRuns } from '../../store/tool-runs.ts'
@@ -299,7 +301,27 @@ export class ToolService {
    * Runs a tool as its agent and records the run. A step that fails ends the run (the rest are
    * skipped); the run is then `failed` with that step's error. Resolves with the run either way.
    */
-  async run(
+  run(workspaceId: string, agentId: string, toolId: string, req: ToolRunRequest = {}): Promise<ToolRunView> {
+    if (!tracingOn()) return this.#run(workspaceId, agentId, toolId, req)
+    return inSpan(
+      'tool run',
+      {
+        'patchbay.workspace.id': workspaceId,
+        'patchbay.agent.id': agentId,
+        'patchbay.tool.id': toolId,
+        'patchbay.trigger.id': req.triggerId ?? undefined,
+        'patchbay.event.id': req.eventId ?? undefined,
+      },
+      async (span) => {
+        const run = await this.#run(workspaceId, agentId, toolId, req)
+        span?.set({ 'patchbay.tool_run.id': run.id, 'patchbay.tool_run.status': run.status })
+        if (run.status === 'failed') span?.set({ 'patchbay.error_code': run.errorCode ?? 'FAILED' })
+        return run
+      },
+    )
+  }
+
+  async #run(
     workspaceId: string,
     agentId: string,
     toolId: string,
