@@ -4,9 +4,9 @@
 // engine.steps.run / engine.tools.run as the agent, so scope is checked exactly as in the REST
 // API. Everything about a step — name, description, schemas, hints — comes from the registry.
 import { PatchbayError, validationError } from '../../kit/errors.ts'
+import type { JsonSchemaNode } from '../../kit/json-schema.ts'
 import type { Caller } from '../access/caller.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
-import type { JsonSchemaNode } from '../../kit/json-schema.ts'
 import type { Registry } from '../registry.ts'
 import type { StepRunner } from '../steps/step-runner.ts'
 import { parseTemplate, stringsOf } from '../tools/templates.ts'
