@@ -393,7 +393,7 @@ function toEvent(e: {
 }
 
 function safeMatch(
-  match: (e: NormalizedEvent, c: any) => boolean,
+  match: NonNullable<TriggerDefinition['match']>,
   e: NormalizedEvent,
   config: unknown,
 ): boolean {
