@@ -137,7 +137,11 @@ interface Place {
   field?: string
 }
 
-function placeOf(trigger: TriggerDefinition, config: any, model: string | undefined): Place {
+function placeOf(
+  trigger: TriggerDefinition,
+  config: Record<string, unknown>,
+  model: string | undefined,
+): Place {
   for (const f of trigger.scoped ?? []) {
     if (f.kind !== 'board' && f.kind !== 'repository') continue
     const given = f.value ? f.value(config) : f.field ? config[f.field] : undefined
@@ -158,8 +162,8 @@ function eventPlace(e: EventRow, kind: Place['kind']): string {
 
 /** A place as people know it: the board's or repository's name where the event carries it. */
 function placeName(e: EventRow, id: string): string {
-  const data = e.data as Record<string, any>
-  const name = data?.board?.id === id ? data.board.name : data?.repository?.full_name
+  const data = e.data as { board?: { id?: string; name?: string }; repository?: { full_name?: string } }
+  const name = data?.board?.id === id ? data.board?.name : data?.repository?.full_name
   return typeof name === 'string' && name && name !== id ? `${name} (${id})` : id
 }
 
@@ -174,7 +178,7 @@ async function eventEvidence(
   deps: { db: Kysely<Database>; registry: Registry },
   row: TriggerRow,
   reg: { trigger: TriggerDefinition; connector: ConnectorDefinition },
-  config: any,
+  config: Record<string, unknown>,
   place: Place,
 ): Promise<{ board: DiagnosisCheck | null; types: DiagnosisCheck }> {
   // What arrived since the trigger was made: events before it could not have fired it.

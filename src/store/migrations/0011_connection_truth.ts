@@ -8,7 +8,7 @@
 // - an agent's previous signing secret stays valid for an overlap after a rotation.
 import type { Kysely } from 'kysely'
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('disconnections')
     // The former connection's id.
