@@ -72,9 +72,10 @@ export function describeSandboxes(s: Sandboxes): string {
     const d = s.taskboard.demo
     lines.push(
       `task-board sandbox   ${s.taskboard.url}`,
-      `  demo account ${d.username}; API key ${d.key}; token ${d.token}`,
+      `  demo account ${d.username} (password ${d.password}); API key ${d.key}; token ${d.token}`,
       `  API secret (verifies webhooks, for instant triggers) ${d.secret}`,
       `  demo board ${d.boardId}; lists ${d.listIds.join(', ')}`,
+      `  make another API key: ${s.taskboard.adminUrl}; then a token: ${s.taskboard.authUrl}/1/authorize?key=<API key>&scope=read,write&expiration=never&response_type=token&name=<label>`,
     )
   }
   if (s.codehost) {
@@ -82,6 +83,7 @@ export function describeSandboxes(s: Sandboxes): string {
     lines.push(
       `code-host sandbox    ${s.codehost.url}`,
       `  demo login ${d.login} (password ${d.password}); token ${d.token}; repo ${d.repo.owner}/${d.repo.name}`,
+      `  OAuth app: client id ${d.oauthClientId}; client secret ${d.oauthClientSecret}`,
     )
   }
   if (s.contactdata) {

@@ -5,6 +5,7 @@
 import net from 'node:net'
 import path from 'node:path'
 import { z } from 'zod'
+import { type PinnedPorts, parseSandboxPorts } from '../sandbox/ports.ts'
 import { parseAllowList } from './kit/egress.ts'
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -55,6 +56,8 @@ export interface Config {
   webUrls: Record<string, string>
   /** Non-public hosts, host:port pairs and CIDR ranges Patchbay may send to (PATCHBAY_EGRESS_ALLOW). */
   egressAllow: string[]
+  /** The ports of the embedded sandboxes (PATCHBAY_SANDBOX_PORTS); null picks free ones. */
+  sandboxPorts: PinnedPorts | null
 }
 
 /** Bad settings, one line per problem; main.ts prints them and exits 2. */
@@ -370,6 +373,12 @@ export const settings: Record<string, Setting> = {
       return entries
     },
   ),
+  PATCHBAY_SANDBOX_PORTS: setting(
+    '— (free ports, new on every start)',
+    "pins the ports of `npm start`'s embedded sandboxes (and `npm run sandbox`'s): one base port (`4101`: task-board on it, code-host on the next, contact-data on the one after) or three (`4101,4102,4103`), on 127.0.0.1",
+    'one base port from 1 to 65533, or three different ports, e.g. 4101 or 4101,4102,4103',
+    parseSandboxPorts,
+  ),
   LOG_LEVEL: setting(
     '`info`',
     'the least severe log lines written: `fatal`, `error`, `warn`, `info`, `debug` (adds one line per request), `trace` or `silent`',
@@ -437,6 +446,12 @@ export function loadConfig(
         `${clientId ? `${p}SECRET` : `${p}ID`} is not set: expected ${p}ID and ${p}SECRET together`,
       )
   }
+  const pinned = v.PATCHBAY_SANDBOX_PORTS as PinnedPorts | undefined
+  const servicePort = (v.PORT as number | undefined) ?? 8080
+  if (pinned && Object.values(pinned).includes(servicePort))
+    problems.push(
+      `PATCHBAY_SANDBOX_PORTS=${shownSafely('PATCHBAY_SANDBOX_PORTS', String(env.PATCHBAY_SANDBOX_PORTS))}: expected ports other than PORT (${servicePort}), which Patchbay itself listens on`,
+    )
   if (problems.length > 0) throw new ConfigError(problems)
 
   const pacing: Config['pacing'] = {}
@@ -490,6 +505,7 @@ export function loadConfig(
     oauthApps,
     webUrls,
     egressAllow: v.PATCHBAY_EGRESS_ALLOW ?? [],
+    sandboxPorts: v.PATCHBAY_SANDBOX_PORTS ?? null,
   }
 }
 

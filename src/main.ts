@@ -28,7 +28,19 @@ let sandboxes: Sandboxes | null = null
 if (missing.length > 0) {
   // Their state (accounts, tokens, boards, repositories, webhooks) is kept in the data directory,
   // so connections made through them still work after a restart.
-  sandboxes = await startSandboxes({ only: [...missing], stateDir: path.join(config.dataDir, 'sandbox') })
+  sandboxes = await startSandboxes({
+    only: [...missing],
+    ports: config.sandboxPorts ?? undefined,
+    stateDir: path.join(config.dataDir, 'sandbox'),
+  }).catch((err: NodeJS.ErrnoException) =>
+    exitOnStartFailure(
+      err.code === 'EADDRINUSE'
+        ? new StartupError(
+            `a sandbox could not listen on ${(err as { address?: string }).address}:${(err as { port?: number }).port}, which is in use: free it, or pin other ports with PATCHBAY_SANDBOX_PORTS (e.g. 4201)`,
+          )
+        : err,
+    ),
+  )
 }
 const baseUrls = {
   taskboard: config.upstreams.taskboard ?? sandboxes?.taskboard?.url,

@@ -1,7 +1,7 @@
 // Who is calling and what their token lets them touch. Classic and OAuth tokens are limited by
 // scopes; fine-grained tokens by one owner, a repository selection and per-area permissions.
 import type { FastifyRequest } from 'fastify'
-import { ApiError, type Ctx, notFound } from './context.ts'
+import { ApiError, type Ctx, DOCS, notFound } from './context.ts'
 import { roleAtLeast, roleOf } from './permissions.ts'
 import type { Repo, Role, Token, User } from './store.ts'
 
@@ -99,6 +99,8 @@ export function requireAccountAccess(
   return user
 }
 
+const MOVED_DOCS = `${DOCS}/guides/best-practices-for-using-the-rest-api#follow-redirects`
+
 export interface RepoNeed {
   /** The repository role needed (default read). */
   role?: Role
@@ -127,8 +129,24 @@ export function repoFor(
   need: RepoNeed = {},
 ): Repo {
   const repo = ctx.store.repoByName(owner, name)
-  if (!repo) throw notFound()
   const p = principalOf(req)
+  if (!repo) {
+    // A renamed repository answers from its old name with a redirect to its id, as upstream:
+    // 301 for reads, 307 for the rest (a client repeats the method there).
+    const moved = ctx.store.renamedRepo(owner, name)
+    if (!moved || !canSee(ctx, p, moved)) throw notFound()
+    const rest = /^\/repos\/[^/]+\/[^/?]+(.*)$/.exec(req.url)?.[1] ?? ''
+    const location = `${ctx.url}/repositories/${moved.id}${rest}`
+    throw new ApiError(
+      req.method === 'GET' || req.method === 'HEAD' ? 301 : 307,
+      'Moved Permanently',
+      undefined,
+      MOVED_DOCS,
+      {
+        location,
+      },
+    )
+  }
   const t = p.token
   const role = need.role ?? 'read'
   const write = need.write || role !== 'read' || need.fg?.[1] === 'write'

@@ -33,6 +33,12 @@ export async function requireUserAgent(req: FastifyRequest, reply: FastifyReply)
 
 export function writeApiError(reply: FastifyReply, err: ApiError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v)
+  // A redirect names where to go in its body too: { message, url, documentation_url }.
+  if (err.status === 301 || err.status === 307)
+    return reply
+      .code(err.status)
+      .header('content-type', 'application/json; charset=utf-8')
+      .send({ message: err.message, url: err.headers.location, documentation_url: err.docs })
   return sendError(reply, err.status, err.message, err.errors, err.docs)
 }
 

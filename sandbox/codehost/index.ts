@@ -84,6 +84,13 @@ export async function startCodehostSandbox(
       Object.assign(ctx.runSettings, DEFAULT_RUN_SETTINGS)
     },
     bodyLimit: BODY_LIMIT,
+    // `/repositories/{id}/…` is the repository by id (where a renamed one redirects to).
+    rewriteUrl: (url) => {
+      const m = /^\/repositories\/(\d+)(?=\/|\?|$)/.exec(url)
+      const repo = m ? ctx.store.repos.get(Number(m[1])) : undefined
+      if (!m || !repo) return url
+      return `/repos/${ctx.store.user(repo.ownerId).login}/${repo.name}${url.slice(m[0].length)}`
+    },
   })
   ctx.emulator = emulator
   info = seed(ctx)

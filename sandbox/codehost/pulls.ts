@@ -5,7 +5,7 @@ import { emit, envelope } from './events.ts'
 import { commitsBetween, createCommit, isAncestor, mergeBase, mergeTrees } from './git.ts'
 import { canTriage, issueEvent } from './issues.ts'
 import { roleAtLeast, roleOf } from './permissions.ts'
-import type { Commit, Issue, Repo, Review, User } from './store.ts'
+import { type Commit, type Issue, mergeSettingsOf, type Repo, type Review, type User } from './store.ts'
 import { issueView, liveBaseSha, pullView, reviewView, userView } from './views.ts'
 
 /** Whether the head merges cleanly into the base (file-level), unless the control API says otherwise. */
@@ -369,6 +369,17 @@ export function mergePull(
     throw validationFailed([
       { resource: 'PullRequest', code: 'invalid', field: 'merge_method', value: method },
     ])
+  const settings = mergeSettingsOf(repo)
+  const allowed = {
+    merge: settings.allow_merge_commit,
+    squash: settings.allow_squash_merge,
+    rebase: settings.allow_rebase_merge,
+  }
+  if (!allowed[method as keyof typeof allowed])
+    throw new ApiError(
+      405,
+      `${{ merge: 'Merge commits', squash: 'Squash merges', rebase: 'Rebase merges' }[method as 'merge']} are not allowed on this repository.`,
+    )
   if (issue.state !== 'open' || p.merged || p.draft) throw new ApiError(405, NOT_MERGEABLE)
   if (input.sha && input.sha !== p.headSha)
     throw new ApiError(409, 'Head branch was modified. Review and try the merge again.')
@@ -439,6 +450,9 @@ export function mergePull(
   issue.updatedAt = now
   issueEvent(ctx, repo, issue, actor, 'closed')
   if (p.baseRef === repo.defaultBranch) closeReferencedIssues(ctx, repo, issue, actor)
+  // "Automatically delete head branches": a branch of this repository, never its default.
+  if (settings.delete_branch_on_merge && p.headRepoId === repo.id && p.headRef !== repo.defaultBranch)
+    updateRef(ctx, repo, 'branch', p.headRef, null, actor)
   return { sha: result.sha, merged: true, message: 'Pull Request successfully merged' }
 }
 

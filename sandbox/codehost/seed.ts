@@ -126,7 +126,7 @@ export function seed(ctx: Ctx): SeedInfo {
   const org = addUser(store, DEMO_ORG, {
     name: 'Octo Org',
     type: 'Organization',
-    email: null,
+    email: 'octo-org@example.com',
     createdAt: SEED_DATE,
   })
   org.members.set(demo.id, 'admin')

@@ -275,6 +275,39 @@ export interface Invitation {
   createdAt: string
 }
 
+export interface MergeSettings {
+  allow_merge_commit: boolean
+  allow_squash_merge: boolean
+  allow_rebase_merge: boolean
+  allow_auto_merge: boolean
+  delete_branch_on_merge: boolean
+  allow_update_branch: boolean
+  use_squash_pr_title_as_default: boolean
+  squash_merge_commit_title: 'PR_TITLE' | 'COMMIT_OR_PR_TITLE'
+  squash_merge_commit_message: 'PR_BODY' | 'COMMIT_MESSAGES' | 'BLANK'
+  merge_commit_title: 'PR_TITLE' | 'MERGE_MESSAGE'
+  merge_commit_message: 'PR_BODY' | 'PR_TITLE' | 'BLANK'
+}
+
+/** A new repository's merge settings, as upstream makes them. */
+export const DEFAULT_MERGE_SETTINGS: MergeSettings = {
+  allow_merge_commit: true,
+  allow_squash_merge: true,
+  allow_rebase_merge: true,
+  allow_auto_merge: false,
+  delete_branch_on_merge: false,
+  allow_update_branch: false,
+  use_squash_pr_title_as_default: false,
+  squash_merge_commit_title: 'COMMIT_OR_PR_TITLE',
+  squash_merge_commit_message: 'COMMIT_MESSAGES',
+  merge_commit_title: 'MERGE_MESSAGE',
+  merge_commit_message: 'PR_TITLE',
+}
+
+export function mergeSettingsOf(r: Repo): MergeSettings {
+  return { ...DEFAULT_MERGE_SETTINGS, ...r.mergeSettings }
+}
+
 export interface Repo {
   id: number
   ownerId: number
@@ -293,6 +326,10 @@ export interface Repo {
   hasDiscussions: boolean
   archived: boolean
   topics: string[]
+  /** How pull requests may be merged (absent in a state file from before: the defaults). */
+  mergeSettings?: MergeSettings
+  /** Names the repository had before a rename: they answer 301 to /repositories/{id}, as upstream. */
+  formerNames?: string[]
   branches: Map<string, string>
   tags: Map<string, string>
   collaborators: Map<number, Role>
@@ -440,6 +477,16 @@ export class Store {
     if (!o) return undefined
     const n = name.toLowerCase()
     for (const r of this.repos.values()) if (r.ownerId === o.id && r.name.toLowerCase() === n) return r
+    return undefined
+  }
+
+  /** The repository that had this name before a rename (and has another now). */
+  renamedRepo(owner: string, name: string): Repo | undefined {
+    const o = this.userByLogin(owner)
+    if (!o) return undefined
+    const n = name.toLowerCase()
+    for (const r of this.repos.values())
+      if (r.ownerId === o.id && r.formerNames?.some((f) => f.toLowerCase() === n)) return r
     return undefined
   }
 

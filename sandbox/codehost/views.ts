@@ -5,7 +5,16 @@ import type { Ctx } from './context.ts'
 import { commitChanges } from './git.ts'
 import { nodeId } from './ids.ts'
 import { roleAtLeast, roleOf } from './permissions.ts'
-import type { Issue, IssueComment, Label, Repo, Review, Role, User } from './store.ts'
+import {
+  type Issue,
+  type IssueComment,
+  type Label,
+  mergeSettingsOf,
+  type Repo,
+  type Review,
+  type Role,
+  type User,
+} from './store.ts'
 
 const web = (ctx: Ctx) => ctx.webUrl
 
@@ -84,6 +93,79 @@ export function userFullView(ctx: Ctx, u: User, self = false) {
           plan: { name: 'free', space: 976562499, collaborators: 0, private_repos: 10000 },
         }
       : {}),
+  }
+}
+
+/**
+ * An organization as `GET /orgs/{org}` shows it (organization-full): the public part to anyone,
+ * and to its owners the plan, the counts of private things and the member settings too.
+ */
+export function orgFullView(ctx: Ctx, o: User, viewer: User | null) {
+  const store = ctx.store
+  const repos = [...store.repos.values()].filter((r) => r.ownerId === o.id)
+  const publicPart = {
+    ...orgView(ctx, o),
+    name: o.name,
+    // The description has these as strings (an unset one is empty), the blog as an address.
+    company: o.company ?? '',
+    blog: `${web(ctx)}/${o.login}`,
+    location: o.location ?? '',
+    email: o.email ?? '',
+    twitter_username: null,
+    is_verified: false,
+    has_organization_projects: true,
+    has_repository_projects: true,
+    public_repos: repos.filter((r) => !r.private).length,
+    public_gists: 0,
+    followers: 0,
+    following: 0,
+    html_url: `${web(ctx)}/${o.login}`,
+    type: 'Organization',
+    created_at: o.createdAt,
+    updated_at: o.createdAt,
+    archived_at: null,
+  }
+  if (!viewer || o.members.get(viewer.id) !== 'admin') return publicPart
+  const privateRepos = repos.filter((r) => r.private).length
+  return {
+    ...publicPart,
+    total_private_repos: privateRepos,
+    owned_private_repos: privateRepos,
+    private_gists: 0,
+    disk_usage: 0,
+    collaborators: 0,
+    billing_email: o.email,
+    plan: { name: 'free', space: 976562499, private_repos: 10000, filled_seats: o.members.size, seats: 0 },
+    default_repository_permission: 'read',
+    default_repository_branch: 'main',
+    members_can_create_repositories: true,
+    two_factor_requirement_enabled: false,
+    members_allowed_repository_creation_type: 'all',
+    members_can_create_public_repositories: true,
+    members_can_create_private_repositories: true,
+    members_can_create_internal_repositories: false,
+    members_can_create_pages: true,
+    members_can_create_public_pages: true,
+    members_can_create_private_pages: true,
+    members_can_delete_repositories: true,
+    members_can_change_repo_visibility: true,
+    members_can_invite_outside_collaborators: true,
+    members_can_delete_issues: false,
+    display_commenter_full_name_setting_enabled: false,
+    readers_can_create_discussions: true,
+    members_can_create_teams: true,
+    members_can_view_dependency_insights: true,
+    members_can_fork_private_repositories: false,
+    web_commit_signoff_required: false,
+    advanced_security_enabled_for_new_repositories: false,
+    dependabot_alerts_enabled_for_new_repositories: false,
+    dependabot_security_updates_enabled_for_new_repositories: false,
+    dependency_graph_enabled_for_new_repositories: false,
+    secret_scanning_enabled_for_new_repositories: false,
+    secret_scanning_push_protection_enabled_for_new_repositories: false,
+    secret_scanning_push_protection_custom_link_enabled: false,
+    secret_scanning_push_protection_custom_link: null,
+    deploy_keys_enabled_for_repositories: true,
   }
 }
 
@@ -190,6 +272,8 @@ export function repoView(ctx: Ctx, r: Repo, viewer: User | null, full = true): R
   }
   if (viewer) base.permissions = permissionsOf(roleOf(store, r, viewer.id))
   if (full) {
+    // The merge settings are shown to whoever may push, as upstream.
+    if (viewer && roleAtLeast(roleOf(store, r, viewer.id), 'write')) Object.assign(base, mergeSettingsOf(r))
     base.subscribers_count = r.watchers.size
     base.network_count = forks
     if (r.parentId !== null) {

@@ -1,6 +1,7 @@
 // The HTTP shell every emulator shares: body parsing that keeps the raw body, a body limit, fault
 // injection, and the common part of the control API under /_sandbox. Each emulator adds its own
 // routes, its own error body shape and its own control routes.
+import type { IncomingMessage } from 'node:http'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { Clock } from './clock.ts'
 import { type FaultSpec, Faults } from './faults.ts'
@@ -50,6 +51,10 @@ export interface EmulatorOptions {
   logger?: boolean
   /** `/x/` answers as `/x` (the task-board does; the code host does not). */
   ignoreTrailingSlash?: boolean
+  /** Paths match in any letter case; parameters keep theirs (the task-board's do). */
+  caseInsensitive?: boolean
+  /** Rewrites a request's path before routing (another spelling of the same route); the request log keeps the path as sent. */
+  rewriteUrl?: (url: string) => string
 }
 
 export function createEmulator(opts: EmulatorOptions): Emulator {
@@ -59,7 +64,12 @@ export function createEmulator(opts: EmulatorOptions): Emulator {
   const app = Fastify({
     logger: opts.logger ?? false,
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
-    routerOptions: { ignoreTrailingSlash: opts.ignoreTrailingSlash ?? false },
+    routerOptions: {
+      ignoreTrailingSlash: opts.ignoreTrailingSlash ?? false,
+      caseSensitive: !(opts.caseInsensitive ?? false),
+    },
+    rewriteUrl: (req: IncomingMessage) =>
+      opts.rewriteUrl ? opts.rewriteUrl(req.url ?? '/') : (req.url ?? '/'),
   })
 
   app.removeAllContentTypeParsers()
@@ -110,7 +120,7 @@ export function createEmulator(opts: EmulatorOptions): Emulator {
     if (req.url.startsWith('/_sandbox')) return
     requests.push({
       method: req.method,
-      url: req.url,
+      url: req.originalUrl,
       userAgent: req.headers['user-agent'] ?? null,
       contentType: req.headers['content-type'] ?? null,
       body: req.rawBody ?? null,

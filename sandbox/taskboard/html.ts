@@ -7,7 +7,7 @@ export function esc(s: string): string {
   )
 }
 
-function page(title: string, body: string): string {
+export function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>${esc(title)}</title></head>

@@ -2,6 +2,7 @@
 // tokens, boards, lists, cards, checklists, labels, actions, notifications, webhooks, the token
 // page and OAuth 1.0a), with a control API under /_sandbox for tests.
 import { createEmulator, type Emulator, listen } from '../common/emulator-app.ts'
+import { ADMIN_PATH, registerAdminPage } from './admin-page.ts'
 import { registerControl } from './control.ts'
 import { sendError } from './errors.ts'
 import { registerOAuth1 } from './oauth1.ts'
@@ -21,10 +22,14 @@ export interface TaskboardSandbox {
   authUrl: string
   /** Base of page addresses /b/{shortLink}/{slug} and /c/{shortLink}/{slug} (+ .json). */
   webUrl: string
+  /** The extension admin page, where a member makes an extension and copies its API key. */
+  adminUrl: string
   demo: {
     key: string
     secret: string
     token: string
+    /** The demo member's password (the token page and the extension admin page ask for it). */
+    password: string
     memberId: string
     username: string
     fullName: string
@@ -37,6 +42,14 @@ export interface TaskboardSandbox {
 
 const DEFAULT_WEBHOOK_TIMEOUT_MS = 30_000
 
+const SINGULAR =
+  /^\/1\/(action|board|card|checklist|label|list|member|notification|organization|token|webhook)(?=\/|\?|$)/i
+
+/** `/1/member/me` → `/1/members/me`: the service takes either spelling of a model's path. */
+export function singularToPlural(url: string): string {
+  return url.replace(SINGULAR, (_m, model: string) => `/1/${model}s`)
+}
+
 export async function startTaskboardSandbox(
   opts: { port?: number; host?: string; stateFile?: string } = {},
 ): Promise<TaskboardSandbox> {
@@ -45,6 +58,10 @@ export async function startTaskboardSandbox(
   const emulator = createEmulator({
     sendError,
     ignoreTrailingSlash: true,
+    // The classic API's paths match in any case (`/1/checklists/{id}/checkitems`) and name a
+    // model in the singular too (`/1/member/me`, `/1/card/{id}`).
+    caseInsensitive: true,
+    rewriteUrl: singularToPlural,
     reset: () => {
       if (!deps) return
       deps.store.reset()
@@ -61,6 +78,7 @@ export async function startTaskboardSandbox(
   registerTokenPage(emulator.app, deps)
   registerOAuth1(emulator.app, deps)
   registerWebPages(emulator.app, deps)
+  registerAdminPage(emulator.app, deps, () => store.webUrl)
   registerControl(emulator.app, deps)
 
   // The demo's ids, read from the fresh seed: seeding is the same on every start, so they hold for
@@ -80,10 +98,12 @@ export async function startTaskboardSandbox(
     url: base,
     authUrl: base,
     webUrl: base,
+    adminUrl: `${base}${ADMIN_PATH}`,
     demo: {
       key: DEMO.key,
       secret: DEMO.secret,
       token: DEMO.token,
+      password: DEMO.password,
       memberId: demoMember.id,
       username: DEMO.username,
       fullName: DEMO.fullName,

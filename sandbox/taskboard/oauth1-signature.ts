@@ -28,7 +28,7 @@ export function baseUrl(req: FastifyRequest): string {
   if ((proto === 'http' && host.endsWith(':80')) || (proto === 'https' && host.endsWith(':443'))) {
     host = host.slice(0, host.lastIndexOf(':'))
   }
-  return `${proto}://${host}${req.url.split('?')[0]}`
+  return `${proto}://${host}${req.originalUrl.split('?')[0]}`
 }
 
 export function signatureBaseString(method: string, url: string, params: [string, string][]): string {
@@ -61,7 +61,8 @@ export function collectParams(req: FastifyRequest): {
     if (k === 'realm') continue
     signed.push([k, v])
   }
-  const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : ''
+  const sent = req.originalUrl
+  const query = sent.includes('?') ? sent.slice(sent.indexOf('?') + 1) : ''
   for (const [k, v] of new URLSearchParams(query)) signed.push([k, v])
   const type = String(req.headers['content-type'] ?? '')
   if (type.startsWith('application/x-www-form-urlencoded') && req.rawBody) {

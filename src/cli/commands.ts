@@ -439,12 +439,16 @@ export const commands: Command[] = [
     args: '<agentId>',
     positionals: [1, 1],
     summary: "The agent's steps and tools for function calling (tools.json)",
-    options: { format: { type: 'string', help: 'openai (default), anthropic or mcp', value: 'format' } },
+    options: {
+      format: { type: 'string', help: 'openai (default), anthropic, gemini or mcp', value: 'format' },
+      strict: { type: 'boolean', help: "with openai: schemas for OpenAI's strict mode" },
+    },
     async run(ctx) {
-      const format = (str(ctx, 'format') ?? 'openai') as 'openai' | 'anthropic' | 'mcp'
-      if (!['openai', 'anthropic', 'mcp'].includes(format))
-        throw new UsageError(`--format must be openai, anthropic or mcp, not "${format}".`)
-      const tools = await ctx.client().agents.functionTools(ctx.positionals[0], format)
+      const format = (str(ctx, 'format') ?? 'openai') as 'openai' | 'anthropic' | 'gemini' | 'mcp'
+      if (!['openai', 'anthropic', 'gemini', 'mcp'].includes(format))
+        throw new UsageError(`--format must be openai, anthropic, gemini or mcp, not "${format}".`)
+      const strict = ctx.values.strict === true
+      const tools = await ctx.client().agents.functionTools(ctx.positionals[0], format, { strict })
       ctx.o.out(ctx.o.json ? JSON.stringify(tools) : pretty(tools))
       return 0
     },

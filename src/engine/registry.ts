@@ -9,6 +9,7 @@ import {
   triggerMechanisms,
 } from '../kit/define.ts'
 import { fieldPickers } from '../kit/pickers.ts'
+import { closeObjects } from './agents/tool-schemas.ts'
 
 export interface RegisteredStep {
   /** `taskboard.create_card` */
@@ -100,7 +101,8 @@ export class Registry {
           idempotent: Boolean(step.hints.idempotent),
         },
         passThrough: Boolean(step.passThrough),
-        inputSchema: jsonSchema(step.input, 'input'),
+        // Closed: an argument the step does not declare is refused (by the step runner too).
+        inputSchema: closeObjects(jsonSchema(step.input, 'input')),
         outputSchema: jsonSchema(step.output, 'output'),
         pickers: pickerSummaries(step.input),
       }

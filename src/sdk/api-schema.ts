@@ -721,8 +721,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The agent's tool steps and tools for function calling: OpenAI ([{type:'function',function:{name,description,parameters}}]), Anthropic ([{name,description,input_schema}]) or MCP (tools/list) format */
+        /** The agent's tool steps and tools for function calling: OpenAI (strict or not), Anthropic, Gemini or MCP (tools/list) format */
         get: operations["listFunctionTools"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/function-tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The calling agent's tool steps and tools for function calling (as GET /v1/agents/{id}/tools.json): an agent key's own, or with a workspace key the agent named by ?agent= */
+        get: operations["listOwnFunctionTools"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1055,6 +1072,7 @@ export interface components {
                 name: string;
                 description: string;
                 parameters: components["schemas"]["JsonSchema"];
+                strict?: boolean;
             };
         } | {
             name: string;
@@ -1066,7 +1084,11 @@ export interface components {
             inputSchema: components["schemas"]["JsonSchema"];
         } & {
             [key: string]: unknown;
-        });
+        }) | {
+            name: string;
+            description: string;
+            parameters?: components["schemas"]["JsonSchema"];
+        };
         StepRun: {
             id: string;
             stepId: string;
@@ -4047,12 +4069,60 @@ export interface operations {
     listFunctionTools: {
         parameters: {
             query?: {
-                format?: "openai" | "anthropic" | "mcp";
+                /** @description openai ([{type, function: {name, description, parameters}}]), anthropic ([{name, description, input_schema}]), gemini (functionDeclarations: [{name, description, parameters}]) or mcp (tools/list entries). */
+                format?: "openai" | "anthropic" | "gemini" | "mcp";
+                /** @description format=openai: schemas for OpenAI's strict mode (every property required, the optional ones nullable: null means none) and strict: true on each function. */
+                strict?: "true" | "false";
             };
             header?: never;
             path: {
                 id: string;
             };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FunctionTool"][];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listOwnFunctionTools: {
+        parameters: {
+            query?: {
+                /** @description openai ([{type, function: {name, description, parameters}}]), anthropic ([{name, description, input_schema}]), gemini (functionDeclarations: [{name, description, parameters}]) or mcp (tools/list entries). */
+                format?: "openai" | "anthropic" | "gemini" | "mcp";
+                /** @description format=openai: schemas for OpenAI's strict mode (every property required, the optional ones nullable: null means none) and strict: true on each function. */
+                strict?: "true" | "false";
+                /** @description With a workspace key: the agent whose tools to list. */
+                agent?: string;
+            };
+            header?: never;
+            path?: never;
             cookie?: never;
         };
         requestBody?: never;

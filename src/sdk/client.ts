@@ -49,7 +49,7 @@ export type FieldChoices = Schemas['FieldChoices']
 export type NewAgent = RequestBody<'createAgent'>
 export type NewTool = RequestBody<'createTool'>
 export type NewTrigger = RequestBody<'createTrigger'>
-export type FunctionFormat = 'openai' | 'anthropic' | 'mcp'
+export type FunctionFormat = 'openai' | 'anthropic' | 'gemini' | 'mcp'
 
 /** A delivery to an agent; one read by id carries its attempts and the payload the agent receives. */
 export type DeliveryView = Schemas['Delivery'] & { payload?: DeliveryPayload }
@@ -194,8 +194,15 @@ export class PatchbayClient {
         this.request('DELETE', `/v1/agents/${enc(agentId)}/keys/${enc(keyId)}`),
     },
     /** The agent's steps and tools for function calling (OpenAI, Anthropic or MCP tools/list format). */
-    functionTools: (agentId: string, format: FunctionFormat = 'openai'): Promise<unknown[]> =>
-      this.request('GET', `/v1/agents/${enc(agentId)}/tools.json`, { query: { format } }),
+    /** The agent's tools for function calling; `strict` (format openai) for OpenAI's strict mode. */
+    functionTools: (
+      agentId: string,
+      format: FunctionFormat = 'openai',
+      options: { strict?: boolean } = {},
+    ): Promise<unknown[]> =>
+      this.request('GET', `/v1/agents/${enc(agentId)}/tools.json`, {
+        query: { format, ...(options.strict ? { strict: 'true' } : {}) },
+      }),
     /** Runs a model's function call ({name, arguments}) as the agent. */
     functionCall: (
       agentId: string,

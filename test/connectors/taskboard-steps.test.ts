@@ -387,7 +387,7 @@ test('Add Comment to Card posts a comment; Add Comment (legacy) keeps the older 
     { idCard: card.id, text: 'new shape' },
     400,
     'VALIDATION_FAILED',
-    /input\.card_id/,
+    /input\.idCard: is not an argument here \(the arguments are: card_id, comment\)/,
   )
   await refused('add_comment_to_card', { idCard: card.id, text: '' }, 400, 'VALIDATION_FAILED', /input\.text/)
   await refused('add_comment_to_card', { idCard: 'c'.repeat(24), text: 'x' }, 404, 'UPSTREAM_NOT_FOUND')

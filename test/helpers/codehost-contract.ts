@@ -338,3 +338,62 @@ export async function contractProblems(sb: { url: string }): Promise<string[]> {
   }
   return [...problems]
 }
+
+/** The schema an answer is checked against, with refs, `allOf` and a nullable wrapper resolved. */
+function shapeOf(schema: any): any {
+  let s = deref(schema)
+  if (s?.anyOf) {
+    const others = s.anyOf.map(deref).filter((x: any) => x?.type !== 'null')
+    if (others.length === 1) s = others[0]
+  }
+  if (s?.allOf) {
+    const parts = s.allOf.map(shapeOf)
+    return {
+      type: 'object',
+      properties: Object.assign({}, ...parts.map((p: any) => p.properties ?? {})),
+      required: parts.flatMap((p: any) => p.required ?? []),
+    }
+  }
+  return s
+}
+
+/**
+ * A documented answer compared key by key (beyond what the schema requires): every key the
+ * description lists for the answer that the answer lacks (`missing`), and every key it has that the
+ * description does not list (`extra`), nested objects included, as JSON pointers (`/owner/login`).
+ * An array answer is compared item by item.
+ */
+export function keyDifferences(
+  method: string,
+  path: string,
+  status: number,
+  answer: unknown,
+): { operation: string; missing: string[]; extra: string[] } {
+  const found = findOperation(method, path)
+  if (!found) throw new Error(`not in the description: ${method} ${path}`)
+  const res = deref(found.op.responses?.[String(status)])
+  const schema = res?.content?.['application/json']?.schema
+  if (!schema) throw new Error(`${method} ${found.template} documents no JSON answer for ${status}`)
+  const missing = new Set<string>()
+  const extra = new Set<string>()
+  const walk = (s: any, value: any, at: string, depth: number) => {
+    const shape = shapeOf(s)
+    if (value === null || value === undefined || !shape || depth > 3) return
+    if (Array.isArray(value)) {
+      if (shape.items) for (const item of value) walk(shape.items, item, `${at}/*`, depth + 1)
+      return
+    }
+    if (typeof value !== 'object' || !shape.properties) return
+    for (const key of Object.keys(shape.properties)) if (!(key in value)) missing.add(`${at}/${key}`)
+    for (const key of Object.keys(value)) {
+      if (!(key in shape.properties)) {
+        if (shape.additionalProperties === undefined || shape.additionalProperties === false)
+          extra.add(`${at}/${key}`)
+        continue
+      }
+      walk(shape.properties[key], value[key], `${at}/${key}`, depth + 1)
+    }
+  }
+  walk(schema, vendorNames(answer), '', 0)
+  return { operation: `${method} ${found.template}`, missing: [...missing], extra: [...extra] }
+}

@@ -61,6 +61,16 @@ const cases: Array<[string, Record<string, string>, RegExp]> = [
     /^patchbay: PATCHBAY_MASTER_KEY=\(hidden, 8 characters\): expected the base64 of exactly 32 bytes/,
   ],
   [
+    'sandbox ports that are neither one base port nor three',
+    { PATCHBAY_SANDBOX_PORTS: '4101,4102' },
+    /^patchbay: PATCHBAY_SANDBOX_PORTS="4101,4102": expected one base port from 1 to 65533, or three different ports, e.g. 4101 or 4101,4102,4103 \(2 ports given, one base port or three\)$/,
+  ],
+  [
+    'sandbox ports that take the service’s own',
+    { PORT: '4102', PATCHBAY_SANDBOX_PORTS: '4101' },
+    /^patchbay: PATCHBAY_SANDBOX_PORTS="4101": expected ports other than PORT \(4102\), which Patchbay itself listens on$/,
+  ],
+  [
     'a PostgreSQL that does not answer',
     { PATCHBAY_DATABASE_URL: 'postgres://patchbay:s3cret@127.0.0.1:1/patchbay' },
     /^patchbay: PATCHBAY_DATABASE_URL="postgres:\/\/patchbay:\*\*\*@127.0.0.1:1\/patchbay": PostgreSQL did not answer \(.+\); start it, or fix the address$/,
@@ -128,6 +138,18 @@ test('good values are read; empty ones count as unset', () => {
   assert.equal(c.publicUrl, 'https://pb.example.com')
   assert.equal(c.redisUrl, null)
   assert.throws(() => loadConfig({ PATCHBAY_UPSTREAM_RETRIES: '-1' }), ConfigError)
+  assert.deepEqual(loadConfig({ PATCHBAY_SANDBOX_PORTS: '4201' }).sandboxPorts, {
+    taskboard: 4201,
+    codehost: 4202,
+    contactdata: 4203,
+  })
+  assert.deepEqual(loadConfig({ PATCHBAY_SANDBOX_PORTS: '5000, 6000,7000' }).sandboxPorts, {
+    taskboard: 5000,
+    codehost: 6000,
+    contactdata: 7000,
+  })
+  assert.equal(loadConfig({}).sandboxPorts, null)
+  assert.throws(() => loadConfig({ PATCHBAY_SANDBOX_PORTS: '4101,4101,4102' }), /three different ports/)
 })
 
 test('the configuration table in docs/configuration.md is the schema’s (npm run docs:config)', () => {

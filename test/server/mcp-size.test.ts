@@ -1,5 +1,5 @@
 // How much of an agent's context the tool list takes: MCP tools/list for the whole catalog (an
-// agent with a connection of every connector) stays within a third of what it was before the
+// agent with a connection of every connector) stays within 40 % of what it was before the
 // list was made lean, and nothing an agent needs to call a tool is lost (every tool keeps its
 // schema; describe_tool, and the describe resource of each tool, tell each one in full).
 import assert from 'node:assert/strict'
@@ -60,23 +60,27 @@ after(async () => {
   await t.close()
 })
 
-test('tools/list for the whole catalog is at most a third of its former size', async () => {
+/**
+ * The budget: 40 % of the former size. It was a third while descriptions were cut to their first
+ * sentence; since issue 25 each tool carries its whole description (never cut with "…"), and an
+ * agent that needs a smaller list is given a tool selection or the discovery mode instead.
+ */
+const BUDGET = Math.floor(BEFORE_BYTES * 0.4)
+
+test('tools/list for the whole catalog is at most 40 % of its former size', async () => {
   const list = await client.listTools()
   const steps = [...t.service.engine.registry.steps.keys()].filter((id) =>
     /^(taskboard|codehost|contactdata)\./.test(id),
   )
   assert.equal(list.tools.length, steps.length + 1, 'every step of the three connectors, and describe_tool')
   const bytes = JSON.stringify(list).length
-  assert.ok(
-    bytes <= BEFORE_BYTES / 3,
-    `tools/list is ${bytes} bytes; at most ${Math.floor(BEFORE_BYTES / 3)}`,
-  )
+  assert.ok(bytes <= BUDGET, `tools/list is ${bytes} bytes; at most ${BUDGET}`)
 })
 
-test('every tool keeps its schema and a one-sentence description; describe_tool has the rest', async () => {
+test('every tool keeps its schema and its whole description; describe_tool has the rest', async () => {
   const { tools } = await client.listTools()
   for (const tool of tools) {
-    assert.ok(tool.description && tool.description.length <= 160, `${tool.name}: ${tool.description}`)
+    assert.ok(tool.description && !tool.description.endsWith('…'), `${tool.name}: ${tool.description}`)
     assert.equal(tool.inputSchema.type, 'object', tool.name)
     if (tool.name === 'describe_tool') continue
     const stepId = tool.name.replace('_', '.')
@@ -98,7 +102,7 @@ test('every tool keeps its schema and a one-sentence description; describe_tool 
 test('the function-calling exports are as lean, and describe_tool is one of their functions', async () => {
   const openai = (await t.api('GET', `/v1/agents/${agentId}/tools.json?format=openai`, undefined, agentKey))
     .body
-  assert.ok(JSON.stringify(openai).length <= BEFORE_BYTES / 3)
+  assert.ok(JSON.stringify(openai).length <= BUDGET)
   const call = await t.api(
     'POST',
     `/v1/agents/${agentId}/function-call`,

@@ -103,17 +103,38 @@ export function registerGitRoutes(api: FastifyInstance, ctx: Ctx): void {
     if (!parsed || !sha) throw notFound()
     return refView(ctx, repo, `refs/${parsed.kind === 'branch' ? 'heads' : 'tags'}/${parsed.name}`, sha)
   }
-  api.get(`${R}/git/ref/*`, getRef)
-  api.get(`${R}/git/refs/*`, getRef)
-
-  api.get(`${R}/git/matching-refs/*`, async (req) => {
-    const repo = repoParam(ctx, req, { fg: ['contents', 'read'] })
-    const prefix = `refs/${wildcard(req)}`
-    const all = [
+  /** Every reference whose name starts with `refs/{prefix}`, sorted by name as upstream sorts them. */
+  const refsStartingWith = (repo: Repo, prefix: string) =>
+    [
       ...[...repo.branches].map(([n, s]) => [`refs/heads/${n}`, s] as const),
       ...[...repo.tags].map(([n, s]) => [`refs/tags/${n}`, s] as const),
     ]
-    return all.filter(([r]) => r.startsWith(prefix)).map(([r, s]) => refView(ctx, repo, r, s))
+      .filter(([r]) => r.startsWith(`refs/${prefix}`))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([r, s]) => refView(ctx, repo, r, s))
+
+  api.get(`${R}/git/ref/*`, getRef)
+  // `refs` alone lists every reference; `refs/heads` or `refs/tags/v1` (not one full name) lists
+  // those under it, as upstream still answers the older form of "List matching references".
+  api.get(`${R}/git/refs`, async (req, reply) => {
+    const repo = repoParam(ctx, req, { fg: ['contents', 'read'] })
+    return paginate(ctx, req, reply, refsStartingWith(repo, ''))
+  })
+  api.get(`${R}/git/refs/*`, async (req, reply) => {
+    const repo = repoParam(ctx, req, { fg: ['contents', 'read'] })
+    const raw = wildcard(req)
+    const parsed = splitRef(raw)
+    const sha = parsed ? (parsed.kind === 'branch' ? repo.branches : repo.tags).get(parsed.name) : undefined
+    if (parsed && sha)
+      return refView(ctx, repo, `refs/${parsed.kind === 'branch' ? 'heads' : 'tags'}/${parsed.name}`, sha)
+    const under = refsStartingWith(repo, raw.replace(/^refs\//, ''))
+    if (under.length === 0) throw notFound()
+    return paginate(ctx, req, reply, under)
+  })
+
+  api.get(`${R}/git/matching-refs/*`, async (req) => {
+    const repo = repoParam(ctx, req, { fg: ['contents', 'read'] })
+    return refsStartingWith(repo, wildcard(req).replace(/^refs\//, ''))
   })
 
   api.patch(`${R}/git/refs/*`, async (req) => {

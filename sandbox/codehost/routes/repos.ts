@@ -15,9 +15,26 @@ import {
   subscribe,
   unstar,
 } from '../repos.ts'
-import type { Repo } from '../store.ts'
+import { type MergeSettings, mergeSettingsOf, type Repo } from '../store.ts'
 import { labelView, repoApi, repoView, userView } from '../views.ts'
 import { invitationView, sortRepos } from './users.ts'
+
+const MERGE_FLAGS = [
+  'allow_merge_commit',
+  'allow_squash_merge',
+  'allow_rebase_merge',
+  'allow_auto_merge',
+  'delete_branch_on_merge',
+  'allow_update_branch',
+  'use_squash_pr_title_as_default',
+] as const satisfies ReadonlyArray<keyof MergeSettings>
+
+const MERGE_TEXTS = {
+  squash_merge_commit_title: ['PR_TITLE', 'COMMIT_OR_PR_TITLE'],
+  squash_merge_commit_message: ['PR_BODY', 'COMMIT_MESSAGES', 'BLANK'],
+  merge_commit_title: ['PR_TITLE', 'MERGE_MESSAGE'],
+  merge_commit_message: ['PR_BODY', 'PR_TITLE', 'BLANK'],
+} as const
 
 export function registerRepoRoutes(api: FastifyInstance, ctx: Ctx): void {
   const R = '/repos/:owner/:repo'
@@ -39,6 +56,10 @@ export function registerRepoRoutes(api: FastifyInstance, ctx: Ctx): void {
             message: 'name already exists on this account',
           },
         ])
+      repo.formerNames = [
+        ...(repo.formerNames ?? []).filter((f) => f.toLowerCase() !== name.toLowerCase()),
+        repo.name,
+      ]
       repo.name = name
     }
     const description = expectString(b, 'description')
@@ -70,6 +91,30 @@ export function registerRepoRoutes(api: FastifyInstance, ctx: Ctx): void {
       const v = expectBool(b, key)
       if (v !== undefined) repo[prop] = v
     }
+    const settings = mergeSettingsOf(repo)
+    for (const key of MERGE_FLAGS) {
+      const v = expectBool(b, key)
+      if (v !== undefined) settings[key] = v
+    }
+    for (const [key, allowed] of Object.entries(MERGE_TEXTS) as Array<
+      [keyof typeof MERGE_TEXTS, readonly string[]]
+    >) {
+      const v = expectString(b, key)
+      if (v === undefined) continue
+      if (!allowed.includes(v))
+        throw validationFailed([{ resource: 'Repository', code: 'invalid', field: key, value: v }])
+      ;(settings as unknown as Record<string, string>)[key] = v
+    }
+    if (!settings.allow_merge_commit && !settings.allow_squash_merge && !settings.allow_rebase_merge)
+      throw validationFailed([
+        {
+          resource: 'Repository',
+          code: 'custom',
+          field: 'allow_merge_commit',
+          message: 'At least one merge method must be enabled',
+        },
+      ])
+    repo.mergeSettings = settings
     repo.updatedAt = ctx.emulator.clock.iso()
     return repoView(ctx, repo, principalOf(req).user)
   })

@@ -5,7 +5,7 @@ import { ApiError, type Ctx, notFound } from '../context.ts'
 import { body, expectBool, expectString, intParam, paginate, params, query } from '../http.ts'
 import { acceptInvitation, createRepo } from '../repos.ts'
 import type { Repo } from '../store.ts'
-import { repoView, userFullView, userView } from '../views.ts'
+import { orgFullView, repoView, userFullView, userView } from '../views.ts'
 
 export function sortRepos(ctx: Ctx, repos: Repo[], sort = 'full_name', direction?: string): Repo[] {
   const key = (r: Repo) =>
@@ -49,7 +49,7 @@ export function registerUserRoutes(api: FastifyInstance, ctx: Ctx): void {
   api.get('/orgs/:org', async (req) => {
     const u = ctx.store.userByLogin(params(req).org)
     if (u?.type !== 'Organization') throw notFound()
-    return { ...userFullView(ctx, u), description: u.bio }
+    return orgFullView(ctx, u, principalOf(req).user)
   })
 
   api.get('/user/repos', async (req, reply) => {

@@ -86,6 +86,45 @@ export function addCheckItem(s: Store, ctx: Ctx, rawId: string, p: Params): Chec
   return item
 }
 
+/** Renames or moves a checklist (`PUT /1/checklists/{id}` and its per-field routes). */
+export function updateChecklist(s: Store, ctx: Ctx, rawId: string, p: Params): Checklist {
+  const { checklist, card, board } = checklistFor(s, ctx, rawId, 'write')
+  const name = str(p, 'name', { nonEmpty: true })
+  const position = pos(p)
+  const old: Record<string, unknown> = {}
+  if (name !== undefined && name !== checklist.name) {
+    old.name = checklist.name
+    checklist.name = name
+  }
+  if (position !== undefined) {
+    const siblings = card.idChecklists
+      .filter((id) => id !== checklist.id)
+      .map((id) => s.checklists.get(id)!.pos)
+    const next = resolvePos(position, siblings, POS_STEP)
+    if (next !== checklist.pos) {
+      old.pos = checklist.pos
+      checklist.pos = next
+    }
+  }
+  if (Object.keys(old).length > 0) {
+    const list = s.lists.get(card.idList)!
+    record(
+      s,
+      ctx.member!,
+      'updateChecklist',
+      {
+        checklist: { id: checklist.id, name: checklist.name, pos: checklist.pos },
+        old,
+        card: ref.card(card),
+        board: ref.board(board),
+      },
+      'action_update_checklist',
+      { board, lists: [list], card },
+    )
+  }
+  return checklist
+}
+
 function labelColor(p: Params, required: boolean): string | null | undefined {
   const v = p.color
   if (v === undefined) {

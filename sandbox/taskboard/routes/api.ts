@@ -5,6 +5,7 @@ import { authenticate } from '../auth.ts'
 import { registerBoardRoutes } from './boards.ts'
 import { registerCardRoutes } from './cards.ts'
 import { registerChecklistRoutes } from './checklists.ts'
+import { registerFieldRoutes } from './fields.ts'
 import type { Deps } from './helpers.ts'
 import { registerMemberRoutes } from './members.ts'
 import { registerTokenRoutes } from './tokens.ts'
@@ -29,5 +30,6 @@ export function registerApi(app: FastifyInstance, deps: Deps): void {
     registerCardRoutes(api, deps)
     registerChecklistRoutes(api, deps)
     registerTokenRoutes(api, deps)
+    registerFieldRoutes(api, deps)
   })
 }

@@ -2,12 +2,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { boardFor, listFor } from '../access.ts'
 import { actionFilter } from '../activity.ts'
-import { invalidValue } from '../errors.ts'
+import { invalidValue, notFound } from '../errors.ts'
 import { addMemberToBoard, createBoard, createList, updateBoard, updateList } from '../ops/boards.ts'
 import { createLabel } from '../ops/checklists.ts'
-import { type Params, pickFields } from '../params.ts'
+import { HEX24, type Params, pickFields } from '../params.ts'
 import type { Board, Card, List, Store } from '../store.ts'
 import { actionView, boardView, cardView, checklistView, labelView, listView, memberView } from '../views.ts'
+import { cardWithNested } from './cards.ts'
 import { ctxOf, type Deps, idParam, params, viewerOf, window } from './helpers.ts'
 
 function filterLists(s: Store, board: Board, filter: unknown): List[] {
@@ -98,12 +99,18 @@ export function registerBoardRoutes(api: FastifyInstance, { store: s }: Deps): v
     return listView(createList(s, ctx, { ...params(req), idBoard: board.id }), viewerOf(ctx))
   })
 
-  // The filter as a query parameter, or as the last path segment (`/1/boards/{id}/cards/open`).
+  // The filter as a query parameter, or as the last path segment (`/1/boards/{id}/cards/open`);
+  // a card id there reads that card of the board (`/1/boards/{id}/cards/{idCard}`).
   const boardCards = async (req: FastifyRequest) => {
     const ctx = ctxOf(req)
     const p = params(req)
     const board = boardFor(s, ctx, idParam(req), 'read')
     const filter = (req.params as { filter?: string }).filter ?? p.filter
+    if (typeof filter === 'string' && HEX24.test(filter)) {
+      const card = s.cards.get(filter)
+      if (!card || card.idBoard !== board.id) throw notFound()
+      return cardWithNested(s, card, p, viewerOf(ctx))
+    }
     return filterBoardCards(s, board, filter).map((c) => pickFields(cardView(s, c, viewerOf(ctx)), p.fields))
   }
   api.get('/1/boards/:id/cards', boardCards)

@@ -1,5 +1,5 @@
 // /1/cards: the card itself, comments, members, labels, attachments, checklists and check items.
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { cardFor } from '../access.ts'
 import { actionFilter } from '../activity.ts'
 import { invalidId, notFound } from '../errors.ts'
@@ -93,15 +93,19 @@ export function registerCardRoutes(api: FastifyInstance, { store: s }: Deps): vo
     return { _value: null }
   })
 
-  api.post('/1/cards/:id/idMembers', async (req) => {
+  // A member on a card: `idMembers` (the current documentation) and `members` (the older one).
+  const addMember = async (req: FastifyRequest) => {
     const card = addMemberToCard(s, ctxOf(req), idParam(req), params(req))
     return card.idMembers.map((id) => memberView(s, s.members.get(id)!))
-  })
-
-  api.delete('/1/cards/:id/idMembers/:idMember', async (req) => {
+  }
+  const removeMember = async (req: FastifyRequest) => {
     const card = removeMemberFromCard(s, ctxOf(req), idParam(req), idParam(req, 'idMember'))
     return card.idMembers.map((id) => memberView(s, s.members.get(id)!))
-  })
+  }
+  api.post('/1/cards/:id/idMembers', addMember)
+  api.post('/1/cards/:id/members', addMember)
+  api.delete('/1/cards/:id/idMembers/:idMember', removeMember)
+  api.delete('/1/cards/:id/members/:idMember', removeMember)
 
   api.get('/1/cards/:id/members', async (req) => {
     const { card } = cardFor(s, ctxOf(req), idParam(req), 'read')

@@ -2,7 +2,14 @@
 import type { FastifyInstance } from 'fastify'
 import { checklistFor, labelFor } from '../access.ts'
 import { invalidValue } from '../errors.ts'
-import { addCheckItem, createChecklist, createLabel, deleteLabel, updateLabel } from '../ops/checklists.ts'
+import {
+  addCheckItem,
+  createChecklist,
+  createLabel,
+  deleteLabel,
+  updateChecklist,
+  updateLabel,
+} from '../ops/checklists.ts'
 import { pickFields } from '../params.ts'
 import { checkItemView, checklistView, labelView } from '../views.ts'
 import { ctxOf, type Deps, idParam, params } from './helpers.ts'
@@ -14,6 +21,10 @@ export function registerChecklistRoutes(api: FastifyInstance, { store: s }: Deps
     const { checklist } = checklistFor(s, ctxOf(req), idParam(req), 'read')
     return pickFields(checklistView(checklist), params(req).fields)
   })
+
+  api.put('/1/checklists/:id', async (req) =>
+    checklistView(updateChecklist(s, ctxOf(req), idParam(req), params(req))),
+  )
 
   api.get('/1/checklists/:id/checkItems', async (req) => {
     const { checklist } = checklistFor(s, ctxOf(req), idParam(req), 'read')

@@ -4,7 +4,7 @@ import { type Ctx, canRead, requireMember, requireScope } from '../access.ts'
 import { invalidId, invalidValue, notFound, unauthorized } from '../errors.ts'
 import { bool, HEX24, pickFields } from '../params.ts'
 import type { Member, Notification, Store } from '../store.ts'
-import { boardView, memberView, notificationView } from '../views.ts'
+import { boardView, cardView, memberView, notificationView } from '../views.ts'
 import { ctxOf, type Deps, idParam, params, window } from './helpers.ts'
 
 function memberFor(s: Store, ctx: Ctx, raw: string): Member {
@@ -56,6 +56,27 @@ export function registerMemberRoutes(api: FastifyInstance, { store: s }: Deps): 
         ),
       )
       .map((b) => pickFields(boardView(s, b), p.fields))
+  })
+
+  // The cards a member is on, on the boards the caller can read.
+  api.get('/1/members/:id/cards', async (req) => {
+    const ctx = ctxOf(req)
+    const viewer = requireMember(ctx, 'read')
+    const member = memberFor(s, ctx, idParam(req))
+    const p = params(req)
+    const filter = String(p.filter ?? 'visible')
+    if (!['visible', 'open', 'closed', 'all', 'none'].includes(filter)) throw invalidValue('filter')
+    return [...s.cards.values()]
+      .filter((c) => c.idMembers.includes(member.id))
+      .filter((c) => canRead(s, viewer.id, s.boards.get(c.idBoard)!))
+      .filter((c) => {
+        if (filter === 'all') return true
+        if (filter === 'none') return false
+        if (filter === 'closed') return c.closed
+        if (filter === 'open') return !c.closed
+        return !c.closed && !s.lists.get(c.idList)?.closed && !s.boards.get(c.idBoard)?.closed
+      })
+      .map((c) => pickFields(cardView(s, c, viewer.id), p.fields))
   })
 
   const listNotifications = async (req: FastifyRequest) => {

@@ -84,6 +84,7 @@ export const POLICY = {
   listToolRuns: read(),
   getToolRun: read(),
   listFunctionTools: read(),
+  listOwnFunctionTools: read(),
   callFunction: change('member', 'function.called', true),
 
   // Triggers

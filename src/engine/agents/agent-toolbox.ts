@@ -3,7 +3,7 @@
 // exports (OpenAI, Anthropic) are both made from this list, and every call goes through
 // engine.steps.run / engine.tools.run as the agent, so scope is checked exactly as in the REST
 // API. Everything about a step — name, description, schemas, hints — comes from the registry.
-import { PatchbayError } from '../../kit/errors.ts'
+import { PatchbayError, validationError } from '../../kit/errors.ts'
 import type { Caller } from '../access/caller.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
@@ -11,6 +11,7 @@ import type { StepRunner } from '../steps/step-runner.ts'
 import { parseTemplate, stringsOf } from '../tools/templates.ts'
 import type { ToolRunView, ToolService, ToolView } from '../tools/tool-service.ts'
 import type { AgentService, AgentView } from './agent-service.ts'
+import { fromProviderArguments, unknownArguments } from './tool-schemas.ts'
 
 /** A JSON Schema of an object, as MCP and the function-calling formats want it. */
 export type ObjectSchema = { type: 'object'; properties?: Record<string, unknown>; [k: string]: unknown }
@@ -128,11 +129,15 @@ export class AgentToolbox {
     const callables = await this.list(caller)
     const callable = callables.find((c) => c.name === name)
     if (!callable) throw unknownCallable(name)
-    const given = args ?? {}
-    if (typeof given !== 'object' || Array.isArray(given))
+    if (typeof (args ?? {}) !== 'object' || Array.isArray(args))
       throw new PatchbayError('VALIDATION_FAILED', 'Invalid input: the arguments must be an object.', {
         hint: "Send the arguments as a JSON object per the tool's inputSchema.",
       })
+    // As OpenAI's strict mode or Gemini write them (null for "none", JSON text for an object of
+    // free keys), back in the callable's own shape; then an argument it does not take is refused.
+    const given = fromProviderArguments(callable.describe.inputSchema, args ?? {}) as Record<string, unknown>
+    const unknown = unknownArguments(callable.describe.inputSchema, given)
+    if (unknown.length > 0) throw validationError(unknown, 'input')
     if (callable.target.kind === 'describe') {
       const wanted = (given as Record<string, unknown>).name
       const described = callables.find((c) => c.name === wanted && c.target.kind !== 'describe')
@@ -236,7 +241,7 @@ export class AgentToolbox {
     return {
       name,
       title,
-      description: concise(`${connector.beta ? '(beta) ' : ''}${summary.description}`, 160),
+      description: `${connector.beta ? '(beta) ' : ''}${summary.description}`,
       inputSchema: withConnection(leanSchema(input)),
       annotations: leanAnnotations(summary.hints),
       describe: { name, title, description, inputSchema, ...(output ? { outputSchema: output } : {}) },
@@ -254,7 +259,7 @@ export class AgentToolbox {
     if (name === 'tool_' || taken.has(name)) name = `tool_${slug(tool.name).slice(0, 40)}_${slug(tool.id)}`
     const chain = steps.map((x) => x.summary?.name ?? x.s.stepId).join(' → ')
     const description = `${tool.description ? `${tool.description} ` : ''}(A tool of this agent: runs ${chain} in order and returns the run record with each step's output.)`
-    const inputSchema = toolInputSchema(tool)
+    const inputSchema = toolInputSchema(tool, this.#d.registry)
     return {
       name,
       title: tool.name,
@@ -284,6 +289,7 @@ function describeCallable(): AgentCallable {
     type: 'object',
     properties: { name: { type: 'string', description: 'A tool name from this list.' } },
     required: ['name'],
+    additionalProperties: false,
   }
   return {
     name: DESCRIBE_TOOL,
@@ -304,14 +310,6 @@ function leanAnnotations(h: { readOnly?: boolean; destructive?: boolean; idempot
     ...(h.destructive === false && !h.readOnly ? { destructiveHint: false as const } : {}),
     ...(h.idempotent ? { idempotentHint: true as const } : {}),
   }
-}
-
-/** The first sentence of a text (a description's summary); "e.g." and the like do not end one. */
-export function concise(text: string, max = 160): string {
-  const first = /^.*?[.!?](?=\s+[A-Z“"(]|$)/s.exec(text)?.[0] ?? text
-  if (first.length <= max) return first
-  const cut = first.slice(0, max - 1)
-  return `${cut.slice(0, cut.lastIndexOf(' ') > 0 ? cut.lastIndexOf(' ') : cut.length)}…`
 }
 
 /**
@@ -347,25 +345,17 @@ function objectSchema(schema: unknown): ObjectSchema | null {
 }
 
 /**
- * A tool's input: its declared inputs, or else what its templates read (each `{{input.x…}}`
- * names a property x).
+ * A tool's input, typed and closed: its declared inputs, or else what its templates read (each
+ * `{{input.x…}}` names a property x). An input without a declared type takes the type of the step
+ * field it fills when a template is that whole field (`"idList": "{{input.list}}"` → the step's
+ * idList schema); read inside a text it is a string; read deeper (`{{input.card.id}}`) an object.
  */
-function toolInputSchema(tool: ToolView): ObjectSchema {
-  if (tool.inputs) {
-    const declared = Object.entries(tool.inputs)
-    return {
-      type: 'object',
-      properties: Object.fromEntries(
-        declared.map(([name, d]) => [
-          name,
-          { ...(d.type ? { type: d.type } : {}), ...(d.description ? { description: d.description } : {}) },
-        ]),
-      ),
-      required: declared.filter(([, d]) => d.required).map(([name]) => name),
-    }
-  }
-  const uses = new Map<string, string[]>()
+function toolInputSchema(tool: ToolView, registry: Registry): ObjectSchema {
+  const uses = new Map<string, { where: string[]; schema?: Record<string, unknown> }>()
   tool.steps.forEach((step, i) => {
+    const stepInput = registry.steps.has(step.stepId)
+      ? registry.stepSummary(step.stepId).inputSchema
+      : undefined
     for (const { field, text } of stringsOf(step.input, 'input')) {
       let parts: ReturnType<typeof parseTemplate>
       try {
@@ -373,16 +363,58 @@ function toolInputSchema(tool: ToolView): ObjectSchema {
       } catch {
         continue // checked when the tool was saved
       }
+      const whole = parts.length === 1 && typeof parts[0] !== 'string'
       for (const p of parts) {
         if (typeof p === 'string' || p.root !== 'input' || p.path.length === 0) continue
-        const where = `step ${i}${step.name ? ` (${step.name})` : ''} ${step.stepId}, ${field}`
-        uses.set(p.path[0], [...(uses.get(p.path[0]) ?? []), where])
+        const use = uses.get(p.path[0]) ?? { where: [] }
+        use.where.push(`step ${i}${step.name ? ` (${step.name})` : ''} ${step.stepId}, ${field}`)
+        use.schema ??=
+          p.path.length > 1
+            ? { type: 'object', additionalProperties: {} }
+            : whole
+              ? fieldSchema(stepInput, field.split('.').slice(1))
+              : { type: 'string' }
+        uses.set(p.path[0], use)
       }
     }
   })
+  const typed = (type: string | undefined, name: string) =>
+    type === 'object'
+      ? { type, additionalProperties: {} }
+      : type === 'array'
+        ? { type, items: {} }
+        : type
+          ? { type }
+          : (uses.get(name)?.schema ?? { type: 'string' })
+  if (tool.inputs) {
+    const declared = Object.entries(tool.inputs)
+    return {
+      type: 'object',
+      properties: Object.fromEntries(
+        declared.map(([name, d]) => [
+          name,
+          { ...typed(d.type, name), ...(d.description ? { description: d.description } : {}) },
+        ]),
+      ),
+      required: declared.filter(([, d]) => d.required).map(([name]) => name),
+      additionalProperties: false,
+    }
+  }
   const properties: Record<string, unknown> = {}
-  for (const [key, where] of uses) properties[key] = { description: `Used by ${where.join('; ')}.` }
-  return { type: 'object', properties, additionalProperties: true }
+  for (const [key, use] of uses)
+    properties[key] = { ...typed(undefined, key), description: `Used by ${use.where.join('; ')}.` }
+  return { type: 'object', properties, additionalProperties: false }
+}
+
+/** The lean schema of one field of a step's input (`['labels', '0']` → the labels' items), else a string. */
+function fieldSchema(schema: unknown, path: string[]): Record<string, unknown> {
+  let cur = schema as Record<string, any> | undefined
+  for (const seg of path) {
+    if (!cur) break
+    cur = /^\d+$/.test(seg) && cur.items ? cur.items : cur.properties?.[seg]
+  }
+  if (!cur || typeof cur !== 'object') return { type: 'string' }
+  return leanSchema(cur)
 }
 
 function slug(s: string): string {

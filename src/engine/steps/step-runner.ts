@@ -6,6 +6,7 @@ import { PatchbayError, validationError } from '../../kit/errors.ts'
 import { newId, nowIso } from '../../store/ids.ts'
 import type { StepRuns } from '../../store/step-runs.ts'
 import { type Caller, callerId } from '../access/caller.ts'
+import { unknownArguments } from '../agents/tool-schemas.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { RegisteredStep, Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
@@ -76,6 +77,9 @@ export class StepRunner {
       })
     const { connector, step } = registered
     let raw: unknown = req.input ?? {}
+    // An argument the step does not take is refused by name (its schema is closed), not dropped.
+    const unknown = unknownArguments(this.#registry.stepSummary(stepId).inputSchema, raw)
+    if (unknown.length > 0) throw validationError(unknown, 'input')
     // A board's or card's page address given for its identifier is read into the identifier first,
     // through a connection that has passed every check (the agent may use it) before that read.
     if (this.#pages.holdsPageAddress(connector, step.scoped, raw)) {
