@@ -135,8 +135,8 @@ export const ERROR_CODES = {
   },
   KEY_NOT_FOUND: {
     status: 404,
-    meaning: 'The agent has no key with that id.',
-    hint: 'List its keys with GET /v1/agents/{id}/keys.',
+    meaning: 'There is no key with that id (of the agent, or of the workspace).',
+    hint: 'List keys with GET /v1/keys (workspace keys) or GET /v1/agents/{id}/keys.',
   },
   TOOL_NOT_FOUND: {
     status: 404,

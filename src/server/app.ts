@@ -16,6 +16,7 @@ import {
 } from 'fastify-type-provider-zod'
 import type { Redis } from 'ioredis'
 import type { Engine } from '../engine/engine.ts'
+import { installAuditLog } from './audit-hook.ts'
 import { installAuthentication, type PersonAuthenticator, publicRoute } from './authenticate.ts'
 import { attachRules, enforcePolicy } from './authorize.ts'
 import { enforceContract, transformObject } from './contract.ts'
@@ -44,6 +45,7 @@ import { stepRoutes } from './routes/steps.ts'
 import { tokenPageRoutes } from './routes/token-pages.ts'
 import { toolRoutes } from './routes/tools.ts'
 import { triggerRoutes } from './routes/triggers.ts'
+import { workspaceRoutes } from './routes/workspaces.ts'
 
 export const loggerOptions = (level: string): FastifyServerOptions['logger'] => ({
   level,
@@ -127,6 +129,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   const people: PersonAuthenticator[] = [...(opts.people ?? [])]
   installAuthentication(app, engine, { people })
   enforcePolicy(app)
+  installAuditLog(app, engine)
   // The API reference pages are public; every route they register says so.
   await app.register(async (docs) => {
     docs.addHook('onRoute', (route) => {
@@ -152,6 +155,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(oauthRoutes(engine))
   await app.register(rateLimitStatusRoutes(engine))
   await app.register(functionToolRoutes(engine))
+  await app.register(workspaceRoutes(engine))
   await app.register(mcpRoutes(engine))
   await app.register(dashboardRoutes())
   return app

@@ -23,11 +23,23 @@ export type Rule =
    * caller rather than a workspace (GET /v1/me, listing or creating workspaces, accepting an invitation).
    */
   | { readonly access: 'signedIn'; readonly agents?: false; readonly action?: string }
-  /** A caller of the workspace the request acts on, with at least `role`. */
-  | { readonly access: 'workspace'; readonly role: Role; readonly agents: boolean; readonly action?: string }
+  /**
+   * A caller of the workspace the request acts on, with at least `role`. `workspaceParam` names the
+   * path parameter that names that workspace (/v1/workspaces/{id}…), instead of the
+   * Patchbay-Workspace header.
+   */
+  | {
+      readonly access: 'workspace'
+      readonly role: Role
+      readonly agents: boolean
+      readonly action?: string
+      readonly workspaceParam?: string
+    }
 
-const read = (role: Role = 'viewer', agents = true): Rule => ({ access: 'workspace', role, agents })
-const change = (role: Role, action: string, agents = false): Rule => ({
+export type WorkspaceRule = Extract<Rule, { access: 'workspace' }>
+
+const read = (role: Role = 'viewer', agents = true): WorkspaceRule => ({ access: 'workspace', role, agents })
+const change = (role: Role, action: string, agents = false): WorkspaceRule => ({
   access: 'workspace',
   role,
   agents,
@@ -42,7 +54,8 @@ export const POLICY = {
   // Field choices are read from the upstream with a connection's credentials.
   listStepFieldChoices: read('member'),
   listTriggerFieldChoices: read('member'),
-  runStep: change('member', 'step.run', true),
+  // Runs are recorded as runs (GET /v1/runs, tool runs), not in the audit log.
+  runStep: read('member'),
   listRuns: read(),
 
   // Connections
@@ -80,12 +93,12 @@ export const POLICY = {
   getTool: read(),
   updateTool: change('member', 'tool.updated'),
   deleteTool: change('member', 'tool.deleted'),
-  runTool: change('member', 'tool.run', true),
+  runTool: read('member'),
   listToolRuns: read(),
   getToolRun: read(),
   listFunctionTools: read(),
   listOwnFunctionTools: read(),
-  callFunction: change('member', 'function.called', true),
+  callFunction: read('member'),
 
   // Triggers
   createTrigger: change('member', 'trigger.created'),
@@ -113,6 +126,17 @@ export const POLICY = {
   getCreditBudget: read(),
   setCreditBudget: change('admin', 'credit_budget.set'),
   deleteCreditBudget: change('admin', 'credit_budget.deleted'),
+
+  // Workspaces and their keys (a key made by a person or key: role at most the maker's)
+  listWorkspaces: { access: 'signedIn' },
+  createWorkspace: { access: 'signedIn', action: 'workspace.created' },
+  getWorkspace: { ...read('viewer', false), workspaceParam: 'id' },
+  updateWorkspace: { ...change('admin', 'workspace.updated'), workspaceParam: 'id' },
+  deleteWorkspace: { ...change('owner', 'workspace.deleted'), workspaceParam: 'id' },
+  listKeys: read('admin', false),
+  createKey: change('admin', 'key.created'),
+  revokeKey: change('admin', 'key.revoked'),
+  listAudit: read('admin', false),
 
   // MCP: the route lets every caller in; each JSON-RPC method has its rule in MCP_POLICY.
   callMcp: read('viewer', true),
