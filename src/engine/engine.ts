@@ -17,9 +17,12 @@ import { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
 import { Connections } from '../store/connections.ts'
 import { CreditBudgets, CreditHolds, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
+import { Leases } from '../store/leases.ts'
 import { Memberships } from '../store/memberships.ts'
 import { OAuthFlowRows } from '../store/oauth-flows.ts'
+import { ParkedInbox } from '../store/parked-inbox.ts'
 import { StepRuns } from '../store/step-runs.ts'
+import { Subscriptions } from '../store/subscriptions.ts'
 import { ToolRuns } from '../store/tool-runs.ts'
 import { Tools } from '../store/tools.ts'
 import { Triggers } from '../store/triggers.ts'
@@ -37,14 +40,24 @@ import { AgentService } from './agents/agent-service.ts'
 import { Changes, type ChangeTransport } from './changes/changes.ts'
 import { ConnectionService } from './connections/connection-service.ts'
 import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
-import { PUSH_CONNECTIONS_PER_ENDPOINT } from './events/deliverer.ts'
-import { type EventOptions, EventSystem } from './events/event-system.ts'
+import { EventAttributor } from './events/attribution.ts'
+import { Deliverer, PUSH_CONNECTIONS_PER_ENDPOINT } from './events/deliverer.ts'
+import { DeliveryStreams } from './events/delivery-streams.ts'
+import { DEFAULT_DELIVERY_BACKLOG_LIMIT, type EventOptions, EventSystem } from './events/event-system.ts'
+import { EventHistory } from './events/history.ts'
+import { LoopGuard } from './events/loop-guard.ts'
+import { Recorder } from './events/recorder.ts'
+import { Poller } from './events/sources/poller.ts'
+import { Ingress } from './events/sources/webhook-ingress.ts'
+import { InProcessJobQueue } from './jobs/job-queue.ts'
 import { type Sweeps, TimerSweeps } from './jobs/sweeps.ts'
 import { Registry } from './registry.ts'
 import { ChoiceService } from './steps/choices.ts'
 import { StepRunner } from './steps/step-runner.ts'
 import { type LookupTuning, StepServices } from './steps/step-services.ts'
 import { ToolService } from './tools/tool-service.ts'
+import { TriggerService } from './triggers/trigger-service.ts'
+import { WebhookSubscriptions } from './triggers/webhook-subscriptions.ts'
 import { RateBudgets } from './upstream/rate-budgets.ts'
 import { UpstreamClients } from './upstream/upstream-clients.ts'
 import { UpstreamPages } from './upstream/upstream-pages.ts'
@@ -229,11 +242,13 @@ export class Engine {
       agents: this.agents,
       scope: this.scope,
     })
-    const causations = new Causations(opts.store.db)
+    const db = opts.store.db
+    const causations = new Causations(db)
+    const triggerRows = new Triggers(db)
     this.tools = new ToolService({
-      tools: new Tools(opts.store.db),
-      runs: new ToolRuns(opts.store.db),
-      triggers: new Triggers(opts.store.db),
+      tools: new Tools(db),
+      runs: new ToolRuns(db),
+      triggers: triggerRows,
       agents: this.agents,
       connections: this.connections,
       registry: this.registry,
@@ -241,33 +256,110 @@ export class Engine {
       causations,
       log: opts.log,
     })
-    this.events = new EventSystem({
-      db: opts.store.db,
+
+    // The event path: triggers (configuration and upstream webhooks), then the deliverer, the
+    // recorder every source hands its events to, and the sources (events/event-system.ts).
+    const ev = opts.events ?? {}
+    const jobs = new InProcessJobQueue()
+    jobs.onError = (name, err) => opts.log.error({ err, job: name }, 'background job failed')
+    const triggers = new TriggerService({
+      webhooks: new WebhookSubscriptions({
+        subscriptions: new Subscriptions(db),
+        triggers: triggerRows,
+        registry: this.registry,
+        connections: this.connections,
+        clients: this.clients,
+        vault: opts.vault,
+        changes: this.changes,
+        log: opts.log,
+      }),
+      triggers: triggerRows,
       registry: this.registry,
       connections: this.connections,
-      clients: this.clients,
-      vault: opts.vault,
-      log: opts.log,
-      dispatcher: this.#pushDispatcher,
       agents: this.agents,
       tools: this.tools,
       pages: this.pages,
       changes: this.changes,
+      minPollIntervalMs: ev.minPollIntervalMs,
+    })
+    const deliverer = new Deliverer({
+      db,
+      jobs,
+      changes: this.changes,
+      dispatcher: this.#pushDispatcher,
+      agents: this.agents,
+      tools: this.tools,
+      registry: this.registry,
+      clock,
+      log: opts.log,
+      retryScheduleMs: ev.retryScheduleMs,
+      timeoutMs: ev.deliveryTimeoutMs,
+      loopGuard: new LoopGuard({ causations, tools: this.tools, limit: ev.loopDepthLimit }),
+    })
+    const parked = new ParkedInbox(db)
+    const history = new EventHistory({ db, deliverer, parked })
+    const recorder = new Recorder({
+      db,
+      deliverer,
+      agents: this.agents,
+      log: opts.log,
+      placements: this.placements,
+      attributor: new EventAttributor({
+        registry: this.registry,
+        connections: this.connections,
+        log: opts.log,
+        sharedResults: opts.sharedResults,
+        options: ev.attribution,
+      }),
+    })
+    this.events = new EventSystem({
+      jobs,
+      triggers,
+      deliverer,
+      history,
+      recorder,
+      streams: new DeliveryStreams({
+        history,
+        changes: this.changes,
+        onError: (err) => opts.log.error({ err }, 'reading an event stream failed'),
+      }),
+      ingress: new Ingress({
+        db,
+        registry: this.registry,
+        triggers,
+        connections: this.connections,
+        jobs,
+        recorder,
+        parked,
+        changes: this.changes,
+        log: opts.log,
+        deliverer,
+        backlogLimit: ev.deliveryBacklogLimit ?? DEFAULT_DELIVERY_BACKLOG_LIMIT,
+        // PostgreSQL commits in its own processes: the ingress stores the next group meanwhile.
+        concurrentCommits: ev.concurrentCommits ?? (opts.store.kind === 'postgres' ? 3 : 1),
+      }),
+      poller: new Poller({
+        triggers: triggerRows,
+        registry: this.registry,
+        connections: this.connections,
+        agents: this.agents,
+        recorder,
+        jobs,
+        clock,
+        log: opts.log,
+      }),
       sweeps:
         opts.sweeps ??
         new TimerSweeps({
-          everyMs: opts.events?.sweepIntervalMs ?? 1000,
+          everyMs: ev.sweepIntervalMs ?? 1000,
           onError: (err) => opts.log.error({ err }, 'looking for due work failed'),
         }),
-      clock,
-      placements: this.placements,
-      causations,
-      sharedResults: opts.sharedResults,
-      // PostgreSQL commits in its own processes: the ingress stores the next group meanwhile.
-      options: {
-        ...opts.events,
-        concurrentCommits: opts.events?.concurrentCommits ?? (opts.store.kind === 'postgres' ? 3 : 1),
-      },
+      leases: new Leases(db),
+      reconcileIntervalMs: ev.reconcileIntervalMs,
+      db,
+      registry: this.registry,
+      connections: this.connections,
+      log: opts.log,
     })
     this.oauth = new OAuthFlows({
       registry: this.registry,

@@ -113,7 +113,7 @@ export interface NormalizedEvent {
   /**
    * Where it happened, for matching, scope and diagnosis. `board` and `repository` are the event's
    * attribution: every time an event is matched to a trigger, the engine checks them against the
-   * agent's scope as it is then (engine/triggers/event-scope.ts). An event a trigger delivers must
+   * agent's scope as it is then (engine/events/event-scope.ts). An event a trigger delivers must
    * name the board or repository it concerns, unless the trigger declares `eventScope: 'account'`.
    * `owner` is for a thing of an account that lies in no repository (a project's draft issue):
    * it is in a scope that holds any repository of that owner. `unattributed` says why the place

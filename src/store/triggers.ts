@@ -66,6 +66,37 @@ export class Triggers {
     return Number(r?.n ?? 0)
   }
 
+  /** Any workspace's trigger by id (the poller's). */
+  async byId(id: string) {
+    return this.#db.selectFrom('triggers').selectAll().where('id', '=', id).executeTakeFirst()
+  }
+
+  /** Polled triggers whose next poll is due at `nowIso` (or never scheduled), soonest first. */
+  async duePolls(nowIso: string, limit: number) {
+    return this.#db
+      .selectFrom('triggers')
+      .select(['id', 'next_poll_at'])
+      .where('poll_interval_ms', 'is not', null)
+      .where((eb) => eb.or([eb('next_poll_at', '<=', nowIso), eb('next_poll_at', 'is', null)]))
+      .orderBy('next_poll_at')
+      .limit(limit)
+      .execute()
+  }
+
+  /**
+   * Claims a due poll by moving its next poll to `until` (a lease), only if it is still as it was
+   * read: of several instances claiming it at once, one gets it. Answers whether this one did.
+   */
+  async claimPoll(due: Pick<TriggerRow, 'id' | 'next_poll_at'>, until: string): Promise<boolean> {
+    const claimed = await this.#db
+      .updateTable('triggers')
+      .set({ next_poll_at: until })
+      .where('id', '=', due.id)
+      .where('next_poll_at', due.next_poll_at === null ? 'is' : '=', due.next_poll_at)
+      .executeTakeFirst()
+    return Number(claimed.numUpdatedRows) > 0
+  }
+
   async polled() {
     return this.#db.selectFrom('triggers').selectAll().where('poll_interval_ms', 'is not', null).execute()
   }
@@ -74,11 +105,13 @@ export class Triggers {
     return this.#db.selectFrom('triggers').selectAll().where('connection_id', '=', connectionId).execute()
   }
 
+  /** A poll's outcome; in `db` when it is written in the same commit as what the poll found. */
   async updatePoll(
     id: string,
     values: Pick<TriggerRow, 'poll_cursor' | 'last_poll_at' | 'next_poll_at' | 'last_poll_error'>,
+    db: Kysely<Database> = this.#db,
   ) {
-    await this.#db.updateTable('triggers').set(values).where('id', '=', id).execute()
+    await db.updateTable('triggers').set(values).where('id', '=', id).execute()
   }
 
   async delete(id: string) {

@@ -122,7 +122,7 @@ test('an inbox row that cannot be processed is set aside with its reason; the ro
     .values([poisoned, ...cards.map((c) => row(JSON.stringify(action(c))))])
     .execute()
   const from = receiver.received.length
-  await t.service.engine.events.pipeline.drain()
+  await t.service.engine.events.ingress.drain()
   await receiver.until((r) => {
     const seen = new Set(r.slice(from).map((x) => x.body.data.event.data.card?.id))
     return cards.every((c) => seen.has(c))

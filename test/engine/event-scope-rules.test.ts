@@ -2,7 +2,7 @@
 // the cases the end-to-end tests do not reach with the sandboxes (other owners, unattributed events).
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { eventOutsideScope } from '../../src/engine/triggers/event-scope.ts'
+import { eventOutsideScope } from '../../src/engine/events/event-scope.ts'
 
 const agent = {
   scope: { boards: ['b1'], repositories: ['Octo-Demo/hello-world'] },

@@ -1,4 +1,4 @@
-// The engine's background work (src/engine/jobs/, events/deliverer.ts, triggers/poller.ts) with
+// The engine's background work (src/engine/jobs/, events/deliverer.ts, events/sources/poller.ts) with
 // time driven by hand (a ManualClock): a delivery attempt is claimed before it is sent, a claim
 // whose holder stopped is taken over when its lease ends and re-sent under the same webhook-id,
 // the stopped holder's late outcome is fenced off by the attempt number, retries wait for their
@@ -7,9 +7,9 @@
 // timer sweep's own promises: singleton keys, batches, concurrency, no overlap, clean stops.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { Poller } from '../../src/engine/events/sources/poller.ts'
 import { InProcessJobQueue } from '../../src/engine/jobs/job-queue.ts'
 import { TimerSweeps } from '../../src/engine/jobs/sweeps.ts'
-import { Poller } from '../../src/engine/triggers/poller.ts'
 import { deliveries } from '../../src/store/event-log.ts'
 import { isoAt } from '../../src/store/ids.ts'
 import { Triggers } from '../../src/store/triggers.ts'
@@ -275,16 +275,14 @@ describe('claimed deliveries and polls, on a clock moved by hand', () => {
       // An instance claims it and stops before polling (its queue takes no more work).
       const stopped = new InProcessJobQueue()
       const dying = new Poller({
-        db: db(),
         triggers: new Triggers(db()),
         registry: t.service.engine.registry,
         connections: t.service.engine.connections,
-        deliverer: t.service.engine.events.deliverer,
-        jobs: stopped,
         agents: t.service.engine.agents,
+        recorder: t.service.engine.events.recorder,
+        jobs: stopped,
         clock,
         log: t.service.engine.log,
-        placements: t.service.engine.placements,
       })
       await stopped.stop()
       assert.equal(await dying.sweep(), 1)

@@ -258,9 +258,10 @@ test('a group commit with an event stored before and a new one: the new one is s
   const fresh = JSON.parse(last.body)
   fresh.action.id = 'f0'.repeat(12)
   const receivedAt = new Date().toISOString()
-  await system.pipeline.ingest([
-    { sub, events: parse(last.body), receivedAt },
-    { sub, events: parse(JSON.stringify(fresh)), receivedAt },
+  const source = await system.ingress.sourceOf(sub, receivedAt)
+  await system.recorder.recordMany([
+    { source, events: parse(last.body) },
+    { source, events: parse(JSON.stringify(fresh)) },
   ])
   await deliveredSince(pushed)
   assert.equal((await t.api('GET', '/v1/events?limit=500')).body.events.length, before + 1)

@@ -226,7 +226,7 @@ export function normalizeDelivery(event: string, deliveryId: string, body: any):
   return events
 }
 
-/** `refs.resource`, kept to what an id may be (events/delivery-shape.ts): a longer address is left out. */
+/** `refs.resource`, kept to what an id may be (events/sources/webhook-delivery.ts): a longer address is left out. */
 const resourceRef = (address: string | undefined) =>
   address && address.length <= 256 ? { resource: address } : {}
 

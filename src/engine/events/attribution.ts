@@ -1,6 +1,6 @@
 // Events whose delivery does not name the place they concern (an organization's project item
 // names only its content's node id) get it read before they are matched, so scope holds for them
-// too (triggers/event-scope.ts). The connector says what to look up and how
+// too (events/event-scope.ts). The connector says what to look up and how
 // (WebhookSupport.attribute); this asks only for events that a listening trigger needing a place
 // fires for, keeps the answers per connection (bounded, for a while: content rarely changes
 // place), and waits a bounded time. A lookup that fails — the upstream refuses or does not
@@ -9,10 +9,12 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { EventAttribution, EventPlace, NormalizedEvent } from '../../kit/define.ts'
 import { ResultCache, type SharedResults } from '../../kit/result-cache.ts'
-import type { SubscriptionRow } from '../../store/subscriptions.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
-import type { ListeningTrigger } from '../triggers/trigger-service.ts'
+import type { EventSource, Listener } from './recorder.ts'
+
+/** Where the events to attribute came from: the connection a lookup reads with. */
+type Origin = Pick<EventSource, 'workspaceId' | 'connector' | 'connectionId' | 'listeners'>
 
 export interface AttributionOptions {
   /** How long a place read is trusted; default one hour. */
@@ -60,18 +62,18 @@ export class EventAttributor {
   }
 
   /**
-   * Fills in the place of the events on `sub` that need one read (their refs are replaced), or
-   * null at once when none does: nothing is looked at unless the connector attributes and a
-   * listening trigger needs a place, so other deliveries pay one check and no promise.
+   * Fills in the place of the events from `source` that need one read (their refs are replaced),
+   * or null at once when none does: nothing is looked at unless the connector attributes and a
+   * listener that fires for the event needs a place, so other events pay one check and no promise.
    */
   attribute(
-    sub: SubscriptionRow,
+    source: Origin,
     events: NormalizedEvent[],
-    listening: ListeningTrigger[],
+    fires: (l: Listener, e: NormalizedEvent) => boolean,
   ): Promise<void> | null {
-    const attribution = this.#registry.connector(sub.connector)?.webhooks?.attribute
+    const attribution = this.#registry.connector(source.connector)?.webhooks?.attribute
     if (!attribution) return null
-    const placed = listening.filter((t) => (t.def.eventScope ?? 'place') !== 'account' && t.def.match)
+    const placed = source.listeners.filter((l) => l.eventScope !== 'account' && l.match)
     if (placed.length === 0) return null
     const wanted: Array<{ e: NormalizedEvent; subject: string }> = []
     for (const e of events) {
@@ -79,18 +81,18 @@ export class EventAttributor {
       if (board || repository || owner) continue
       const subject = attribution.subject(e)
       if (subject === undefined) continue
-      if (!placed.some((t) => fires(t, e))) continue
+      if (!placed.some((l) => fires(l, e))) continue
       wanted.push({ e, subject })
     }
-    return wanted.length === 0 ? null : this.#read(sub, attribution, wanted)
+    return wanted.length === 0 ? null : this.#read(source, attribution, wanted)
   }
 
   async #read(
-    sub: SubscriptionRow,
+    sub: Origin,
     attribution: EventAttribution,
     wanted: Array<{ e: NormalizedEvent; subject: string }>,
   ): Promise<void> {
-    await this.#places.fetchShared(wanted.map((w) => `${sub.connection_id}:${w.subject}`))
+    await this.#places.fetchShared(wanted.map((w) => `${sub.connectionId}:${w.subject}`))
     await Promise.all(
       wanted.map(async ({ e, subject }) => {
         try {
@@ -100,7 +102,7 @@ export class EventAttributor {
           const reason = (err as Error).message
           e.refs = { ...e.refs, unattributed: reason }
           this.#log.warn(
-            { event: e.id, subject, connection: sub.connection_id, reason },
+            { event: e.id, subject, connection: sub.connectionId, reason },
             'the place of an event could not be read; it reaches no trigger that needs one',
           )
         }
@@ -109,8 +111,8 @@ export class EventAttributor {
   }
 
   /** The subject's place: from the cache, from a lookup under way, or looked up now. */
-  async #place(sub: SubscriptionRow, attribution: EventAttribution, subject: string): Promise<EventPlace> {
-    const key = `${sub.connection_id}:${subject}`
+  async #place(sub: Origin, attribution: EventAttribution, subject: string): Promise<EventPlace> {
+    const key = `${sub.connectionId}:${subject}`
     const claim = this.#places.claim<EventPlace>(key)
     let answer: Promise<EventPlace>
     if (!claim.owner) {
@@ -138,24 +140,16 @@ export class EventAttributor {
     }
   }
 
-  async #lookup(sub: SubscriptionRow, attribution: EventAttribution, subject: string): Promise<EventPlace> {
+  async #lookup(sub: Origin, attribution: EventAttribution, subject: string): Promise<EventPlace> {
     const connector = this.#registry.connector(sub.connector)!
-    const loaded = await this.#connections.load(sub.workspace_id, sub.connection_id)
+    const loaded = await this.#connections.load(sub.workspaceId, sub.connectionId)
     if (loaded.row.status === 'lapsed')
       throw new Error(
-        `the connection ${sub.connection_id} has lapsed: ${loaded.row.status_reason ?? 'reconnect it'}`,
+        `the connection ${sub.connectionId} has lapsed: ${loaded.row.status_reason ?? 'reconnect it'}`,
       )
     this.stats.lookups++
     // Not paced: the upstream is waiting for its delivery to be answered. A 401 lapses the connection.
-    const http = this.#connections.client(sub.connection_id, connector, loaded.credentials, { paced: false })
+    const http = this.#connections.client(sub.connectionId, connector, loaded.credentials, { paced: false })
     return attribution.lookup(http, subject)
-  }
-}
-
-function fires(t: ListeningTrigger, e: NormalizedEvent): boolean {
-  try {
-    return t.def.match!(e, t.config)
-  } catch {
-    return false
   }
 }

@@ -18,12 +18,14 @@ import { PatchbayError } from '../../kit/errors.ts'
 import { type DeliveryRow, deliveries, type NewDelivery } from '../../store/event-log.ts'
 import { isoAt } from '../../store/ids.ts'
 import type { Database, DeliveryAttemptsTable } from '../../store/schema.ts'
+import type { AgentService } from '../agents/agent-service.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { JobQueue } from '../jobs/job-queue.ts'
 import type { Registry } from '../registry.ts'
-import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
-import { eventOutsideScope } from '../triggers/event-scope.ts'
+import type { ToolService } from '../tools/tool-service.ts'
+import { eventOutsideScope } from './event-scope.ts'
 import type { LoopGuard } from './loop-guard.ts'
+import { NOTICE_CONNECTOR } from './notices.ts'
 import type { SendableDelivery } from './records.ts'
 import { signDelivery } from './standard-webhooks.ts'
 
@@ -38,8 +40,10 @@ export interface DelivererOptions {
   changes: Changes
   dispatcher: Dispatcher
   log: FastifyBaseLogger
-  agents: AgentDirectory
-  tools: ToolRunner
+  /** Each agent's delivery address now, and its signing secret. */
+  agents: Pick<AgentService, 'get' | 'signingSecret'>
+  /** Tool deliveries start the agent's tool. */
+  tools: Pick<ToolService, 'run'>
   /** The trigger definitions, for the scope a retry is checked against. */
   registry: Registry
   clock?: Clock
@@ -258,13 +262,16 @@ export class Deliverer {
     return { ...row, status: 'pending' }
   }
 
-  /** The JSON an agent receives, the same pushed, streamed or replayed. */
+  /**
+   * The JSON an agent receives, the same pushed, streamed or replayed. Its `type` is the trigger's
+   * key, a Patchbay notice's own type (events/notices.ts), or `event` when the trigger is gone.
+   */
   body(row: SendableDelivery): string {
     // The event's refs and data are stored as JSON already; they are spliced in as they are
     // rather than parsed and written again for every delivery.
     const j = JSON.stringify
     return (
-      `{"id":${j(row.id)},"type":${j(row.t_key ?? 'event')},"timestamp":${j(row.created_at)},` +
+      `{"id":${j(row.id)},"type":${j(row.t_key ?? (row.e_connector === NOTICE_CONNECTOR ? row.e_type : 'event'))},"timestamp":${j(row.created_at)},` +
       `"data":{"agentId":${j(row.agent_id)},"triggerId":${j(row.trigger_id)},"trigger":${j(row.t_key)},` +
       `"event":{"id":${j(row.event_id)},"connector":${j(row.e_connector)},"type":${j(row.e_type)},` +
       `"upstreamId":${j(row.e_upstream_id)},"occurredAt":${j(row.e_occurred_at)},` +

@@ -1,41 +1,30 @@
-// The event side of the engine in one place: triggers and their upstream webhooks, the ingress,
-// the inbox pipeline, deliveries, the agents' streams and the pollers, over one job queue and
-// one sweep for due work (jobs/sweeps.ts).
+// The event side of the engine as one running whole: its parts (built by the Engine, in
+// constructor order) and their lifecycle — one sweep for due work (inbox rows, deliveries, polls:
+// jobs/sweeps.ts), upstream webhooks reconciled periodically by one instance at a time, and a
+// clean stop. The event path itself:
+//
+//   sources/webhook-ingress.ts (upstream webhooks, and the inbox drain) ┐
+//   sources/poller.ts (polled triggers)                                  ├→ recorder.ts → deliverer.ts
+//   Patchbay's own notices (Recorder.record with a notice source)        ┘    (attribute, match,
+//                                                                              store, dispatch)
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
-import type { Dispatcher } from 'undici'
-import type { Clock } from '../../kit/clock.ts'
-import { PatchbayError } from '../../kit/errors.ts'
-import type { SharedResults } from '../../kit/result-cache.ts'
-import type { Causations } from '../../store/causations.ts'
-import { inbox } from '../../store/event-log.ts'
-import { Leases } from '../../store/leases.ts'
-import { ParkedInbox } from '../../store/parked-inbox.ts'
+import type { Leases } from '../../store/leases.ts'
 import type { Database } from '../../store/schema.ts'
-import { Subscriptions } from '../../store/subscriptions.ts'
-import { Triggers } from '../../store/triggers.ts'
-import type { Vault } from '../../store/vault.ts'
-import type { PlacementChanges } from '../access/placement-changes.ts'
-import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
-import { InProcessJobQueue } from '../jobs/job-queue.ts'
+import type { InProcessJobQueue } from '../jobs/job-queue.ts'
 import type { Sweeps } from '../jobs/sweeps.ts'
 import type { Registry } from '../registry.ts'
 import { diagnoseTrigger } from '../triggers/diagnose.ts'
-import type { AgentDirectory, ToolRunner } from '../triggers/directories.ts'
-import { Poller } from '../triggers/poller.ts'
-import { TriggerService } from '../triggers/trigger-service.ts'
-import { WebhookSubscriptions } from '../triggers/webhook-subscriptions.ts'
-import type { UpstreamClients } from '../upstream/upstream-clients.ts'
-import type { UpstreamPages } from '../upstream/upstream-pages.ts'
-import { type AttributionOptions, EventAttributor } from './attribution.ts'
-import { Deliverer } from './deliverer.ts'
-import { DeliveryStreams } from './delivery-streams.ts'
-import { EventHistory } from './history.ts'
-import { Ingress } from './ingress.ts'
-import { LoopGuard } from './loop-guard.ts'
-import { Pipeline } from './pipeline.ts'
+import type { TriggerService } from '../triggers/trigger-service.ts'
+import type { AttributionOptions } from './attribution.ts'
+import type { Deliverer } from './deliverer.ts'
+import type { DeliveryStreams } from './delivery-streams.ts'
+import type { EventHistory } from './history.ts'
+import type { Recorder } from './recorder.ts'
+import type { Poller } from './sources/poller.ts'
+import type { Ingress } from './sources/webhook-ingress.ts'
 
 export interface EventOptions {
   /** Waits between push attempts; the last one dead-letters. */
@@ -58,157 +47,68 @@ export interface EventOptions {
 
 export const DEFAULT_DELIVERY_BACKLOG_LIMIT = 1_000
 
-const DEFAULT_RECONCILE_INTERVAL_MS = 15 * 60_000
+export const DEFAULT_RECONCILE_INTERVAL_MS = 15 * 60_000
 
 export class EventSystem {
   /** This process's workers (claimed items are handed to them). */
-  readonly jobs = new InProcessJobQueue()
+  readonly jobs: InProcessJobQueue
   readonly streams: DeliveryStreams
   /** What was received and delivered, as the API, MCP and streams read it. */
   readonly history: EventHistory
   readonly triggers: TriggerService
   readonly deliverer: Deliverer
-  readonly pipeline: Pipeline
+  /** The one recorder every source hands its events to. */
+  readonly recorder: Recorder
+  /** The upstream webhook source (and its inbox). */
   readonly ingress: Ingress
+  /** The polled source. */
   readonly poller: Poller
-  #deps: {
-    db: Kysely<Database>
-    registry: Registry
-    connections: ConnectionService
-    clients: UpstreamClients
-  }
+  #db: Kysely<Database>
+  #registry: Registry
+  #connections: ConnectionService
   #sweeps: Sweeps
   #log: FastifyBaseLogger
   #leases: Leases
-  #parked: ParkedInbox
   #instanceId = `instance_${randomUUID()}`
   #reconcileIntervalMs: number
   #reconciler: NodeJS.Timeout | null = null
   #reconciling: Promise<void> | null = null
 
-  constructor(deps: {
+  constructor(parts: {
+    jobs: InProcessJobQueue
+    streams: DeliveryStreams
+    history: EventHistory
+    triggers: TriggerService
+    deliverer: Deliverer
+    recorder: Recorder
+    ingress: Ingress
+    poller: Poller
+    /** Who looks for due work (one instance at a time). */
+    sweeps: Sweeps
+    /** Who reconciles upstream webhooks (one instance at a time). */
+    leases: Leases
+    reconcileIntervalMs?: number
+    /** What diagnosing a trigger reads. */
     db: Kysely<Database>
     registry: Registry
     connections: ConnectionService
-    clients: UpstreamClients
-    vault: Vault
     log: FastifyBaseLogger
-    dispatcher: Dispatcher
-    agents: AgentDirectory
-    /** Tool runs, also for the loop guard (what they are running and what they changed). */
-    tools: ToolRunner
-    pages: UpstreamPages
-    changes: Changes
-    /** Who looks for due work (one instance at a time). */
-    sweeps: Sweeps
-    clock?: Clock
-    /** Where stored events' cards and lists are announced (the scope guard forgets their places). */
-    placements: PlacementChanges
-    causations: Causations
-    /** Lookup results shared by every instance (Redis when configured). */
-    sharedResults?: SharedResults
-    options?: EventOptions
   }) {
-    const { db, registry, connections, clients, log, agents, tools, changes, clock } = deps
-    this.#leases = new Leases(db)
-    this.#reconcileIntervalMs = deps.options?.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS
-    this.#deps = deps
-    this.#log = log
-    this.#sweeps = deps.sweeps
-    this.jobs.onError = (name, err) => log.error({ err, job: name }, 'background job failed')
-    const triggerRows = new Triggers(db)
-    this.triggers = new TriggerService({
-      webhooks: new WebhookSubscriptions({
-        subscriptions: new Subscriptions(db),
-        triggers: triggerRows,
-        registry,
-        connections,
-        clients,
-        vault: deps.vault,
-        changes,
-        log,
-      }),
-      triggers: triggerRows,
-      registry,
-      connections,
-      agents,
-      tools,
-      pages: deps.pages,
-      changes,
-    })
-    if (deps.options?.minPollIntervalMs !== undefined)
-      this.triggers.minPollIntervalMs = deps.options.minPollIntervalMs
-    this.deliverer = new Deliverer({
-      db,
-      jobs: this.jobs,
-      changes,
-      dispatcher: deps.dispatcher,
-      agents,
-      tools,
-      registry,
-      clock,
-      log,
-      retryScheduleMs: deps.options?.retryScheduleMs,
-      timeoutMs: deps.options?.deliveryTimeoutMs,
-      loopGuard: new LoopGuard({
-        causations: deps.causations,
-        tools: deps.tools,
-        limit: deps.options?.loopDepthLimit,
-      }),
-    })
-    this.#parked = new ParkedInbox(db)
-    this.history = new EventHistory({ db, deliverer: this.deliverer, parked: this.#parked })
-    this.streams = new DeliveryStreams({
-      history: this.history,
-      changes,
-      onError: (err) => log.error({ err }, 'reading an event stream failed'),
-    })
-    this.pipeline = new Pipeline({
-      db,
-      registry,
-      triggers: this.triggers,
-      deliverer: this.deliverer,
-      agents,
-      log,
-      placements: deps.placements,
-      attributor: new EventAttributor({
-        registry,
-        connections,
-        log,
-        sharedResults: deps.sharedResults,
-        options: deps.options?.attribution,
-      }),
-    })
-    this.jobs.work('inbox', { batchSize: 1, concurrency: 1 }, async () => {
-      // Rows that failed a try are tried again a little later (each a bounded number of times).
-      const { retryLater } = await this.pipeline.drain()
-      if (retryLater) this.jobs.send('inbox', {}, { singletonKey: 'inbox-retry', delayMs: 5_000 })
-    })
-    this.ingress = new Ingress({
-      db,
-      registry,
-      triggers: this.triggers,
-      connections,
-      jobs: this.jobs,
-      pipeline: this.pipeline,
-      changes,
-      log,
-      deliverer: this.deliverer,
-      backlogLimit: deps.options?.deliveryBacklogLimit ?? DEFAULT_DELIVERY_BACKLOG_LIMIT,
-      concurrentCommits: deps.options?.concurrentCommits,
-    })
-    this.poller = new Poller({
-      db,
-      triggers: triggerRows,
-      registry,
-      connections,
-      deliverer: this.deliverer,
-      jobs: this.jobs,
-      agents,
-      clock,
-      log,
-      placements: deps.placements,
-    })
+    this.jobs = parts.jobs
+    this.streams = parts.streams
+    this.history = parts.history
+    this.triggers = parts.triggers
+    this.deliverer = parts.deliverer
+    this.recorder = parts.recorder
+    this.ingress = parts.ingress
+    this.poller = parts.poller
+    this.#sweeps = parts.sweeps
+    this.#leases = parts.leases
+    this.#reconcileIntervalMs = parts.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS
+    this.#db = parts.db
+    this.#registry = parts.registry
+    this.#connections = parts.connections
+    this.#log = parts.log
   }
 
   /** Once the server listens: sweep for due work, and keep webhooks in step upstream. */
@@ -242,8 +142,7 @@ export class EventSystem {
    * to retry or whose holder stopped, polls whose time came. Each item is claimed in its row.
    */
   async sweep(): Promise<void> {
-    if ((await inbox.pending(this.#deps.db, 1)).length > 0)
-      this.jobs.send('inbox', {}, { singletonKey: 'inbox' })
+    await this.ingress.sweep()
     await this.deliverer.sweep()
     await this.poller.sweep()
   }
@@ -261,21 +160,11 @@ export class EventSystem {
       .catch((err) => this.#log.error({ err }, 'giving back unsent pushes failed'))
   }
 
-  /** Puts an upstream delivery set aside in the inbox back in line, and processes it now. */
-  async retryParked(workspaceId: string, seq: number): Promise<void> {
-    if (!(await this.#parked.retry(workspaceId, seq)))
-      throw new PatchbayError(
-        'INBOX_ROW_NOT_FOUND',
-        `No upstream delivery #${seq} is set aside in the inbox.`,
-        {
-          hint: 'List those set aside with GET /v1/inbox.',
-        },
-      )
-    this.jobs.send('inbox', {}, { singletonKey: 'inbox' })
-  }
-
   async diagnose(workspaceId: string, triggerId: string) {
     const row = await this.triggers.requireRow(workspaceId, triggerId)
-    return diagnoseTrigger({ ...this.#deps, triggers: this.triggers }, row)
+    return diagnoseTrigger(
+      { db: this.#db, registry: this.#registry, connections: this.#connections, triggers: this.triggers },
+      row,
+    )
   }
 }

@@ -4,7 +4,7 @@
 // store/causations.ts); an event about one of those carries that depth, and a tool run for an
 // event at the limit is refused with the reason recorded on its delivery.
 import type { Causations } from '../../store/causations.ts'
-import type { ToolRunner } from '../triggers/directories.ts'
+import type { ToolService } from '../tools/tool-service.ts'
 
 /** The default limit: a tool may answer its own change this many times in a row. */
 export const DEFAULT_LOOP_DEPTH_LIMIT = 3
@@ -25,9 +25,9 @@ export interface CausedEvent {
 export class LoopGuard {
   readonly limit: number
   #causations: Causations
-  #tools: ToolRunner
+  #tools: Pick<ToolService, 'running'>
 
-  constructor(deps: { causations: Causations; tools: ToolRunner; limit?: number }) {
+  constructor(deps: { causations: Causations; tools: Pick<ToolService, 'running'>; limit?: number }) {
     this.#causations = deps.causations
     this.#tools = deps.tools
     this.limit = deps.limit ?? DEFAULT_LOOP_DEPTH_LIMIT

@@ -2,18 +2,20 @@
 // validated, read from page addresses and held against the agent's scope and connections),
 // listed, viewed and deleted. An instant trigger gets the upstream webhook for its (connection,
 // model) from webhook-subscriptions.ts (shared by every trigger on it, removed with the last);
-// a polled one gets a schedule. The pipeline asks here which triggers listen on a webhook.
+// a polled one gets a schedule. The webhook source (events/sources/) asks here which triggers
+// listen on a webhook.
 import type { TriggerDefinition } from '../../kit/define.ts'
 import { triggerMechanism } from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
 import type { TriggerRow, Triggers } from '../../store/triggers.ts'
+import type { AgentService } from '../agents/agent-service.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
+import type { ToolService } from '../tools/tool-service.ts'
 import type { UpstreamPages } from '../upstream/upstream-pages.ts'
-import type { AgentDirectory, ToolRunner } from './directories.ts'
 import { triggerView } from './trigger-views.ts'
 import type { WebhookSubscriptions } from './webhook-subscriptions.ts'
 
@@ -40,8 +42,8 @@ export const DEFAULT_POLL_INTERVAL_MS = 60_000
 export class TriggerService {
   /** The upstream webhooks instant triggers listen on. */
   readonly webhooks: WebhookSubscriptions
-  #agents: AgentDirectory
-  #tools: ToolRunner
+  #agents: Pick<AgentService, 'get'>
+  #tools: Pick<ToolService, 'exists' | 'checkStartingTrigger'>
   #triggers: Triggers
   #registry: Registry
   #connections: ConnectionService
@@ -49,7 +51,7 @@ export class TriggerService {
   #listening = new Map<string, ListeningTrigger[]>()
   #changes: Changes
   /** Lowest poll interval allowed, per trigger (tests shorten it). */
-  minPollIntervalMs = MIN_POLL_INTERVAL_MS
+  readonly minPollIntervalMs: number
   /** Reads page addresses in scoped config fields into identifiers (upstream/upstream-pages.ts). */
   #pages: UpstreamPages
 
@@ -58,12 +60,14 @@ export class TriggerService {
     triggers: Triggers
     registry: Registry
     connections: ConnectionService
-    agents: AgentDirectory
-    tools: ToolRunner
+    agents: Pick<AgentService, 'get'>
+    tools: Pick<ToolService, 'exists' | 'checkStartingTrigger'>
     pages: UpstreamPages
     changes: Changes
+    minPollIntervalMs?: number
   }) {
     this.webhooks = deps.webhooks
+    this.minPollIntervalMs = deps.minPollIntervalMs ?? MIN_POLL_INTERVAL_MS
     this.#changes = deps.changes
     // Triggers added or removed on any instance: who listens on a webhook is read again.
     deps.changes.subscribe('triggers', (ids) => {
@@ -205,7 +209,7 @@ export class TriggerService {
     return { triggers: rows.length, cleanupErrors: errors }
   }
 
-  /** The triggers listening on a subscription (cached for the pipeline). */
+  /** The triggers listening on a subscription (cached for the webhook source). */
   async listeningOn(subscriptionId: string): Promise<ListeningTrigger[]> {
     let list = this.#listening.get(subscriptionId)
     if (!list) {
@@ -227,7 +231,7 @@ export class TriggerService {
     return list
   }
 
-  /** The webhook a callback names (for the ingress and the pipeline). */
+  /** The webhook a callback names (for the webhook source). */
   subscription(id: string) {
     return this.webhooks.get(id)
   }

@@ -311,7 +311,7 @@ export const eventRoutes =
         },
       },
       async (req, reply) => {
-        await engine.events.retryParked(req.caller.workspaceId, req.params.seq)
+        await engine.events.ingress.retryParked(req.caller.workspaceId, req.params.seq)
         return reply.code(202).send({ seq: req.params.seq, status: 'pending' as const })
       },
     )

@@ -1,9 +1,34 @@
-// What a verified delivery must look like before it is acknowledged. A signature proves who sent
-// a delivery, not that its structure is sane: a body nested thousands of levels deep cannot be
-// written back as JSON (the stack runs out), and an id that is an object cannot be a key. Such a
-// delivery is refused (400) before the upstream gets its 200, so it never shares a commit with
-// good ones; the inbox drain applies the same check to rows stored before it existed.
-import type { NormalizedEvent } from '../../kit/define.ts'
+// Reading an upstream's webhook delivery into events, written once for the ingress (a delivery
+// as it arrives) and the inbox drain (one kept raw): the connector parses it, then the result is
+// checked. A signature proves who sent a delivery, not that its structure is sane: a body nested
+// thousands of levels deep cannot be written back as JSON (the stack runs out), and an id that is
+// an object cannot be a key. Such a delivery is refused (400) before the upstream gets its 200,
+// so it never shares a commit with good ones; the drain sets such a row aside.
+import type { IncomingDelivery, NormalizedEvent, WebhookSupport } from '../../../kit/define.ts'
+
+/** What a delivery holds, read and checked. */
+export type ReadDelivery =
+  | { kind: 'events'; deliveryId: string; events: NormalizedEvent[] }
+  /** A handshake (a ping): nothing to record. */
+  | { kind: 'ignored'; reason: string }
+  /** The connector could not parse it (the reason is the parser's). */
+  | { kind: 'unreadable'; reason: string }
+  /** Parsed, but its structure is not one that can be stored (deliveryShapeProblem). */
+  | { kind: 'unstorable'; problem: string }
+
+/** Parses a delivery with its connector's webhook support, and checks what came out. */
+export function readDelivery(hooks: Pick<WebhookSupport, 'parse'>, delivery: IncomingDelivery): ReadDelivery {
+  let parsed: ReturnType<WebhookSupport['parse']>
+  try {
+    parsed = hooks.parse(delivery)
+  } catch (err) {
+    return { kind: 'unreadable', reason: (err as Error).message }
+  }
+  if ('ignore' in parsed) return { kind: 'ignored', reason: parsed.ignore }
+  const problem = deliveryShapeProblem(parsed)
+  if (problem) return { kind: 'unstorable', problem }
+  return { kind: 'events', deliveryId: parsed.deliveryId, events: parsed.events }
+}
 
 /** Deeper than any upstream's payload (task-board actions ~6, code-host events ~10). */
 export const MAX_DEPTH = 64

@@ -1,24 +1,26 @@
-// Upstream webhook deliveries come in here. A delivery is verified (a missing or wrong
-// signature is refused and stored nowhere), then committed — its events and deliveries, or, when
-// they cannot be processed, its raw row in the inbox — before the upstream gets its 200.
-// Concurrent deliveries are committed together (group commit): one write for many requests, each
-// answered once its rows are on disk.
+// The upstream webhook source. A delivery is verified (a missing or wrong signature is refused
+// and stored nowhere), read (sources/webhook-delivery.ts), and its events recorded (recorder.ts)
+// before the upstream gets its 200. Concurrent deliveries are recorded together (group commit):
+// one write for many requests, each answered once its rows are on disk. A delivery that cannot be
+// recorded is kept raw in the inbox (acknowledged: nothing is lost) and drained later, read the
+// same way, a bounded number of tries before it is set aside with the reason.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
-import type { NormalizedEvent } from '../../kit/define.ts'
-import { PatchbayError } from '../../kit/errors.ts'
-import { inbox, type NewInboxRow } from '../../store/event-log.ts'
-import { nowIso } from '../../store/ids.ts'
-import type { Database } from '../../store/schema.ts'
-import type { SubscriptionRow } from '../../store/subscriptions.ts'
-import type { Changes } from '../changes/changes.ts'
-import type { ConnectionService } from '../connections/connection-service.ts'
-import type { JobQueue } from '../jobs/job-queue.ts'
-import type { Registry } from '../registry.ts'
-import type { TriggerService } from '../triggers/trigger-service.ts'
-import type { Deliverer } from './deliverer.ts'
-import { deliveryShapeProblem } from './delivery-shape.ts'
-import type { Pipeline } from './pipeline.ts'
+import type { NormalizedEvent } from '../../../kit/define.ts'
+import { PatchbayError } from '../../../kit/errors.ts'
+import { inbox, type NewInboxRow } from '../../../store/event-log.ts'
+import { nowIso } from '../../../store/ids.ts'
+import type { ParkedInbox } from '../../../store/parked-inbox.ts'
+import type { Database } from '../../../store/schema.ts'
+import type { SubscriptionRow } from '../../../store/subscriptions.ts'
+import type { Changes } from '../../changes/changes.ts'
+import type { ConnectionService } from '../../connections/connection-service.ts'
+import type { JobQueue } from '../../jobs/job-queue.ts'
+import type { Registry } from '../../registry.ts'
+import type { TriggerService } from '../../triggers/trigger-service.ts'
+import type { Deliverer } from '../deliverer.ts'
+import { type EventSource, type Recorder, triggerListener } from '../recorder.ts'
+import { readDelivery } from './webhook-delivery.ts'
 
 /** Only these headers of a delivery are kept (the rest may carry proxies' noise). */
 const KEPT_HEADERS = /^(x-taskboard-|x-codehost-|x-hub-signature|content-type|user-agent)/
@@ -32,6 +34,10 @@ const LINGER_MS = 2
  * Retry-After while the backlog drains, then all back together, left delivery idle half the time.
  */
 const EARLY_REFUSALS_FROM = 0.5
+/** Inbox rows read at a time by a drain. */
+const DRAIN_BATCH = 500
+/** Tries of an inbox row that fails to process before it is set aside. */
+export const INBOX_MAX_TRIES = 5
 
 export interface IngressResult {
   status: 'accepted' | 'ignored'
@@ -41,7 +47,7 @@ export interface IngressResult {
 /** A verified delivery waiting for its commit; its request is answered when it settles. */
 interface PendingDelivery {
   row: NewInboxRow
-  sub: SubscriptionRow
+  source: EventSource
   events: NormalizedEvent[]
   resolve: () => void
   reject: (e: unknown) => void
@@ -57,7 +63,8 @@ export class Ingress {
   /** Each webhook's row and secret, until a change to it (engine changes). */
   #subs = new Map<string, { sub: SubscriptionRow; secret: string }>()
   #pending: PendingDelivery[] = []
-  #pipeline: Pipeline
+  #recorder: Recorder
+  #parked: ParkedInbox
   /** Group commits under way, and at most how many at once. */
   #commits = 0
   #maxCommits: number
@@ -73,7 +80,9 @@ export class Ingress {
     triggers: TriggerService
     connections: ConnectionService
     jobs: JobQueue
-    pipeline: Pipeline
+    recorder: Recorder
+    /** Raw deliveries set aside in the inbox (put back in line by `retryParked`). */
+    parked: ParkedInbox
     changes: Changes
     log: FastifyBaseLogger
     /** How far delivery lags (the backlog the ingress holds back on). */
@@ -94,13 +103,19 @@ export class Ingress {
       if (ids.length === 0) this.#subs.clear()
       for (const id of ids) this.#subs.delete(id)
     })
-    this.#pipeline = deps.pipeline
+    this.#recorder = deps.recorder
+    this.#parked = deps.parked
     this.#db = deps.db
     this.#registry = deps.registry
     this.#triggers = deps.triggers
     this.#connections = deps.connections
     this.#jobs = deps.jobs
     this.#log = deps.log
+    this.#jobs.work('inbox', { batchSize: 1, concurrency: 1 }, async () => {
+      // Rows that failed a try are tried again a little later (each a bounded number of times).
+      const { retryLater } = await this.drain()
+      if (retryLater) this.#jobs.send('inbox', {}, { singletonKey: 'inbox-retry', delayMs: 5_000 })
+    })
   }
 
   async receive(
@@ -123,34 +138,145 @@ export class Ingress {
         hint: 'Deliveries must be signed by the upstream with the secret of this webhook.',
       })
     }
-    let parsed: ReturnType<NonNullable<typeof connector.webhooks>['parse']>
-    try {
-      parsed = connector.webhooks!.parse(delivery)
-    } catch {
+    const read = readDelivery(connector.webhooks!, delivery)
+    if (read.kind === 'ignored') return { status: 'ignored', reason: read.reason }
+    if (read.kind === 'unreadable')
       throw new PatchbayError('MALFORMED_DELIVERY', 'The delivery body could not be read.', {
         hint: "Send the upstream's JSON delivery body unchanged.",
       })
-    }
-    if ('ignore' in parsed) return { status: 'ignored', reason: parsed.ignore }
-    const problem = deliveryShapeProblem(parsed)
-    if (problem) {
-      this.#log.warn({ connector: connectorId, hook: hookId, problem }, 'refused a hostile webhook delivery')
-      throw new PatchbayError('MALFORMED_DELIVERY', `The delivery cannot be stored: ${problem}.`, {
+    if (read.kind === 'unstorable') {
+      this.#log.warn(
+        { connector: connectorId, hook: hookId, problem: read.problem },
+        'refused a hostile webhook delivery',
+      )
+      throw new PatchbayError('MALFORMED_DELIVERY', `The delivery cannot be stored: ${read.problem}.`, {
         hint: "Send the upstream's delivery body unchanged; this one's structure is not one the upstream sends.",
       })
     }
     const kept: Record<string, string> = {}
     for (const [k, v] of Object.entries(headers)) if (KEPT_HEADERS.test(k)) kept[k] = v
-    await this.#commit(known.sub, parsed.events, {
+    const receivedAt = nowIso()
+    await this.#commit(await this.sourceOf(known.sub, receivedAt), read.events, {
       subscription_id: hookId,
-      delivery_id: parsed.deliveryId,
+      delivery_id: read.deliveryId,
       headers: JSON.stringify(kept),
       body: rawBody,
       status: 'pending',
       error: null,
-      received_at: nowIso(),
+      received_at: receivedAt,
     })
     return { status: 'accepted' }
+  }
+
+  /** Where a webhook's events come from: the webhook, heard by the triggers listening on it. */
+  async sourceOf(sub: SubscriptionRow, receivedAt: string): Promise<EventSource> {
+    const listening = await this.#triggers.listeningOn(sub.id)
+    return {
+      workspaceId: sub.workspace_id,
+      connector: sub.connector,
+      connectionId: sub.connection_id,
+      subscriptionId: sub.id,
+      model: sub.model,
+      receivedAt,
+      listeners: listening.map((t) => triggerListener(t.row, t.def, t.target, t.config, 'when-matched')),
+      keepUnheard: true,
+    }
+  }
+
+  /**
+   * Processes inbox rows left pending, oldest first: each read as the ingress reads a delivery,
+   * and recorded together with the row marked done in the same commit. When that commit fails,
+   * each goes through on its own, so one row that cannot be processed blocks none behind it: it
+   * is tried again on a later drain and set aside (`failed`, with the reason) after
+   * INBOX_MAX_TRIES. A row that cannot be read at all is set aside at once.
+   */
+  async drain(): Promise<{ retryLater: boolean }> {
+    let after = 0
+    let retryLater = false
+    for (;;) {
+      const rows = await inbox.pending(this.#db, DRAIN_BATCH, after)
+      if (rows.length === 0) break
+      after = Number(rows[rows.length - 1].seq)
+      const items: Array<{ seq: number; source: EventSource; events: NormalizedEvent[] }> = []
+      const ignored: number[] = []
+      const unreadable: Array<{ seq: number; error: string }> = []
+      for (const row of rows) {
+        const sub = await this.#triggers.subscription(row.subscription_id)
+        const hooks = sub && this.#registry.connector(sub.connector)?.webhooks
+        if (!sub || !hooks) {
+          unreadable.push({ seq: row.seq, error: 'its webhook was removed before it was processed' })
+          continue
+        }
+        let headers: Record<string, string>
+        try {
+          headers = JSON.parse(row.headers)
+        } catch (err) {
+          unreadable.push({ seq: row.seq, error: `could not be read: ${(err as Error).message}` })
+          continue
+        }
+        const read = readDelivery(hooks, { headers, rawBody: row.body, callbackUrl: '' })
+        if (read.kind === 'ignored') ignored.push(row.seq)
+        else if (read.kind === 'unreadable')
+          unreadable.push({ seq: row.seq, error: `could not be read: ${read.reason}` })
+        else if (read.kind === 'unstorable')
+          unreadable.push({ seq: row.seq, error: `cannot be stored: ${read.problem}` })
+        else
+          items.push({ seq: row.seq, source: await this.sourceOf(sub, row.received_at), events: read.events })
+      }
+      await this.#db.transaction().execute(async (trx) => {
+        await inbox.mark(trx, ignored, 'done')
+        for (const f of unreadable) await inbox.mark(trx, [f.seq], 'failed', f.error)
+      })
+      for (const f of unreadable) this.#log.warn({ inbox: f.seq, reason: f.error }, 'inbox row set aside')
+      try {
+        await this.#recordRows(items)
+      } catch (err) {
+        this.#log.warn({ err }, 'inbox rows failed together; processing them one by one')
+        for (const item of items) {
+          try {
+            await this.#recordRows([item])
+          } catch (e) {
+            const reason = `could not be processed: ${(e as Error).message}`
+            const outcome = await inbox.failedTry(this.#db, item.seq, reason, INBOX_MAX_TRIES)
+            this.#log.error({ inbox: item.seq, err: e, outcome }, 'an inbox row could not be processed')
+            if (outcome === 'retry') retryLater = true
+          }
+        }
+      }
+      if (rows.length < DRAIN_BATCH) break
+    }
+    return { retryLater }
+  }
+
+  /** Records the rows' events and marks the rows done, in one commit. */
+  async #recordRows(items: Array<{ seq: number; source: EventSource; events: NormalizedEvent[] }>) {
+    if (items.length === 0) return
+    await this.#recorder.recordMany(items, {
+      inCommit: (trx) =>
+        inbox.mark(
+          trx,
+          items.map((i) => i.seq),
+          'done',
+        ),
+    })
+  }
+
+  /** Puts an upstream delivery set aside in the inbox back in line, and processes it now. */
+  async retryParked(workspaceId: string, seq: number): Promise<void> {
+    if (!(await this.#parked.retry(workspaceId, seq)))
+      throw new PatchbayError(
+        'INBOX_ROW_NOT_FOUND',
+        `No upstream delivery #${seq} is set aside in the inbox.`,
+        {
+          hint: 'List those set aside with GET /v1/inbox.',
+        },
+      )
+    this.#jobs.send('inbox', {}, { singletonKey: 'inbox' })
+  }
+
+  /** Inbox rows left pending (by an older process, or a failure): the drain is started. */
+  async sweep(): Promise<void> {
+    if ((await inbox.pending(this.#db, 1)).length > 0) this.#jobs.send('inbox', {}, { singletonKey: 'inbox' })
   }
 
   /** How far delivery lags on this instance, against the limit the ingress holds back at. */
@@ -200,9 +326,9 @@ export class Ingress {
     return entry
   }
 
-  #commit(sub: SubscriptionRow, events: NormalizedEvent[], row: NewInboxRow): Promise<void> {
+  #commit(source: EventSource, events: NormalizedEvent[], row: NewInboxRow): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#pending.push({ row, sub, events, resolve, reject })
+      this.#pending.push({ row, source, events, resolve, reject })
       if (this.#lingering || this.#commits >= this.#maxCommits) return
       this.#lingering = true
       // A few milliseconds of lingering gathers concurrent deliveries into one commit.
@@ -221,7 +347,7 @@ export class Ingress {
    */
   async #commitAlone(b: PendingDelivery): Promise<void> {
     try {
-      await this.#pipeline.ingest([{ sub: b.sub, events: b.events, receivedAt: b.row.received_at }])
+      await this.#recorder.record(b.source, b.events)
       b.resolve()
     } catch (err) {
       this.#log.error(
@@ -245,9 +371,7 @@ export class Ingress {
       const batch = this.#pending.splice(0, 500)
       try {
         // Their events and deliveries in one commit.
-        await this.#pipeline.ingest(
-          batch.map((b) => ({ sub: b.sub, events: b.events, receivedAt: b.row.received_at })),
-        )
+        await this.#recorder.recordMany(batch)
         for (const b of batch) b.resolve()
       } catch (err) {
         // One bad delivery must not take its neighbours down: each is tried on its own commit.

@@ -1,0 +1,318 @@
+// The one recorder of events. Every source — the upstream webhook ingress, its inbox drain, the
+// pollers, and Patchbay's own notices — hands the events it parsed to `record`, which goes
+// through the same lines for all of them:
+//
+//   attribute (read the place of events whose source did not name it, events/attribution.ts)
+//   → match (each of the source's listeners that fires, held against its agent's scope and
+//     connections as they are now, events/event-scope.ts)
+//   → store (the events, once by the upstream's id, with how many listeners they matched, and one
+//     delivery per match, in one commit — with whatever the source writes in the same commit)
+//   → dispatch (the new deliveries handed to the deliverer at once, events/deliverer.ts).
+//
+// A source says where its events come from and who listens there (EventSource); the recorder
+// knows nothing of webhooks, polls or notices beyond that.
+import type { FastifyBaseLogger } from 'fastify'
+import type { Kysely, Transaction } from 'kysely'
+import type { NormalizedEvent, TriggerDefinition } from '../../kit/define.ts'
+import { deliveries, events, type NewDelivery, type NewEvent } from '../../store/event-log.ts'
+import { nowIso } from '../../store/ids.ts'
+import type { Database } from '../../store/schema.ts'
+import type { PlacementChanges } from '../access/placement-changes.ts'
+import type { AgentService } from '../agents/agent-service.ts'
+import type { TriggerTarget } from '../triggers/trigger-service.ts'
+import type { EventAttributor } from './attribution.ts'
+import type { Deliverer } from './deliverer.ts'
+import { type EventScopeAgent, eventOutsideScope } from './event-scope.ts'
+import { deliveryRow, eventRow, type SendableDelivery, sendable } from './records.ts'
+
+/** Where a delivery made for a listener goes: the agent (its webhook or stream), or one of its tools. */
+export type ListenerTarget = TriggerTarget
+
+/**
+ * One who may receive the events of a source: a trigger (on a webhook, or the polled trigger
+ * itself), or an agent told of a Patchbay notice.
+ */
+export interface Listener {
+  /** Stored as the delivery's trigger_id: one delivery per (event, listener). */
+  triggerId: string
+  /** The trigger key the pushed body names (`taskboard.card_moved`), or null (a notice). */
+  triggerKey: string | null
+  workspaceId: string
+  agentId: string
+  /** The connection the listener hears through (the agent must still be allowed it). */
+  connectionId: string
+  target: ListenerTarget
+  /** How an event's place is held against the agent's scope (kit/define.ts, TriggerDefinition.eventScope). */
+  eventScope: NonNullable<TriggerDefinition['eventScope']>
+  /** Whether it fires for an event; absent, it fires for every event of its source (a poll, a notice). */
+  match?: (e: NormalizedEvent) => boolean
+}
+
+/** Where events come from, as the recorder stores and matches them. */
+export interface EventSource {
+  workspaceId: string
+  /** The connector the events are of (`patchbay` for Patchbay's own notices). */
+  connector: string
+  connectionId: string
+  /** What the events are stored under: the webhook's id, `poll:<trigger id>`, `notice:<kind>`. */
+  subscriptionId: string
+  /** The webhook's model, `poll` or `notice`. */
+  model: string
+  receivedAt: string
+  /** Who hears events here. */
+  listeners: Listener[]
+  /**
+   * Whether an event no listener takes is stored all the same (an upstream's webhook delivery: it
+   * is what was received); a poll keeps only what its trigger delivers.
+   */
+  keepUnheard: boolean
+}
+
+export interface RecordOptions {
+  /** Written in the same commit as the events and their deliveries (an inbox row marked done, a poll's cursor). */
+  inCommit?: (trx: Transaction<Database>) => Promise<void>
+}
+
+export interface Recorded {
+  /** Deliveries made (a repeat made none for a listener it reached before). */
+  deliveries: number
+}
+
+/** What the recorder needs of the agents: each listener's agent as it is now. */
+type RecipientAgents = Pick<AgentService, 'get'>
+type Recipient = EventScopeAgent & { delivery: { type: string } }
+
+/** A listener a source derives from a trigger: `match` applies the trigger's own match to its config. */
+export function triggerListener(
+  t: {
+    id: string
+    trigger_key: string
+    workspace_id: string
+    agent_id: string
+    connection_id: string
+  },
+  def: Pick<TriggerDefinition, 'eventScope' | 'match'>,
+  target: ListenerTarget,
+  config: unknown,
+  fires: 'when-matched' | 'always',
+): Listener {
+  const match = def.match
+  return {
+    triggerId: t.id,
+    triggerKey: t.trigger_key,
+    workspaceId: t.workspace_id,
+    agentId: t.agent_id,
+    connectionId: t.connection_id,
+    target,
+    eventScope: def.eventScope ?? 'place',
+    match: fires === 'always' ? undefined : match ? (e) => match(e, config) : () => false,
+  }
+}
+
+export class Recorder {
+  #db: Kysely<Database>
+  #deliverer: Deliverer
+  #log: FastifyBaseLogger
+  #placements: PlacementChanges
+  #agents: RecipientAgents
+  #attributor: EventAttributor
+
+  constructor(deps: {
+    db: Kysely<Database>
+    deliverer: Deliverer
+    agents: RecipientAgents
+    log: FastifyBaseLogger
+    /** Told of every recorded event's cards and lists (the scope guard's places may have moved). */
+    placements: PlacementChanges
+    /** Reads the place of events whose source does not name it, before they are matched. */
+    attributor: EventAttributor
+  }) {
+    this.#db = deps.db
+    this.#deliverer = deps.deliverer
+    this.#agents = deps.agents
+    this.#log = deps.log
+    this.#placements = deps.placements
+    this.#attributor = deps.attributor
+  }
+
+  /**
+   * Records one source's events: attributed, matched, stored with their deliveries, dispatched.
+   * Answers how many deliveries were made.
+   */
+  record(source: EventSource, events: NormalizedEvent[], opts: RecordOptions = {}): Promise<Recorded> {
+    return this.recordMany([{ source, events }], opts)
+  }
+
+  /**
+   * Records several sources' events in one commit (the ingress's group commit, an inbox drain).
+   * When nothing else goes in the commit, the store may write them in one statement (PostgreSQL).
+   */
+  async recordMany(
+    items: Array<{ source: EventSource; events: NormalizedEvent[] }>,
+    opts: RecordOptions = {},
+  ): Promise<Recorded> {
+    const agents = await this.#prepare(items)
+    const matched = this.#match(items, agents)
+    const inCommit = opts.inCommit
+    const created = inCommit
+      ? await this.#db.transaction().execute(async (trx) => {
+          const rows = await this.#store(trx, matched)
+          await inCommit(trx)
+          return rows
+        })
+      : ((await this.#storeAtOnce(matched)) ??
+        (await this.#db.transaction().execute((trx) => this.#store(trx, matched))))
+    if (created.length) await this.#deliverer.dispatch(created)
+    return { deliveries: created.length }
+  }
+
+  /**
+   * What matching needs, read before the transaction: the place of events whose source does not
+   * name it (looked up only for events a listener needing a place fires for), and the listening
+   * agents as they are now (null when gone).
+   */
+  async #prepare(items: Array<{ source: EventSource; events: NormalizedEvent[] }>) {
+    const lookups = items.flatMap(
+      (i) => this.#attributor.attribute(i.source, i.events, (l, e) => this.#fires(l, e)) ?? [],
+    )
+    if (lookups.length > 0) await Promise.all(lookups)
+    const agents = new Map<string, Recipient | null>()
+    for (const { source } of items)
+      for (const l of source.listeners)
+        if (!agents.has(l.agentId))
+          agents.set(l.agentId, (await this.#agents.get(l.workspaceId, l.agentId).catch(() => null)) ?? null)
+    return agents
+  }
+
+  #fires(l: Listener, e: NormalizedEvent): boolean {
+    if (!l.match) return true
+    try {
+      return l.match(e)
+    } catch (err) {
+      this.#log.error({ trigger: l.triggerId, err }, 'trigger match failed')
+      return false
+    }
+  }
+
+  /** Each event as a row to store, and the listeners (with their agents) it reaches. */
+  #match(
+    items: Array<{ source: EventSource; events: NormalizedEvent[] }>,
+    agents: Map<string, Recipient | null>,
+  ): Matched {
+    const now = nowIso()
+    const newEvents: NewEvent[] = []
+    const firing: Matched['firing'] = []
+    for (const { source, events: evs } of items) {
+      // Every event tells where its card lies now, delivered or not.
+      this.#placements.publish(source.connector, evs)
+      for (const e of evs) {
+        const reached: Array<{ l: Listener; agent: Recipient }> = []
+        for (const l of source.listeners) {
+          if (!this.#fires(l, e)) continue
+          // The agent's scope and connections as they are now, not when the trigger was made.
+          const agent = agents.get(l.agentId)
+          if (!agent) continue
+          if (
+            eventOutsideScope(agent, { def: { eventScope: l.eventScope }, connectionId: l.connectionId }, e)
+          )
+            continue
+          reached.push({ l, agent })
+        }
+        if (reached.length === 0 && !source.keepUnheard) continue
+        firing.push({ key: `${source.connector}:${e.id}`, reached })
+        newEvents.push(
+          eventRow(e, {
+            workspaceId: source.workspaceId,
+            connector: source.connector,
+            subscriptionId: source.subscriptionId,
+            connectionId: source.connectionId,
+            model: source.model,
+            receivedAt: source.receivedAt,
+            now,
+            matched: reached.length,
+          }),
+        )
+      }
+    }
+    return { now, newEvents, firing }
+  }
+
+  /** Stores matched events (those stored before are kept, their matches counted again) and their deliveries. */
+  async #store(trx: Transaction<Database>, m: Matched): Promise<SendableDelivery[]> {
+    const stored = await events.upsertMany(trx, m.newEvents)
+    const { created, eventOf, triggerKey, repeats } = this.#deliveriesOf(m, stored)
+    const inserted = await deliveries.insertRows(trx, this.#deliverer.claimedAtInsert(created))
+    const byCount = new Map<number, string[]>()
+    for (const [id, n] of repeats) byCount.set(n, [...(byCount.get(n) ?? []), id])
+    for (const [n, ids] of byCount) await events.setMatched(trx, ids, n)
+    return inserted.map((d) => sendable(d, eventOf.get(d.event_id)!, triggerKey.get(d.trigger_id) ?? null))
+  }
+
+  /**
+   * Where the store can (PostgreSQL), the events and their deliveries in one statement, with no
+   * transaction round trips, taking every event to be new (as nearly all are). Events stored
+   * before (a redelivery, or the same change seen through another webhook) are then stored the
+   * transactional way, before the source is answered. Null where the store cannot.
+   */
+  async #storeAtOnce(m: Matched): Promise<SendableDelivery[] | null> {
+    const asNew = new Map<string, NewEvent>()
+    m.firing.forEach((f, i) => {
+      if (!asNew.has(f.key)) asNew.set(f.key, m.newEvents[i])
+    })
+    const { created, eventOf, triggerKey } = this.#deliveriesOf(m, asNew)
+    const stored = await events.insertWithDeliveries(
+      this.#db,
+      m.newEvents,
+      this.#deliverer.claimedAtInsert(created),
+    )
+    if (!stored) return null
+    const sent = stored.deliveries.map((d) =>
+      sendable(d, eventOf.get(d.event_id)!, triggerKey.get(d.trigger_id) ?? null),
+    )
+    if (stored.eventIds.size === m.newEvents.length) return sent
+    const rest: Matched = { now: m.now, newEvents: [], firing: [] }
+    m.newEvents.forEach((e, i) => {
+      if (stored.eventIds.has(e.id)) return
+      rest.newEvents.push(e)
+      rest.firing.push(m.firing[i])
+    })
+    return [...sent, ...(await this.#db.transaction().execute((trx) => this.#store(trx, rest)))]
+  }
+
+  /** The deliveries of matched events, each event as `stored` has it (the row stored before, for a repeat). */
+  #deliveriesOf(m: Matched, stored: Map<string, NewEvent & { repeat?: true }>) {
+    const created: NewDelivery[] = []
+    const eventOf = new Map<string, NewEvent>()
+    const triggerKey = new Map<string, string>()
+    const repeats = new Map<string, number>()
+    for (const { key, reached } of m.firing) {
+      const event = stored.get(key)
+      if (!event) continue
+      // A repeat keeps its stored row; the listeners it reaches now are counted on it again.
+      if (event.repeat && reached.length) repeats.set(event.id, reached.length)
+      eventOf.set(event.id, event)
+      for (const { l, agent } of reached) {
+        if (l.triggerKey !== null) triggerKey.set(l.triggerId, l.triggerKey)
+        created.push(
+          deliveryRow({
+            workspaceId: l.workspaceId,
+            agentId: l.agentId,
+            triggerId: l.triggerId,
+            eventId: event.id,
+            target: l.target,
+            agentDelivery: agent.delivery.type,
+            now: m.now,
+          }),
+        )
+      }
+    }
+    return { created, eventOf, triggerKey, repeats }
+  }
+}
+
+/** Events matched to the listeners they reach, as rows to store (`firing[i]` is `newEvents[i]`'s). */
+interface Matched {
+  now: string
+  newEvents: NewEvent[]
+  firing: Array<{ key: string; reached: Array<{ l: Listener; agent: Recipient }> }>
+}
