@@ -378,7 +378,8 @@ export class Engine {
     this.agents.onDeleted((workspaceId, agentId) => this.events.triggers.deleteForAgent(workspaceId, agentId))
     this.workspaceKeys = new WorkspaceKeyService({ keys: this.apiKeys, revocations: this.keyRevocations })
     this.workspaces = new WorkspaceService({
-      repo: new Workspaces(opts.store.db),
+      repo: new Workspaces(opts.store.db, opts.store.kind),
+      vault: opts.vault,
       keys: this.apiKeys,
       memberships: this.memberships,
       connections: this.connections,

@@ -1,8 +1,11 @@
-// Workspaces (their rows; keys and memberships have their own repositories) and the removal of
-// everything a workspace owns.
-import type { Kysely } from 'kysely'
+// Workspaces (their rows; keys and memberships have their own repositories), the claim of a
+// workspace no one owns, and the removal of everything a workspace owns.
+import { type Kysely, sql } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import type { Database, Role, WorkspacesTable } from './schema.ts'
+
+/** Any fixed number of ours: claims of a workspace's ownership take turns on it (PostgreSQL). */
+const OWNER_CLAIM_LOCK = 7_254_003
 
 export type WorkspaceRow = Omit<WorkspacesTable, 'settings'> & { settings: string }
 
@@ -32,8 +35,10 @@ export type OwnedTable = (typeof OWNED)[number] | 'inbox' | 'delivery_attempts'
 
 export class Workspaces {
   #db: Kysely<Database>
-  constructor(db: Kysely<Database>) {
+  #postgres: boolean
+  constructor(db: Kysely<Database>, kind: 'sqlite' | 'postgres') {
     this.#db = db
+    this.#postgres = kind === 'postgres'
   }
 
   async get(id: string): Promise<WorkspaceRow | undefined> {
@@ -60,6 +65,43 @@ export class Workspaces {
     const row = { id: newId('ws'), name, created_at: now, updated_at: now, settings: '{}' }
     await this.#db.insertInto('workspaces').values(row).execute()
     return row
+  }
+
+  /**
+   * Makes the person the workspace's owner if no one owns it yet; false when someone does (or the
+   * workspace is gone). One statement, so two claims at once make one owner.
+   */
+  async claimOwner(workspaceId: string, personId: string): Promise<boolean> {
+    const now = nowIso()
+    return this.#db.transaction().execute(async (trx) => {
+      if (this.#postgres) await sql`SELECT pg_advisory_xact_lock(${OWNER_CLAIM_LOCK})`.execute(trx)
+      const owned = await trx
+        .selectFrom('memberships')
+        .select('person_id')
+        .where('workspace_id', '=', workspaceId)
+        .where('role', '=', 'owner')
+        .executeTakeFirst()
+      const exists = await trx
+        .selectFrom('workspaces')
+        .select('id')
+        .where('id', '=', workspaceId)
+        .executeTakeFirst()
+      if (owned || !exists) return false
+      await trx
+        .insertInto('memberships')
+        .values({
+          workspace_id: workspaceId,
+          person_id: personId,
+          role: 'owner',
+          created_at: now,
+          updated_at: now,
+        })
+        .onConflict((oc) =>
+          oc.columns(['workspace_id', 'person_id']).doUpdateSet({ role: 'owner', updated_at: now }),
+        )
+        .execute()
+      return true
+    })
   }
 
   async update(id: string, changes: { name?: string; settings?: string }): Promise<void> {

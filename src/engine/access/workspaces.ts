@@ -3,9 +3,11 @@
 // unregistered while their credentials can still do it, then every row of the workspace goes in
 // one transaction (sealed credentials and signing secrets with them), its keys stop working on
 // every instance at once, and its members lose it from their next request on.
+import { timingSafeEqual } from 'node:crypto'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { ApiKeys } from '../../store/api-keys.ts'
 import type { Role } from '../../store/schema.ts'
+import type { Vault } from '../../store/vault.ts'
 import type { WorkspaceRow, Workspaces } from '../../store/workspaces.ts'
 import type { AgentService } from '../agents/agent-service.ts'
 import type { Changes } from '../changes/changes.ts'
@@ -70,8 +72,10 @@ export class WorkspaceService {
   #agents: AgentService
   #revocations: KeyRevocations
   #changes: Changes
+  #vault: Vault
 
   constructor(d: {
+    vault: Vault
     repo: Workspaces
     keys: ApiKeys
     memberships: MembershipService
@@ -89,6 +93,7 @@ export class WorkspaceService {
     this.#agents = d.agents
     this.#revocations = d.revocations
     this.#changes = d.changes
+    this.#vault = d.vault
   }
 
   async get(id: string, role: Role | null): Promise<WorkspaceView> {
@@ -128,6 +133,36 @@ export class WorkspaceService {
           )
     await this.#repo.update(id, { name: changes.name, settings })
     return this.get(id, role)
+  }
+
+  /**
+   * The one-time owner-setup token of a workspace no person owns yet (a database from before
+   * people, or a first start): printed at start so the first person can claim the workspace; null
+   * once someone owns it. It is a keyed digest of the workspace id, the same on every instance and
+   * every start, and stops working the moment a person owns the workspace.
+   */
+  async ownerSetupToken(workspaceId: string): Promise<string | null> {
+    if (await this.#hasOwner(workspaceId)) return null
+    return `${workspaceId}.${this.#vault.mac(`owner-setup:${workspaceId}`)}`
+  }
+
+  /** Makes `personId` the owner of the workspace the owner-setup token names (once). */
+  async claimOwner(token: string, personId: string): Promise<WorkspaceView> {
+    const dot = token.lastIndexOf('.')
+    const workspaceId = token.slice(0, dot)
+    const given = Buffer.from(token.slice(dot + 1))
+    const expected = Buffer.from(this.#vault.mac(`owner-setup:${workspaceId}`))
+    if (dot <= 0 || given.length !== expected.length || !timingSafeEqual(given, expected))
+      throw new PatchbayError('OWNER_SETUP_INVALID', 'This owner-setup link is not valid.')
+    const claimed = await this.#repo.claimOwner(workspaceId, personId)
+    if (!claimed)
+      throw new PatchbayError('OWNER_SETUP_INVALID', 'This workspace already has an owner.', { status: 409 })
+    this.#changes.publish('memberships', [personId])
+    return this.get(workspaceId, 'owner')
+  }
+
+  async #hasOwner(workspaceId: string): Promise<boolean> {
+    return (await this.#memberships.list(workspaceId)).some((m) => m.role === 'owner')
   }
 
   /** Deletes a workspace and everything it owns; says what was removed. */
