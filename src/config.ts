@@ -56,6 +56,14 @@ export interface Config {
   webUrls: Record<string, string>
   /** Non-public hosts, host:port pairs and CIDR ranges Patchbay may send to (PATCHBAY_EGRESS_ALLOW). */
   egressAllow: string[]
+  /** Who may make an account with a password: anyone, invited people only, or no one. */
+  signup: 'open' | 'invite' | 'off'
+  /** How long a person's sign-in session lasts. */
+  sessionTtlMs: number
+  /** SMTP for invitation mail (PATCHBAY_SMTP_URL and PATCHBAY_MAIL_FROM); null: links are copied. */
+  smtp: { url: string; from: string } | null
+  /** Single sign-on with OpenID Connect; null when not configured. */
+  oidc: { issuer: string; clientId: string; clientSecret: string; joinByDomain: boolean } | null
   /** The ports of the embedded sandboxes (PATCHBAY_SANDBOX_PORTS); null picks free ones. */
   sandboxPorts: PinnedPorts | null
 }
@@ -121,6 +129,22 @@ const hostAddress = (v: string) => {
 }
 
 const anything = (v: string) => v
+
+const DURATION_UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** `30m`, `12h`, `14d` (or seconds: `3600s`) → milliseconds, from `min` to `max`. */
+const duration = (minMs: number, maxMs: number) => (v: string) => {
+  const m = /^(\d+)\s*([smhd])$/i.exec(v.trim())
+  if (!m) return undefined
+  const ms = Number(m[1]) * DURATION_UNITS[m[2].toLowerCase()]
+  return ms >= minMs && ms <= maxMs ? ms : undefined
+}
+
+/** `a@b.example` or `Patchbay <a@b.example>`. */
+const mailbox = (v: string) =>
+  /^([^<>]*<)?[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+>?$/.test(v.trim()) && v.includes('<') === v.includes('>')
+    ? v.trim()
+    : undefined
 
 const oneOf =
   <T extends string>(values: readonly T[]) =>
@@ -373,6 +397,55 @@ export const settings: Record<string, Setting> = {
       return entries
     },
   ),
+  PATCHBAY_SIGNUP: setting(
+    '`invite`',
+    'who may make an account with a password (`POST /v1/auth/sign-up`): `open` (anyone), `invite` (only with an invitation token, for its email) or `off` (no one; invitations are accepted by existing accounts or single sign-on)',
+    'open, invite or off',
+    oneOf(['open', 'invite', 'off'] as const),
+  ),
+  PATCHBAY_SESSION_TTL: setting(
+    '`14d`',
+    "how long a person's sign-in session (the dashboard's cookie) lasts from sign-in: a number with `m`, `h` or `d`",
+    'a duration from 5m to 365d, e.g. 12h or 14d',
+    duration(5 * 60_000, 365 * 86_400_000),
+  ),
+  PATCHBAY_SMTP_URL: setting(
+    '— (invitation links are copied, not mailed)',
+    'the SMTP server invitations are mailed through (with `PATCHBAY_MAIL_FROM`): `smtp://user:password@host:587` (STARTTLS when offered) or `smtps://…:465`',
+    'an smtp:// or smtps:// address, e.g. smtps://user:password@mail.example.com:465',
+    urlWithSchemes(['smtp:', 'smtps:']),
+  ),
+  PATCHBAY_MAIL_FROM: setting(
+    '—',
+    'the sender of the mail Patchbay sends (required with `PATCHBAY_SMTP_URL`)',
+    'an email address, or Name <address>',
+    mailbox,
+  ),
+  PATCHBAY_OIDC_ISSUER: setting(
+    '— (single sign-on off)',
+    'the OpenID Connect provider people sign in with (its issuer address; with `PATCHBAY_OIDC_CLIENT_ID` and `PATCHBAY_OIDC_CLIENT_SECRET`). Register `<PATCHBAY_PUBLIC_URL>/v1/auth/sso/callback` as the redirect address there',
+    'an https:// (or http://) issuer address, exactly as the provider names itself, e.g. https://login.example.com',
+    // Kept as given: the issuer is compared exactly, trailing slash included.
+    urlWithSchemes(['http:', 'https:']),
+  ),
+  PATCHBAY_OIDC_CLIENT_ID: setting(
+    '—',
+    "Patchbay's client id at the OpenID Connect provider",
+    'the client id',
+    anything,
+  ),
+  PATCHBAY_OIDC_CLIENT_SECRET: setting(
+    '—',
+    "Patchbay's client secret at the OpenID Connect provider",
+    'the client secret',
+    anything,
+  ),
+  PATCHBAY_OIDC_JOIN_BY_DOMAIN: setting(
+    '`false`',
+    "`true` lets a person whose email the provider verified join, as `member`, every workspace whose settings claim the email's domain (`emailDomain`); otherwise single sign-on admits invited people and existing accounts only (and anyone with `PATCHBAY_SIGNUP=open`)",
+    'true or false',
+    oneOf(['true', 'false'] as const),
+  ),
   PATCHBAY_SANDBOX_PORTS: setting(
     '— (free ports, new on every start)',
     "pins the ports of `npm start`'s embedded sandboxes (and `npm run sandbox`'s): one base port (`4101`: task-board on it, code-host on the next, contact-data on the one after) or three (`4101,4102,4103`), on 127.0.0.1",
@@ -446,6 +519,14 @@ export function loadConfig(
         `${clientId ? `${p}SECRET` : `${p}ID`} is not set: expected ${p}ID and ${p}SECRET together`,
       )
   }
+  const oidcNames = ['PATCHBAY_OIDC_ISSUER', 'PATCHBAY_OIDC_CLIENT_ID', 'PATCHBAY_OIDC_CLIENT_SECRET']
+  const oidcMissing = oidcNames.filter((n) => !env[n])
+  if (oidcMissing.length > 0 && oidcMissing.length < oidcNames.length)
+    problems.push(`${oidcMissing.join(' and ')} not set: expected ${oidcNames.join(', ')} together`)
+  if (env.PATCHBAY_SMTP_URL && !env.PATCHBAY_MAIL_FROM)
+    problems.push(
+      'PATCHBAY_MAIL_FROM is not set: expected it with PATCHBAY_SMTP_URL (the sender of invitations)',
+    )
   const pinned = v.PATCHBAY_SANDBOX_PORTS as PinnedPorts | undefined
   const servicePort = (v.PORT as number | undefined) ?? 8080
   if (pinned && Object.values(pinned).includes(servicePort))
@@ -505,6 +586,17 @@ export function loadConfig(
     oauthApps,
     webUrls,
     egressAllow: v.PATCHBAY_EGRESS_ALLOW ?? [],
+    signup: v.PATCHBAY_SIGNUP ?? 'invite',
+    sessionTtlMs: v.PATCHBAY_SESSION_TTL ?? 14 * 86_400_000,
+    smtp: v.PATCHBAY_SMTP_URL ? { url: v.PATCHBAY_SMTP_URL, from: v.PATCHBAY_MAIL_FROM } : null,
+    oidc: v.PATCHBAY_OIDC_ISSUER
+      ? {
+          issuer: v.PATCHBAY_OIDC_ISSUER,
+          clientId: env.PATCHBAY_OIDC_CLIENT_ID!,
+          clientSecret: env.PATCHBAY_OIDC_CLIENT_SECRET!,
+          joinByDomain: v.PATCHBAY_OIDC_JOIN_BY_DOMAIN === 'true',
+        }
+      : null,
     sandboxPorts: v.PATCHBAY_SANDBOX_PORTS ?? null,
   }
 }

@@ -9,6 +9,7 @@ import { Engine } from './engine/engine.ts'
 import { PgBossSweeps } from './engine/jobs/sweeps.ts'
 import type { Clock } from './kit/clock.ts'
 import { EgressGuard, type Resolve } from './kit/egress.ts'
+import { smtpMailer } from './kit/mailer.ts'
 import type { Pacer } from './kit/pacer.ts'
 import { createRedisBudgetLedger } from './kit/redis-budgets.ts'
 import { createRedisPacer } from './kit/redis-pacer.ts'
@@ -184,6 +185,12 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     },
     pacing: config.pacing,
     oauth: { apps: { ...opts.oauthApps, ...config.oauthApps }, webUrls: config.webUrls },
+    people: {
+      signup: config.signup,
+      sessionTtlMs: config.sessionTtlMs,
+      mailer: config.smtp ? smtpMailer(config.smtp.url, config.smtp.from) : null,
+      sso: config.oidc,
+    },
   })
   await engine.changes.start()
   const app = await buildApp(engine, {
@@ -191,6 +198,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     redis,
     metricsToken: config.metricsToken,
     baseUrls: opts.baseUrls,
+    // Session cookies are Secure (and __Host- named) when browsers reach Patchbay over https.
+    secureCookies: config.publicUrl?.startsWith('https://') ?? false,
   })
   await app.listen({ port: config.port, host: config.host }).catch((err: NodeJS.ErrnoException) => {
     // The two ways a good address fails to listen, told as one line like the settings' problems.

@@ -6,6 +6,7 @@ import type { BudgetLedger } from '../kit/budget-ledger.ts'
 import { type Clock, systemClock } from '../kit/clock.ts'
 import { EgressGuard } from '../kit/egress.ts'
 import { createDispatcher } from '../kit/http.ts'
+import type { Mailer } from '../kit/mailer.ts'
 import { type Budget, createPacer, type Pacer } from '../kit/pacer.ts'
 import type { SharedResults } from '../kit/result-cache.ts'
 import { defaultRetryPolicy, type RetryPolicy } from '../kit/retry-policy.ts'
@@ -51,6 +52,10 @@ import { Poller } from './events/sources/poller.ts'
 import { Ingress } from './events/sources/webhook-ingress.ts'
 import { InProcessJobQueue } from './jobs/job-queue.ts'
 import { type Sweeps, TimerSweeps } from './jobs/sweeps.ts'
+import { Accounts, type SignupMode } from './people/accounts.ts'
+import { AuditTrail } from './people/audit-trail.ts'
+import { Members } from './people/members.ts'
+import { SingleSignOn, type SsoConfig } from './people/sso.ts'
 import { Registry } from './registry.ts'
 import { ChoiceService } from './steps/choices.ts'
 import { StepRunner } from './steps/step-runner.ts'
@@ -92,6 +97,15 @@ export interface EngineOptions {
   clock?: Clock
   /** What is left of upstreams' reported request budgets; shared by every instance (Redis) when given. */
   budgetLedger?: BudgetLedger
+  /** People: who may sign up, how long a session lasts, mail for invitations, single sign-on. */
+  people?: PeopleOptions
+}
+
+export interface PeopleOptions {
+  signup?: SignupMode
+  sessionTtlMs?: number
+  mailer?: Mailer | null
+  sso?: SsoConfig | null
 }
 
 export class Engine {
@@ -136,6 +150,13 @@ export class Engine {
   readonly oauth: OAuthFlows
   /** The one egress guard: addresses checked when saved, and at connect time by the dispatcher. */
   readonly egress: EgressGuard
+  /** A workspace's members and invitations (mailed when SMTP is configured). */
+  readonly members: Members
+  /** People's accounts: sign-up, sign-in, sessions. */
+  readonly accounts: Accounts
+  /** Single sign-on with OpenID Connect, when configured. */
+  readonly sso: SingleSignOn | null
+  #mailer: Mailer | null
   #dispatcher: Dispatcher
   /** Pushes to agents: a pool of their own (PUSH_CONNECTIONS_PER_ENDPOINT), unless one was given for everything. */
   #pushDispatcher: Dispatcher
@@ -361,6 +382,38 @@ export class Engine {
       connections: this.connections,
       log: opts.log,
     })
+    const audit = new AuditTrail(opts.store.db)
+    const publicUrl = () => this.events.triggers.webhooks.publicUrl
+    this.#mailer = opts.people?.mailer ?? null
+    this.members = new Members({
+      store: opts.store,
+      memberships: this.memberships,
+      keys: this.apiKeys,
+      revocations: this.keyRevocations,
+      changes: this.changes,
+      audit,
+      mailer: this.#mailer,
+      publicUrl,
+    })
+    this.accounts = new Accounts({
+      store: opts.store,
+      members: this.members,
+      changes: this.changes,
+      audit,
+      signup: opts.people?.signup ?? 'invite',
+      sessionTtlMs: opts.people?.sessionTtlMs ?? 14 * 24 * 3600_000,
+    })
+    this.sso = opts.people?.sso
+      ? new SingleSignOn({
+          config: opts.people.sso,
+          accounts: this.accounts,
+          members: this.members,
+          flows: new OAuthFlowRows(opts.store.db),
+          vault: opts.vault,
+          audit,
+          publicUrl,
+        })
+      : null
     this.oauth = new OAuthFlows({
       registry: this.registry,
       connections: this.connections,
@@ -393,6 +446,7 @@ export class Engine {
   async close(): Promise<void> {
     await this.events.stop()
     await this.changes.close()
+    this.#mailer?.close()
     await this.#dispatcher.close()
     if (this.#pushDispatcher !== this.#dispatcher) await this.#pushDispatcher.close()
     // Step run records still queued are written before the store closes.

@@ -582,6 +582,90 @@ export const ERROR_CODES = {
       'A delivery body that is not the upstream’s JSON, or whose structure no upstream sends (nested more than 64 levels deep, an id that is not a string): refused before it is acknowledged.',
     hint: 'Send the upstream’s JSON delivery body unchanged.',
   },
+
+  // ── People: sign-up, sign-in, sessions, members, invitations, single sign-on ───────────────
+  SIGN_UP_CLOSED: {
+    status: 403,
+    meaning:
+      'Sign-up is off (PATCHBAY_SIGNUP=off), or needs an invitation (PATCHBAY_SIGNUP=invite, the default) and none was given.',
+    hint: 'Ask a workspace admin for an invitation and sign up with its token (or sign in if you have an account).',
+  },
+  WEAK_PASSWORD: {
+    status: 400,
+    meaning: 'The new password does not follow the password rules.',
+    hint: 'A password has 10 to 200 characters and is not the email address.',
+  },
+  EMAIL_TAKEN: {
+    status: 409,
+    meaning: 'An account with that email exists already.',
+    hint: 'Sign in with POST /v1/auth/sign-in instead.',
+    dashboard: 'Use Sign in instead.',
+  },
+  SIGN_IN_FAILED: {
+    status: 401,
+    meaning: 'The email or the password is wrong (the same answer for an unknown account).',
+    hint: 'Check the email and the password and try again; failed tries are limited.',
+  },
+  SIGN_IN_RATE_LIMITED: {
+    status: 429,
+    meaning:
+      'Too many failed sign-ins for this account or from this address; Retry-After says when to try again.',
+    hint: 'Wait the Retry-After seconds, then sign in again.',
+  },
+  CSRF_TOKEN_INVALID: {
+    status: 403,
+    meaning:
+      'A change sent with a session cookie without the X-CSRF-Token header of that session, or with another.',
+    hint: 'Send the csrfToken that sign-in and GET /v1/me return, in the X-CSRF-Token header.',
+  },
+  SESSION_NOT_FOUND: {
+    status: 404,
+    meaning: 'You have no live session with that id.',
+    hint: 'List your sessions with GET /v1/me/sessions.',
+  },
+  MEMBER_NOT_FOUND: {
+    status: 404,
+    meaning: 'The workspace has no member with that id (or no account has that email).',
+    hint: 'List members with GET /v1/workspaces/{id}/members; invite someone without an account.',
+  },
+  LAST_OWNER: {
+    status: 409,
+    meaning: 'The change would leave the workspace without an owner.',
+    hint: 'Make another member an owner first.',
+  },
+  INVITATION_NOT_FOUND: {
+    status: 404,
+    meaning: 'No invitation has that token (or that id in this workspace).',
+    hint: 'Use the whole link of the invitation, or ask for a new one.',
+  },
+  INVITATION_NOT_USABLE: {
+    status: 410,
+    meaning: 'The invitation was used already, revoked, or has expired (each link works once).',
+    hint: 'Ask a workspace admin for a new invitation.',
+  },
+  INVITATION_EMAIL_MISMATCH: {
+    status: 403,
+    meaning: 'The invitation is for another email address than the signed-in person’s.',
+    hint: 'Sign in (or sign up) with the email address the invitation was sent to.',
+  },
+  SSO_NOT_CONFIGURED: {
+    status: 404,
+    meaning: 'Single sign-on is not configured on this Patchbay.',
+    hint: 'Set PATCHBAY_OIDC_ISSUER, PATCHBAY_OIDC_CLIENT_ID and PATCHBAY_OIDC_CLIENT_SECRET, or sign in with a password.',
+  },
+  SSO_FAILED: {
+    status: 400,
+    alsoStatus: [502],
+    meaning:
+      'The single sign-on answer was refused: wrong or missing state, wrong nonce, issuer or audience, or an error from the identity provider (502 when it could not be reached).',
+    hint: 'Start the sign-in again from GET /v1/auth/sso/start.',
+  },
+  SSO_NO_ACCESS: {
+    status: 403,
+    meaning:
+      'The identity provider signed you in, but your email is not verified, or no invitation or workspace domain admits it.',
+    hint: 'Ask a workspace admin for an invitation to your email address.',
+  },
 } as const satisfies Record<string, ErrorCodeDefinition>
 
 export type ErrorCode = keyof typeof ERROR_CODES

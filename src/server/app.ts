@@ -31,6 +31,7 @@ import {
 } from './observability.ts'
 import { agentKeyRoutes } from './routes/agent-keys.ts'
 import { agentRoutes } from './routes/agents.ts'
+import { authRoutes } from './routes/auth.ts'
 import { catalogRoutes } from './routes/catalog.ts'
 import { connectionRoutes } from './routes/connections.ts'
 import { creditRoutes } from './routes/credits.ts'
@@ -38,6 +39,7 @@ import { dashboardRoutes } from './routes/dashboard.ts'
 import { eventRoutes } from './routes/events.ts'
 import { functionToolRoutes } from './routes/function-tools.ts'
 import { hookRoutes } from './routes/hooks.ts'
+import { memberRoutes } from './routes/members.ts'
 import { oauthRoutes } from './routes/oauth.ts'
 import { rateLimitStatusRoutes } from './routes/rate-limit-status.ts'
 import { rateLimitRoutes } from './routes/rate-limits.ts'
@@ -46,6 +48,7 @@ import { tokenPageRoutes } from './routes/token-pages.ts'
 import { toolRoutes } from './routes/tools.ts'
 import { triggerRoutes } from './routes/triggers.ts'
 import { workspaceRoutes } from './routes/workspaces.ts'
+import { installSessions } from './sessions.ts'
 
 export const loggerOptions = (level: string): FastifyServerOptions['logger'] => ({
   level,
@@ -85,6 +88,8 @@ export interface AppOptions {
   baseUrls?: Record<string, string | undefined>
   /** Recognise signed-in people (sessions, personal keys), asked before workspace and agent keys. */
   people?: readonly PersonAuthenticator[]
+  /** Session cookies are Secure (and __Host- named): browsers reach Patchbay over https. */
+  secureCookies?: boolean
 }
 
 export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<FastifyInstance> {
@@ -118,15 +123,22 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: '/', description: 'This Patchbay (the address the document was read from)' }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer' },
+          // A signed-in person (POST /v1/auth/sign-in); changes also send X-CSRF-Token.
+          session: { type: 'apiKey', in: 'cookie', name: 'patchbay_session' },
+        },
+      },
+      security: [{ bearer: [] }, { session: [] }],
     },
     transform: jsonSchemaTransform,
     // Schemas with a Zod registry id (.meta({ id })) become components the operations refer to.
     transformObject,
   })
   // Sign-in plugs its authenticators (sessions, personal keys) in here.
-  const people: PersonAuthenticator[] = [...(opts.people ?? [])]
+  const sessions = await installSessions(app, engine, { secure: opts.secureCookies ?? false })
+  const people: PersonAuthenticator[] = [sessions.authenticator, ...(opts.people ?? [])]
   installAuthentication(app, engine, { people })
   enforcePolicy(app)
   installAuditLog(app, engine)
@@ -157,6 +169,8 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(functionToolRoutes(engine))
   await app.register(workspaceRoutes(engine))
   await app.register(mcpRoutes(engine))
+  await app.register(authRoutes(engine, sessions))
+  await app.register(memberRoutes(engine))
   await app.register(dashboardRoutes())
   return app
 }

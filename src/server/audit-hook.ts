@@ -19,6 +19,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** What the handler tells the audit log about the change (object id, detail). */
     audited: Audited | null
+    /** The request passed the policy (its handler ran or was about to). */
+    passedPolicy: boolean
   }
 }
 
@@ -45,10 +47,19 @@ function errorCode(payload: unknown): string | null {
 
 export function installAuditLog(app: FastifyInstance, engine: Engine): void {
   app.decorateRequest('audited', null)
+  app.decorateRequest('passedPolicy', false)
+  // Added after the policy's own preHandler: reached only when the policy let the request through.
+  app.addHook('preHandler', (req, _reply, done) => {
+    req.passedPolicy = true
+    done()
+  })
   app.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
-    const action = req.is404 ? undefined : req.routeOptions.config?.rule?.action
-    // Reads have no action; a request no one could be named for (no valid credentials) is not kept.
-    if (!action || (!req.caller && !req.person)) return done(null, payload)
+    const rule = req.is404 ? undefined : req.routeOptions.config?.rule
+    const action = rule?.action
+    // Reads have no action; a request no one could be named for (no valid credentials) is not kept;
+    // a route that records itself is left to its service once the policy let it through.
+    if (!action || (!req.caller && !req.person) || (rule.recordsItself && req.passedPolicy))
+      return done(null, payload)
     const status = reply.statusCode
     const ok = status < 400
     const a = req.audited ?? {}

@@ -144,6 +144,7 @@ export const events = {
             next_attempt_at, last_status, last_error, tool_run_id, created_at, delivered_at, claimed_until)
         WHERE (SELECT true FROM (SELECT pg_advisory_xact_lock(${DELIVERY_ORDER_LOCK})) AS ordered)
           AND v.event_id IN (SELECT id FROM ev)
+          AND ${TRIGGER_STILL_THERE}
         ON CONFLICT (event_id, trigger_id) DO NOTHING
         RETURNING id, seq
       )
@@ -456,6 +457,16 @@ function byClaim(held: Array<{ id: string; attempts: number; claimedUntil: strin
 }
 
 /**
+ * PostgreSQL: a delivery for a trigger is inserted only while its trigger is still there, read by
+ * the insert itself. Instances match events against the triggers they cached, and a trigger
+ * deleted through another instance reaches their caches a few milliseconds after its DELETE has
+ * answered; the insert's own snapshot is taken after that answer, so an event received then gets
+ * no delivery for the deleted trigger on any instance. (Deliveries of Patchbay's notices name no
+ * trigger.) On SQLite there is one process, whose cache is dropped before the DELETE answers.
+ */
+const TRIGGER_STILL_THERE = sql`(left(v.trigger_id, 4) <> 'trg_' OR EXISTS (SELECT 1 FROM triggers t WHERE t.id = v.trigger_id))`
+
+/**
  * PostgreSQL: the deliveries' insert takes the lock that orders delivery commits itself, before it
  * draws any seq (the lock is the statement's one-time filter, evaluated before its first row), so
  * the lock costs no round trip of its own. One array per column rather than a parameter per value.
@@ -471,7 +482,10 @@ async function insertDeliveriesInOrder(db: Db, rows: NewDelivery[]) {
       ${col('status')}::text[], ${col('attempts')}::int[], ${col('next_attempt_at')}::text[],
       ${col('last_status')}::int[], ${col('last_error')}::text[], ${col('tool_run_id')}::text[],
       ${col('created_at')}::text[], ${col('delivered_at')}::text[], ${col('claimed_until')}::text[])
+      AS v(id, workspace_id, agent_id, event_id, trigger_id, target, status, attempts,
+        next_attempt_at, last_status, last_error, tool_run_id, created_at, delivered_at, claimed_until)
     WHERE (SELECT true FROM (SELECT pg_advisory_xact_lock(${DELIVERY_ORDER_LOCK})) AS ordered)
+      AND ${TRIGGER_STILL_THERE}
     ON CONFLICT (event_id, trigger_id) DO NOTHING
     RETURNING id, seq`.execute(db)
   return inserted

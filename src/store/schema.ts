@@ -67,6 +67,14 @@ export interface IdentitiesTable {
   created_at: string
 }
 
+/** Failed sign-ins in the current window, per account or address (migration 0012). */
+export interface SignInAttemptsTable {
+  /** `account:<email>` or `address:<ip>`. */
+  key: string
+  window_started_at: string
+  failures: number
+}
+
 export interface AuditLogTable {
   id: string
   workspace_id: string | null
@@ -340,6 +348,7 @@ export interface Database {
   invitations: InvitationsTable
   identities: IdentitiesTable
   audit_log: AuditLogTable
+  sign_in_attempts: SignInAttemptsTable
   connections: ConnectionsTable
   step_runs: StepRunsTable
   credit_ledger: CreditLedgerTable

@@ -4,9 +4,11 @@
 // twice, each due poll once, changes seen by every instance, streams fed from any instance.
 // Required under CI=true; skipped with the reason without PostgreSQL.
 import assert from 'node:assert/strict'
+import { createHmac, randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { Redis } from 'ioredis'
 import pg from 'pg'
+import { request } from 'undici'
 import { type ContactdataSandbox, startContactdataSandbox } from '../../sandbox/contactdata/index.ts'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { loadConfig } from '../../src/config.ts'
@@ -254,6 +256,127 @@ test('a trigger created or deleted on one instance takes effect on the others wi
     20_000,
   )
   assert.equal(count(second), 6)
+})
+
+test('a trigger deleted through one instance gets no delivery afterwards on any, even for events sent at once', {
+  skip,
+}, async () => {
+  const { board, list } = await newBoard('Deleted at once')
+  const kept = await makeAgent({ type: 'webhook', url: receiver.url }, [board])
+  const dropped = await makeAgent({ type: 'webhook', url: receiver.url }, [board])
+  const on = async (agentId: string) => {
+    const res = await api('POST', `/v1/agents/${agentId}/triggers`, {
+      trigger: 'taskboard.new_card',
+      connectionId,
+      config: { idBoard: board },
+    })
+    assert.equal(res.status, 201, JSON.stringify(res.body))
+    return res.body.id as string
+  }
+  const count = (agentId: string) => receiver.received.filter((r) => r.body.data.agentId === agentId).length
+  await on(kept)
+  const doomed = await on(dropped)
+  // Every instance has both triggers cached: six cards reach both agents.
+  await Promise.all(
+    [1, 2, 3, 4, 5, 6].map((i) => tb('POST', '/1/cards', { idList: list, name: `warm ${i}` })),
+  )
+  await eventually(
+    async () => [count(kept), count(dropped)],
+    ([a, b]) => a === 6 && b === 6,
+    20_000,
+  )
+  // Deleted through one instance; at once, thirty deliveries of new cards posted straight to the
+  // other two (signed for the public address, as the task-board signs them).
+  const hookId = (await api('GET', `/v1/triggers/${doomed}`)).body.webhook.id as string
+  const path = `/hooks/taskboard/${hookId}`
+  // Made and signed beforehand, so they leave the moment the DELETE has answered.
+  const posts = Array.from({ length: 30 }, (_, i) => {
+    const body = JSON.stringify({
+      action: {
+        id: randomBytes(12).toString('hex'),
+        type: 'createCard',
+        date: new Date().toISOString(),
+        data: {
+          board: { id: board },
+          list: { id: list },
+          card: { id: randomBytes(12).toString('hex'), name: `after ${i}` },
+        },
+      },
+      model: { id: board },
+    })
+    const signature = createHmac('sha1', sandbox.demo.secret)
+      .update(body + balancer.url + path)
+      .digest('base64')
+    return { url: instances[1 + (i % 2)].url + path, body, signature }
+  })
+  assert.equal((await api('DELETE', `/v1/triggers/${doomed}`, undefined, instances[0].url)).status, 200)
+  const answers = await Promise.all(
+    posts.map((p) =>
+      request(p.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-taskboard-webhook': p.signature },
+        body: p.body,
+      }).then(async (r) => {
+        await r.body.dump()
+        return r.statusCode
+      }),
+    ),
+  )
+  assert.deepEqual(new Set(answers), new Set([200]))
+  await eventually(
+    async () => count(kept),
+    (n) => n === 36,
+    20_000,
+  )
+  const stored = await api('GET', `/v1/deliveries?agentId=${dropped}&limit=100`)
+  assert.equal(stored.status, 200, JSON.stringify(stored.body))
+  assert.equal(stored.body.deliveries.length, 6, 'only the six made before the trigger was deleted')
+  assert.equal(count(dropped), 6)
+})
+
+test('a delivery is stored only for a trigger still there: one the instances still have cached gets none', {
+  skip,
+}, async () => {
+  // The news of a deletion takes a few milliseconds to reach the other instances' caches; the
+  // insert itself reads the trigger, so what arrives meanwhile makes no delivery for it. Here the
+  // news never comes: the row goes without a word to the instances, all of which keep it cached.
+  const { board, list } = await newBoard('Gone unheard')
+  const kept = await makeAgent({ type: 'webhook', url: receiver.url }, [board])
+  const dropped = await makeAgent({ type: 'webhook', url: receiver.url }, [board])
+  const on = async (agentId: string) => {
+    const res = await api('POST', `/v1/agents/${agentId}/triggers`, {
+      trigger: 'taskboard.new_card',
+      connectionId,
+      config: { idBoard: board },
+    })
+    assert.equal(res.status, 201, JSON.stringify(res.body))
+    return res.body.id as string
+  }
+  const count = (agentId: string) => receiver.received.filter((r) => r.body.data.agentId === agentId).length
+  await on(kept)
+  const doomed = await on(dropped)
+  await Promise.all([1, 2, 3].map((i) => tb('POST', '/1/cards', { idList: list, name: `warm ${i}` })))
+  await eventually(
+    async () => [count(kept), count(dropped)],
+    ([a, b]) => a === 3 && b === 3,
+    20_000,
+  )
+  const client = new pg.Client({ connectionString: POSTGRES_URL })
+  await client.connect()
+  try {
+    await client.query(`DELETE FROM "${schema}".triggers WHERE id = $1`, [doomed])
+  } finally {
+    await client.end()
+  }
+  await Promise.all(
+    [1, 2, 3, 4, 5, 6].map((i) => tb('POST', '/1/cards', { idList: list, name: `after ${i}` })),
+  )
+  await eventually(
+    async () => count(kept),
+    (n) => n === 9,
+    20_000,
+  )
+  assert.equal(count(dropped), 3, 'no delivery for the trigger that is gone')
 })
 
 test("a card moved off an agent's board is out of its scope on every instance, whichever stored the move", {

@@ -20,18 +20,24 @@ function filterLists(s: Store, board: Board, filter: unknown): List[] {
     .sort((a, b) => a.pos - b.pos)
 }
 
-export function filterBoardCards(s: Store, board: Board, filter: unknown): Card[] {
+/** The cards a `filter` of a card listing keeps (`visible`, the default: open, on an open list). */
+export function cardFilter(s: Store, filter: unknown): (c: Card) => boolean {
   const f = String(filter ?? 'visible')
   if (!['visible', 'open', 'closed', 'all', 'none'].includes(f)) throw invalidValue('filter')
+  return (c) => {
+    if (f === 'all') return true
+    if (f === 'none') return false
+    if (f === 'closed') return c.closed
+    if (f === 'open') return !c.closed
+    return !c.closed && !s.lists.get(c.idList)?.closed
+  }
+}
+
+export function filterBoardCards(s: Store, board: Board, filter: unknown): Card[] {
+  const keep = cardFilter(s, filter)
   return [...s.cards.values()]
     .filter((c) => c.idBoard === board.id)
-    .filter((c) => {
-      if (f === 'all') return true
-      if (f === 'none') return false
-      if (f === 'closed') return c.closed
-      if (f === 'open') return !c.closed
-      return !c.closed && !s.lists.get(c.idList)?.closed
-    })
+    .filter(keep)
     .sort((a, b) =>
       a.idList === b.idList ? a.pos - b.pos : s.lists.get(a.idList)!.pos - s.lists.get(b.idList)!.pos,
     )

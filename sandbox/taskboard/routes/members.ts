@@ -5,6 +5,7 @@ import { invalidId, invalidValue, notFound, unauthorized } from '../errors.ts'
 import { bool, HEX24, pickFields } from '../params.ts'
 import type { Member, Notification, Store } from '../store.ts'
 import { boardView, cardView, memberView, notificationView } from '../views.ts'
+import { cardFilter } from './boards.ts'
 import { ctxOf, type Deps, idParam, params, window } from './helpers.ts'
 
 function memberFor(s: Store, ctx: Ctx, raw: string): Member {
@@ -64,18 +65,11 @@ export function registerMemberRoutes(api: FastifyInstance, { store: s }: Deps): 
     const viewer = requireMember(ctx, 'read')
     const member = memberFor(s, ctx, idParam(req))
     const p = params(req)
-    const filter = String(p.filter ?? 'visible')
-    if (!['visible', 'open', 'closed', 'all', 'none'].includes(filter)) throw invalidValue('filter')
+    const keep = cardFilter(s, p.filter)
     return [...s.cards.values()]
       .filter((c) => c.idMembers.includes(member.id))
       .filter((c) => canRead(s, viewer.id, s.boards.get(c.idBoard)!))
-      .filter((c) => {
-        if (filter === 'all') return true
-        if (filter === 'none') return false
-        if (filter === 'closed') return c.closed
-        if (filter === 'open') return !c.closed
-        return !c.closed && !s.lists.get(c.idList)?.closed && !s.boards.get(c.idBoard)?.closed
-      })
+      .filter(keep)
       .map((c) => pickFields(cardView(s, c, viewer.id), p.fields))
   })
 

@@ -15,6 +15,7 @@ export type ChangeTopic =
   | 'credits'
   | 'deliveries'
   | 'placements'
+  | 'sessions'
 export type ChangeListener = (ids: string[]) => void
 
 /** Carries changes between instances; `onLost` tells that messages may have been missed. */
@@ -33,6 +34,7 @@ const TOPICS: ChangeTopic[] = [
   'credits',
   'deliveries',
   'placements',
+  'sessions',
 ]
 /** NOTIFY payloads stay below PostgreSQL's 8,000-byte limit. */
 const IDS_PER_MESSAGE = 100
