@@ -181,13 +181,13 @@ export const POLICY = {
   acceptInvitation: { access: 'signedIn', action: 'invitation.accepted', recordsItself: true },
 
   // Members and invitations of the workspace the request acts on (routes/members.ts).
-  listMembers: read('viewer', false),
-  addMember: { ...change('admin', 'member.added'), recordsItself: true },
-  updateMember: { ...change('admin', 'member.role_changed'), recordsItself: true },
-  removeMember: { ...change('admin', 'member.removed'), recordsItself: true },
-  createInvitation: { ...change('admin', 'invitation.created'), recordsItself: true },
-  listInvitations: read('admin', false),
-  revokeInvitation: { ...change('admin', 'invitation.revoked'), recordsItself: true },
+  listMembers: { ...read('viewer', false), workspaceParam: 'id' },
+  addMember: { ...change('admin', 'member.added'), recordsItself: true, workspaceParam: 'id' },
+  updateMember: { ...change('admin', 'member.role_changed'), recordsItself: true, workspaceParam: 'id' },
+  removeMember: { ...change('admin', 'member.removed'), recordsItself: true, workspaceParam: 'id' },
+  createInvitation: { ...change('admin', 'invitation.created'), recordsItself: true, workspaceParam: 'id' },
+  listInvitations: { ...read('admin', false), workspaceParam: 'id' },
+  revokeInvitation: { ...change('admin', 'invitation.revoked'), recordsItself: true, workspaceParam: 'id' },
 
   // MCP: the route lets every caller in; each JSON-RPC method has its rule in MCP_POLICY.
   callMcp: read('viewer', true),
