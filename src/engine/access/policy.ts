@@ -144,6 +144,7 @@ export const POLICY = {
   // Workspaces and their keys (a key made by a person or key: role at most the maker's)
   listWorkspaces: { access: 'signedIn' },
   createWorkspace: { access: 'signedIn', action: 'workspace.created' },
+  claimWorkspace: { access: 'signedIn', action: 'workspace.owner_claimed' },
   getWorkspace: { ...read('viewer', false), workspaceParam: 'id' },
   updateWorkspace: { ...change('admin', 'workspace.updated'), workspaceParam: 'id' },
   deleteWorkspace: { ...change('owner', 'workspace.deleted'), workspaceParam: 'id' },
