@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs'
 import type { PatchbayClient } from '../sdk/client.ts'
 import type { StreamedDelivery } from '../sdk/events.ts'
-import { dim, green, type Output, table, UsageError, withProgress } from './output.ts'
+import { dim, green, type Output, progressBar, table, UsageError, withProgress } from './output.ts'
 
 export type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean; short?: string }
 
@@ -138,6 +138,10 @@ export const commands: Command[] = [
         value: 'dir',
       },
       to: { type: 'string', help: 'The copy to write (default patchbay-backup-<time>.db)', value: 'file' },
+      progress: {
+        type: 'boolean',
+        help: 'Report progress as lines on stderr (a terminal shows a bar anyway)',
+      },
     },
     async run(ctx) {
       if (process.env.PATCHBAY_DATABASE_URL)
@@ -145,9 +149,11 @@ export const commands: Command[] = [
           'The store is PostgreSQL (PATCHBAY_DATABASE_URL): back it up with pg_dump; this command copies the embedded SQLite store.',
         )
       const { backupStore } = await import('./backup.ts')
+      const bar = progressBar('Copying pages', { lines: ctx.values.progress === true })
       const done = await backupStore({
         dataDir: str(ctx, 'data-dir') ?? process.env.PATCHBAY_DATA_DIR ?? './data',
         to: str(ctx, 'to'),
+        onProgress: (copied, total) => bar.update(copied, total),
       })
       print(ctx, done, () =>
         [

@@ -9,11 +9,17 @@ import type { ResultCache } from './result-cache.ts'
 
 export type Credentials = Record<string, string>
 
-export interface StepHints {
-  readOnly?: boolean
-  destructive?: boolean
-  idempotent?: boolean
-}
+/**
+ * What a step does to the upstream, told to MCP clients as tool annotations (readOnlyHint,
+ * destructiveHint, idempotentHint), which clients use to decide what to confirm with a person.
+ * A step that writes says all three: `destructive` when it can overwrite or remove what is there
+ * and cannot be put back with the same steps (replacing a card's description, a file's content,
+ * an issue's labels), not for what only adds (a card, a comment) or can be undone (archiving, a
+ * status); `idempotent` when the same call again changes nothing more.
+ */
+export type StepHints =
+  | { readOnly: true; destructive?: false; idempotent?: boolean }
+  | { readOnly: false; destructive: boolean; idempotent: boolean }
 
 /** The kinds of upstream resource an agent's scope is expressed in. */
 export type ScopedKind = 'board' | 'list' | 'card' | 'checklist' | 'label' | 'repository' | 'owner'

@@ -153,6 +153,30 @@ export const POLICY = {
   revokeKey: change('admin', 'key.revoked'),
   listAudit: read('admin', false),
 
+  // End users, connect links and lifecycle notices
+  listEndUsers: read('viewer', false),
+  getEndUser: read('viewer', false),
+  deleteEndUser: change('admin', 'end_user.deleted'),
+  createConnectSession: change('member', 'connect_session.created'),
+  getEndUserSettings: read('viewer', false),
+  updateEndUserSettings: change('admin', 'end_user_settings.changed'),
+  listNotices: read('viewer', false),
+  getNotice: read('viewer', false),
+  replayNotice: change('member', 'notice.replayed'),
+  describeConnectSession: {
+    access: 'public',
+    why: 'the hosted connect page: the single-use connect token is the credential, checked by the handler',
+  },
+  connectAsEndUser: {
+    access: 'public',
+    why: 'the hosted connect page: the single-use connect token is the credential, checked by the handler',
+    action: 'connection.created',
+  },
+  startEndUserSignIn: {
+    access: 'public',
+    why: 'the hosted connect page: the single-use connect token is the credential, checked by the handler',
+    action: 'connection.oauth_started',
+  },
   // Stats and timelines: the workspace's numbers and run records (no payloads, no secrets).
   getStats: read('viewer', false),
   getTimeline: read('viewer', false),
