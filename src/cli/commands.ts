@@ -826,7 +826,7 @@ function eventLine(d: StreamedDelivery): string {
   const refs = Object.entries(e.refs ?? {})
     .map(([k, v]) => `${k}=${v}`)
     .join(' ')
-  const data = e.data as Record<string, any> | null
+  const data = e.data as { card?: { name?: unknown }; name?: unknown; title?: unknown } | null
   const what = data?.card?.name ?? data?.name ?? data?.title ?? ''
   const time = e.occurredAt?.slice(11, 19) ?? ''
   return [`#${d.seq}`, time, d.delivery.type, e.type, refs, what ? JSON.stringify(what) : '']

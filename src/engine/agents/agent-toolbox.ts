@@ -4,6 +4,7 @@
 // engine.steps.run / engine.tools.run as the agent, so scope is checked exactly as in the REST
 // API. Everything about a step — name, description, schemas, hints — comes from the registry.
 import { PatchbayError, validationError } from '../../kit/errors.ts'
+import type { JsonSchemaNode } from '../../kit/json-schema.ts'
 import type { Caller } from '../access/caller.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
@@ -597,7 +598,7 @@ function toolInputSchema(tool: ToolView, registry: Registry): ObjectSchema {
 
 /** The lean schema of one field of a step's input (`['labels', '0']` → the labels' items), else a string. */
 function fieldSchema(schema: unknown, path: string[]): Record<string, unknown> {
-  let cur = schema as Record<string, any> | undefined
+  let cur = schema as JsonSchemaNode | undefined
   for (const seg of path) {
     if (!cur) break
     cur = /^\d+$/.test(seg) && cur.items ? cur.items : cur.properties?.[seg]

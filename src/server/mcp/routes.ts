@@ -2,6 +2,7 @@
 // POST, no session ids), so any instance can answer any request. The caller is an agent key
 // (Authorization: Bearer, checked like every /v1 request: a wrong or revoked key is 401 before
 // anything else), or a workspace key naming the agent with ?agent=<id>.
+import type { FastifyReply } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { asAgent, type Caller, roleAtLeast } from '../../engine/access/caller.ts'
@@ -162,7 +163,7 @@ export const mcpRoutes =
       },
     )
     // Stateless: no server-to-client stream and no session to end.
-    const notAllowed = async (_req: unknown, reply: { code: (n: number) => any }) =>
+    const notAllowed = async (_req: unknown, reply: FastifyReply) =>
       reply
         .code(405)
         .header('allow', 'POST')

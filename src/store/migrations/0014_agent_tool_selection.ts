@@ -3,6 +3,6 @@
 // connections and all its tools, as before.
 import type { Kysely } from 'kysely'
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('agents').addColumn('tool_selection', 'text').execute()
 }

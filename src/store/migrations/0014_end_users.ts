@@ -4,7 +4,7 @@
 // lifecycle notices posted to the workspace's notification URL (`operator_notices`).
 import type { Kysely } from 'kysely'
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('end_users')
     .addColumn('workspace_id', 'text', (c) => c.notNull())
