@@ -17,6 +17,7 @@ import {
 import type { Redis } from 'ioredis'
 import type { Engine } from '../engine/engine.ts'
 import { tracingOn } from '../kit/tracing.ts'
+import { installAuditLog } from './audit-hook.ts'
 import { installAuthentication, type PersonAuthenticator, publicRoute } from './authenticate.ts'
 import { attachRules, enforcePolicy } from './authorize.ts'
 import { enforceContract, transformObject } from './contract.ts'
@@ -53,6 +54,7 @@ import { tokenPageRoutes } from './routes/token-pages.ts'
 import { toolRoutes } from './routes/tools.ts'
 import { triggerRoutes } from './routes/triggers.ts'
 import { workspaceSettingsRoutes } from './routes/workspace-settings.ts'
+import { workspaceRoutes } from './routes/workspaces.ts'
 import { installSessions } from './sessions.ts'
 
 export const loggerOptions = (level: string): FastifyServerOptions['logger'] => ({
@@ -177,6 +179,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   const people: PersonAuthenticator[] = [sessions.authenticator, ...(opts.people ?? [])]
   installAuthentication(app, engine, { people })
   enforcePolicy(app)
+  installAuditLog(app, engine)
   // The API reference pages are public; every route they register says so.
   await app.register(async (docs) => {
     docs.addHook('onRoute', (route) => {
@@ -204,6 +207,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(endUserRoutes(engine))
   await app.register(rateLimitStatusRoutes(engine))
   await app.register(functionToolRoutes(engine))
+  await app.register(workspaceRoutes(engine))
   await app.register(statsRoutes(engine))
   await app.register(mcpRoutes(engine))
   await app.register(authRoutes(engine, sessions))
