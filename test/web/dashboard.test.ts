@@ -60,7 +60,7 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
 
     await page.goto(svc.url)
     await page.getByLabel('Workspace key').fill('pb_admin_not_a_key')
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('button', { name: 'Sign in with the key' }).click()
     await page.getByRole('alert').filter({ hasText: 'UNAUTHORIZED' }).waitFor()
     await signIn(page, svc.url, svc.adminKey)
     assert.equal(await page.evaluate(() => sessionStorage.getItem('patchbay.key')), svc.adminKey)
@@ -339,7 +339,7 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     try {
       await other.goto(svc.url)
       await other.getByLabel('Workspace key').fill(key)
-      await other.getByRole('button', { name: 'Sign in' }).click()
+      await other.getByRole('button', { name: 'Sign in with the key' }).click()
       await other.getByRole('alert').filter({ hasText: 'This is an agent key' }).waitFor()
     } finally {
       await other.close()
