@@ -37,7 +37,7 @@ const rows = figures.map((f) => {
       return [
         `PostgreSQL stopped ${f.outageMs / 1000} s under ingress, ${f.instances} instance${f.instances > 1 ? 's' : ''}`,
         `${f.processesUp}/${f.instances} up; webhooks ${count(f.answersDuringOutage, '503')} × 503 (all with Retry-After: ${f.withoutRetryAfter === 0 ? 'yes' : 'no'}), 0 × 500; API ${count(f.apiAnswers, '503')} × 503`,
-        `503, "${String(f.readyzReason).slice(0, 60)}"`,
+        `503, "${String(f.readyzReason).replace(/ since \S+:/, ':').slice(0, 70)}"`,
         `${f.acknowledged} acknowledged, ${f.delivered} delivered once each`,
         `${(f.recoveredMsAfterDatabaseBack / 1000).toFixed(1)} s after the database`,
       ]
@@ -61,7 +61,7 @@ const rows = figures.map((f) => {
           : `free disk under PATCHBAY_MIN_FREE_DISK_MB=${f.minFreeDiskMb} ${f.fullMs / 1000} s`,
         `webhooks ${count(f.answersWhileFull, '503')} × 503 STORAGE_FULL (Retry-After on all: ${f.withoutRetryAfter === 0 ? 'yes' : 'no'}), ${f.answers500} × 500; API write ${f.apiWriteWhileFull}, read ${f.apiReadWhileFull}`,
         `503, "${String(f.readyzWhileFull)
-          .replace(/^full since \S+ /, 'full: ')
+          .replace(/^full since \S+: /, 'full: ')
           .slice(0, 60)}"`,
         `${f.acknowledged} acknowledged, ${f.delivered} delivered once each`,
         `${(f.recoveredMsAfterSpaceFreed / 1000).toFixed(1)} s after space was freed`,

@@ -202,7 +202,7 @@ export class StoreHealth {
       this.#mark(
         'full',
         this.#minFreeBytes > 64 * 1024
-          ? `${mib(free)} free, under PATCHBAY_MIN_FREE_DISK_MB=${mib(this.#minFreeBytes).replace(' MiB', '')}`
+          ? `${mib(free)} free, under PATCHBAY_MIN_FREE_DISK_MB=${Math.round(this.#minFreeBytes / (1024 * 1024))}`
           : `${mib(free)} free`,
       )
       return false
