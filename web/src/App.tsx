@@ -155,7 +155,7 @@ function SignIn({
       {expired ? <p role="alert">Your sign-in ended or the key was refused; sign in again.</p> : null}
       <PersonSignIn onPerson={onPerson} />
       <form onSubmit={submit} aria-labelledby="signin-title">
-        <h2 id="signin-title">Or use a workspace key</h2>
+        <h2 id="signin-title">Or sign in with a key</h2>
         <p>
           For automation and the first start: a workspace key (<code>pb_ws_…</code>) printed once on the first
           start, or set with <code>PATCHBAY_ADMIN_KEY</code>. The key stays in this browser tab only.
