@@ -23,6 +23,10 @@ export interface Config {
   redisUrl: string | null
   /** Prefix of every Redis key Patchbay writes (several deployments may share one Redis). */
   redisPrefix: string
+  /** While Redis is away: the share of each pacing budget this instance uses on its own. */
+  redisOutagePacingShare: number
+  /** The embedded database: below this much free disk (MiB), new work is refused. */
+  minFreeDiskMb: number
   masterKey: string | null
   previousMasterKeys: string[]
   adminKey: string | null
@@ -36,6 +40,8 @@ export interface Config {
   logFormat: 'pretty' | 'json'
   /** Bearer token `/metrics` asks for; null leaves `/metrics` off. */
   metricsToken: string | null
+  /** Where OpenTelemetry traces are sent (OTLP/HTTP); null: tracing is off and not loaded. */
+  tracing: { url: string; serviceName: string } | null
   /** Result cache and coalescing of lookups per connector (contact-data), overriding its defaults. */
   lookups: Record<string, { cacheTtlMs?: number; cacheMaxEntries?: number; coalesceWindowMs?: number }>
   /** Push deliveries: waits between attempts (the last one dead-letters), timeout, retry scan. */
@@ -62,6 +68,8 @@ export interface Config {
   sessionTtlMs: number
   /** SMTP for invitation mail (PATCHBAY_SMTP_URL and PATCHBAY_MAIL_FROM); null: links are copied. */
   smtp: { url: string; from: string } | null
+  /** Reverse proxies whose X-Forwarded-For is believed (the client's address: sign-in limits, audit). */
+  trustProxy: string[]
   /** Single sign-on with OpenID Connect; null when not configured. */
   oidc: { issuer: string; clientId: string; clientSecret: string; joinByDomain: boolean } | null
   /** The ports of the embedded sandboxes (PATCHBAY_SANDBOX_PORTS); null picks free ones. */
@@ -138,6 +146,15 @@ const duration = (minMs: number, maxMs: number) => (v: string) => {
   if (!m) return undefined
   const ms = Number(m[1]) * DURATION_UNITS[m[2].toLowerCase()]
   return ms >= minMs && ms <= maxMs ? ms : undefined
+}
+
+/** An IP address or a CIDR range (`10.0.0.0/8`, `fd00::/8`). */
+const ipOrRange = (v: string) => {
+  const [ip, bits, extra] = v.split('/')
+  if (extra !== undefined || !net.isIP(ip)) return undefined
+  if (bits === undefined) return v
+  const max = net.isIPv4(ip) ? 32 : 128
+  return /^\d+$/.test(bits) && Number(bits) <= max ? v : undefined
 }
 
 /** `a@b.example` or `Patchbay <a@b.example>`. */
@@ -242,6 +259,21 @@ export const settings: Record<string, Setting> = {
     'prefix of every Redis key Patchbay writes (to share one Redis between deployments)',
     'a non-empty prefix',
     (v) => (v.trim() ? v.trim() : undefined),
+  ),
+  PATCHBAY_REDIS_OUTAGE_PACING_SHARE: setting(
+    '`0.25`',
+    "while Redis is away, each instance paces ready-made steps on its own with this share of each credential's budget (so up to 1/share instances together stay within it; 0.25: four), and goes back to the shared budget by itself when Redis answers. Set it to 1 ÷ the number of instances",
+    'a number above 0 and at most 1, e.g. 0.25',
+    (v) => {
+      const n = Number(v.trim())
+      return /^\d*\.?\d+$/.test(v.trim()) && n > 0 && n <= 1 ? n : undefined
+    },
+  ),
+  PATCHBAY_MIN_FREE_DISK_MB: setting(
+    '`32`',
+    'the embedded database: when the disk of `PATCHBAY_DATA_DIR` has less free space than this many MiB, new work is refused (webhook deliveries `503` with `Retry-After`, API writes `507` `STORAGE_FULL`, `/readyz` not ready) before the disk is full, and taken again by itself once there is room; `0` refuses only when the disk is full',
+    'a whole number of MiB from 0 to 1048576',
+    wholeNumber(0, 1_048_576),
   ),
   PATCHBAY_MASTER_KEY: setting(
     'generated',
@@ -397,6 +429,12 @@ export const settings: Record<string, Setting> = {
       return entries
     },
   ),
+  PATCHBAY_TRUST_PROXY: setting(
+    '— (the connecting address is the client’s)',
+    "the reverse proxies in front of Patchbay (comma-separated IPs or CIDR ranges): from a request they pass on, the client's address is read from `X-Forwarded-For`. It is what failed sign-ins are limited by and what the audit log and the sessions list show; without it every person behind one proxy shares the proxy's address",
+    'comma-separated IP addresses or CIDR ranges, e.g. 127.0.0.1,10.0.0.0/8',
+    commaList(ipOrRange),
+  ),
   PATCHBAY_SIGNUP: setting(
     '`invite`',
     'who may make an account with a password (`POST /v1/auth/sign-up`): `open` (anyone), `invite` (only with an invitation token, for its email) or `off` (no one; invitations are accepted by existing accounts or single sign-on)',
@@ -469,6 +507,24 @@ export const settings: Record<string, Setting> = {
     'turns on Prometheus metrics at `/metrics`, readable with `Authorization: Bearer <token>`',
     'a token of at least 16 characters',
     (v) => (v.trim().length >= 16 ? v.trim() : undefined),
+  ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: setting(
+    '— (tracing off)',
+    'turns on OpenTelemetry traces, sent over OTLP/HTTP (JSON) to this address + `/v1/traces`',
+    'an http:// or https:// address, e.g. http://127.0.0.1:4318',
+    httpUrl,
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: setting(
+    '— (`OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`)',
+    'the full address traces are sent to, over the one above',
+    'an http:// or https:// address, e.g. http://127.0.0.1:4318/v1/traces',
+    httpUrl,
+  ),
+  OTEL_SERVICE_NAME: setting(
+    '`patchbay`',
+    'the `service.name` of the traces',
+    'a name of 1 to 100 characters',
+    (v) => (v.trim().length >= 1 && v.trim().length <= 100 ? v.trim() : undefined),
   ),
 }
 
@@ -561,6 +617,8 @@ export function loadConfig(
     databasePoolSize: v.PATCHBAY_DATABASE_POOL_SIZE ?? 10,
     redisUrl: v.REDIS_URL ?? null,
     redisPrefix: v.PATCHBAY_REDIS_PREFIX ?? 'patchbay:',
+    redisOutagePacingShare: v.PATCHBAY_REDIS_OUTAGE_PACING_SHARE ?? 0.25,
+    minFreeDiskMb: v.PATCHBAY_MIN_FREE_DISK_MB ?? 32,
     masterKey: v.PATCHBAY_MASTER_KEY ?? null,
     previousMasterKeys: v.PATCHBAY_PREVIOUS_MASTER_KEYS ?? [],
     adminKey: v.PATCHBAY_ADMIN_KEY ?? null,
@@ -575,6 +633,15 @@ export function loadConfig(
     logLevel: v.LOG_LEVEL ?? 'info',
     logFormat: v.LOG_FORMAT ?? ((opts.stdoutIsTerminal ?? process.stdout.isTTY) ? 'pretty' : 'json'),
     metricsToken: v.PATCHBAY_METRICS_TOKEN ?? null,
+    tracing:
+      v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || v.OTEL_EXPORTER_OTLP_ENDPOINT
+        ? {
+            url:
+              (v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as string | undefined) ??
+              `${String(v.OTEL_EXPORTER_OTLP_ENDPOINT).replace(/\/+$/, '')}/v1/traces`,
+            serviceName: (v.OTEL_SERVICE_NAME as string | undefined) ?? 'patchbay',
+          }
+        : null,
     lookups,
     deliveryRetryScheduleMs: v.PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS,
     deliveryTimeoutMs: v.PATCHBAY_DELIVERY_TIMEOUT_MS ?? 10_000,
@@ -586,6 +653,7 @@ export function loadConfig(
     oauthApps,
     webUrls,
     egressAllow: v.PATCHBAY_EGRESS_ALLOW ?? [],
+    trustProxy: v.PATCHBAY_TRUST_PROXY ?? [],
     signup: v.PATCHBAY_SIGNUP ?? 'invite',
     sessionTtlMs: v.PATCHBAY_SESSION_TTL ?? 14 * 86_400_000,
     smtp: v.PATCHBAY_SMTP_URL ? { url: v.PATCHBAY_SMTP_URL, from: v.PATCHBAY_MAIL_FROM } : null,

@@ -1,21 +1,28 @@
 // Starts Patchbay: the store, the vault, the engine and the HTTP server, in that order.
+
 import type { FastifyInstance } from 'fastify'
-import type { Redis } from 'ioredis'
 import { pino } from 'pino'
 import PinoPretty from 'pino-pretty'
 import { type Config, maskUrlPassword, StartupError } from './config.ts'
-import { PostgresChangeTransport, RedisChangeTransport } from './engine/changes/transports.ts'
+import {
+  PostgresChangeTransport,
+  RedisChangeTransport,
+  RedisOrPostgresChangeTransport,
+} from './engine/changes/transports.ts'
 import { Engine } from './engine/engine.ts'
 import { PgBossSweeps } from './engine/jobs/sweeps.ts'
 import type { Clock } from './kit/clock.ts'
 import { EgressGuard, type Resolve } from './kit/egress.ts'
 import { smtpMailer } from './kit/mailer.ts'
-import type { Pacer } from './kit/pacer.ts'
+import { createPacer, type Pacer } from './kit/pacer.ts'
 import { createRedisBudgetLedger } from './kit/redis-budgets.ts'
-import { createRedisPacer } from './kit/redis-pacer.ts'
+import { RedisLink } from './kit/redis-link.ts'
+import { createRedisPacer, pacerWithFallback } from './kit/redis-pacer.ts'
 import { createRedisResults } from './kit/redis-results.ts'
+import { PATCHBAY_VERSION } from './kit/version.ts'
 import { buildApp, loggerOptions } from './server/app.ts'
 import { bootstrapWorkspace } from './server/bootstrap.ts'
+import { Startup } from './server/observability.ts'
 import { openStore } from './store/database.ts'
 import { loadVault } from './store/vault.ts'
 
@@ -88,8 +95,12 @@ async function checkPostgres(url: string): Promise<void> {
   }
 }
 
-/** The service's one Redis connection, checked at start; later outages are logged, not thrown. */
-async function connectRedis(config: Config, log: pino.Logger): Promise<Redis> {
+/**
+ * The service's one Redis connection, checked at start. Later outages are waited out: its link
+ * (kit/redis-link.ts) hears every error, logs an outage once, and says whether Redis answers, so
+ * each use falls back meanwhile.
+ */
+async function connectRedis(config: Config, log: pino.Logger): Promise<RedisLink> {
   const { Redis } = await import('ioredis')
   const redis = new Redis(config.redisUrl!, {
     lazyConnect: true,
@@ -97,13 +108,7 @@ async function connectRedis(config: Config, log: pino.Logger): Promise<Redis> {
     connectTimeout: CONNECT_TIMEOUT_MS,
     maxRetriesPerRequest: 3,
   })
-  let lastWarned = 0
-  redis.on('error', (err) => {
-    // ioredis reconnects by itself; one warning a minute says so without flooding the log.
-    if (Date.now() - lastWarned < 60_000) return
-    lastWarned = Date.now()
-    log.warn({ err: err.message }, 'Redis is not answering; retrying')
-  })
+  const link = new RedisLink(redis, log)
   try {
     await redis.connect()
     await redis.ping()
@@ -113,44 +118,66 @@ async function connectRedis(config: Config, log: pino.Logger): Promise<Redis> {
       `REDIS_URL=${JSON.stringify(maskUrlPassword(config.redisUrl!))}: Redis did not answer (${(err as Error).message}); start it, fix the address, or unset REDIS_URL`,
     )
   }
-  return redis
+  return link
 }
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<RunningService> {
   if (config.databaseUrl) await checkPostgres(config.databaseUrl)
+  // Tracing is loaded only when configured (kit/tracing.ts); its SDK is process-wide.
+  let tracing: { shutdown(): Promise<void> } | null = null
+  // One logger for the server, the store and the engine, so all are redacted alike.
+  const log =
+    opts.logging === false
+      ? pino({ level: 'silent' })
+      : pino(loggerOptions(config.logLevel) as object, opts.logDestination ?? logStream(config.logFormat))
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     poolSize: config.databasePoolSize,
     dataDir: config.dataDir,
     pgSchema: opts.pgSchema,
+    minFreeBytes: config.minFreeDiskMb * 1024 * 1024,
+    log,
   })
   const vault = loadVault(config)
-  // One logger for the server and the engine, so both are redacted alike.
-  const log =
-    opts.logging === false
-      ? pino({ level: 'silent' })
-      : pino(loggerOptions(config.logLevel) as object, opts.logDestination ?? logStream(config.logFormat))
-  const redis = config.redisUrl ? await connectRedis(config, log).catch(closeStore(store)) : null
+  /** A background failure: one that says the store is away is the store's to tell (once an outage); any other is logged. */
+  const backgroundFailure = (what: string) => (err: unknown) => {
+    if (!store.health.failure(err)) log.error({ err }, what)
+  }
+  const link = config.redisUrl ? await connectRedis(config, log).catch(closeStore(store)) : null
+  const redis = link?.redis ?? null
+  if (config.tracing) {
+    const { startTracing } = await import('./kit/tracing.ts')
+    tracing = await startTracing({ ...config.tracing, version: PATCHBAY_VERSION, log })
+  }
   // Several instances share one PostgreSQL: changes travel between them (Redis pub/sub when
   // configured, else LISTEN/NOTIFY), and one of them at a time looks for due work (pg-boss).
   const pg = store.postgres
   const name = pg?.schema ?? 'public'
-  const changes = redis
-    ? new RedisChangeTransport({ redis, channel: `${config.redisPrefix}changes:${name}` })
-    : pg
-      ? new PostgresChangeTransport({
-          url: pg.url,
-          pool: pg.pool,
-          channel: `patchbay_changes_${name}`,
-          onError: (err) => log.warn({ err }, 'the change listener lost its connection'),
-        })
-      : null
+  const postgresChanges = pg
+    ? new PostgresChangeTransport({
+        url: pg.url,
+        pool: pg.pool,
+        channel: `patchbay_changes_${name}`,
+        onError: (err) => {
+          if (!store.health.failure(err)) log.warn({ err }, 'the change listener lost its connection')
+        },
+      })
+    : null
+  const redisChanges = link
+    ? new RedisChangeTransport({ redis: link.redis, channel: `${config.redisPrefix}changes:${name}`, link })
+    : null
+  // With both, PostgreSQL carries the changes while Redis is away.
+  const changes =
+    redisChanges && postgresChanges && link
+      ? new RedisOrPostgresChangeTransport(redisChanges, postgresChanges, link)
+      : (redisChanges ?? postgresChanges)
   const sweeps = pg
     ? await PgBossSweeps.open({
         connectionString: pg.url,
         schema: pg.schema ? `${pg.schema}_jobs` : 'patchbay_jobs',
         everyMs: config.deliveryScanMs,
-        onError: (err) => log.error({ err }, 'the job queue failed'),
+        onError: backgroundFailure('the job queue failed'),
+        health: store.health,
       })
     : undefined
   const engine = new Engine({
@@ -161,11 +188,21 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       resolve: opts.egressResolve,
     }),
     // With Redis, every instance sharing a token shares its pacing budget.
-    pacer: opts.pacer ?? (redis ? createRedisPacer(redis) : undefined),
+    // While Redis is away, each instance paces on its share of each budget.
+    pacer:
+      opts.pacer ??
+      (link
+        ? pacerWithFallback(
+            createRedisPacer(link.redis, undefined, (c) => link.timed(c)),
+            createPacer(opts.clock),
+            link,
+            config.redisOutagePacingShare,
+          )
+        : undefined),
     // …and a lookup paid for on one instance is a cache hit on the others.
-    sharedResults: redis ? createRedisResults(redis) : undefined,
+    sharedResults: link ? createRedisResults(link.redis, undefined, link) : undefined,
     // …and what is left of an upstream's reported request budget (the code-host's x-ratelimit-*).
-    budgetLedger: redis ? createRedisBudgetLedger(redis) : undefined,
+    budgetLedger: link ? createRedisBudgetLedger(link.redis, undefined, link) : undefined,
     clock: opts.clock,
     store,
     vault,
@@ -193,13 +230,19 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     },
   })
   await engine.changes.start()
+  // The listener opens before the start is done (its port may be chosen by the system, and the
+  // public address follows from it), but the API and the webhook ingress answer 503 with
+  // Retry-After until the workspace, the webhook subscriptions and the public address are ready.
+  const startup = new Startup('the workspace')
   const app = await buildApp(engine, {
     loggerInstance: log,
     redis,
+    startup,
     metricsToken: config.metricsToken,
     baseUrls: opts.baseUrls,
     // Session cookies are Secure (and __Host- named) when browsers reach Patchbay over https.
     secureCookies: config.publicUrl?.startsWith('https://') ?? false,
+    trustProxy: config.trustProxy,
   })
   await app.listen({ port: config.port, host: config.host }).catch((err: NodeJS.ErrnoException) => {
     // The two ways a good address fails to listen, told as one line like the settings' problems.
@@ -216,12 +259,14 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   // Only once the server listens: a start that fails before has created nothing, so a generated
   // admin key is never lost with it.
   const boot = await bootstrapWorkspace(store, config.adminKey)
+  startup.starting('webhook subscriptions')
   const addr = app.server.address()
   const port = typeof addr === 'object' && addr ? addr.port : config.port
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
   await engine.events.start(config.publicUrl ?? `http://${host}:${port}`)
   const ownerSetupToken = await engine.workspaces.ownerSetupToken(boot.workspaceId)
   const publicBase = (config.publicUrl ?? `http://${host}:${port}`).replace(/\/$/, '')
+  startup.done()
   return {
     app,
     engine,
@@ -234,9 +279,13 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       // Streams end first (an open stream would hold the server), then requests under way finish,
       // then claimed work finishes or is left to its lease.
       engine.events.streams.closeAll()
+      startup.stop()
       await app.close()
       await engine.close()
-      await redis?.quit()
+      // A Redis away is let go of at once (quit would wait for it to come back).
+      if (redis?.status === 'ready') await redis.quit()
+      else redis?.disconnect()
+      await tracing?.shutdown()
     },
   }
 }

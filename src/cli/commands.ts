@@ -80,6 +80,30 @@ async function importFromRepository(file: string): Promise<void> {
   await import(url.href)
 }
 
+/** Eight heights of a bar, for a line of values in one row of text. */
+const BARS = '▁▂▃▄▅▆▇█'
+export function sparkline(values: Array<number | null>): string {
+  const max = Math.max(0, ...values.map((v) => v ?? 0))
+  return values
+    .map((v) => (v === null ? ' ' : max === 0 ? BARS[0] : BARS[Math.min(7, Math.floor((v / max) * 7.999))]))
+    .join('')
+}
+
+/** Each series: its summary, then a line per key with its sparkline (the last 60 buckets at most). */
+function statsText(answer: import('../sdk/client.ts').StatsView): string {
+  const out: string[] = [dim(`${answer.from} → ${answer.to}, per ${answer.step}`)]
+  for (const s of answer.series) {
+    out.push('', s.summary)
+    if (s.empty) continue
+    const width = Math.max(...s.lines.map((l) => l.label.length))
+    for (const l of s.lines)
+      out.push(
+        `  ${l.label.padEnd(width)}  ${sparkline(l.values.slice(-60))}  ${l.total ?? '–'}${s.unit === '%' ? ' %' : s.unit === 'ms' ? ' ms' : ''}`,
+      )
+  }
+  return out.join('\n')
+}
+
 export const commands: Command[] = [
   {
     path: ['serve'],
@@ -632,6 +656,53 @@ export const commands: Command[] = [
       }
       process.off('SIGINT', stop)
       process.off('SIGTERM', stop)
+      return 0
+    },
+  },
+
+  // ---- stats
+  {
+    path: ['stats'],
+    summary:
+      'What the workspace did: events, deliveries, latency, backlog, runs, upstream requests, credits (the Overview charts as text)',
+    options: {
+      series: {
+        type: 'string',
+        multiple: true,
+        help: 'A series (repeat or comma-separate): events.received, deliveries.outcome, deliveries.latency, deliveries.backlog, steps.outcome, tools.outcome, upstream.requests, upstream.rate_limited, upstream.headroom, credits.by_connection, credits.by_agent (default all)',
+        value: 'name',
+      },
+      since: { type: 'string', help: 'How far back: 1h, 24h, 7d, 30d … (default 24h)', value: 'time' },
+      from: { type: 'string', help: 'Start (ISO 8601) instead of --since', value: 'time' },
+      to: { type: 'string', help: 'End (ISO 8601; default now)', value: 'time' },
+      step: {
+        type: 'string',
+        help: 'Bucket: 1m, 5m, 10m, 15m, 30m, 1h, 2h, 3h, 6h, 12h, 1d (chosen when left out)',
+        value: 'step',
+      },
+    },
+    async run(ctx) {
+      const since = str(ctx, 'since')
+      let from = str(ctx, 'from')
+      if (since !== undefined) {
+        if (from !== undefined) throw new UsageError('Give --since or --from, not both.')
+        const m = /^(\d+)\s*(m|h|d)$/.exec(since)
+        if (!m) throw new UsageError('--since looks like 30m, 24h or 7d.')
+        const unit = { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd']
+        const to = str(ctx, 'to') ? Date.parse(str(ctx, 'to')!) : Date.now()
+        from = new Date(to - Number(m[1]) * unit).toISOString()
+      }
+      const series = list(ctx, 'series').flatMap((s) =>
+        s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+      )
+      const answer = await withProgress(
+        'Counting',
+        ctx.client().stats({ series, from, to: str(ctx, 'to'), step: str(ctx, 'step') }),
+      )
+      print(ctx, answer, () => statsText(answer))
       return 0
     },
   },

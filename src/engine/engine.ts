@@ -57,6 +57,8 @@ import { AuditTrail } from './people/audit-trail.ts'
 import { Members } from './people/members.ts'
 import { SingleSignOn, type SsoConfig } from './people/sso.ts'
 import { Registry } from './registry.ts'
+import { Stats } from './stats/stats.ts'
+import { Timelines } from './stats/timelines.ts'
 import { ChoiceService } from './steps/choices.ts'
 import { StepRunner } from './steps/step-runner.ts'
 import { type LookupTuning, StepServices } from './steps/step-services.ts'
@@ -95,6 +97,8 @@ export interface EngineOptions {
   oauth?: { apps?: Record<string, OAuthApp | undefined>; webUrls?: Record<string, string | undefined> }
   /** Time for the parts that wait (pacing, rate budgets); tests drive it by hand. */
   clock?: Clock
+  /** How often the stats roll-up runs (default a minute; 0: never, tests call stats.rollUp). */
+  statsRollupEveryMs?: number
   /** What is left of upstreams' reported request budgets; shared by every instance (Redis) when given. */
   budgetLedger?: BudgetLedger
   /** People: who may sign up, how long a session lasts, mail for invitations, single sign-on. */
@@ -150,6 +154,10 @@ export class Engine {
   readonly oauth: OAuthFlows
   /** The one egress guard: addresses checked when saved, and at connect time by the dispatcher. */
   readonly egress: EgressGuard
+  /** The numbers behind the overview charts (GET /v1/stats), from the stored records. */
+  readonly stats: Stats
+  /** A run's timeline (the dashboard's waterfall), from the stored records. */
+  readonly timelines: Timelines
   /** A workspace's members and invitations (mailed when SMTP is configured). */
   readonly members: Members
   /** People's accounts: sign-up, sign-in, sessions. */
@@ -311,6 +319,7 @@ export class Engine {
       agents: this.agents,
       tools: this.tools,
       registry: this.registry,
+      triggers: triggerRows,
       clock,
       log: opts.log,
       retryScheduleMs: ev.retryScheduleMs,
@@ -373,7 +382,10 @@ export class Engine {
         opts.sweeps ??
         new TimerSweeps({
           everyMs: ev.sweepIntervalMs ?? 1000,
-          onError: (err) => opts.log.error({ err }, 'looking for due work failed'),
+          onError: (err) => {
+            if (!opts.store.health.failure(err)) opts.log.error({ err }, 'looking for due work failed')
+          },
+          health: opts.store.health,
         }),
       leases: new Leases(db),
       reconcileIntervalMs: ev.reconcileIntervalMs,
@@ -424,6 +436,16 @@ export class Engine {
       webUrls: opts.oauth?.webUrls,
       publicUrl: () => this.events.triggers.webhooks.publicUrl,
     })
+    this.stats = new Stats({
+      db: opts.store.db,
+      clock,
+      log: opts.log,
+      connector: (id) => this.registry.connector(id),
+      defaultPacing: (connector) => this.clients.defaultPacing(connector),
+      flushRuns: () => this.stepRuns.flush(),
+      rollupEveryMs: opts.statsRollupEveryMs,
+    })
+    this.timelines = new Timelines({ db: opts.store.db, flushRuns: () => this.stepRuns.flush() })
     // Every reconnect (credentials or sign-in) registers the connection's webhooks again.
     this.connections.onReplaced = (id, previous) =>
       this.events.triggers.webhooks.reregisterForConnection(id, previous)
@@ -444,6 +466,7 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    await this.stats.close()
     await this.events.stop()
     await this.changes.close()
     this.#mailer?.close()

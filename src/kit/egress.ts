@@ -155,22 +155,33 @@ export class EgressRefusedError extends Error {
   readonly code = 'EGRESS_REFUSED'
   readonly host: string
   readonly reason: string
-  constructor(host: string, reason: string) {
+  /** The PATCHBAY_EGRESS_ALLOW entry that would allow it (`host:port`), or null when nothing can. */
+  readonly allowEntry: string | null
+  constructor(host: string, reason: string, target?: { name: string; port: number }) {
     super(`Patchbay does not send to ${host}: it is ${reason}.`)
     this.name = 'EgressRefusedError'
     this.host = host
     this.reason = reason
+    const name = target?.name.replace(/^\[|\]$/g, '')
+    this.allowEntry =
+      target && name && /PATCHBAY_EGRESS_ALLOW/.test(reason)
+        ? `${net.isIPv6(name) ? `[${name}]` : name}:${target.port}`
+        : null
   }
 }
 
-/** The API error for a refused address; `where` names the field or setting that holds it. */
+/**
+ * The API error for a refused address (403 EGRESS_REFUSED): `where` names the field or setting that
+ * holds it, the hint the exact PATCHBAY_EGRESS_ALLOW entry that allows it (when one can).
+ */
 export function egressRefused(err: EgressRefusedError, where?: string): PatchbayError {
   return new PatchbayError('EGRESS_REFUSED', `${where ? `${where}: ` : ''}${err.message} Nothing was sent.`, {
-    // Link-local, metadata and unspecified addresses are never allowed: the registered hint's
-    // PATCHBAY_EGRESS_ALLOW would not help.
-    hint: /link-local|metadata|unspecified|broadcast|multicast/.test(err.reason)
-      ? 'Use the public address of the service; link-local, metadata and unspecified addresses are never reachable.'
-      : undefined,
+    // Link-local, metadata and unspecified addresses are never allowed: PATCHBAY_EGRESS_ALLOW would not help.
+    hint: err.allowEntry
+      ? `Use a public address, or have the operator allow this one: add ${err.allowEntry} (or its host, or a range holding it) to PATCHBAY_EGRESS_ALLOW (for a self-hosted installation on a private network).`
+      : /link-local|metadata|unspecified|broadcast|multicast/.test(err.reason)
+        ? 'Use the public address of the service; link-local, metadata and unspecified addresses are never reachable.'
+        : undefined,
   })
 }
 
@@ -246,7 +257,7 @@ export class EgressGuard {
   async #checkHost(host: string, port: number): Promise<void> {
     if (net.isIP(host)) {
       const why = this.refusesAddress(host, port)
-      if (why) throw new EgressRefusedError(host, why)
+      if (why) throw new EgressRefusedError(host, why, { name: host, port })
       return
     }
     const byName = this.refusesName(host)
@@ -255,7 +266,7 @@ export class EgressGuard {
     if (addresses.length === 0) throw new Error(`${host} has no address`)
     for (const { address } of addresses) {
       const why = this.refusesAddress(address, port, host)
-      if (why) throw new EgressRefusedError(`${host} (${address})`, why)
+      if (why) throw new EgressRefusedError(`${host} (${address})`, why, { name: host, port })
     }
   }
 
@@ -274,7 +285,11 @@ export class EgressGuard {
           const list = family ? all.filter((a) => a.family === family) : all
           for (const { address } of list) {
             const why = this.refusesAddress(address, port, hostname)
-            if (why) return callback(new EgressRefusedError(`${hostname} (${address})`, why), '')
+            if (why)
+              return callback(
+                new EgressRefusedError(`${hostname} (${address})`, why, { name: hostname, port }),
+                '',
+              )
           }
           if (list.length === 0) {
             const err = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' })
@@ -307,7 +322,7 @@ export class EgressGuard {
         // An IP literal is not looked up: it is checked as it is.
         if (net.isIP(host)) {
           const why = this.refusesAddress(host, port)
-          if (why) return callback(new EgressRefusedError(host, why), null)
+          if (why) return callback(new EgressRefusedError(host, why, { name: host, port }), null)
         }
         connectorFor(port)(options, callback)
       },

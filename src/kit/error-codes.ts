@@ -112,6 +112,14 @@ export const ERROR_CODES = {
     meaning: 'There is no such route (or dashboard file).',
     hint: 'See the API reference at /docs.',
   },
+  STATS_RANGE_INVALID: {
+    status: 400,
+    meaning:
+      'A stats range or step out of bounds: a range over 31 days, a step not in the list, a step under an hour over more than 2 days, or more than 1,500 points.',
+    hint: 'Ask for a shorter range or a larger step; the error details list the steps and limits.',
+    dashboard: 'Pick a range from the range buttons of the Overview page.',
+    cli: 'Ask for less: patchbay stats --since 24h, or --since 30d --step 1d.',
+  },
   INVALID_CURSOR: {
     status: 400,
     meaning: 'A paging cursor that no page gave.',
@@ -121,6 +129,31 @@ export const ERROR_CODES = {
     status: 500,
     meaning: 'An unexpected failure; it has been logged.',
     hint: 'Try again; if it persists, report it with the time of the request.',
+  },
+  SERVICE_STARTING: {
+    status: 503,
+    meaning:
+      'Patchbay is starting: its store, migrations, webhook subscriptions or public address are not ready yet (webhook deliveries included: they are never judged before then); answered with Retry-After.',
+    hint: 'Send the request again after Retry-After; GET /readyz says what is still starting.',
+  },
+  SERVICE_STOPPING: {
+    status: 503,
+    meaning:
+      'This instance is stopping (SIGTERM): requests under way finish, new ones are refused before any work, with Retry-After.',
+    hint: 'Send the request again after Retry-After: another instance, or this one once started again, answers it.',
+  },
+  DATABASE_UNAVAILABLE: {
+    status: 503,
+    meaning:
+      'The database does not answer (stopped, restarting, or unreachable): nothing was stored or changed; answered with Retry-After. Webhook deliveries are answered 503 too, so the upstream sends them again.',
+    hint: 'Send the request again after Retry-After; GET /readyz says why the store is not ready. The operator should check that PostgreSQL is running and reachable.',
+  },
+  STORAGE_FULL: {
+    status: 507,
+    alsoStatus: [503],
+    meaning:
+      'The embedded database’s disk is full, or its free space is below PATCHBAY_MIN_FREE_DISK_MB: nothing was stored (webhook deliveries are answered 503 with Retry-After instead, so the upstream sends them again).',
+    hint: 'Free space on the disk of PATCHBAY_DATA_DIR (or lower PATCHBAY_MIN_FREE_DISK_MB); Patchbay takes writes again by itself once there is room. GET /readyz shows the free space.',
   },
   VAULT_ERROR: {
     status: 500,
@@ -154,6 +187,11 @@ export const ERROR_CODES = {
     status: 404,
     meaning: 'There is no tool run with that id.',
     hint: 'List runs with GET /v1/agents/{id}/tool-runs.',
+  },
+  RUN_NOT_FOUND: {
+    status: 404,
+    meaning: 'There is no step run with that id in the workspace.',
+    hint: 'List step runs with GET /v1/runs.',
   },
   TOOL_RUN_FAILED: {
     status: 400,

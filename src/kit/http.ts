@@ -9,6 +9,7 @@ import { PatchbayError } from './errors.ts'
 import type { Answered } from './pacer.ts'
 import { redactSecrets, secretValues } from './redact.ts'
 import { isIdempotent, parseRetryAfter, type RetryPolicy, retryDelayMs, shouldRetry } from './retry-policy.ts'
+import { openSpan, tracingOn } from './tracing.ts'
 import { PATCHBAY_USER_AGENT } from './version.ts'
 
 export type QueryValue = string | number | boolean | null | undefined | ReadonlyArray<string | number>
@@ -55,6 +56,11 @@ export interface UpstreamClientOptions {
    * gives, when anything, is called once the request is answered or has failed (pacer.ts).
    */
   pace?: (req: { method: string; path: string }) => Promise<Answered | undefined>
+  /**
+   * Before the pacing: holds a ready-made request back until a spent rate budget resets (or
+   * refuses it); a request held here takes no place in the pacer's window meanwhile.
+   */
+  gate?: (req: { method: string; path: string }) => Promise<void>
   /** Called on a 401: the engine marks the connection lapsed. */
   onUnauthorized?: (message: string) => Promise<void> | void
   /** Whether the credentials belong to a stored connection (a 401 then means it lapsed). */
@@ -67,7 +73,49 @@ export interface UpstreamClientOptions {
 
 export interface UpstreamStats {
   attempts: number
+  /** Answers 429 (rate limited) among them. */
+  rateLimited: number
+  /** Each request sent (the first MAX_RECORDED), for the run's timeline. */
+  requests: UpstreamRequestRecord[]
 }
+
+/** One request as a run's timeline shows it: no query, no header, no body, identifiers as {id}. */
+export interface UpstreamRequestRecord {
+  method: string
+  /** The path with identifiers replaced by {id}. */
+  route: string
+  /** When it started waiting to be sent (epoch ms). */
+  at: number
+  /** Held back for a spent rate budget's reset. */
+  budgetWaitMs: number
+  /** Waited for a slot in the pacing budget. */
+  pacingWaitMs: number
+  /** From sent to answered or failed. */
+  durationMs: number
+  /** The upstream's status; null when it did not answer. */
+  status: number | null
+}
+const MAX_RECORDED = 50
+
+/**
+ * A path as a route: segments that look like identifiers (numbers, hex, UUIDs, long tokens with
+ * digits) become {id}; a leading version number (`/1/cards`) stays.
+ */
+export function routeTemplate(path: string): string {
+  return path
+    .split('?', 1)[0]
+    .split('/')
+    .map((seg, i) =>
+      (/^\d+$/.test(seg) && !(i === 1 && seg.length <= 2)) ||
+      /^[0-9a-f]{12,}$/i.test(seg) ||
+      /^[0-9a-f-]{32,36}$/i.test(seg) ||
+      (seg.length >= 16 && /\d/.test(seg) && /^[\w-]+$/.test(seg))
+        ? '{id}'
+        : seg,
+    )
+    .join('/')
+}
+const round1 = (ms: number) => Math.round(ms * 10) / 10
 
 /**
  * One keep-alive pool shared by every outgoing call of the process, every connection through the
@@ -85,13 +133,14 @@ export function createDispatcher(egress: EgressGuard, connections = 128): Dispat
 const EXCERPT_LIMIT = 500
 
 export class UpstreamClient implements Http {
-  readonly stats: UpstreamStats = { attempts: 0 }
+  readonly stats: UpstreamStats = { attempts: 0, rateLimited: 0, requests: [] }
   #o: UpstreamClientOptions
   /** What is scrubbed from what the client reports: worked out at the first report (an error's). */
   #secrets: string[] | null = null
   /** The first request before and after the connector's authorize, to learn its secrets from. */
   #first: { before: { headers: Record<string, string>; query: string }; sent: OutgoingRequest } | null = null
   #origin: string
+  #host: string
   #basePath: string
 
   constructor(opts: UpstreamClientOptions) {
@@ -99,6 +148,7 @@ export class UpstreamClient implements Http {
     // A client is made per step run: the base address is parsed once per address.
     const base = parsedBase(opts.baseUrl)
     this.#origin = base.origin
+    this.#host = base.host
     this.#basePath = base.basePath
   }
 
@@ -150,8 +200,41 @@ export class UpstreamClient implements Http {
     const url = plain ? '' : `${this.#origin}${path}`
     const idempotent = isIdempotent(method, req.idempotent)
 
+    const route = routeTemplate(req.path)
     for (let retry = 0; ; retry++) {
+      const at = Date.now()
+      const waiting = performance.now()
+      if (this.#o.gate) await this.#o.gate(outgoing)
+      const paced = performance.now()
       const answered = this.#o.pace ? await this.#o.pace(outgoing) : undefined
+      const sent = performance.now()
+      const record = (status: number | null) => {
+        if (tracingOn())
+          openSpan(
+            `${method} ${route}`,
+            {
+              'http.request.method': method,
+              'url.template': route,
+              'server.address': this.#host,
+              'http.response.status_code': status ?? undefined,
+              'http.request.resend_count': retry > 0 ? retry : undefined,
+              'patchbay.connector': this.#o.connector.id,
+              'patchbay.upstream.rate_budget_wait_ms': round1(paced - waiting),
+              'patchbay.upstream.pacing_wait_ms': round1(sent - paced),
+            },
+            { kind: 'client', startTime: at },
+          )?.end(status === null ? 'UPSTREAM_UNAVAILABLE' : status >= 500 ? `HTTP_${status}` : null)
+        if (this.stats.requests.length < MAX_RECORDED)
+          this.stats.requests.push({
+            method,
+            route,
+            at,
+            budgetWaitMs: round1(paced - waiting),
+            pacingWaitMs: round1(sent - paced),
+            durationMs: round1(performance.now() - sent),
+            status,
+          })
+      }
       this.stats.attempts++
       let status: number
       let headers: Record<string, string>
@@ -177,10 +260,13 @@ export class UpstreamClient implements Http {
             }))
         answered?.()
         status = res.statusCode
+        if (status === 429) this.stats.rateLimited++
         headers = flattenHeaders(res.headers)
         text = await res.body.text()
+        record(status)
       } catch (err) {
         answered?.()
+        record(null)
         // The guard refused the address: nothing was sent, and trying again changes nothing.
         const refusal = findEgressRefusal(err)
         if (refusal) throw egressRefused(refusal, `${this.#o.connector.name} (${this.#origin})`)
@@ -338,13 +424,13 @@ export class UpstreamClient implements Http {
 const PLAIN_PATH = /^(?:\/(?!\.\.?(?:\/|$))[A-Za-z0-9\-._~!$&'()*+,;=:@]*)+$/
 
 /** Base addresses parsed once each (a client is made per run); few distinct ones exist. */
-const parsedBases = new Map<string, { origin: string; basePath: string }>()
+const parsedBases = new Map<string, { origin: string; host: string; basePath: string }>()
 
-function parsedBase(baseUrl: string): { origin: string; basePath: string } {
+function parsedBase(baseUrl: string): { origin: string; host: string; basePath: string } {
   let parsed = parsedBases.get(baseUrl)
   if (!parsed) {
     const base = new URL(baseUrl)
-    parsed = { origin: base.origin, basePath: base.pathname.replace(/\/$/, '') }
+    parsed = { origin: base.origin, host: base.host, basePath: base.pathname.replace(/\/$/, '') }
     if (parsedBases.size >= 1_000) parsedBases.clear()
     parsedBases.set(baseUrl, parsed)
   }

@@ -4,7 +4,13 @@
 // callers' (the upstream's reset is an absolute time its own answers gave); a hash outlives its
 // window by a minute at most.
 import type { Redis } from 'ioredis'
-import { type BudgetLedger, PROVISIONAL_WINDOW_MS, type Reservation } from './budget-ledger.ts'
+import {
+  type BudgetLedger,
+  createMemoryBudgetLedger,
+  PROVISIONAL_WINDOW_MS,
+  type Reservation,
+} from './budget-ledger.ts'
+import type { RedisLink } from './redis-link.ts'
 
 const KEEP_AFTER_RESET_MS = 60_000
 
@@ -37,21 +43,25 @@ redis.call('PEXPIRE', KEYS[1], math.max(resetAt - tonumber(ARGV[4]), 0) + ${KEEP
 return 0
 `
 
-/** The ledger on `redis` (the service's connection, which prefixes every key with the deployment's prefix). */
-export function createRedisBudgetLedger(redis: Redis, prefix = 'budget:'): BudgetLedger {
+/**
+ * The ledger on `redis` (the service's connection, which prefixes every key with the deployment's
+ * prefix). With a `link`, this instance's own ledger answers while Redis is away (what it learns
+ * meanwhile stays local), and each command is bounded in time.
+ */
+export function createRedisBudgetLedger(redis: Redis, prefix = 'budget:', link?: RedisLink): BudgetLedger {
+  const local = createMemoryBudgetLedger()
+  const timed = <T>(c: Promise<T>) => (link ? link.timed(c) : c)
   return {
     async reserve(key, nowMs, marginMs): Promise<Reservation> {
-      const [granted, limit, resetAt] = (await redis.eval(
-        RESERVE,
-        1,
-        prefix + key,
-        nowMs,
-        marginMs,
+      if (link && !link.up) return local.reserve(key, nowMs, marginMs)
+      const [granted, limit, resetAt] = (await timed(
+        redis.eval(RESERVE, 1, prefix + key, nowMs, marginMs),
       )) as number[]
       return granted === 1 ? { granted: true } : { granted: false, limit, resetAt }
     },
     async observe(key, count, nowMs) {
-      await redis.eval(OBSERVE, 1, prefix + key, count.limit, count.remaining, count.resetAt, nowMs)
+      if (link && !link.up) return local.observe(key, count, nowMs)
+      await timed(redis.eval(OBSERVE, 1, prefix + key, count.limit, count.remaining, count.resetAt, nowMs))
     },
   }
 }

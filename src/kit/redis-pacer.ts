@@ -38,8 +38,16 @@ redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1])
 return 0
 `
 
-/** Paces on `redis` (the service's connection, which prefixes every key with the deployment's prefix). */
-export function createRedisPacer(redis: Redis, prefix = 'pace:'): Pacer {
+/**
+ * Paces on `redis` (the service's connection, which prefixes every key with the deployment's
+ * prefix). `timed` bounds each command (RedisLink.timed), so a Redis gone away fails the wait
+ * quickly instead of holding it through ioredis's reconnect attempts.
+ */
+export function createRedisPacer(
+  redis: Redis,
+  prefix = 'pace:',
+  timed: <T>(command: Promise<T>) => Promise<T> = (c) => c,
+): Pacer {
   let seq = 0
   const unique = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`
   return {
@@ -48,15 +56,8 @@ export function createRedisPacer(redis: Redis, prefix = 'pace:'): Pacer {
       const member = `${unique}-${seq++}`
       for (;;) {
         const waitMs = Number(
-          await redis.eval(
-            LET_GO,
-            1,
-            prefix + key,
-            window,
-            budget.points,
-            member,
-            UNANSWERED_MAX_MS,
-            RECHECK_MS,
+          await timed(
+            redis.eval(LET_GO, 1, prefix + key, window, budget.points, member, UNANSWERED_MAX_MS, RECHECK_MS),
           ),
         )
         if (waitMs <= 0) break
@@ -68,6 +69,35 @@ export function createRedisPacer(redis: Redis, prefix = 'pace:'): Pacer {
         said = true
         redis.eval(ANSWERED, 1, prefix + key, member).catch(() => {})
       }
+    },
+  }
+}
+
+/**
+ * The shared pacer while Redis answers; while it does not, this instance's `local` pacer with
+ * `share` of each budget (PATCHBAY_REDIS_OUTAGE_PACING_SHARE): with up to 1/share instances, the
+ * upstream's budget is still kept. A wait that fails because Redis went away meanwhile is taken
+ * again locally; nothing is answered 500 for it.
+ */
+export function pacerWithFallback(
+  shared: Pacer,
+  local: Pacer,
+  link: { readonly up: boolean },
+  share: number,
+): Pacer {
+  const scaled = (b: Budget): Budget => ({
+    points: Math.max(1, Math.floor(b.points * share)),
+    durationMs: b.durationMs,
+  })
+  return {
+    async wait(key, budget) {
+      if (link.up)
+        try {
+          return await shared.wait(key, budget)
+        } catch {
+          // Redis went away during the wait: this request is paced here instead.
+        }
+      return local.wait(key, scaled(budget))
     },
   }
 }

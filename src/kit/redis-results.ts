@@ -2,15 +2,21 @@
 // one string key per result, holding the value and when it expires, with Redis's own expiry set
 // to the same moment, so nothing outlives the cache's time to live.
 import type { Redis } from 'ioredis'
+import type { RedisLink } from './redis-link.ts'
 import type { SharedResults } from './result-cache.ts'
 
-/** Results on `redis` (the service's connection, which prefixes every key with the deployment's prefix). */
-export function createRedisResults(redis: Redis, prefix = 'results:'): SharedResults {
+/**
+ * Results on `redis` (the service's connection, which prefixes every key with the deployment's
+ * prefix). With a `link`, nothing is asked while Redis is away (each instance's own cache answers,
+ * and a miss is looked up upstream), and each command is bounded in time.
+ */
+export function createRedisResults(redis: Redis, prefix = 'results:', link?: RedisLink): SharedResults {
+  const timed = <T>(c: Promise<T>) => (link ? link.timed(c) : c)
   return {
     async get(keys) {
       const found = new Map<string, { value: unknown; expiresAt: number }>()
-      if (keys.length === 0) return found
-      const values = await redis.mget(keys.map((k) => prefix + k))
+      if (keys.length === 0 || (link && !link.up)) return found
+      const values = await timed(redis.mget(keys.map((k) => prefix + k)))
       values.forEach((raw, i) => {
         if (raw === null) return
         try {
@@ -23,13 +29,14 @@ export function createRedisResults(redis: Redis, prefix = 'results:'): SharedRes
       return found
     },
     async put(entries) {
+      if (link && !link.up) return
       const now = Date.now()
       const pipeline = redis.pipeline()
       for (const e of entries) {
         const ttl = Math.ceil(e.expiresAt - now)
         if (ttl > 0) pipeline.set(prefix + e.key, JSON.stringify({ v: e.value, exp: e.expiresAt }), 'PX', ttl)
       }
-      await pipeline.exec()
+      await timed(pipeline.exec())
     },
   }
 }

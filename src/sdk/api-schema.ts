@@ -413,7 +413,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Poll a polled trigger now */
+        /**
+         * Poll a polled trigger now
+         * @description Answers how many events the poll delivered; a poll that failed answers with the failure’s own code and status (the upstream’s: UPSTREAM_ERROR, UPSTREAM_FORBIDDEN, RATE_LIMITED …), also recorded on the trigger (poll.lastError, poll.nextPollAt).
+         */
         post: operations["pollTrigger"];
         delete?: never;
         options?: never;
@@ -854,6 +857,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Time series of the workspace: events received, deliveries by outcome, latency percentiles and backlog, step and tool runs, upstream requests, 429s and rate-budget headroom, credits — from the stored records
+         * @description Buckets of `step` (1m, 5m, 10m, 15m, 30m, 1h, 2h, 3h, 6h, 12h, 1d) from `from` to `to`: at most 31 days, at most 1500 points, steps under an hour for ranges up to 2 days (STATS_RANGE_INVALID otherwise).
+         */
+        get: operations["getStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/timelines/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The timeline of an event, a delivery, a tool run or a step run: received → matched → pushed or run → steps → upstream requests, with durations and waits (the dashboard’s waterfall) */
+        get: operations["getTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -1136,9 +1176,75 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    delivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A delivery pushed to an agent's webhook URL
+         * @description Signed per Standard Webhooks with the agent's signing secret (`webhook-id` — the delivery id —, `webhook-timestamp` and `webhook-signature` headers; the SDK's `verifyDelivery` checks them). Answer with a 2xx within the time limit, or it is sent again later with the same `webhook-id`. A stream agent receives the same JSON as the `data` of its Server-Sent Events.
+         */
+        post: operations["receiveDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        /** @description What the event is about (board, list, card, repository …). */
+        EventRefs: {
+            board?: string;
+            list?: string;
+            card?: string;
+            /** @description owner/name */
+            repository?: string;
+            /** @description The account a thing lying in no repository belongs to. */
+            owner?: string;
+            account?: string;
+            /** @description The upstream resource's web address, where `card` does not name it. */
+            resource?: string;
+            /** @description Why the place of the event could not be read. */
+            unattributed?: string;
+        };
+        /** @description The JSON an agent receives for a delivery: pushed (signed per Standard Webhooks), streamed or replayed. */
+        DeliveryPayload: {
+            /** @description The delivery id (also the webhook-id header): deduplicate by it. */
+            id: string;
+            /** @description The trigger's catalog id (`taskboard.new_card`), a Patchbay notice's type (`connection.lapsed`), or `event` when the trigger was deleted since. */
+            type: string;
+            /** @description When the delivery was made (ISO 8601). */
+            timestamp: string;
+            data: {
+                agentId: string;
+                /** @description The trigger that matched (`notice:<agent id>` for a Patchbay notice). */
+                triggerId: string;
+                /** @description The trigger's catalog id; null for a notice or a deleted trigger. */
+                trigger: string | null;
+                event: {
+                    /** @description Patchbay's event id (GET /v1/events/{id}). */
+                    id: string;
+                    /** @description The connector the event is of (`patchbay` for a notice). */
+                    connector: string;
+                    /** @description The upstream's event type (`updateCard`, `pull_request.closed` …). */
+                    type: string;
+                    /** @description The upstream's own id of the happening. */
+                    upstreamId: string;
+                    occurredAt: string;
+                    refs: components["schemas"]["EventRefs"];
+                    /** @description The event's data, as the trigger's catalog entry describes it. */
+                    data: unknown;
+                };
+            };
+        };
         /** @description The one error body of the API. */
         Error: {
             error: {
@@ -1146,7 +1252,7 @@ export interface components {
                  * @description Stable, machine-readable error code (docs/api.md lists what each means).
                  * @enum {string}
                  */
-                code: "UNAUTHORIZED" | "KEY_EXPIRED" | "ROLE_FORBIDDEN" | "AGENT_KEY_FORBIDDEN" | "PERSON_REQUIRED" | "OWNER_SETUP_INVALID" | "WORKSPACE_NOT_FOUND" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "INVALID_CURSOR" | "INTERNAL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY" | "SIGN_UP_CLOSED" | "WEAK_PASSWORD" | "EMAIL_TAKEN" | "SIGN_IN_FAILED" | "SIGN_IN_RATE_LIMITED" | "CSRF_TOKEN_INVALID" | "SESSION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "LAST_OWNER" | "INVITATION_NOT_FOUND" | "INVITATION_NOT_USABLE" | "INVITATION_EMAIL_MISMATCH" | "SSO_NOT_CONFIGURED" | "SSO_FAILED" | "SSO_NO_ACCESS";
+                code: "UNAUTHORIZED" | "KEY_EXPIRED" | "ROLE_FORBIDDEN" | "AGENT_KEY_FORBIDDEN" | "PERSON_REQUIRED" | "OWNER_SETUP_INVALID" | "WORKSPACE_NOT_FOUND" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "STATS_RANGE_INVALID" | "INVALID_CURSOR" | "INTERNAL" | "SERVICE_STARTING" | "SERVICE_STOPPING" | "DATABASE_UNAVAILABLE" | "STORAGE_FULL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY" | "SIGN_UP_CLOSED" | "WEAK_PASSWORD" | "EMAIL_TAKEN" | "SIGN_IN_FAILED" | "SIGN_IN_RATE_LIMITED" | "CSRF_TOKEN_INVALID" | "SESSION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "LAST_OWNER" | "INVITATION_NOT_FOUND" | "INVITATION_NOT_USABLE" | "INVITATION_EMAIL_MISMATCH" | "SSO_NOT_CONFIGURED" | "SSO_FAILED" | "SSO_NO_ACCESS";
                 /** @description What was wrong. */
                 message: string;
                 /** @description What to do about it. */
@@ -1509,6 +1615,71 @@ export interface components {
             expiresAt: string;
             acceptedAt: string | null;
         };
+        Stats: {
+            /** @description The first bucket’s start (the range’s start, aligned to the step). */
+            from: string;
+            /** @description The last bucket’s end. */
+            to: string;
+            step: string;
+            stepMs: number;
+            /** @description Each bucket’s start (ISO 8601, UTC). */
+            times: string[];
+            series: {
+                /** @enum {string} */
+                name: "events.received" | "deliveries.outcome" | "deliveries.latency" | "deliveries.backlog" | "steps.outcome" | "tools.outcome" | "upstream.requests" | "upstream.rate_limited" | "upstream.headroom" | "credits.by_connection" | "credits.by_agent";
+                title: string;
+                unit: string;
+                /** @description What a line is: connector, outcome, connection, agent, percentile, total. */
+                by: string;
+                /** @description True when no record fell in the range (the chart says so). */
+                empty: boolean;
+                /** @description The series in words: totals, the busiest bucket (for screen readers and the CLI). */
+                summary: string;
+                lines: {
+                    /** @description A connector, an outcome, a connection id, an agent id, p50/p95/p99 … */
+                    key: string;
+                    /** @description What the key names, for people (a connection’s account, an agent’s name). */
+                    label: string;
+                    /** @description One value a bucket of `times`; null where there is none. */
+                    values: (number | null)[];
+                    /** @description Counts: the sum over the range; latency: the percentile over the range; backlog: waiting now; headroom: the last bucket. */
+                    total: number | null;
+                    /** @description The agent’s credit budget (credits.by_agent), where one is set. */
+                    budget?: {
+                        limit: number;
+                        /** @enum {string} */
+                        period: "total" | "month" | "day";
+                    };
+                }[];
+            }[];
+        };
+        Timeline: {
+            id: string;
+            /** @enum {string} */
+            kind: "event" | "delivery" | "tool_run" | "step_run";
+            start: string;
+            end: string;
+            durationMs: number;
+            spans: {
+                id: string;
+                parentId: string | null;
+                /** @description Nesting: 0 for the outermost. */
+                depth: number;
+                /** @enum {string} */
+                kind: "upstream" | "event" | "delivery" | "attempt" | "tool_run" | "step" | "request";
+                label: string;
+                start: string;
+                /** @description From the timeline’s start. */
+                offsetMs: number;
+                durationMs: number;
+                status: string | null;
+                /** @description A request’s waits before it was sent (rate budget, pacing), at the start of its duration. */
+                waits?: {
+                    budgetMs: number;
+                    pacingMs: number;
+                };
+            }[];
+        };
         StepRun: {
             id: string;
             stepId: string;
@@ -1684,10 +1855,7 @@ export interface components {
             toolRunId: string | null;
             createdAt: string;
             deliveredAt: string | null;
-            /** @description What the agent receives (the signed webhook body, or the stream message). */
-            payload: {
-                [key: string]: unknown;
-            };
+            payload: components["schemas"]["DeliveryPayload"];
         };
         DeliveryBacklog: {
             /** @description Deliveries handed to this instance to send (or run) and not yet settled. */
@@ -5115,6 +5283,94 @@ export interface operations {
             };
         };
     };
+    getStats: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated: events.received, deliveries.outcome, deliveries.latency, deliveries.backlog, steps.outcome, tools.outcome, upstream.requests, upstream.rate_limited, upstream.headroom, credits.by_connection, credits.by_agent. All when left out. */
+                series?: string;
+                /** @description ISO 8601; default a day before `to`. */
+                from?: string;
+                /** @description ISO 8601; default now. */
+                to?: string;
+                /** @description One of 1m, 5m, 10m, 15m, 30m, 1h, 2h, 3h, 6h, 12h, 1d; chosen for 60–200 points when left out. */
+                step?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Stats"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An event (evt_…), delivery (dlv_…), tool run (trun_…) or step run (run_…). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Timeline"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     callMcp: {
         parameters: {
             query?: {
@@ -6017,6 +6273,28 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    receiveDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeliveryPayload"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx status). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -54,6 +54,8 @@ export type FunctionFormat = 'openai' | 'anthropic' | 'gemini' | 'mcp'
 /** A delivery to an agent; one read by id carries its attempts and the payload the agent receives. */
 export type DeliveryView = Schemas['Delivery'] & { payload?: DeliveryPayload }
 export type ParkedInboxView = Schemas['ParkedInboxRow']
+/** Time series of the workspace (GET /v1/stats): what the dashboard's Overview charts. */
+export type StatsView = Schemas['Stats']
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080'
 
@@ -256,6 +258,18 @@ export class PatchbayClient {
       (await this.request<{ parked: ParkedInboxView[] }>('GET', '/v1/inbox', { query: q })).parked,
     retry: (seq: number): Promise<{ seq: number; status: 'pending' }> =>
       this.request('POST', `/v1/inbox/${enc(String(seq))}/retry`),
+  }
+
+  /**
+   * Time series from the stored records: `series` some of events.received, deliveries.outcome,
+   * deliveries.latency, deliveries.backlog, steps.outcome, tools.outcome, upstream.requests,
+   * upstream.rate_limited, upstream.headroom, credits.by_connection, credits.by_agent (all when left
+   * out); `from`/`to` ISO times (default the last day); `step` 1m … 1d (chosen when left out).
+   */
+  stats(q: { series?: string[]; from?: string; to?: string; step?: string } = {}): Promise<StatsView> {
+    return this.request('GET', '/v1/stats', {
+      query: { series: q.series?.join(','), from: q.from, to: q.to, step: q.step },
+    })
   }
 
   /**

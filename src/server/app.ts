@@ -16,6 +16,7 @@ import {
 } from 'fastify-type-provider-zod'
 import type { Redis } from 'ioredis'
 import type { Engine } from '../engine/engine.ts'
+import { tracingOn } from '../kit/tracing.ts'
 import { installAuditLog } from './audit-hook.ts'
 import { installAuthentication, type PersonAuthenticator, publicRoute } from './authenticate.ts'
 import { attachRules, enforcePolicy } from './authorize.ts'
@@ -25,9 +26,12 @@ import { mcpRoutes } from './mcp/routes.ts'
 import {
   installMetrics,
   installProbes,
+  installReadinessGate,
   installRequestLogging,
+  installTracing,
   requestIdMixin,
   requestIdOf,
+  Startup,
 } from './observability.ts'
 import { agentKeyRoutes } from './routes/agent-keys.ts'
 import { agentRoutes } from './routes/agents.ts'
@@ -43,6 +47,7 @@ import { memberRoutes } from './routes/members.ts'
 import { oauthRoutes } from './routes/oauth.ts'
 import { rateLimitStatusRoutes } from './routes/rate-limit-status.ts'
 import { rateLimitRoutes } from './routes/rate-limits.ts'
+import { statsRoutes } from './routes/stats.ts'
 import { stepRoutes } from './routes/steps.ts'
 import { tokenPageRoutes } from './routes/token-pages.ts'
 import { toolRoutes } from './routes/tools.ts'
@@ -86,10 +91,14 @@ export interface AppOptions {
   metricsToken?: string | null
   /** Upstream base addresses, to count upstream requests by connector. */
   baseUrls?: Record<string, string | undefined>
+  /** Whether the start is done (the service's); an app built over a started engine is ready at once. */
+  startup?: Startup
   /** Recognise signed-in people (sessions, personal keys), asked before workspace and agent keys. */
   people?: readonly PersonAuthenticator[]
   /** Session cookies are Secure (and __Host- named): browsers reach Patchbay over https. */
   secureCookies?: boolean
+  /** Reverse proxies whose X-Forwarded-For gives the client's address (PATCHBAY_TRUST_PROXY). */
+  trustProxy?: string[]
 }
 
 export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<FastifyInstance> {
@@ -97,16 +106,26 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     loggerInstance: opts.loggerInstance,
     bodyLimit: 1024 * 1024,
     genReqId: requestIdOf,
+    // req.ip is the client's address behind the proxies named, the connecting address otherwise.
+    trustProxy: opts.trustProxy?.length ? opts.trustProxy : false,
+    // While closing, the readiness gate answers (503 SERVICE_STOPPING with Retry-After), not Fastify's bare 503.
+    return503OnClosing: false,
     // One debug line per answered request (installRequestLogging) instead of an info pair.
     logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<ZodTypeProvider>()
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
-  installErrorHandling(app)
+  const health = engine.store.health
+  installErrorHandling(app, (err, { ingress }) => (health.failure(err) ? health.refusal({ ingress }) : null))
   enforceContract(app)
   // Before any route is added: each route gets its rule from the policy table (or fails the start).
   attachRules(app)
   installRequestLogging(app)
+  if (tracingOn()) installTracing(app)
+  // Before authentication: while starting (the admin key may not be made yet) or while the store is
+  // away, a request is answered 503 without a key lookup that would fail or say 401.
+  const startup = opts.startup ?? new Startup(null)
+  installReadinessGate(app, engine, startup)
   if (opts.metricsToken) {
     const metrics = installMetrics(app, engine, { token: opts.metricsToken, baseUrls: opts.baseUrls ?? {} })
     app.addHook('onClose', async () => metrics.close())
@@ -131,6 +150,23 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
         },
       },
       security: [{ bearer: [] }, { session: [] }],
+      // What Patchbay sends: an agent's deliveries (engine/events/payload.ts is their one schema).
+      webhooks: {
+        delivery: {
+          post: {
+            operationId: 'receiveDelivery',
+            summary: "A delivery pushed to an agent's webhook URL",
+            description:
+              "Signed per Standard Webhooks with the agent's signing secret (`webhook-id` — the delivery id —, `webhook-timestamp` and `webhook-signature` headers; the SDK's `verifyDelivery` checks them). Answer with a 2xx within the time limit, or it is sent again later with the same `webhook-id`. A stream agent receives the same JSON as the `data` of its Server-Sent Events.",
+            security: [],
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/DeliveryPayload' } } },
+            },
+            responses: { '200': { description: 'Received (any 2xx status).' } },
+          },
+        },
+      },
     },
     transform: jsonSchemaTransform,
     // Schemas with a Zod registry id (.meta({ id })) become components the operations refer to.
@@ -150,7 +186,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
     await docs.register(swaggerUi, { routePrefix: '/docs' })
   })
   app.get('/openapi.json', { config: publicRoute, schema: { hide: true } }, async () => app.swagger())
-  installProbes(app, engine, opts.redis ?? null)
+  installProbes(app, engine, opts.redis ?? null, startup)
 
   await app.register(catalogRoutes(engine))
   await app.register(stepRoutes(engine))
@@ -168,6 +204,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(rateLimitStatusRoutes(engine))
   await app.register(functionToolRoutes(engine))
   await app.register(workspaceRoutes(engine))
+  await app.register(statsRoutes(engine))
   await app.register(mcpRoutes(engine))
   await app.register(authRoutes(engine, sessions))
   await app.register(memberRoutes(engine))

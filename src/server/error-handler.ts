@@ -4,10 +4,20 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
 import { PatchbayError, validationError } from '../kit/errors.ts'
 import { VaultError } from '../store/vault.ts'
 
-export function installErrorHandling(app: FastifyInstance): void {
+/**
+ * `storeFailure` (the store's health) turns a failure that says the database is away or its disk
+ * full into the clear 503/507 it is, instead of a 500.
+ */
+export function installErrorHandling(
+  app: FastifyInstance,
+  storeFailure: (err: unknown, opts: { ingress: boolean }) => PatchbayError | null = () => null,
+): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     let e: PatchbayError
+    const away =
+      err instanceof PatchbayError ? null : storeFailure(err, { ingress: req.url.startsWith('/hooks/') })
     if (err instanceof PatchbayError) e = err
+    else if (away) e = away
     else if (hasZodFastifySchemaValidationErrors(err)) {
       const where = err.validationContext ?? 'body'
       e = validationError(
@@ -45,7 +55,9 @@ export function installErrorHandling(app: FastifyInstance): void {
         hint: 'Try again; if it persists, report it with the time of the request.',
       })
     }
-    if (e.status >= 500 && !(err instanceof PatchbayError)) req.log.error({ code: e.code }, e.message)
+    // A store away or full was told once by the store's health, not once per request.
+    if (e.status >= 500 && !(err instanceof PatchbayError) && !away)
+      req.log.error({ code: e.code }, e.message)
     // A refused request is logged once, at warn: its code and route, never its words (a message
     // may quote the input, and input may hold a secret).
     else if (e.status < 500)

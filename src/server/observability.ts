@@ -13,6 +13,7 @@ import { type Kysely, sql } from 'kysely'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { Engine } from '../engine/engine.ts'
 import { PatchbayError } from '../kit/errors.ts'
+import { contextFromHeaders, type OpenSpan, openSpan, tracingCounts, withContext } from '../kit/tracing.ts'
 import { migrationStatus } from '../store/migrations.ts'
 import { publicRoute } from './authenticate.ts'
 
@@ -60,26 +61,152 @@ export function installRequestLogging(app: FastifyInstance): void {
   })
 }
 
-/** `/healthz`: the process answers. `/readyz`: the store answers, its migrations are applied, Redis answers. */
-export function installProbes(app: FastifyInstance, engine: Engine, redis: Redis | null): void {
+const SPAN = Symbol('span')
+
+/**
+ * One server span per request when tracing is on (installed only then): its parent is the caller's
+ * W3C `traceparent` when it sends one (REST and MCP calls), and everything the request does (a
+ * step, its upstream requests; a webhook's ingress) is under it. Named by the route template, never
+ * the address (ids, query strings).
+ */
+export function installTracing(app: FastifyInstance): void {
+  app.addHook('onRequest', (req, _reply, done) => {
+    const route = req.routeOptions.url ?? 'unmatched'
+    const span = openSpan(
+      `${req.method} ${route}`,
+      { 'http.request.method': req.method, 'http.route': route, 'patchbay.request_id': req.id },
+      { kind: 'server', parent: contextFromHeaders(req.headers) },
+    )
+    if (!span) return done()
+    ;(req as unknown as Record<symbol, OpenSpan>)[SPAN] = span
+    withContext(span.context, done)
+  })
+  app.addHook('onResponse', (req, reply, done) => {
+    const span = (req as unknown as Record<symbol, OpenSpan | undefined>)[SPAN]
+    if (span) {
+      span.set({
+        'http.response.status_code': reply.statusCode,
+        'patchbay.workspace.id': (req as { caller?: { workspaceId?: string } }).caller?.workspaceId,
+      })
+      span.end(reply.statusCode >= 500 ? `HTTP_${reply.statusCode}` : null)
+    }
+    done()
+  })
+}
+
+/**
+ * Whether this start is done: the store opened and migrated, the workspace made, the webhook
+ * subscriptions and the public address known. Until then the API, MCP and the webhook ingress
+ * answer 503 SERVICE_STARTING with Retry-After (a delivery is never judged — and refused as
+ * unsigned — against an address not known yet), and /readyz says what is still starting.
+ */
+export class Startup {
+  #step: string | null
+  #stopping = false
+  constructor(step: string | null = 'the store') {
+    this.#step = step
+  }
+  get ready(): boolean {
+    return this.#step === null && !this.#stopping
+  }
+  get stopping(): boolean {
+    return this.#stopping
+  }
+  /** A stop began: new requests are refused (503 SERVICE_STOPPING) while those under way finish. */
+  stop(): void {
+    this.#stopping = true
+  }
+  /** What is still starting, or null once ready. */
+  get step(): string | null {
+    return this.#step
+  }
+  starting(step: string): void {
+    this.#step = step
+  }
+  done(): void {
+    this.#step = null
+  }
+}
+
+/** The routes that need the store and the engine: the API, MCP, sign-in and the webhook ingress. */
+const GATED = /^\/(v1\/|hooks\/|mcp(\/|\?|$)|connect\/)/
+/** Retry-After while starting. */
+const STARTING_RETRY_AFTER_MS = 1_000
+
+/**
+ * Answers before any work while the service cannot do it: 503 SERVICE_STARTING while starting,
+ * 503 DATABASE_UNAVAILABLE while the database is away, 507 STORAGE_FULL for writes (503 for webhook
+ * deliveries, which upstreams send again on a 503) while the disk has no room. Each with
+ * Retry-After; nothing is stored, so nothing is acknowledged that was not.
+ */
+export function installReadinessGate(app: FastifyInstance, engine: Engine, startup: Startup): void {
+  const health = engine.store.health
+  app.addHook('onRequest', (req, reply, done) => {
+    if (startup.ready && health.available) return done()
+    if (!GATED.test(req.url)) return done()
+    const ingress = req.url.startsWith('/hooks/')
+    if (startup.stopping) {
+      // The connection is closed after the answer, so the client's next try finds a live instance.
+      reply.header('connection', 'close')
+      return done(
+        new PatchbayError('SERVICE_STOPPING', 'This instance is stopping; send this again.', {
+          retryAfterMs: STARTING_RETRY_AFTER_MS,
+        }),
+      )
+    }
+    if (!startup.ready)
+      return done(
+        new PatchbayError(
+          'SERVICE_STARTING',
+          `Patchbay is starting (${startup.step}); send this again shortly.`,
+          {
+            retryAfterMs: STARTING_RETRY_AFTER_MS,
+          },
+        ),
+      )
+    // A full disk still serves reads; the webhook HEAD/GET check of an upstream is a read too.
+    if (health.problem?.kind === 'full' && (req.method === 'GET' || req.method === 'HEAD')) return done()
+    done(health.refusal({ ingress }))
+  })
+}
+
+/**
+ * `/healthz`: the process answers. `/readyz`: started, the store answers (and has room), its
+ * migrations are applied; Redis, an accelerator, is reported but does not make an instance unready.
+ */
+export function installProbes(
+  app: FastifyInstance,
+  engine: Engine,
+  redis: Redis | null,
+  startup: Startup,
+): void {
   app.get('/healthz', { config: publicRoute, schema: { hide: true } }, async () => ({ ok: true }))
   app.get('/readyz', { config: publicRoute, schema: { hide: true } }, async (_req, reply) => {
     const checks: Record<string, string> = {}
-    try {
-      await sql`select 1`.execute(engine.store.db)
-      const { pending } = await migrationStatus(engine.store.db)
-      checks.database = 'ok'
-      checks.migrations = pending.length === 0 ? 'ok' : `pending: ${pending.join(', ')}`
-    } catch (err) {
-      checks.database = `unreachable: ${(err as Error).message}`
-    }
+    if (startup.stopping) checks.startup = 'stopping'
+    else if (!startup.ready) checks.startup = `starting: ${startup.step}`
+    const problem = engine.store.health.problem
+    if (problem?.kind === 'unreachable')
+      checks.database = `unreachable since ${problem.since}: ${problem.reason}`
+    else
+      try {
+        await withTimeout(sql`select 1`.execute(engine.store.db), 2000)
+        const { pending } = await withTimeout(migrationStatus(engine.store.db), 2000)
+        checks.database = 'ok'
+        checks.migrations = pending.length === 0 ? 'ok' : `pending: ${pending.join(', ')}`
+      } catch (err) {
+        engine.store.health.failure(err)
+        checks.database = `unreachable: ${(err as Error).message}`
+      }
+    if (problem?.kind === 'full') checks.disk = `full since ${problem.since}: ${problem.reason}`
+    const ready = Object.values(checks).every((c) => c === 'ok')
     if (redis) {
       checks.redis = await withTimeout(redis.ping(), 2000).then(
         () => 'ok',
-        (err: Error) => `unreachable: ${err.message}`,
+        (err: Error) =>
+          `unreachable: ${err.message} (pacing falls back to this instance's share of each budget; caches and changes to the store)`,
       )
     }
-    const ready = Object.values(checks).every((c) => c === 'ok')
     return reply.code(ready ? 200 : 503).send({ ready, checks })
   })
 }
@@ -226,6 +353,23 @@ export function installMetrics(
         .groupBy('connector')
         .execute()
       for (const r of rows) this.set({ connector: r.connector }, Number(r.n ?? 0))
+    },
+  })
+
+  new Gauge({
+    name: 'patchbay_trace_spans_dropped_total',
+    help: 'Trace spans this instance dropped: the trace backend did not take them, or the export queue was full (0 with tracing off).',
+    registers: [registry],
+    collect() {
+      this.set(tracingCounts.dropped)
+    },
+  })
+  new Gauge({
+    name: 'patchbay_trace_spans_exported_total',
+    help: 'Trace spans this instance exported to the OTLP backend.',
+    registers: [registry],
+    collect() {
+      this.set(tracingCounts.exported)
     },
   })
 

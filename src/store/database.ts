@@ -17,12 +17,15 @@ import { migrate } from './migrations.ts'
 import { nodeSqliteDialect, openSqlite } from './node-sqlite-dialect.ts'
 import type { Database } from './schema.ts'
 import { checkpointInBackground } from './sqlite-checkpoints.ts'
+import { StoreHealth } from './store-health.ts'
 
 export interface Store {
   db: Kysely<Database>
   kind: 'sqlite' | 'postgres'
   /** On PostgreSQL: the server, the pool and the schema, for what needs its own connection (LISTEN) or pg-boss. */
   postgres: { url: string; pool: pg.Pool; schema: string | null } | null
+  /** Whether the store takes work now (the database answers, the disk has room), and why not. */
+  health: StoreHealth
   close(): Promise<void>
 }
 
@@ -33,7 +36,14 @@ export interface StoreOptions {
   dataDir?: string
   /** PostgreSQL schema to use (tests isolate themselves in one). */
   pgSchema?: string
+  /** The embedded database: below this many free bytes on its disk, new work is refused (PATCHBAY_MIN_FREE_DISK_MB). */
+  minFreeBytes?: number
+  /** Where an outage is told (once each) and its end. */
+  log?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void }
 }
+
+/** How long a query waits for a connection before the database counts as away. */
+const CONNECT_TIMEOUT_MS = 5_000
 
 /** Any fixed number of ours: the lock instances take turns on while migrating. */
 const MIGRATION_LOCK = 7_254_000
@@ -50,9 +60,21 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       connectionString: opts.databaseUrl,
       max: opts.poolSize ?? 10,
       options: opts.pgSchema ? `-c search_path=${opts.pgSchema}` : undefined,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     })
     db = new Kysely<Database>({ dialect: new OneSchemaPostgresDialect({ pool }, opts.pgSchema ?? null) })
     postgres = { url: opts.databaseUrl, pool, schema: opts.pgSchema ?? null }
+    const health = new StoreHealth({
+      probe: async () => {
+        await pool.query('select 1')
+      },
+      log: opts.log,
+    })
+    // A server that stops or restarts ends every connection with an error event: on an idle
+    // connection the pool re-emits it, on one lent out the client itself does. Unheard, either
+    // would end the process; heard, it marks the store away until the probe finds it back.
+    pool.on('error', (err) => health.failure(err))
+    pool.on('connect', (client) => client.on('error', (err) => health.failure(err)))
     // Instances started together take turns creating the schema and migrating it (a session lock
     // held on a connection of its own while the migrations run on others).
     const lock = await pool.connect()
@@ -64,20 +86,54 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {})
       lock.release()
     }
-    return { db, kind, postgres, close: () => db.destroy() }
+    return {
+      db,
+      kind,
+      postgres,
+      health,
+      close: async () => {
+        health.close()
+        await db.destroy()
+      },
+    }
   } else {
     kind = 'sqlite'
     const dir = opts.dataDir ?? './data'
     fs.mkdirSync(dir, { recursive: true })
     const file = path.join(dir, 'patchbay.db')
-    db = new Kysely<Database>({ dialect: nodeSqliteDialect(openSqlite(file)) })
+    const sqlite = openSqlite(file)
+    db = new Kysely<Database>({ dialect: nodeSqliteDialect(sqlite) })
     const checkpoints = checkpointInBackground(file)
+    /** Folds the write-ahead log into the database file and cuts it to nothing: room given back. */
+    const truncateLog = () => {
+      try {
+        sqlite.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+      } catch {
+        // Readers still need the log, or the disk refuses even this: tried again on the next look.
+      }
+    }
+    const health = new StoreHealth({
+      // Back when the disk has room again (read before the probe) and a checkpoint and a query pass.
+      probe: async () => {
+        truncateLog()
+        sqlite.exec('select 1')
+      },
+      freeBytes: () => {
+        const s = fs.statfsSync(dir)
+        return Number(s.bavail) * Number(s.bsize)
+      },
+      minFreeBytes: opts.minFreeBytes ?? 0,
+      onPressure: truncateLog,
+      log: opts.log,
+    })
     await migrate(db)
     return {
       db,
       kind,
       postgres,
+      health,
       close: async () => {
+        health.close()
         // The checkpointer's connection first, so closing the last one folds the log into the file.
         await checkpoints.stop()
         await db.destroy()

@@ -136,6 +136,10 @@ export interface StepRunsTable {
   duration_ms: number
   attempts: number
   created_at: string
+  /** Upstream answers 429 the run met (migration 0013). */
+  rate_limited: number
+  /** JSON: the run's upstream requests, kit/http.ts' UpstreamRequestRecord[] (migration 0013). */
+  requests: string | null
 }
 
 /** What a metered upstream charged one step run for one request (migration 0003). */
@@ -367,6 +371,26 @@ export interface Database {
   delivery_attempts: DeliveryAttemptsTable
   oauth_flows: OAuthFlowsTable
   credit_holds: CreditHoldsTable
+  stat_hours: StatHoursTable
+  stat_rollups: StatRollupsTable
+}
+
+/** A series' count (or sum) for one hour and key, rolled up from the records (migration 0013). */
+export interface StatHoursTable {
+  workspace_id: string
+  series: string
+  /** The hour: `YYYY-MM-DDTHH`. */
+  hour: string
+  key: string
+  n: number
+  v: Generated<number>
+  hist: string | null
+}
+
+export interface StatRollupsTable {
+  workspace_id: string
+  /** Hours before this one (`YYYY-MM-DDTHH`) are in stat_hours. */
+  rolled_until: string
 }
 
 export interface OAuthFlowsTable {

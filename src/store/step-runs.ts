@@ -31,6 +31,8 @@ const COLUMNS = Object.keys({
   duration_ms: true,
   attempts: true,
   created_at: true,
+  rate_limited: true,
+  requests: true,
 } satisfies Record<keyof StepRunRow, true>) as (keyof StepRunRow)[]
 
 /**
@@ -47,7 +49,7 @@ function insertBatch(kind: StoreKind, batch: StepRunRow[]) {
 
 /** How long a recorded run may wait before its flush (other instances see it this much later at most). */
 const FLUSH_MS = 50
-/** Rows that start a flush at once; also the most one INSERT carries (10 parameters a row). */
+/** Rows that start a flush at once; also the most one INSERT carries (12 columns a row). */
 const FLUSH_ROWS = 500
 /** Waits between tries of a flush the store refused: doubling from FLUSH_MS up to this. */
 const RETRY_MAX_MS = 5_000

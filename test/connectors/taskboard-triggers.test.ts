@@ -412,3 +412,32 @@ test("New Notification polls the account's notifications: new ones fire once, fi
   assert.equal(notes[0].type, 'addedToBoard', 'the account was notified')
   assert.equal(await poll(all.id), 0)
 })
+
+test('a manual poll that fails upstream answers the upstream error with its code; the trigger shows the failure and the next attempt', async () => {
+  const trig = await addTrigger('notifications:failing', 'taskboard.new_notification', {})
+  await eventually(
+    async () => (await t.api('GET', `/v1/triggers/${trig.id}`)).body.poll.lastPollAt,
+    (v) => Boolean(v),
+  )
+  // The upstream answers 500 to every notifications read, retries included.
+  await fetch(`${sandbox.url}/_sandbox/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ pathPrefix: '/1/members/me/notifications', errorRate: 1, errorStatus: 500 }),
+  })
+  try {
+    const polled = await t.api('POST', `/v1/triggers/${trig.id}/poll`)
+    assert.equal(polled.status, 502, JSON.stringify(polled.body))
+    assert.equal(polled.body.error.code, 'UPSTREAM_ERROR')
+    assert.equal(polled.body.error.upstream?.status, 500)
+    assert.match(polled.body.error.message, /next poll is due at/)
+    const state = (await t.api('GET', `/v1/triggers/${trig.id}`)).body.poll
+    assert.match(state.lastError, /^UPSTREAM_ERROR: /)
+    assert.ok(Date.parse(state.nextPollAt) > Date.parse(state.lastPollAt), JSON.stringify(state))
+  } finally {
+    await fetch(`${sandbox.url}/_sandbox/faults`, { method: 'DELETE' })
+  }
+  const again = await t.api('POST', `/v1/triggers/${trig.id}/poll`)
+  assert.equal(again.status, 200, JSON.stringify(again.body))
+  assert.equal((await t.api('GET', `/v1/triggers/${trig.id}`)).body.poll.lastError, null)
+})

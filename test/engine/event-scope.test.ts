@@ -181,7 +181,10 @@ test('removing the connection from the agent stops every delivery at once', asyn
   assert.deepEqual(await deliveredTo(onA.event.id), [])
   const onB = await cardOn(listB, 'on B, connection withdrawn')
   assert.deepEqual(await deliveredTo(onB.event.id), [])
-  assert.equal(await pollFor(onB.card.id), 0)
+  // A manual poll says why it delivered nothing: the failure's own code.
+  const polled = await t.api('POST', `/v1/triggers/${trig.due}/poll`)
+  assert.equal(polled.status, 403, JSON.stringify(polled.body))
+  assert.equal(polled.body.error.code, 'CONNECTION_NOT_ALLOWED')
   const trigger = await t.api('GET', `/v1/triggers/${trig.due}`)
   assert.match(trigger.body.poll.lastError, /connection/i)
 

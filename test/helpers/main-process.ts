@@ -56,7 +56,8 @@ export async function untilHealthy(url: string, child?: ChildProcess, timeoutMs 
   await eventually(
     async () =>
       ended() !== null ||
-      (await fetch(`${url}/healthz`)
+      // Ready, not only listening: until the start is done the API answers 503 SERVICE_STARTING.
+      (await fetch(`${url}/readyz`)
         .then((r) => r.ok)
         .catch(() => false)),
     (ok) => ok,

@@ -47,9 +47,9 @@ export class Person {
     method: string,
     path: string,
     body?: unknown,
-    opts: { csrf?: boolean | string; base?: string } = {},
+    opts: { csrf?: boolean | string; base?: string; headers?: Record<string, string> } = {},
   ): Promise<Answer> {
-    const headers: Record<string, string> = {}
+    const headers: Record<string, string> = { ...opts.headers }
     const cookie = this.jar.header()
     if (cookie) headers.cookie = cookie
     if (body !== undefined) headers['content-type'] = 'application/json'
@@ -84,7 +84,7 @@ export class Person {
     })
   }
 
-  async signIn(email: string, password: string): Promise<Answer> {
-    return this.api('POST', '/v1/auth/sign-in', { email, password })
+  async signIn(email: string, password: string, headers?: Record<string, string>): Promise<Answer> {
+    return this.api('POST', '/v1/auth/sign-in', { email, password }, { headers })
   }
 }

@@ -8,6 +8,7 @@ export interface Received {
   id: string
   body: any
   verified: boolean
+  headers: http.IncomingHttpHeaders
 }
 
 export class Receiver {
@@ -40,7 +41,12 @@ export class Receiver {
           } catch {}
         }
         const answer = () => {
-          this.received.push({ id: String(req.headers['webhook-id']), body: JSON.parse(body), verified })
+          this.received.push({
+            id: String(req.headers['webhook-id']),
+            body: JSON.parse(body),
+            verified,
+            headers: req.headers,
+          })
           res.writeHead(200).end('ok')
           for (const w of this.#waiters.splice(0)) w()
         }

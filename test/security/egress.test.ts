@@ -373,3 +373,37 @@ describe("the guard on an agent's deliveries", () => {
     assert.equal(hits, 0)
   })
 })
+
+test('a configured upstream the guard refuses is 403 EGRESS_REFUSED naming the host and the allow entry, not bad credentials', async () => {
+  // The task-board sandbox listens on loopback, which this operator did not allow.
+  const t = await startTestService({ env: { PATCHBAY_EGRESS_ALLOW: '10.9.9.9' } })
+  try {
+    const entry = `127.0.0.1:${new URL(t.taskboard.url).port}`
+    const res = await t.api('POST', '/v1/connections', {
+      connector: 'taskboard',
+      authMethod: 'api_key_token',
+      credentials: {
+        key: t.taskboard.demo.key,
+        token: t.taskboard.demo.token,
+        secret: t.taskboard.demo.secret,
+      },
+    })
+    assert.equal(res.status, 403, JSON.stringify(res.body))
+    assert.equal(res.body.error.code, 'EGRESS_REFUSED')
+    assert.match(res.body.error.message, /127\.0\.0\.1/)
+    assert.doesNotMatch(res.body.error.message, /\.\./)
+    assert.ok(res.body.error.hint.includes(`add ${entry}`), res.body.error.hint)
+    assert.match(res.body.error.hint, /PATCHBAY_EGRESS_ALLOW/)
+    // A delivery URL on a private address says the same, with its own entry.
+    const agent = await t.api('POST', '/v1/agents', {
+      name: 'egress-hint',
+      delivery: { type: 'webhook', url: 'http://192.168.7.7:9000/hook' },
+    })
+    assert.equal(agent.status, 403, JSON.stringify(agent.body))
+    assert.equal(agent.body.error.code, 'EGRESS_REFUSED')
+    assert.match(agent.body.error.message, /^delivery\.url: /)
+    assert.ok(agent.body.error.hint.includes('add 192.168.7.7:9000'), agent.body.error.hint)
+  } finally {
+    await t.close()
+  }
+})

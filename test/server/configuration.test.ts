@@ -152,6 +152,63 @@ test('good values are read; empty ones count as unset', () => {
   assert.throws(() => loadConfig({ PATCHBAY_SANDBOX_PORTS: '4101,4101,4102' }), /three different ports/)
 })
 
+test("people's settings: sign-up mode, session lifetime, SMTP and single sign-on are read, and checked together", () => {
+  const c = loadConfig({
+    PATCHBAY_SIGNUP: 'Open',
+    PATCHBAY_SESSION_TTL: '12h',
+    PATCHBAY_SMTP_URL: 'smtps://mailer:pw@mail.example.com:465',
+    PATCHBAY_MAIL_FROM: 'Patchbay <patchbay@example.com>',
+    PATCHBAY_OIDC_ISSUER: 'https://login.example.com/',
+    PATCHBAY_OIDC_CLIENT_ID: 'patchbay',
+    PATCHBAY_OIDC_CLIENT_SECRET: 'shh',
+  })
+  assert.equal(c.signup, 'open')
+  assert.equal(c.sessionTtlMs, 12 * 3600_000)
+  assert.deepEqual(c.smtp, {
+    url: 'smtps://mailer:pw@mail.example.com:465',
+    from: 'Patchbay <patchbay@example.com>',
+  })
+  // The issuer as given: it is compared exactly, trailing slash included.
+  assert.deepEqual(c.oidc, {
+    issuer: 'https://login.example.com/',
+    clientId: 'patchbay',
+    clientSecret: 'shh',
+    joinByDomain: false,
+  })
+  const defaults = loadConfig({})
+  assert.equal(defaults.signup, 'invite')
+  assert.equal(defaults.sessionTtlMs, 14 * 86_400_000)
+  assert.equal(defaults.smtp, null)
+  assert.equal(defaults.oidc, null)
+  const problems = (env: Record<string, string>) => {
+    try {
+      loadConfig(env)
+    } catch (err) {
+      return (err as ConfigError).problems
+    }
+    return []
+  }
+  assert.deepEqual(problems({ PATCHBAY_SIGNUP: 'maybe' }), [
+    'PATCHBAY_SIGNUP="maybe": expected open, invite or off',
+  ])
+  assert.match(
+    problems({ PATCHBAY_SESSION_TTL: '2m' })[0],
+    /PATCHBAY_SESSION_TTL="2m": expected a duration from 5m to 365d/,
+  )
+  assert.match(problems({ PATCHBAY_SESSION_TTL: '10 days' })[0], /expected a duration/)
+  assert.match(
+    problems({ PATCHBAY_SMTP_URL: 'http://mailer:pw@mail.example.com' })[0],
+    /^PATCHBAY_SMTP_URL="http:\/\/mailer:\*\*\*@mail.example.com": expected an smtp:\/\/ or smtps:\/\/ address/,
+  )
+  assert.deepEqual(problems({ PATCHBAY_SMTP_URL: 'smtp://mail.example.com' }), [
+    'PATCHBAY_MAIL_FROM is not set: expected it with PATCHBAY_SMTP_URL (the sender of invitations)',
+  ])
+  assert.deepEqual(problems({ PATCHBAY_OIDC_ISSUER: 'https://login.example.com' }), [
+    'PATCHBAY_OIDC_CLIENT_ID and PATCHBAY_OIDC_CLIENT_SECRET not set: expected PATCHBAY_OIDC_ISSUER, PATCHBAY_OIDC_CLIENT_ID, PATCHBAY_OIDC_CLIENT_SECRET together',
+  ])
+  assert.match(problems({ PATCHBAY_MAIL_FROM: 'not an address' })[0], /expected an email address/)
+})
+
 test('the configuration table in docs/configuration.md is the schema’s (npm run docs:config)', () => {
   const readme = fs.readFileSync(CONFIG_PAGE, 'utf8')
   assert.equal(withConfigTable(readme), readme, 'the page is out of date: run npm run docs:config')

@@ -2,6 +2,9 @@
 // ids in responses and in every log line of the request (the engine's too).
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import { buildApp } from '../../src/server/app.ts'
+import { Startup } from '../../src/server/observability.ts'
+import { eventually } from '../helpers/receiver.ts'
 import { REDIS_URL, redisUnavailableReason } from '../helpers/redis.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
@@ -128,6 +131,53 @@ test('/readyz says when Redis is configured and answers', async (ctx) => {
   } finally {
     await other.close()
   }
+})
+
+test('until the start is done, the API and the webhook ingress answer 503 SERVICE_STARTING with Retry-After, never 401', async () => {
+  const startup = new Startup('webhook subscriptions')
+  const app = await buildApp(t.service.engine, { startup })
+  try {
+    const hook = await app.inject({ method: 'POST', url: '/hooks/taskboard/hk_anything', payload: '{}' })
+    assert.equal(hook.statusCode, 503, hook.body)
+    assert.equal(hook.json().error.code, 'SERVICE_STARTING')
+    assert.equal(hook.headers['retry-after'], '1')
+    const unkeyed = await app.inject({ method: 'GET', url: '/v1/agents' })
+    assert.equal(unkeyed.statusCode, 503, 'not 401: nothing is judged before the start is done')
+    const ready = await app.inject({ method: 'GET', url: '/readyz' })
+    assert.equal(ready.statusCode, 503)
+    assert.equal(ready.json().checks.startup, 'starting: webhook subscriptions')
+    assert.equal((await app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
+    startup.done()
+    assert.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200)
+    assert.equal((await app.inject({ method: 'GET', url: '/v1/agents' })).statusCode, 401)
+  } finally {
+    await app.close()
+  }
+})
+
+test('a database that stops answering: 503 DATABASE_UNAVAILABLE with Retry-After and /readyz says why, then back by itself', async () => {
+  const health = t.service.engine.store.health
+  // What a query sees when PostgreSQL stops: the store is marked away until its probe answers.
+  health.failure(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))
+  const refused = await fetch(`${t.url}/v1/connections`, {
+    headers: { authorization: `Bearer ${t.adminKey}` },
+  })
+  assert.equal(refused.status, 503)
+  assert.equal(refused.headers.get('retry-after'), '5')
+  const body = await refused.json()
+  assert.equal(body.error.code, 'DATABASE_UNAVAILABLE')
+  assert.match(body.error.hint, /readyz/)
+  const ready = await get('/readyz')
+  assert.equal(ready.status, 503)
+  assert.match((await ready.json()).checks.database, /^unreachable since .*ECONNREFUSED/)
+  // This store answers (it never went away): the next probe finds it back, without a restart.
+  await eventually(
+    async () =>
+      (await fetch(`${t.url}/v1/connections`, { headers: { authorization: `Bearer ${t.adminKey}` } })).status,
+    (s) => s === 200,
+    10_000,
+  )
+  assert.equal((await get('/readyz')).status, 200)
 })
 
 test('/readyz fails when the database is gone', async () => {

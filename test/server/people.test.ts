@@ -38,8 +38,8 @@ before(async () => {
       PATCHBAY_MAIL_FROM: 'Patchbay <patchbay@example.test>',
     },
   })
-  // Another Patchbay (its own store, sign-up by invitation: the default).
-  other = await startTestService({ taskboard: t.taskboard })
+  // Another Patchbay (its own store, sign-up by invitation: the default), behind a proxy on loopback.
+  other = await startTestService({ taskboard: t.taskboard, env: { PATCHBAY_TRUST_PROXY: '127.0.0.1' } })
 })
 after(async () => {
   await other?.close()
@@ -162,17 +162,30 @@ describe('sign-up and sign-in', () => {
     assert.equal(row.failures, 5)
   })
 
-  test('failed sign-ins are limited per address across accounts', async () => {
-    // On the other Patchbay, so this file's other tests keep their address's allowance.
-    const target = `victim-${Math.random().toString(36).slice(2, 6)}@example.test`
+  test('failed sign-ins are limited per address across accounts (the client’s, behind a trusted proxy)', async () => {
+    // On the other Patchbay, behind a proxy it trusts (PATCHBAY_TRUST_PROXY): the client's address
+    // is the forwarded one, so one client's failures do not lock out the others behind the proxy.
+    const from = (ip: string) => ({ 'x-forwarded-for': ip })
     for (let i = 0; i < 30; i++) {
-      const res = await new Person(other.url).signIn(`guess-${i}@example.test`, 'whatever it is')
+      const res = await new Person(other.url).signIn(
+        `guess-${i}@example.test`,
+        'whatever it is',
+        from('203.0.113.7'),
+      )
       assert.equal(res.status, 401)
     }
-    const res = await new Person(other.url).signIn(target, 'whatever it is')
+    const target = `victim-${Math.random().toString(36).slice(2, 6)}@example.test`
+    const res = await new Person(other.url).signIn(target, 'whatever it is', from('203.0.113.7'))
     assert.equal(res.status, 429)
     assert.match(res.body.error.message, /your address/)
     assert.ok(Number(res.headers.get('retry-after')) > 0)
+    const neighbour = await new Person(other.url).signIn(target, 'whatever it is', from('203.0.113.8'))
+    assert.equal(neighbour.status, 401, 'another client behind the proxy is not limited')
+    const failed = await audit(other, 'auth.sign_in_failed')
+    assert.ok(
+      failed.some((r) => r.address === '203.0.113.7'),
+      'the audit log has the client’s address',
+    )
   })
 })
 
@@ -316,7 +329,7 @@ describe('members and invitations', () => {
       assert.ok(actions.includes(a), `${a} in ${actions}`)
   })
 
-  test('a signed-in person accepts an invitation; a revoked or unknown one is refused', async () => {
+  test('a signed-in person accepts an invitation; a revoked, expired or unknown one is refused', async () => {
     const owner = await ownerOfDefault('acceptor-owner')
     const guest = await newPerson('guest')
     const path = `/v1/workspaces/${t.service.workspaceId}/invitations`
@@ -326,6 +339,21 @@ describe('members and invitations', () => {
     const revoked = await guest.p.api('POST', `/v1/invitations/${second.body.token}/accept`)
     assert.equal(revoked.status, 410)
     assert.match(revoked.body.error.message, /revoked/)
+    // An invitation past its expiry (as if a week had gone by) is refused, and stays unused.
+    const third = await owner.p.api('POST', path, { email: guest.email, role: 'member' })
+    await t.service.engine.store.db
+      .updateTable('invitations')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('id', '=', third.body.invitation.id)
+      .execute()
+    const expired = await guest.p.api('POST', `/v1/invitations/${third.body.token}/accept`)
+    assert.equal(expired.status, 410)
+    assert.match(expired.body.error.message, /expired/)
+    const listed = await owner.p.api('GET', path)
+    assert.equal(
+      listed.body.invitations.find((i: any) => i.id === third.body.invitation.id).status,
+      'expired',
+    )
     const unknown = await guest.p.api('POST', '/v1/invitations/pbi_nothing/accept')
     assert.equal(unknown.status, 404)
     assert.equal(unknown.body.error.code, 'INVITATION_NOT_FOUND')

@@ -110,6 +110,8 @@ for (const database of databases) {
     })
 
     const runRow = (i: number, workspace = 'ws'): StepRunRow => ({
+      rate_limited: 0,
+      requests: null,
       id: `run_${String(i).padStart(5, '0')}`,
       workspace_id: workspace,
       step_id: 'taskboard.get_card',

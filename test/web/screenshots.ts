@@ -187,6 +187,18 @@ try {
   await page.getByRole('table', { name: 'Rate limit per connection' }).getByText(/left/).first().waitFor()
   await shot('usage')
 
+  // A tool run's timeline (the waterfall), then the Overview's charts of all of the above.
+  const { body: tools } = await svc.api('GET', `/v1/agents/${agent.id}/tools`)
+  const { body: toolRun } = await svc.api('POST', `/v1/agents/${agent.id}/tools/${tools.tools[0].id}/run`, {
+    input: { title: 'Release notes for 1.2', idCard: card.id },
+  })
+  await page.goto(`${svc.url}/#/timeline/${toolRun.id}`)
+  await page.getByTestId('waterfall').waitFor()
+  await shot('timeline')
+  await nav('Overview')
+  await page.locator('figure[data-chart="events"] canvas').first().waitFor()
+  await shot('overview')
+
   // Phone width.
   const phone = await browser.newPage({
     viewport: { width: 390, height: 844 },

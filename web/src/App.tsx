@@ -6,13 +6,16 @@ import { AgentPage } from './pages/Agent.tsx'
 import { AgentsPage } from './pages/Agents.tsx'
 import { ConnectionsPage } from './pages/Connections.tsx'
 import { EventsPage } from './pages/Events.tsx'
+import { OverviewPage } from './pages/Overview.tsx'
 import { StepsPage } from './pages/Steps.tsx'
+import { TimelinePage } from './pages/Timeline.tsx'
 import { UsagePage } from './pages/Usage.tsx'
 import { href, type Route, useRoute } from './router.ts'
 import type { Connector } from './types.ts'
 import { WorkspaceProvider } from './workspace.tsx'
 
 const sections = [
+  { id: 'overview', label: 'Overview' },
   { id: 'connections', label: 'Connections' },
   { id: 'steps', label: 'Tool steps' },
   { id: 'agents', label: 'Agents' },
@@ -192,6 +195,10 @@ function Page({ route, section }: { route: Route; section: string }) {
       return <EventsPage route={route} />
     case 'usage':
       return <UsagePage />
+    case 'overview':
+      return <OverviewPage />
+    case 'timeline':
+      return route.parts[1] ? <TimelinePage id={route.parts[1]} /> : <OverviewPage />
     default:
       return (
         <section>

@@ -152,6 +152,9 @@ export const POLICY = {
   revokeKey: change('admin', 'key.revoked'),
   listAudit: read('admin', false),
 
+  // Stats and timelines: the workspace's numbers and run records (no payloads, no secrets).
+  getStats: read('viewer', false),
+  getTimeline: read('viewer', false),
   // People: signing in and out, and what a person sees of themselves (routes/auth.ts).
   signUp: {
     access: 'public',

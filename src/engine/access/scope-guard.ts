@@ -109,7 +109,9 @@ export class ScopeGuard {
     if (target.connectionId !== null) this.#allowConnection(agent, target.connectionId)
     const refs = this.#refsOfStep(agent, connector, step, registered.id, input)
     if (refs.length > 0)
-      await this.checkResources(agent, connector.id, refs, this.#lookupClient(connector, target))
+      await this.checkResources(agent, connector.id, refs, this.#lookupClient(connector, target), {
+        fresh: writes(step, input),
+      })
     // The step learns the scope it runs in, to narrow what reaches across resources (a search).
     return { boards: [...agent.scope.boards], repositories: [...agent.scope.repositories] }
   }
@@ -118,10 +120,18 @@ export class ScopeGuard {
    * Refuses (403 SCOPE_DENIED) unless every resource lies in the agent's scope. `http` is used
    * only for read-only lookups of resources the cache does not place yet.
    */
-  async checkResources(agent: ScopedAgent, connectorId: string, refs: ScopeRef[], http: Http): Promise<void> {
+  async checkResources(
+    agent: ScopedAgent,
+    connectorId: string,
+    refs: ScopeRef[],
+    http: Http,
+    opts: { fresh?: boolean } = {},
+  ): Promise<void> {
     const connector = this.#connector(connectorId)
     const unique = [...new Map(refs.map((r) => [`${r.kind}:${r.value}`, r])).values()]
-    const verdicts = await Promise.all(unique.map((ref) => this.#verdict(agent, connector, ref, http)))
+    const verdicts = await Promise.all(
+      unique.map((ref) => this.#verdict(agent, connector, ref, http, opts.fresh ?? false)),
+    )
     const denied = verdicts.find((v) => v !== null)
     if (denied) throw denied
   }
@@ -195,6 +205,7 @@ export class ScopeGuard {
     connector: ConnectorDefinition,
     ref: ScopeRef,
     http: Http,
+    fresh: boolean,
   ): Promise<PatchbayError | null> {
     // Boards and repositories in the scope need no lookup; nor does any repository (owner/repo
     // is its own place) or owner (its repositories are in the scope or not).
@@ -208,7 +219,7 @@ export class ScopeGuard {
       })
     let place: ScopePlace
     try {
-      place = await this.#place(connector, ref, http)
+      place = fresh ? await this.#placeNow(connector, ref, http) : await this.#place(connector, ref, http)
     } catch (err) {
       // A resource the upstream will not place (missing, unreadable) cannot be shown to be in
       // scope. Transient failures (rate limits, outages) are passed on to be retried.
@@ -245,6 +256,19 @@ export class ScopeGuard {
     }
   }
 
+  /**
+   * Where a resource lies now, asked of the upstream whatever is remembered (a write's check: a
+   * card moved off the agent's boards a moment ago is refused). What it finds is remembered for
+   * the reads that follow.
+   */
+  async #placeNow(connector: ConnectorDefinition, ref: ScopeRef, http: Http): Promise<ScopePlace> {
+    const key = `${connector.id}:${ref.kind}:${ref.value}`
+    this.stats.lookups++
+    const place = await connector.scope!.resolve(http, ref.kind, ref.value)
+    this.#places.put(key, place)
+    return place
+  }
+
   #lookupClient(connector: ConnectorDefinition, target: StepTarget): Http {
     // Lookups are paced like ready-made steps (they spend the same token's budget). They are not
     // a stored connection's requests: a refusal here denies the step instead of lapsing the
@@ -262,6 +286,19 @@ export class ScopeGuard {
     if (!c) throw new Error(`scope check for unknown connector ${id}`)
     return c
   }
+}
+
+/**
+ * Whether a step changes the upstream: a ready-made step not marked read-only, or an API Call
+ * whose method is not GET or HEAD. A write's resources are placed from the upstream as they are
+ * now; a read may use a place remembered for a few seconds (DEFAULT_TTL_MS).
+ */
+function writes(step: StepDefinition, input: unknown): boolean {
+  if (step.passThrough) {
+    const method = String((input as { method?: unknown })?.method ?? 'GET').toUpperCase()
+    return method !== 'GET' && method !== 'HEAD'
+  }
+  return step.hints?.readOnly !== true
 }
 
 /** The scoped values an input names, per the step's or trigger's field declarations. */

@@ -4,6 +4,7 @@
 // every cache drops what it holds.
 import type { Redis } from 'ioredis'
 import type pg from 'pg'
+import type { RedisLink } from '../../kit/redis-link.ts'
 import type { ChangeTransport } from './changes.ts'
 
 const RECONNECT_MS = 1000
@@ -74,9 +75,14 @@ export class RedisChangeTransport implements ChangeTransport {
   #pub: Redis
   #channel: string
 
-  constructor(opts: { redis: Redis; channel: string }) {
+  #link: RedisLink | null
+
+  /** With a `link`, the listening connection's errors are heard there (an outage logged once) and publishes are bounded in time. */
+  constructor(opts: { redis: Redis; channel: string; link?: RedisLink }) {
     this.#pub = opts.redis
     this.#sub = opts.redis.duplicate({ lazyConnect: true })
+    this.#link = opts.link ?? null
+    this.#link?.watch(this.#sub)
     this.#channel = opts.channel
   }
 
@@ -95,10 +101,53 @@ export class RedisChangeTransport implements ChangeTransport {
   }
 
   async send(message: string): Promise<void> {
-    await this.#pub.publish(this.#channel, message)
+    const publishing = this.#pub.publish(this.#channel, message)
+    await (this.#link ? this.#link.timed(publishing) : publishing)
   }
 
   async close(): Promise<void> {
     this.#sub.disconnect()
+  }
+}
+
+/**
+ * Redis pub/sub while Redis answers, PostgreSQL LISTEN/NOTIFY while it does not: both are heard
+ * all the time (a message may arrive twice; every listener takes a change twice as well as once),
+ * and each message is sent on Redis when it is up, on PostgreSQL otherwise or when Redis fails it.
+ */
+export class RedisOrPostgresChangeTransport implements ChangeTransport {
+  #redis: RedisChangeTransport
+  #postgres: PostgresChangeTransport
+  #link: { readonly up: boolean }
+
+  constructor(
+    redis: RedisChangeTransport,
+    postgres: PostgresChangeTransport,
+    link: { readonly up: boolean },
+  ) {
+    this.#redis = redis
+    this.#postgres = postgres
+    this.#link = link
+  }
+
+  async start(onMessage: (message: string) => void, onLost: () => void): Promise<void> {
+    await this.#postgres.start(onMessage, onLost)
+    await this.#redis.start(onMessage, onLost)
+  }
+
+  async send(message: string): Promise<void> {
+    if (this.#link.up)
+      try {
+        await this.#redis.send(message)
+        return
+      } catch {
+        // Redis went away meanwhile: PostgreSQL carries this one.
+      }
+    await this.#postgres.send(message)
+  }
+
+  async close(): Promise<void> {
+    await this.#redis.close()
+    await this.#postgres.close()
   }
 }

@@ -337,10 +337,15 @@ export class ConnectionService {
     try {
       return await connector.identify(http, credentials)
     } catch (err) {
-      if (err instanceof PatchbayError && (err.code === 'INVALID_CREDENTIALS' || err.status === 403))
+      // A refused address (EGRESS_REFUSED, 403 too) is not a refused credential: it is passed on as it is.
+      if (
+        err instanceof PatchbayError &&
+        err.code !== 'EGRESS_REFUSED' &&
+        (err.code === 'INVALID_CREDENTIALS' || err.status === 403)
+      )
         throw new PatchbayError(
           'INVALID_CREDENTIALS',
-          `${connector.name} refused the credentials: ${err.message}. Nothing was stored.`,
+          `${connector.name} refused the credentials: ${err.message.replace(/\.+$/, '')}. Nothing was stored.`,
           {
             hint: 'Check the credentials (and that they have not expired or been revoked), then try again.',
             upstream: err.upstream,

@@ -11,9 +11,11 @@
 //
 // A source says where its events come from and who listens there (EventSource); the recorder
 // knows nothing of webhooks, polls or notices beyond that.
+
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
 import type { NormalizedEvent, TriggerDefinition } from '../../kit/define.ts'
+import { closedSpan, openSpan, type TraceContext, tracingOn } from '../../kit/tracing.ts'
 import { deliveries, events, type NewDelivery, type NewEvent } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
@@ -66,6 +68,8 @@ export interface EventSource {
    * is what was received); a poll keeps only what its trigger delivers.
    */
   keepUnheard: boolean
+  /** With tracing on: the trace the events arrived in (the webhook's request, the poll). */
+  trace?: TraceContext | null
 }
 
 export interface RecordOptions {
@@ -80,7 +84,7 @@ export interface Recorded {
 
 /** What the recorder needs of the agents: each listener's agent as it is now. */
 type RecipientAgents = Pick<AgentService, 'get'>
-type Recipient = EventScopeAgent & { delivery: { type: string } }
+type Recipient = EventScopeAgent & { delivery: { type: 'webhook' | 'stream' } }
 
 /** A listener a source derives from a trigger: `match` applies the trigger's own match to its config. */
 export function triggerListener(
@@ -147,12 +151,81 @@ export class Recorder {
    * Records several sources' events in one commit (the ingress's group commit, an inbox drain).
    * When nothing else goes in the commit, the store may write them in one statement (PostgreSQL).
    */
-  async recordMany(
+  recordMany(
     items: Array<{ source: EventSource; events: NormalizedEvent[] }>,
     opts: RecordOptions = {},
   ): Promise<Recorded> {
+    return tracingOn() ? this.#recordTraced(items, opts) : this.#recordMany(items, opts)
+  }
+
+  /**
+   * With tracing on: a span per source under the trace it arrived in, with attribution and
+   * matching (timed for the whole group) under it; the deliveries made are sent in that trace.
+   */
+  async #recordTraced(
+    items: Array<{ source: EventSource; events: NormalizedEvent[] }>,
+    opts: RecordOptions,
+  ): Promise<Recorded> {
+    const spans = items.map(({ source, events: evs }) =>
+      openSpan(
+        `record ${source.connector} events`,
+        {
+          'patchbay.workspace.id': source.workspaceId,
+          'patchbay.connector': source.connector,
+          'patchbay.subscription.id': source.subscriptionId,
+          'patchbay.events': evs.length,
+          'patchbay.record.group': items.length,
+        },
+        { parent: source.trace },
+      ),
+    )
+    const times: number[] = []
+    const made = items.map(() => [] as string[])
+    try {
+      const itemOf = new Map<string, number>()
+      items.forEach(({ source, events: evs }, i) => {
+        for (const e of evs) itemOf.set(`${source.connector}:${e.id}`, i)
+      })
+      const recorded = await this.#recordMany(items, opts, {
+        times,
+        made: (created) => {
+          for (const d of created) {
+            const i = itemOf.get(`${d.e_connector}:${d.e_upstream_id}`)
+            if (i !== undefined) made[i].push(d.id)
+          }
+          made.forEach((ids, i) => {
+            const span = spans[i]
+            if (span && ids.length > 0) this.#deliverer.traceOf(ids, span.context)
+          })
+        },
+      })
+      spans.forEach((span, i) => {
+        if (!span) return
+        const [t0, t1, t2] = times
+        if (t2 !== undefined) {
+          closedSpan('attribution', { 'patchbay.events': items[i].events.length }, t0, t1, span.context)
+          closedSpan('matching', { 'patchbay.deliveries': made[i].length }, t1, t2, span.context)
+        }
+        span.set({ 'patchbay.deliveries': made[i].length })
+        span.end()
+      })
+      return { deliveries: recorded.deliveries }
+    } catch (err) {
+      for (const span of spans) span?.end((err as { code?: string }).code ?? 'ERROR')
+      throw err
+    }
+  }
+
+  async #recordMany(
+    items: Array<{ source: EventSource; events: NormalizedEvent[] }>,
+    opts: RecordOptions,
+    trace?: { times: number[]; made(created: SendableDelivery[]): void },
+  ): Promise<Recorded> {
+    trace?.times.push(Date.now())
     const agents = await this.#prepare(items)
+    trace?.times.push(Date.now())
     const matched = this.#match(items, agents)
+    trace?.times.push(Date.now())
     const inCommit = opts.inCommit
     const created = inCommit
       ? await this.#db.transaction().execute(async (trx) => {
@@ -162,6 +235,8 @@ export class Recorder {
         })
       : ((await this.#storeAtOnce(matched)) ??
         (await this.#db.transaction().execute((trx) => this.#store(trx, matched))))
+    // With tracing on, the deliveries' trace is known before they are sent.
+    if (trace && created.length) trace.made(created)
     if (created.length) await this.#deliverer.dispatch(created)
     return { deliveries: created.length }
   }

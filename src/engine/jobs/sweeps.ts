@@ -6,6 +6,12 @@
 // each run sending the next with `startAfter`); on SQLite (one process) it is a timer.
 import type { PgBoss } from 'pg-boss'
 
+/** Whether the store takes work (store/store-health.ts): while it does not, sweeps pause. */
+interface Health {
+  readonly available: boolean
+  onRecovered(listener: () => void): () => void
+}
+
 export interface Sweeps {
   /** Runs `sweep` about every `everyMs`, never two at once; held by one instance at a time. */
   start(sweep: () => Promise<void>): Promise<void>
@@ -20,24 +26,26 @@ export class TimerSweeps implements Sweeps {
   #running: Promise<void> | null = null
   #stopped = false
   #onError: (err: unknown) => void
+  #health: Health | null
 
-  constructor(opts: { everyMs: number; onError: (err: unknown) => void }) {
+  constructor(opts: { everyMs: number; onError: (err: unknown) => void; health?: Health }) {
     this.#everyMs = opts.everyMs
     this.#onError = opts.onError
+    this.#health = opts.health ?? null
   }
 
   async start(sweep: () => Promise<void>): Promise<void> {
     const tick = () => {
       if (this.#stopped) return
-      this.#running = sweep()
-        .catch(this.#onError)
-        .finally(() => {
-          this.#running = null
-          if (!this.#stopped) {
-            this.#timer = setTimeout(tick, this.#everyMs)
-            this.#timer.unref?.()
-          }
-        })
+      // While the store is away or full the sweep waits (its claims would fail, or add work).
+      const paused = this.#health && !this.#health.available
+      this.#running = (paused ? Promise.resolve() : sweep()).catch(this.#onError).finally(() => {
+        this.#running = null
+        if (!this.#stopped) {
+          this.#timer = setTimeout(tick, this.#everyMs)
+          this.#timer.unref?.()
+        }
+      })
     }
     tick()
   }
@@ -56,6 +64,8 @@ export class PgBossSweeps implements Sweeps {
   #boss: PgBoss
   #everyMs: number
   #onError: (err: unknown) => void
+  #health: Health | null
+  #stopRecovered: (() => void) | null = null
 
   /** pg-boss is loaded here, for PostgreSQL only: an embedded start does not pay for it. */
   static async open(opts: {
@@ -64,6 +74,7 @@ export class PgBossSweeps implements Sweeps {
     schema: string
     everyMs: number
     onError: (err: unknown) => void
+    health?: Health
   }): Promise<PgBossSweeps> {
     const { PgBoss } = await import('pg-boss')
     const boss = new PgBoss({
@@ -76,9 +87,13 @@ export class PgBossSweeps implements Sweeps {
     return new PgBossSweeps(boss, opts)
   }
 
-  private constructor(boss: PgBoss, opts: { everyMs: number; onError: (err: unknown) => void }) {
+  private constructor(
+    boss: PgBoss,
+    opts: { everyMs: number; onError: (err: unknown) => void; health?: Health },
+  ) {
     this.#everyMs = opts.everyMs
     this.#onError = opts.onError
+    this.#health = opts.health ?? null
     this.#boss = boss
     this.#boss.on('error', (err) => this.#onError(err))
   }
@@ -110,7 +125,7 @@ export class PgBossSweeps implements Sweeps {
     }
     await this.#boss.work(QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async () => {
       try {
-        await sweep()
+        if (!this.#health || this.#health.available) await sweep()
       } finally {
         await next().catch(this.#onError)
       }
@@ -118,9 +133,16 @@ export class PgBossSweeps implements Sweeps {
     // The first instance to start (or the first after all stopped) starts the chain; a waiting
     // run makes this one a no-op.
     await this.#boss.send(QUEUE, {}, { singletonKey: 'sweep' })
+    // A sweep that ended while the database was away could not send the next one: once it is back,
+    // the chain is started again (a no-op where another instance's next run waits).
+    this.#stopRecovered =
+      this.#health?.onRecovered(() => {
+        this.#boss.send(QUEUE, {}, { singletonKey: 'sweep' }).catch(this.#onError)
+      }) ?? null
   }
 
   async stop(): Promise<void> {
+    this.#stopRecovered?.()
     // A sweep under way finishes (its claimed items are settled or left to their leases).
     await this.#boss.stop({ graceful: true, timeout: 5_000, close: true })
   }

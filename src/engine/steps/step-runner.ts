@@ -1,8 +1,10 @@
 // Runs one tool step: validate the input, resolve the credentials (a stored connection, or
 // ones the step takes in its input), run the step's `run` with ctx.http, slim the output through
 // its schema, and record the run off the hot path.
+
 import type { Credentials, StepContext } from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
+import { inSpan, type OpenSpan, tracingOn } from '../../kit/tracing.ts'
 import { newId, nowIso } from '../../store/ids.ts'
 import type { StepRuns } from '../../store/step-runs.ts'
 import { type Caller, callerId } from '../access/caller.ts'
@@ -64,10 +66,28 @@ export class StepRunner {
     this.#runs = deps.runs
   }
 
-  async run(
+  run(
     caller: Caller,
     stepId: string,
     req: { connectionId?: string | null; input?: unknown },
+  ): Promise<StepRunResult> {
+    if (!tracingOn()) return this.#run(caller, stepId, req, null)
+    return inSpan(
+      `step ${stepId}`,
+      {
+        'patchbay.step.id': stepId,
+        'patchbay.workspace.id': caller.workspaceId,
+        'patchbay.agent.id': caller.agentId ?? undefined,
+      },
+      (span) => this.#run(caller, stepId, req, span),
+    )
+  }
+
+  async #run(
+    caller: Caller,
+    stepId: string,
+    req: { connectionId?: string | null; input?: unknown },
+    span: OpenSpan | null,
   ): Promise<StepRunResult> {
     const started = performance.now()
     const registered = this.#registry.steps.get(stepId)
@@ -174,6 +194,15 @@ export class StepRunner {
       const settling = lent?.settle()
       if (settling) await settling
       const durationMs = Math.round(performance.now() - started)
+      span?.set({
+        'patchbay.step.run_id': runId,
+        'patchbay.connector': connector.id,
+        'patchbay.connection.id': connectionId ?? undefined,
+        'patchbay.step.status': status,
+        'patchbay.step.attempts': http.stats.attempts,
+        'patchbay.step.rate_limited': http.stats.rateLimited,
+        'patchbay.step.credits': lent?.context.credits?.charged,
+      })
       this.#runs.record({
         id: runId,
         workspace_id: caller.workspaceId,
@@ -185,6 +214,8 @@ export class StepRunner {
         duration_ms: durationMs,
         attempts: http.stats.attempts,
         created_at: nowIso(),
+        rate_limited: http.stats.rateLimited,
+        requests: http.stats.requests.length > 0 ? JSON.stringify(http.stats.requests) : null,
       })
     }
   }

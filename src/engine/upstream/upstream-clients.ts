@@ -68,14 +68,6 @@ export class UpstreamClients {
         ? (req: { method: string; path: string }) =>
             budgets.gate(connector, budgetKey, req, this.#o.retry.maxDelayMs)
         : undefined
-    // The budget's gate first: a request held back for a spent budget's reset is not yet on its
-    // way, so it takes no place in the pacer's window meanwhile.
-    const pace = gate
-      ? async (req: { method: string; path: string }) => {
-          await gate(req)
-          return pacer?.()
-        }
-      : pacer
     const onResponse = budgets
       ? (status: number, headers: Record<string, string>) => {
           budgets.record(connector, budgetKey, headers, status)
@@ -90,7 +82,9 @@ export class UpstreamClients {
       timeoutMs: this.#o.timeoutMs,
       retry: this.#o.retry,
       clock: this.#o.clock,
-      pace,
+      // The budget's gate comes first (the client calls it before the pacer).
+      gate,
+      pace: pacer,
       storedConnection: opts.storedConnection,
       onUnauthorized: opts.onUnauthorized,
       onResponse,

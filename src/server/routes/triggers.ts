@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
+import type { PollFailure } from '../../engine/events/sources/poller.ts'
+import { PatchbayError } from '../../kit/errors.ts'
 import { requireOwnAgent } from '../authorize.ts'
 import { errorResponses, TriggerMechanism } from '../schemas.ts'
 
@@ -187,13 +189,37 @@ export const triggerRoutes =
           operationId: 'pollTrigger',
           tags: ['triggers'],
           summary: 'Poll a polled trigger now',
+          description:
+            'Answers how many events the poll delivered; a poll that failed answers with the failure’s own code and status (the upstream’s: UPSTREAM_ERROR, UPSTREAM_FORBIDDEN, RATE_LIMITED …), also recorded on the trigger (poll.lastError, poll.nextPollAt).',
           params: z.object({ id: z.string() }),
           response: { 200: z.object({ events: z.number() }), ...errorResponses },
         },
       },
       async (req) => {
         await t.requireRow(req.caller.workspaceId, req.params.id)
-        return (await engine.events.poller.poll(req.params.id)) ?? { events: 0 }
+        const polled = await engine.events.poller.poll(req.params.id)
+        if (polled?.failure) throw pollFailed(req.params.id, polled.failure)
+        return { events: polled?.events ?? 0 }
       },
     )
   }
+
+/**
+ * A failed manual poll, answered with the failure's own code and status (an upstream's 5xx is
+ * UPSTREAM_ERROR 502, a refused token UPSTREAM_FORBIDDEN …), saying when the next poll is due.
+ */
+function pollFailed(triggerId: string, failure: PollFailure): unknown {
+  const err = failure.error
+  if (!(err instanceof PatchbayError)) return err
+  return new PatchbayError(
+    err.code,
+    `The poll of trigger ${triggerId} failed: ${err.message.replace(/\.+$/, '')}. The next poll is due at ${failure.nextPollAt}; GET /v1/triggers/${triggerId} shows the last failure.`,
+    {
+      status: err.status as never,
+      hint: err.hint,
+      retryAfterMs: err.retryAfterMs,
+      upstream: err.upstream,
+      details: err.details,
+    },
+  )
+}

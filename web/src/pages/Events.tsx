@@ -514,6 +514,9 @@ function DeliveryPage({ id }: { id: string }) {
         <button type="button" onClick={() => navigate('events', x.eventId)}>
           Back to the event
         </button>
+        <a className="button" href={href('timeline', x.id)}>
+          Timeline
+        </a>
       </div>
       {replayed ? (
         <p role="status" className="small">

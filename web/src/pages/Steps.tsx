@@ -207,7 +207,8 @@ function StepForm({ step }: { step: StepSummary }) {
               <p className="muted small">
                 Run <code>{result.meta.runId}</code> · {result.meta.durationMs} ms · {result.meta.attempts}{' '}
                 attempt
-                {result.meta.attempts === 1 ? '' : 's'}
+                {result.meta.attempts === 1 ? '' : 's'} ·{' '}
+                <a href={href('timeline', result.meta.runId)}>Timeline</a>
               </p>
               <JsonView value={result.output} label="Step output" />
             </div>

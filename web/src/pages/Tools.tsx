@@ -6,6 +6,7 @@ import { type FormEvent, useId, useLayoutEffect, useRef, useState } from 'react'
 import { del, enc, get, patch, post } from '../api.ts'
 import { choicesOf } from '../choices.ts'
 import { ErrorBox, JsonView, Notice, Status, Time, useAction, useLoad } from '../components.tsx'
+import { href } from '../router.ts'
 import { SchemaFields } from '../schema-form.tsx'
 import type { Agent, JsonSchema, StepSummary, Tool, ToolRun, ToolStepSpec } from '../types.ts'
 import { useWorkspace } from '../workspace.tsx'
@@ -157,7 +158,8 @@ function ToolRunView({ run }: { run: ToolRun }) {
   return (
     <section className="tool-run" aria-label="Tool run" aria-live="polite">
       <p>
-        Run <code>{run.id}</code> <Status value={run.status} /> · <Time iso={run.createdAt} />
+        Run <code>{run.id}</code> <Status value={run.status} /> · <Time iso={run.createdAt} /> ·{' '}
+        <a href={href('timeline', run.id)}>Timeline</a>
         {run.errorCode ? (
           <>
             {' '}

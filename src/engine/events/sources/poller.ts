@@ -8,18 +8,36 @@
 // jobs/sweeps.ts) finds due polls and claims each by moving its `next_poll_at` forward by a
 // lease, so each due poll runs once across all instances; a poll whose instance died is due
 // again when the lease ends.
+
 import type { FastifyBaseLogger } from 'fastify'
 import { type Clock, systemClock } from '../../../kit/clock.ts'
+import type { TriggerDefinition } from '../../../kit/define.ts'
 import { PatchbayError } from '../../../kit/errors.ts'
+import { activeContext, inSpan, tracingOn } from '../../../kit/tracing.ts'
 import { isoAt } from '../../../store/ids.ts'
 import type { TriggerRow, Triggers } from '../../../store/triggers.ts'
 import type { AgentService } from '../../agents/agent-service.ts'
 import type { ConnectionService } from '../../connections/connection-service.ts'
 import type { JobQueue } from '../../jobs/job-queue.ts'
 import type { Registry } from '../../registry.ts'
-import type { TriggerTarget } from '../../triggers/trigger-service.ts'
 import { connectionWithdrawn } from '../event-scope.ts'
 import { type Recorder, triggerListener } from '../recorder.ts'
+
+/**
+ * The trigger's stored cursor as its `cursor` schema reads it; one it does not read (left by an
+ * older version) is dropped, so the poll is a first one.
+ */
+function readCursor(def: TriggerDefinition, row: TriggerRow): unknown {
+  if (row.poll_cursor === null || !def.cursor) return row.poll_cursor
+  const read = def.cursor.safeParse(row.poll_cursor)
+  return read.success ? read.data : null
+}
+
+/** A poll that failed: what failed, and when the next one is due. */
+export interface PollFailure {
+  error: unknown
+  nextPollAt: string
+}
 
 /** How long a claimed poll is held before another instance may run it. */
 const POLL_LEASE_MS = 120_000
@@ -70,24 +88,41 @@ export class Poller {
     return n
   }
 
-  /** One poll of one trigger; also what "poll now" runs. */
-  async poll(triggerId: string): Promise<{ events: number } | null> {
+  /**
+   * One poll of one trigger; also what "poll now" runs. A failed poll is recorded on the trigger
+   * (its error, led by its code, and the next attempt) and returned as `failure`, so "poll now"
+   * can answer with it.
+   */
+  async poll(triggerId: string): Promise<{ events: number; failure?: PollFailure } | null> {
     const row = await this.#triggers.byId(triggerId)
     if (!row?.poll_interval_ms) return null
     const now = new Date(this.#clock.now())
     const next = isoAt(now.getTime() + row.poll_interval_ms)
     try {
-      return { events: await this.#pollOnce(row, now, next) }
+      const events = tracingOn()
+        ? await inSpan(
+            `poll ${row.trigger_key}`,
+            {
+              'patchbay.workspace.id': row.workspace_id,
+              'patchbay.trigger.id': row.id,
+              'patchbay.connection.id': row.connection_id,
+            },
+            () => this.#pollOnce(row, now, next),
+            { parent: null },
+          )
+        : await this.#pollOnce(row, now, next)
+      return { events }
     } catch (err) {
       const message = (err as Error).message
+      const recorded = err instanceof PatchbayError ? `${err.code}: ${message}` : message
       this.#log.warn({ trigger: row.id, err: message }, 'poll failed')
       await this.#triggers.updatePoll(row.id, {
         poll_cursor: row.poll_cursor,
         last_poll_at: isoAt(this.#clock.now()),
         next_poll_at: next,
-        last_poll_error: message,
+        last_poll_error: recorded,
       })
-      return { events: 0 }
+      return { events: 0, failure: { error: err, nextPollAt: next } }
     }
   }
 
@@ -105,9 +140,9 @@ export class Poller {
     const agent = await this.#agents.get(row.workspace_id, row.agent_id)
     const withdrawn = connectionWithdrawn(agent, row.connection_id)
     if (withdrawn) throw new PatchbayError('CONNECTION_NOT_ALLOWED', withdrawn)
-    const config = JSON.parse(row.config)
+    const config = row.config
     const polled = await reg.trigger.poll(
-      { http, cursor: row.poll_cursor ? JSON.parse(row.poll_cursor) : null, now, scope: agent.scope },
+      { http, cursor: readCursor(reg.trigger, row), now, scope: agent.scope },
       config,
     )
     const at = isoAt(this.#clock.now())
@@ -119,10 +154,9 @@ export class Poller {
         subscriptionId: `poll:${row.id}`,
         model: 'poll',
         receivedAt: at,
-        listeners: [
-          triggerListener(row, reg.trigger, JSON.parse(row.target) as TriggerTarget, config, 'always'),
-        ],
+        listeners: [triggerListener(row, reg.trigger, row.target, config, 'always')],
         keepUnheard: false,
+        trace: activeContext(),
       },
       polled.events,
       {
@@ -130,7 +164,7 @@ export class Poller {
           this.#triggers.updatePoll(
             row.id,
             {
-              poll_cursor: JSON.stringify(polled.cursor ?? null),
+              poll_cursor: polled.cursor ?? null,
               last_poll_at: at,
               next_poll_at: next,
               last_poll_error: null,

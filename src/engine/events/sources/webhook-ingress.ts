@@ -4,10 +4,12 @@
 // one write for many requests, each answered once its rows are on disk. A delivery that cannot be
 // recorded is kept raw in the inbox (acknowledged: nothing is lost) and drained later, read the
 // same way, a bounded number of tries before it is set aside with the reason.
+
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { NormalizedEvent } from '../../../kit/define.ts'
 import { PatchbayError } from '../../../kit/errors.ts'
+import { activeContext, inSpan, tracingOn } from '../../../kit/tracing.ts'
 import { inbox, type NewInboxRow } from '../../../store/event-log.ts'
 import { nowIso } from '../../../store/ids.ts'
 import type { ParkedInbox } from '../../../store/parked-inbox.ts'
@@ -118,7 +120,25 @@ export class Ingress {
     })
   }
 
-  async receive(
+  receive(
+    connectorId: string,
+    hookId: string,
+    headers: Record<string, string>,
+    rawBody: string,
+  ): Promise<IngressResult> {
+    if (!tracingOn()) return this.#receive(connectorId, hookId, headers, rawBody)
+    return inSpan(
+      `ingress ${connectorId}`,
+      { 'patchbay.connector': connectorId, 'patchbay.subscription.id': hookId },
+      async (span) => {
+        const result = await this.#receive(connectorId, hookId, headers, rawBody)
+        span?.set({ 'patchbay.ingress.status': result.status })
+        return result
+      },
+    )
+  }
+
+  async #receive(
     connectorId: string,
     hookId: string,
     headers: Record<string, string>,
@@ -156,7 +176,10 @@ export class Ingress {
     const kept: Record<string, string> = {}
     for (const [k, v] of Object.entries(headers)) if (KEPT_HEADERS.test(k)) kept[k] = v
     const receivedAt = nowIso()
-    await this.#commit(await this.sourceOf(known.sub, receivedAt), read.events, {
+    const source = await this.sourceOf(known.sub, receivedAt)
+    // With tracing on, the events are recorded in this request's trace.
+    if (tracingOn()) source.trace = activeContext()
+    await this.#commit(source, read.events, {
       subscription_id: hookId,
       delivery_id: read.deliveryId,
       headers: JSON.stringify(kept),
@@ -207,14 +230,11 @@ export class Ingress {
           unreadable.push({ seq: row.seq, error: 'its webhook was removed before it was processed' })
           continue
         }
-        let headers: Record<string, string>
-        try {
-          headers = JSON.parse(row.headers)
-        } catch (err) {
-          unreadable.push({ seq: row.seq, error: `could not be read: ${(err as Error).message}` })
+        if (row.headers === null) {
+          unreadable.push({ seq: row.seq, error: `could not be read: ${row.unreadable}` })
           continue
         }
-        const read = readDelivery(hooks, { headers, rawBody: row.body, callbackUrl: '' })
+        const read = readDelivery(hooks, { headers: row.headers, rawBody: row.body, callbackUrl: '' })
         if (read.kind === 'ignored') ignored.push(row.seq)
         else if (read.kind === 'unreadable')
           unreadable.push({ seq: row.seq, error: `could not be read: ${read.reason}` })
