@@ -37,7 +37,9 @@ const rows = figures.map((f) => {
       return [
         `PostgreSQL stopped ${f.outageMs / 1000} s under ingress, ${f.instances} instance${f.instances > 1 ? 's' : ''}`,
         `${f.processesUp}/${f.instances} up; webhooks ${count(f.answersDuringOutage, '503')} × 503 (all with Retry-After: ${f.withoutRetryAfter === 0 ? 'yes' : 'no'}), 0 × 500; API ${count(f.apiAnswers, '503')} × 503`,
-        `503, "${String(f.readyzReason).replace(/ since \S+:/, ':').slice(0, 70)}"`,
+        `503, "${String(f.readyzReason)
+          .replace(/ since \S+:/, ':')
+          .slice(0, 70)}"`,
         `${f.acknowledged} acknowledged, ${f.delivered} delivered once each`,
         `${(f.recoveredMsAfterDatabaseBack / 1000).toFixed(1)} s after the database`,
       ]

@@ -76,9 +76,18 @@ if (service.generatedAdminKey)
   out.push(
     '',
     ...boxed([
-      'A workspace was created. Its admin key is shown this once: keep it (only its hash is stored).',
+      'A workspace was created. Its owner key is shown this once: keep it (only its hash is stored).',
       '',
       `    ${service.generatedAdminKey}`,
+    ]),
+  )
+if (service.ownerSetupUrl)
+  out.push(
+    '',
+    ...boxed([
+      'No one owns the workspace yet. The first person to open this link (once) becomes its owner:',
+      '',
+      `    ${service.ownerSetupUrl}`,
     ]),
   )
 if (sandboxes)

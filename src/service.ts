@@ -31,8 +31,16 @@ export interface RunningService {
   engine: Engine
   url: string
   workspaceId: string
-  /** The admin key in clear when this start created it (printed once). */
+  /** The owner key in clear when this start created it (printed once). */
   generatedAdminKey: string | null
+  /**
+   * While no person owns the first workspace: the one-time link that lets the first person claim
+   * it (printed at every start until then; the token is in the fragment, never sent in a request
+   * line or logged).
+   */
+  ownerSetupUrl: string | null
+  /** The owner-setup token itself (for POST /v1/auth/claim-owner), with ownerSetupUrl. */
+  ownerSetupToken: string | null
   close(): Promise<void>
 }
 
@@ -256,6 +264,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const port = typeof addr === 'object' && addr ? addr.port : config.port
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
   await engine.events.start(config.publicUrl ?? `http://${host}:${port}`)
+  const ownerSetupToken = await engine.workspaces.ownerSetupToken(boot.workspaceId)
+  const publicBase = (config.publicUrl ?? `http://${host}:${port}`).replace(/\/$/, '')
   startup.done()
   return {
     app,
@@ -263,6 +273,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     url: `http://${host}:${port}`,
     workspaceId: boot.workspaceId,
     generatedAdminKey: boot.generatedAdminKey,
+    ownerSetupToken,
+    ownerSetupUrl: ownerSetupToken ? `${publicBase}/#claim-owner=${ownerSetupToken}` : null,
     close: async () => {
       // Streams end first (an open stream would hold the server), then requests under way finish,
       // then claimed work finishes or is left to its lease.

@@ -12,6 +12,7 @@ import type { SharedResults } from '../kit/result-cache.ts'
 import { defaultRetryPolicy, type RetryPolicy } from '../kit/retry-policy.ts'
 import { Agents } from '../store/agents.ts'
 import { ApiKeys } from '../store/api-keys.ts'
+import { AuditLogRows } from '../store/audit-log.ts'
 import { Causations } from '../store/causations.ts'
 import { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
 import { Connections } from '../store/connections.ts'
@@ -27,11 +28,15 @@ import { ToolRuns } from '../store/tool-runs.ts'
 import { Tools } from '../store/tools.ts'
 import { Triggers } from '../store/triggers.ts'
 import type { Vault } from '../store/vault.ts'
+import { Workspaces } from '../store/workspaces.ts'
+import { AuditLog } from './access/audit.ts'
 import { CreditService } from './access/credits.ts'
 import { KeyRevocations } from './access/key-revocations.ts'
 import { MembershipService } from './access/memberships.ts'
 import { PlacementChanges } from './access/placement-changes.ts'
 import { ScopeGuard, type ScopeGuardOptions } from './access/scope-guard.ts'
+import { WorkspaceKeyService } from './access/workspace-keys.ts'
+import { WorkspaceService } from './access/workspaces.ts'
 import { AgentService } from './agents/agent-service.ts'
 import { Changes, type ChangeTransport } from './changes/changes.ts'
 import { ConnectionService } from './connections/connection-service.ts'
@@ -132,6 +137,12 @@ export class Engine {
   readonly keyRevocations: KeyRevocations
   /** Who belongs to which workspace with which role (cached for authentication, shared on change). */
   readonly memberships: MembershipService
+  /** Who changed what: append-only, recorded for every change made through the API. */
+  readonly audit: AuditLog
+  /** Workspaces: made, renamed, configured, deleted with everything they own. */
+  readonly workspaces: WorkspaceService
+  /** Workspace API keys with a role, a maker and an expiry. */
+  readonly workspaceKeys: WorkspaceKeyService
   /** Cards and lists stored events name: the scope guard forgets where they were placed. */
   readonly placements: PlacementChanges
   readonly events: EventSystem
@@ -169,6 +180,7 @@ export class Engine {
     this.keyRevocations = new KeyRevocations(this.changes)
     this.placements = new PlacementChanges(this.changes)
     this.apiKeys = new ApiKeys(opts.store.db)
+    this.audit = new AuditLog({ rows: new AuditLogRows(opts.store.db), db: opts.store.db })
     this.memberships = new MembershipService({
       repo: new Memberships(opts.store.db),
       keys: this.apiKeys,
@@ -307,6 +319,7 @@ export class Engine {
       agents: this.agents,
       tools: this.tools,
       registry: this.registry,
+      triggers: triggerRows,
       clock,
       log: opts.log,
       retryScheduleMs: ev.retryScheduleMs,
@@ -438,6 +451,18 @@ export class Engine {
       this.events.triggers.webhooks.reregisterForConnection(id, previous)
     // An agent's triggers (and, with the last of them, their upstream webhooks) go with it.
     this.agents.onDeleted((workspaceId, agentId) => this.events.triggers.deleteForAgent(workspaceId, agentId))
+    this.workspaceKeys = new WorkspaceKeyService({ keys: this.apiKeys, revocations: this.keyRevocations })
+    this.workspaces = new WorkspaceService({
+      repo: new Workspaces(opts.store.db, opts.store.kind),
+      vault: opts.vault,
+      keys: this.apiKeys,
+      memberships: this.memberships,
+      connections: this.connections,
+      triggers: this.events.triggers,
+      agents: this.agents,
+      revocations: this.keyRevocations,
+      changes: this.changes,
+    })
   }
 
   async close(): Promise<void> {

@@ -137,10 +137,10 @@ export interface NormalizedEvent {
   data: unknown
 }
 
-export interface PollContext {
+export interface PollContext<Cursor = unknown> {
   http: Http
-  /** What the previous poll left; null on the first poll. */
-  cursor: unknown
+  /** What the previous poll left (as the trigger's `cursor` schema reads it); null on the first poll. */
+  cursor: Cursor | null
   now: Date
   /**
    * The scope of the agent the trigger belongs to. A poll that reads beyond one board (the
@@ -161,7 +161,7 @@ export interface TriggerMechanism {
   reason?: string
 }
 
-export interface TriggerDefinition<C extends z.ZodType = z.ZodType> {
+export interface TriggerDefinition<C extends z.ZodType = z.ZodType, K extends z.ZodType = z.ZodType> {
   key: string
   name: string
   description: string
@@ -191,8 +191,16 @@ export interface TriggerDefinition<C extends z.ZodType = z.ZodType> {
   watch?: (config: z.output<C>, account: { id: string }) => { model: string }
   /** Instant triggers: whether an event on the watched model is one this trigger fires for. */
   match?: (event: NormalizedEvent, config: z.output<C>) => boolean
+  /**
+   * Polled triggers: what a poll leaves for the next (stored with the trigger). A stored cursor
+   * the schema does not read (left by an older version) is dropped: the next poll is a first one.
+   */
+  cursor?: K
   /** Polled triggers: the new events since the cursor, and the next cursor. Event ids must be stable. */
-  poll?: (ctx: PollContext, config: z.output<C>) => Promise<{ events: NormalizedEvent[]; cursor: unknown }>
+  poll?: (
+    ctx: PollContext<z.output<K>>,
+    config: z.output<C>,
+  ) => Promise<{ events: NormalizedEvent[]; cursor: z.output<K> }>
   /** Polled triggers: the default interval. */
   pollIntervalMs?: number
   /**
@@ -208,7 +216,9 @@ export interface TriggerDefinition<C extends z.ZodType = z.ZodType> {
   eventScope?: 'place' | 'owner' | 'account'
 }
 
-export function defineTrigger<C extends z.ZodType>(def: TriggerDefinition<C>): TriggerDefinition<C> {
+export function defineTrigger<C extends z.ZodType, K extends z.ZodType = z.ZodType>(
+  def: TriggerDefinition<C, K>,
+): TriggerDefinition<C, K> {
   return def
 }
 

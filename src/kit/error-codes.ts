@@ -59,6 +59,13 @@ export const ERROR_CODES = {
       'The action is for a signed-in person (it acts for them, not for a workspace), and the caller is a key.',
     hint: 'Sign in (POST /v1/auth/sign-in) and call it with the session, or with a personal key.',
   },
+  OWNER_SETUP_INVALID: {
+    status: 400,
+    alsoStatus: [409],
+    meaning:
+      'The owner-setup link is not this service’s, or the workspace already has an owner (409): the link works once.',
+    hint: 'Use the link printed at the last start; once a person owns the workspace, ask them to invite you.',
+  },
   WORKSPACE_NOT_FOUND: {
     status: 404,
     meaning: 'There is no workspace with that id that you belong to (a key acts only on its own workspace).',
@@ -168,8 +175,8 @@ export const ERROR_CODES = {
   },
   KEY_NOT_FOUND: {
     status: 404,
-    meaning: 'The agent has no key with that id.',
-    hint: 'List its keys with GET /v1/agents/{id}/keys.',
+    meaning: 'There is no key with that id (of the agent, or of the workspace).',
+    hint: 'List keys with GET /v1/keys (workspace keys) or GET /v1/agents/{id}/keys.',
   },
   TOOL_NOT_FOUND: {
     status: 404,

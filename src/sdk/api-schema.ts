@@ -768,6 +768,95 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspaces you belong to, with your role in each (a workspace key: its own) */
+        get: operations["listWorkspaces"];
+        put?: never;
+        /** Make a workspace; you become its owner */
+        post: operations["createWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One workspace you belong to */
+        get: operations["getWorkspace"];
+        put?: never;
+        post?: never;
+        /** Delete a workspace and everything it owns (owners only): upstream webhooks unregistered, credentials and secrets destroyed, keys revoked */
+        delete: operations["deleteWorkspace"];
+        options?: never;
+        head?: never;
+        /** Rename a workspace or change its settings (admins and owners) */
+        patch: operations["updateWorkspace"];
+        trace?: never;
+    };
+    "/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's keys (never the keys themselves), with who made them and their last use */
+        get: operations["listKeys"];
+        put?: never;
+        /** Make a workspace key with a role (at most yours) and an optional expiry; the key is in this response only */
+        post: operations["createKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a workspace key: refused from the next request on, on every instance */
+        delete: operations["revokeKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit log: who changed what, when and from where, newest first */
+        get: operations["listAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/stats": {
         parameters: {
             query?: never;
@@ -1087,9 +1176,75 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    delivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A delivery pushed to an agent's webhook URL
+         * @description Signed per Standard Webhooks with the agent's signing secret (`webhook-id` — the delivery id —, `webhook-timestamp` and `webhook-signature` headers; the SDK's `verifyDelivery` checks them). Answer with a 2xx within the time limit, or it is sent again later with the same `webhook-id`. A stream agent receives the same JSON as the `data` of its Server-Sent Events.
+         */
+        post: operations["receiveDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        /** @description What the event is about (board, list, card, repository …). */
+        EventRefs: {
+            board?: string;
+            list?: string;
+            card?: string;
+            /** @description owner/name */
+            repository?: string;
+            /** @description The account a thing lying in no repository belongs to. */
+            owner?: string;
+            account?: string;
+            /** @description The upstream resource's web address, where `card` does not name it. */
+            resource?: string;
+            /** @description Why the place of the event could not be read. */
+            unattributed?: string;
+        };
+        /** @description The JSON an agent receives for a delivery: pushed (signed per Standard Webhooks), streamed or replayed. */
+        DeliveryPayload: {
+            /** @description The delivery id (also the webhook-id header): deduplicate by it. */
+            id: string;
+            /** @description The trigger's catalog id (`taskboard.new_card`), a Patchbay notice's type (`connection.lapsed`), or `event` when the trigger was deleted since. */
+            type: string;
+            /** @description When the delivery was made (ISO 8601). */
+            timestamp: string;
+            data: {
+                agentId: string;
+                /** @description The trigger that matched (`notice:<agent id>` for a Patchbay notice). */
+                triggerId: string;
+                /** @description The trigger's catalog id; null for a notice or a deleted trigger. */
+                trigger: string | null;
+                event: {
+                    /** @description Patchbay's event id (GET /v1/events/{id}). */
+                    id: string;
+                    /** @description The connector the event is of (`patchbay` for a notice). */
+                    connector: string;
+                    /** @description The upstream's event type (`updateCard`, `pull_request.closed` …). */
+                    type: string;
+                    /** @description The upstream's own id of the happening. */
+                    upstreamId: string;
+                    occurredAt: string;
+                    refs: components["schemas"]["EventRefs"];
+                    /** @description The event's data, as the trigger's catalog entry describes it. */
+                    data: unknown;
+                };
+            };
+        };
         /** @description The one error body of the API. */
         Error: {
             error: {
@@ -1097,7 +1252,7 @@ export interface components {
                  * @description Stable, machine-readable error code (docs/api.md lists what each means).
                  * @enum {string}
                  */
-                code: "UNAUTHORIZED" | "KEY_EXPIRED" | "ROLE_FORBIDDEN" | "AGENT_KEY_FORBIDDEN" | "PERSON_REQUIRED" | "WORKSPACE_NOT_FOUND" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "STATS_RANGE_INVALID" | "INVALID_CURSOR" | "INTERNAL" | "SERVICE_STARTING" | "SERVICE_STOPPING" | "DATABASE_UNAVAILABLE" | "STORAGE_FULL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY" | "SIGN_UP_CLOSED" | "WEAK_PASSWORD" | "EMAIL_TAKEN" | "SIGN_IN_FAILED" | "SIGN_IN_RATE_LIMITED" | "CSRF_TOKEN_INVALID" | "SESSION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "LAST_OWNER" | "INVITATION_NOT_FOUND" | "INVITATION_NOT_USABLE" | "INVITATION_EMAIL_MISMATCH" | "SSO_NOT_CONFIGURED" | "SSO_FAILED" | "SSO_NO_ACCESS";
+                code: "UNAUTHORIZED" | "KEY_EXPIRED" | "ROLE_FORBIDDEN" | "AGENT_KEY_FORBIDDEN" | "PERSON_REQUIRED" | "OWNER_SETUP_INVALID" | "WORKSPACE_NOT_FOUND" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "STATS_RANGE_INVALID" | "INVALID_CURSOR" | "INTERNAL" | "SERVICE_STARTING" | "SERVICE_STOPPING" | "DATABASE_UNAVAILABLE" | "STORAGE_FULL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY" | "SIGN_UP_CLOSED" | "WEAK_PASSWORD" | "EMAIL_TAKEN" | "SIGN_IN_FAILED" | "SIGN_IN_RATE_LIMITED" | "CSRF_TOKEN_INVALID" | "SESSION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "LAST_OWNER" | "INVITATION_NOT_FOUND" | "INVITATION_NOT_USABLE" | "INVITATION_EMAIL_MISMATCH" | "SSO_NOT_CONFIGURED" | "SSO_FAILED" | "SSO_NO_ACCESS";
                 /** @description What was wrong. */
                 message: string;
                 /** @description What to do about it. */
@@ -1589,6 +1744,58 @@ export interface components {
             } | null;
             createdAt: string;
         };
+        Workspace: {
+            id: string;
+            name: string;
+            /** @description The caller's role in it. */
+            role: ("viewer" | "member" | "admin" | "owner") | null;
+            settings: {
+                [key: string]: unknown;
+            };
+            createdAt: string;
+            updatedAt: string;
+        };
+        WorkspaceKey: {
+            id: string;
+            name: string;
+            /**
+             * @description owner, admin, member or viewer.
+             * @enum {string}
+             */
+            role: "viewer" | "member" | "admin" | "owner";
+            /** @description The key's first characters, to recognise it. */
+            prefix: string;
+            createdAt: string;
+            /** @description The person who made it (null: the first-start key, or made by no one). */
+            createdBy: string | null;
+            expiresAt: string | null;
+            /** @description Written at most once a minute. */
+            lastUsedAt: string | null;
+            revokedAt: string | null;
+        };
+        AuditEntry: {
+            id: string;
+            at: string;
+            actor: {
+                /** @enum {string} */
+                kind: "person" | "key" | "anonymous" | "system";
+                id: string | null;
+                /** @description The person's email, or the key's name and prefix. */
+                label: string | null;
+            };
+            /** @description connection.created, key.revoked, member.role_changed … */
+            action: string;
+            object: {
+                kind: string | null;
+                id: string | null;
+            };
+            /** @enum {string} */
+            outcome: "ok" | "refused";
+            /** @description What changed, or why it was refused (never a secret). */
+            detail: unknown;
+            address: string | null;
+            userAgent: string | null;
+        };
         Diagnosis: {
             triggerId: string;
             healthy: boolean;
@@ -1648,10 +1855,7 @@ export interface components {
             toolRunId: string | null;
             createdAt: string;
             deliveredAt: string | null;
-            /** @description What the agent receives (the signed webhook body, or the stream message). */
-            payload: {
-                [key: string]: unknown;
-            };
+            payload: components["schemas"]["DeliveryPayload"];
         };
         DeliveryBacklog: {
             /** @description Deliveries handed to this instance to send (or run) and not yet settled. */
@@ -4651,6 +4855,434 @@ export interface operations {
             };
         };
     };
+    listWorkspaces: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        workspaces: components["schemas"]["Workspace"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        workspaceId: string;
+                        /** @description How many of each were removed. */
+                        removed: {
+                            [key: string]: number;
+                        };
+                        /** @description Upstream webhooks that could not be unregistered (all else was removed). */
+                        cleanupErrors: string[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description Merged into the settings; a field set to null is removed. */
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: components["schemas"]["WorkspaceKey"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A label, e.g. where the key is used. */
+                    name: string;
+                    /**
+                     * @description owner, admin, member or viewer.
+                     * @enum {string}
+                     */
+                    role: "viewer" | "member" | "admin" | "owner";
+                    /** @description When it stops working (ISO 8601); none: it does not expire. */
+                    expiresAt?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /**
+                         * @description owner, admin, member or viewer.
+                         * @enum {string}
+                         */
+                        role: "viewer" | "member" | "admin" | "owner";
+                        /** @description The key's first characters, to recognise it. */
+                        prefix: string;
+                        createdAt: string;
+                        /** @description The person who made it (null: the first-start key, or made by no one). */
+                        createdBy: string | null;
+                        expiresAt: string | null;
+                        /** @description Written at most once a minute. */
+                        lastUsedAt: string | null;
+                        revokedAt: string | null;
+                        /** @description The key in clear, shown once: send it as Authorization: Bearer <key>. */
+                        key: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceKey"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAudit: {
+        parameters: {
+            query?: {
+                /** @description A person or key id. */
+                actor?: string;
+                /** @description An object id (connection, agent, key …). */
+                object?: string;
+                /** @description An action (key.created), or all of a kind with a trailing dot (key.). */
+                action?: string;
+                /** @description From this time on (inclusive). */
+                from?: string;
+                /** @description Before this time. */
+                to?: string;
+                limit?: number;
+                /** @description The next value of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entries: components["schemas"]["AuditEntry"][];
+                        next: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getStats: {
         parameters: {
             query?: {
@@ -5641,6 +6273,28 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    receiveDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeliveryPayload"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx status). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

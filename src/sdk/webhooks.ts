@@ -1,27 +1,22 @@
 // Verifying Patchbay's pushed deliveries: each is signed with the agent's secret (whsec_…) per
 // Standard Webhooks, and checked here with that scheme's own library.
 import { Webhook } from 'standardwebhooks'
+import type { webhooks } from './api-schema.ts'
 
-/** The JSON an agent receives, the same pushed, streamed or replayed. */
-export interface DeliveryPayload<Data = unknown> {
-  /** The delivery id (also the webhook-id header): deduplicate by it. */
-  id: string
-  /** The trigger's catalog id, e.g. `taskboard.new_card`. */
-  type: string
-  timestamp: string
-  data: {
-    agentId: string
-    triggerId: string
-    trigger: string | null
-    event: {
-      id: string
-      connector: string
-      type: string
-      upstreamId: string
-      occurredAt: string
-      refs: { board?: string; list?: string; card?: string; repository?: string; account?: string }
-      data: Data
-    }
+/** The body of the `delivery` webhook in the API contract (engine/events/payload.ts is its one schema). */
+type ContractPayload = webhooks['delivery']['post'] extends infer Op
+  ? Op extends { requestBody: { content: { 'application/json': infer P } } }
+    ? P
+    : never
+  : never
+
+/**
+ * The JSON an agent receives, the same pushed, streamed or replayed: the contract's
+ * `DeliveryPayload`, with the event's `data` typed as `Data` when the trigger is known.
+ */
+export type DeliveryPayload<Data = unknown> = Omit<ContractPayload, 'data'> & {
+  data: Omit<ContractPayload['data'], 'event'> & {
+    event: Omit<ContractPayload['data']['event'], 'data'> & { data: Data }
   }
 }
 

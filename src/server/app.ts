@@ -17,6 +17,7 @@ import {
 import type { Redis } from 'ioredis'
 import type { Engine } from '../engine/engine.ts'
 import { tracingOn } from '../kit/tracing.ts'
+import { installAuditLog } from './audit-hook.ts'
 import { installAuthentication, type PersonAuthenticator, publicRoute } from './authenticate.ts'
 import { attachRules, enforcePolicy } from './authorize.ts'
 import { enforceContract, transformObject } from './contract.ts'
@@ -51,6 +52,7 @@ import { stepRoutes } from './routes/steps.ts'
 import { tokenPageRoutes } from './routes/token-pages.ts'
 import { toolRoutes } from './routes/tools.ts'
 import { triggerRoutes } from './routes/triggers.ts'
+import { workspaceRoutes } from './routes/workspaces.ts'
 import { installSessions } from './sessions.ts'
 
 export const loggerOptions = (level: string): FastifyServerOptions['logger'] => ({
@@ -148,6 +150,23 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
         },
       },
       security: [{ bearer: [] }, { session: [] }],
+      // What Patchbay sends: an agent's deliveries (engine/events/payload.ts is their one schema).
+      webhooks: {
+        delivery: {
+          post: {
+            operationId: 'receiveDelivery',
+            summary: "A delivery pushed to an agent's webhook URL",
+            description:
+              "Signed per Standard Webhooks with the agent's signing secret (`webhook-id` — the delivery id —, `webhook-timestamp` and `webhook-signature` headers; the SDK's `verifyDelivery` checks them). Answer with a 2xx within the time limit, or it is sent again later with the same `webhook-id`. A stream agent receives the same JSON as the `data` of its Server-Sent Events.",
+            security: [],
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/DeliveryPayload' } } },
+            },
+            responses: { '200': { description: 'Received (any 2xx status).' } },
+          },
+        },
+      },
     },
     transform: jsonSchemaTransform,
     // Schemas with a Zod registry id (.meta({ id })) become components the operations refer to.
@@ -158,6 +177,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   const people: PersonAuthenticator[] = [sessions.authenticator, ...(opts.people ?? [])]
   installAuthentication(app, engine, { people })
   enforcePolicy(app)
+  installAuditLog(app, engine)
   // The API reference pages are public; every route they register says so.
   await app.register(async (docs) => {
     docs.addHook('onRoute', (route) => {
@@ -183,6 +203,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(oauthRoutes(engine))
   await app.register(rateLimitStatusRoutes(engine))
   await app.register(functionToolRoutes(engine))
+  await app.register(workspaceRoutes(engine))
   await app.register(statsRoutes(engine))
   await app.register(mcpRoutes(engine))
   await app.register(authRoutes(engine, sessions))

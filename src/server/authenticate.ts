@@ -94,6 +94,17 @@ interface CachedKey {
   expiresAt: number
 }
 
+/** The workspace a request names: by its path (/v1/workspaces/{id}…) or the Patchbay-Workspace header. */
+function namedWorkspace(req: FastifyRequest): string | undefined {
+  const rule = req.routeOptions.config?.rule
+  if (rule?.access === 'workspace' && rule.workspaceParam) {
+    const id = (req.params as Record<string, string | undefined>)[rule.workspaceParam]
+    if (id) return id
+  }
+  const header = req.headers[WORKSPACE_HEADER]
+  return typeof header === 'string' ? header : undefined
+}
+
 /** The caller of a person in the workspace the request names (or their first). */
 export function personCaller(
   person: PersonIdentity,
@@ -181,8 +192,8 @@ export function installAuthentication(
         'KEY_EXPIRED',
         `This workspace key expired at ${new Date(hit.expiresAt).toISOString()}.`,
       )
-    const named = req.headers[WORKSPACE_HEADER]
-    if (typeof named === 'string' && named !== hit.caller.workspaceId)
+    const named = namedWorkspace(req)
+    if (named !== undefined && named !== hit.caller.workspaceId)
       return workspaceNotFound(named, 'for this key (a key acts only on its own workspace)')
     req.caller = hit.caller
     if (hit.caller.keyId) markUsed(req, hit.caller.keyId, null)
@@ -191,9 +202,9 @@ export function installAuthentication(
   /** Sets the caller of a signed-in person in the workspace the request names. */
   const callerOfPerson = (req: FastifyRequest, person: PersonIdentity, done: (err?: Error) => void) => {
     req.person = person
-    const named = req.headers[WORKSPACE_HEADER]
+    const named = namedWorkspace(req)
     const choose = (workspaces: PersonWorkspaces) => {
-      const caller = personCaller(person, workspaces, typeof named === 'string' ? named : undefined)
+      const caller = personCaller(person, workspaces, named)
       if (caller) req.caller = caller
     }
     const workspaces = engine.memberships.of(person.personId)

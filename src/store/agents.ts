@@ -1,12 +1,38 @@
 // Agents as rows. Scope, connection ids and the delivery target are JSON text (one schema for
-// SQLite and PostgreSQL); the signing secret is vault ciphertext, sealed by the engine.
+// SQLite and PostgreSQL), read and written here only; the signing secret is vault ciphertext,
+// sealed by the engine.
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import type { AgentsTable, Database } from './schema.ts'
 
-export type AgentRow = AgentsTable
+/** The places an agent may touch, by kind (`boards`, `repositories` …): identifiers of each. */
+export type AgentScopeColumn = Record<string, string[]>
+/** Where an agent's events go: its webhook (pushed) or its stream (pulled). */
+export type AgentDelivery = { type: 'webhook'; url: string } | { type: 'stream' }
+
+/** An agent, its JSON columns read. */
+export type AgentRow = Omit<AgentsTable, 'scope' | 'connection_ids' | 'delivery'> & {
+  scope: AgentScopeColumn
+  connection_ids: string[]
+  delivery: AgentDelivery
+}
 
 export type NewAgentRow = Omit<AgentRow, 'id' | 'created_at' | 'updated_at'>
+
+type JsonColumns = Partial<Pick<AgentRow, 'scope' | 'connection_ids' | 'delivery'>>
+
+const read = (row: AgentsTable): AgentRow => ({
+  ...row,
+  scope: JSON.parse(row.scope),
+  connection_ids: JSON.parse(row.connection_ids),
+  delivery: JSON.parse(row.delivery),
+})
+const write = <T extends JsonColumns>(values: T) => ({
+  ...values,
+  scope: values.scope && JSON.stringify(values.scope),
+  connection_ids: values.connection_ids && JSON.stringify(values.connection_ids),
+  delivery: values.delivery && JSON.stringify(values.delivery),
+})
 
 export class Agents {
   #db: Kysely<Database>
@@ -17,32 +43,43 @@ export class Agents {
   async insert(values: NewAgentRow): Promise<AgentRow> {
     const now = nowIso()
     const row: AgentRow = { ...values, id: newId('agt'), created_at: now, updated_at: now }
-    await this.#db.insertInto('agents').values(row).execute()
+    await this.#db
+      .insertInto('agents')
+      .values({
+        ...row,
+        scope: JSON.stringify(row.scope),
+        connection_ids: JSON.stringify(row.connection_ids),
+        delivery: JSON.stringify(row.delivery),
+      })
+      .execute()
     return row
   }
 
   async get(workspaceId: string, id: string): Promise<AgentRow | undefined> {
-    return this.#db
+    const row = await this.#db
       .selectFrom('agents')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .executeTakeFirst()
+    return row && read(row)
   }
 
   /** By id alone, for the delivery code, which knows the agent but not its workspace. */
   async getById(id: string): Promise<AgentRow | undefined> {
-    return this.#db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst()
+    const row = await this.#db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst()
+    return row && read(row)
   }
 
   async list(workspaceId: string): Promise<AgentRow[]> {
-    return this.#db
+    const rows = await this.#db
       .selectFrom('agents')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
       .orderBy('created_at')
       .orderBy('id')
       .execute()
+    return rows.map(read)
   }
 
   /** Changes the given columns; false when there is no such agent. */
@@ -53,7 +90,7 @@ export class Agents {
   ): Promise<boolean> {
     const r = await this.#db
       .updateTable('agents')
-      .set({ ...values, updated_at: nowIso() })
+      .set({ ...write(values), updated_at: nowIso() })
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .executeTakeFirst()

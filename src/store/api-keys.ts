@@ -81,6 +81,22 @@ export class ApiKeys {
     await this.#db.updateTable('api_keys').set({ revoked_at: nowIso() }).where('id', '=', id).execute()
   }
 
+  /** A workspace's keys, oldest first (revoked ones included); agent keys only when asked. */
+  async listWorkspace(workspaceId: string, opts: { includeAgentKeys?: boolean } = {}): Promise<ApiKeyRow[]> {
+    let q = this.#db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId)
+    if (!opts.includeAgentKeys) q = q.where('kind', '=', 'workspace')
+    return q.orderBy('created_at').orderBy('id').execute()
+  }
+
+  async findInWorkspace(workspaceId: string, id: string): Promise<ApiKeyRow | undefined> {
+    return this.#db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst()
+  }
+
   /** An agent's keys, oldest first (revoked ones included, for the record). */
   async listForAgent(workspaceId: string, agentId: string): Promise<ApiKeyRow[]> {
     return this.#db

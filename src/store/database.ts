@@ -149,7 +149,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
  * not exist" — the flake of store tests run in parallel. Patchbay only ever asks about its own
  * schema: this dialect's introspection reads that schema alone, by the catalog's ids.
  */
-class OneSchemaPostgresDialect extends PostgresDialect {
+export class OneSchemaPostgresDialect extends PostgresDialect {
   #schema: string | null
   constructor(config: PostgresDialectConfig, schema: string | null) {
     super(config)

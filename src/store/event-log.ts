@@ -1,15 +1,78 @@
-// The event pipeline's durable tables: inbox → events → deliveries (+ their attempts). Each
-// method takes the database or a transaction, so the pipeline can do a batch in one commit.
+// The event path's durable tables: inbox → events → deliveries (+ their attempts). Each
+// method takes the database or a transaction, so the recorder can do a batch in one commit.
+// Their JSON columns are read here, once: a delivery's target, an event's refs and data, an inbox
+// row's headers. An event's refs and data are also kept as their JSON text where a delivery's
+// body splices them in (SendableDelivery), rather than parsed and written again per delivery.
 import { type Kysely, PostgresAdapter, sql } from 'kysely'
+import type { NormalizedEvent } from '../kit/define.ts'
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, EventsTable, InboxTable } from './schema.ts'
 
 type Db = Kysely<Database>
-export type InboxRow = Omit<InboxTable, 'seq' | 'attempts'> & { seq: number; attempts: number }
+/** A raw upstream delivery kept in the inbox, its headers read. */
+export type InboxRow = Omit<InboxTable, 'seq' | 'attempts' | 'headers'> & {
+  seq: number
+  attempts: number
+  headers: Record<string, string>
+}
 export type NewInboxRow = Omit<InboxTable, 'seq' | 'attempts'>
-export type EventRow = Omit<EventsTable, 'seq'> & { seq: number }
-export type DeliveryRow = Omit<DeliveriesTable, 'seq'> & { seq: number }
+/** What an event is about (kit/define.ts NormalizedEvent.refs). */
+export type EventRefs = NormalizedEvent['refs']
+/** An event as the API reads it: its refs and data read. */
+export type EventRow = Omit<EventsTable, 'seq' | 'refs' | 'data'> & {
+  seq: number
+  refs: EventRefs
+  data: unknown
+}
+/** An event as it is written: refs and data as JSON text. */
 export type NewEvent = Omit<EventsTable, 'seq'>
-export type NewDelivery = Omit<DeliveriesTable, 'seq'>
+/** An event as written or found stored (a repeat), refs and data as JSON text. */
+export type StoredEvent = NewEvent & { seq: number; repeat?: true }
+/** Where a delivery goes: the agent's webhook (a push) or stream (pulled), or one of its tools. */
+export type DeliveryTarget = { type: 'webhook' } | { type: 'stream' } | { type: 'tool'; toolId: string }
+export type NewDelivery = Omit<DeliveriesTable, 'seq' | 'target'> & { target: DeliveryTarget }
+export type DeliveryRow = NewDelivery & { seq: number }
+
+/**
+ * A delivery with what its body needs of its event and trigger: read with a join for stored ones
+ * (deliveries.sendable), or built from the rows just written (the recorder), so a fresh delivery
+ * is sent without being read again. `e_refs` and `e_data` are the event's JSON text.
+ */
+export type SendableDelivery = DeliveryRow & {
+  e_type: string
+  e_upstream_id: string
+  e_occurred_at: string
+  e_refs: string
+  e_data: string
+  e_connector: string
+  t_key: string | null
+}
+
+type StoredDelivery = Omit<DeliveriesTable, 'seq'> & { seq: number | string }
+const readDelivery = <R extends StoredDelivery>(r: R): Omit<R, 'target' | 'seq'> & DeliveryRow => ({
+  ...r,
+  seq: Number(r.seq),
+  target: JSON.parse(r.target),
+})
+const readEvent = (r: Omit<EventsTable, 'seq'> & { seq: number | string }): EventRow => ({
+  ...r,
+  seq: Number(r.seq),
+  refs: JSON.parse(r.refs),
+  data: JSON.parse(r.data),
+})
+/** The event of a sendable delivery, its refs and data read (a tool run's input, the loop guard's refs). */
+export function sendableEvent(d: SendableDelivery) {
+  return {
+    id: d.event_id,
+    connector: d.e_connector,
+    type: d.e_type,
+    upstreamId: d.e_upstream_id,
+    occurredAt: d.e_occurred_at,
+    refs: JSON.parse(d.e_refs) as EventRefs,
+    data: JSON.parse(d.e_data) as unknown,
+  }
+}
+/** The columns of deliveries as written. */
+const writeDelivery = (r: NewDelivery) => ({ ...r, target: JSON.stringify(r.target) })
 
 /** An attempt's outcome, to be written by its claim holder (deliveries.settleMany). */
 export interface SettledAttempt {
@@ -28,6 +91,9 @@ export interface SettledAttempt {
 /** The advisory lock that orders delivery commits on PostgreSQL (any fixed number of ours). */
 const DELIVERY_ORDER_LOCK = 7_254_001
 
+/** An inbox row whose headers cannot be read: the drain sets it aside with the reason. */
+export type UnreadableInboxRow = Omit<InboxRow, 'headers'> & { headers: null; unreadable: string }
+
 export const inbox = {
   /** Stores raw deliveries; a delivery id already stored for the subscription is ignored. */
   async insertMany(db: Db, rows: Array<NewInboxRow>) {
@@ -39,15 +105,23 @@ export const inbox = {
       .execute()
   },
   /** Pending rows after `afterSeq`, oldest first. */
-  async pending(db: Db, limit: number, afterSeq = 0): Promise<InboxRow[]> {
-    return (await db
+  async pending(db: Db, limit: number, afterSeq = 0): Promise<Array<InboxRow | UnreadableInboxRow>> {
+    const rows = await db
       .selectFrom('inbox')
       .selectAll()
       .where('status', '=', 'pending')
       .where('seq', '>', afterSeq)
       .orderBy('seq')
       .limit(limit)
-      .execute()) as InboxRow[]
+      .execute()
+    return rows.map((r) => {
+      const row = { ...r, seq: Number(r.seq), attempts: Number(r.attempts) }
+      try {
+        return { ...row, headers: JSON.parse(r.headers) as Record<string, string> }
+      } catch (err) {
+        return { ...row, headers: null, unreadable: (err as Error).message }
+      }
+    })
   },
   /** Counts a failed try of a row; at `maxTries` it is set aside as failed, with the reason. */
   async failedTry(db: Db, seq: number, error: string, maxTries: number): Promise<'retry' | 'failed'> {
@@ -68,8 +142,8 @@ export const events = {
    * Inserts events not stored yet; returns the stored event for each `connector:upstream id`
    * (the row given, with its seq, when it is new; the row stored before when it is a repeat).
    */
-  async upsertMany(db: Db, rows: NewEvent[]): Promise<Map<string, EventRow & { repeat?: true }>> {
-    const out = new Map<string, EventRow & { repeat?: true }>()
+  async upsertMany(db: Db, rows: NewEvent[]): Promise<Map<string, StoredEvent>> {
+    const out = new Map<string, StoredEvent>()
     if (rows.length === 0) return out
     const inserted = await db
       .insertInto('events')
@@ -94,7 +168,7 @@ export const events = {
         .executeTakeFirst()
       if (stored)
         out.set(`${stored.connector}:${stored.upstream_id}`, {
-          ...(stored as EventRow),
+          ...stored,
           seq: Number(stored.seq),
           repeat: true,
         })
@@ -122,7 +196,8 @@ export const events = {
           sql`(${e.id}, ${e.workspace_id}, ${e.connector}, ${e.subscription_id}, ${e.connection_id}, ${e.model}, ${e.upstream_id}, ${e.type}, ${e.refs}, ${e.data}, ${e.occurred_at}, ${e.received_at}, ${e.matched})`,
       ),
     )
-    const col = <K extends keyof NewDelivery>(k: K) => deliveryRows.map((r) => r[k])
+    const written_ = deliveryRows.map(writeDelivery)
+    const col = <K extends keyof ReturnType<typeof writeDelivery>>(k: K) => written_.map((r) => r[k])
     const { rows: written } = await sql<{ kind: 'event' | 'delivery'; id: string; seq: string }>`
       WITH ev AS (
         INSERT INTO events (id, workspace_id, connector, subscription_id, connection_id, model,
@@ -167,13 +242,14 @@ export const events = {
   async setMatched(db: Db, ids: string[], matched: number) {
     if (ids.length) await db.updateTable('events').set({ matched }).where('id', 'in', ids).execute()
   },
-  async get(db: Db, workspaceId: string, id: string) {
-    return (await db
+  async get(db: Db, workspaceId: string, id: string): Promise<EventRow | undefined> {
+    const row = await db
       .selectFrom('events')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
-      .executeTakeFirst()) as EventRow | undefined
+      .executeTakeFirst()
+    return row && readEvent(row)
   },
   async list(
     db: Db,
@@ -193,7 +269,7 @@ export const events = {
     if (f.subscriptionId) q = q.where('subscription_id', '=', f.subscriptionId)
     if (f.connectionId) q = q.where('connection_id', '=', f.connectionId)
     if (f.beforeSeq) q = q.where('seq', '<', f.beforeSeq)
-    return (await q.orderBy('seq', 'desc').limit(f.limit).execute()) as EventRow[]
+    return (await q.orderBy('seq', 'desc').limit(f.limit).execute()).map(readEvent)
   },
 }
 
@@ -215,7 +291,7 @@ export const deliveries = {
         ? await insertDeliveriesInOrder(db, rows)
         : await db
             .insertInto('deliveries')
-            .values(rows)
+            .values(rows.map(writeDelivery))
             .onConflict((oc) => oc.columns(['event_id', 'trigger_id']).doNothing())
             .returning(['id', 'seq'])
             .execute()
@@ -227,26 +303,50 @@ export const deliveries = {
   },
   async byIds(db: Db, ids: string[]): Promise<DeliveryRow[]> {
     if (ids.length === 0) return []
-    return (await db.selectFrom('deliveries').selectAll().where('id', 'in', ids).execute()) as DeliveryRow[]
+    return (await db.selectFrom('deliveries').selectAll().where('id', 'in', ids).execute()).map(readDelivery)
   },
-  async get(db: Db, workspaceId: string, id: string) {
-    return (await db
+  /** Deliveries with what their body needs of their event and trigger (SendableDelivery). */
+  async sendable(db: Db, ids: string[]): Promise<SendableDelivery[]> {
+    if (ids.length === 0) return []
+    const rows = await db
+      .selectFrom('deliveries as d')
+      .innerJoin('events as e', 'e.id', 'd.event_id')
+      .leftJoin('triggers as t', 't.id', 'd.trigger_id')
+      .selectAll('d')
+      .select([
+        'e.type as e_type',
+        'e.upstream_id as e_upstream_id',
+        'e.occurred_at as e_occurred_at',
+        'e.refs as e_refs',
+        'e.data as e_data',
+        'e.connector as e_connector',
+        't.trigger_key as t_key',
+      ])
+      .where('d.id', 'in', ids)
+      .execute()
+    return rows.map(readDelivery)
+  },
+  async get(db: Db, workspaceId: string, id: string): Promise<DeliveryRow | undefined> {
+    const row = await db
       .selectFrom('deliveries')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
-      .executeTakeFirst()) as DeliveryRow | undefined
+      .executeTakeFirst()
+    return row && readDelivery(row)
   },
   /** Pending deliveries whose next attempt is due. */
   async due(db: Db, nowIso: string, limit: number): Promise<DeliveryRow[]> {
-    return (await db
-      .selectFrom('deliveries')
-      .selectAll()
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', nowIso)
-      .orderBy('next_attempt_at')
-      .limit(limit)
-      .execute()) as DeliveryRow[]
+    return (
+      await db
+        .selectFrom('deliveries')
+        .selectAll()
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', nowIso)
+        .orderBy('next_attempt_at')
+        .limit(limit)
+        .execute()
+    ).map(readDelivery)
   },
   /**
    * Claims deliveries that are pending and due: each claimed one takes its next attempt number
@@ -323,7 +423,7 @@ export const deliveries = {
     db: Db,
     ids: string[],
     attempt: number,
-    values: Partial<Omit<DeliveriesTable, 'seq' | 'id' | 'attempts' | 'claimed_until'>>,
+    values: Partial<Omit<DeliveriesTable, 'seq' | 'id' | 'attempts' | 'claimed_until' | 'target'>>,
   ): Promise<string[]> {
     if (ids.length === 0) return []
     const rows = await db
@@ -397,7 +497,7 @@ export const deliveries = {
       for (const group of delivered.values()) await settle(group.ids, group.attempt, group.update)
     })
   },
-  async update(db: Db, id: string, values: Partial<Omit<DeliveriesTable, 'seq' | 'id'>>) {
+  async update(db: Db, id: string, values: Partial<Omit<DeliveriesTable, 'seq' | 'id' | 'target'>>) {
     await db.updateTable('deliveries').set(values).where('id', '=', id).execute()
   },
   async list(
@@ -421,10 +521,12 @@ export const deliveries = {
     if (f.triggerId) q = q.where('trigger_id', '=', f.triggerId)
     if (f.beforeSeq) q = q.where('seq', '<', f.beforeSeq)
     if (f.afterSeq !== undefined) q = q.where('seq', '>', f.afterSeq)
-    return (await q
-      .orderBy('seq', f.ascending ? 'asc' : 'desc')
-      .limit(f.limit)
-      .execute()) as DeliveryRow[]
+    return (
+      await q
+        .orderBy('seq', f.ascending ? 'asc' : 'desc')
+        .limit(f.limit)
+        .execute()
+    ).map(readDelivery)
   },
   async addAttempts(db: Db, rows: DeliveryAttemptsTable[]) {
     if (rows.length)
@@ -471,8 +573,9 @@ const TRIGGER_STILL_THERE = sql`(left(v.trigger_id, 4) <> 'trg_' OR EXISTS (SELE
  * draws any seq (the lock is the statement's one-time filter, evaluated before its first row), so
  * the lock costs no round trip of its own. One array per column rather than a parameter per value.
  */
-async function insertDeliveriesInOrder(db: Db, rows: NewDelivery[]) {
-  const col = <K extends keyof NewDelivery>(k: K) => rows.map((r) => r[k])
+async function insertDeliveriesInOrder(db: Db, given: NewDelivery[]) {
+  const rows = given.map(writeDelivery)
+  const col = <K extends keyof ReturnType<typeof writeDelivery>>(k: K) => rows.map((r) => r[k])
   const { rows: inserted } = await sql<{ id: string; seq: string }>`
     INSERT INTO deliveries (id, workspace_id, agent_id, event_id, trigger_id, target, status, attempts,
       next_attempt_at, last_status, last_error, tool_run_id, created_at, delivered_at, claimed_until)

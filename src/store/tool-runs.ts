@@ -3,7 +3,14 @@
 import type { Kysely } from 'kysely'
 import type { Database, ToolRunsTable } from './schema.ts'
 
-export type ToolRunRow = ToolRunsTable
+/** A tool run, its input and step records read (written and read here only). */
+export type ToolRunRow = Omit<ToolRunsTable, 'input' | 'steps'> & { input: unknown; steps: unknown[] }
+
+const read = (row: ToolRunsTable): ToolRunRow => ({
+  ...row,
+  input: JSON.parse(row.input),
+  steps: JSON.parse(row.steps),
+})
 
 export class ToolRuns {
   #db: Kysely<Database>
@@ -12,14 +19,21 @@ export class ToolRuns {
   }
 
   async insert(row: ToolRunRow): Promise<void> {
-    await this.#db.insertInto('tool_runs').values(row).execute()
+    await this.#db
+      .insertInto('tool_runs')
+      .values({ ...row, input: JSON.stringify(row.input), steps: JSON.stringify(row.steps) })
+      .execute()
   }
 
   async finish(
     id: string,
     values: Pick<ToolRunRow, 'status' | 'steps' | 'error_code' | 'error_message' | 'finished_at'>,
   ): Promise<void> {
-    await this.#db.updateTable('tool_runs').set(values).where('id', '=', id).execute()
+    await this.#db
+      .updateTable('tool_runs')
+      .set({ ...values, steps: JSON.stringify(values.steps) })
+      .where('id', '=', id)
+      .execute()
   }
 
   /** How many of the agent's tool runs are under way (those started since `since`, when given). */
@@ -36,12 +50,13 @@ export class ToolRuns {
   }
 
   async get(workspaceId: string, id: string): Promise<ToolRunRow | undefined> {
-    return this.#db
+    const row = await this.#db
       .selectFrom('tool_runs')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .executeTakeFirst()
+    return row && read(row)
   }
 
   /** An agent's runs, newest first; `cursor` is the `next` of the previous page. */
@@ -69,7 +84,7 @@ export class ToolRuns {
       .orderBy('id', 'desc')
       .limit(page.limit + 1)
       .execute()
-    const runs = rows.slice(0, page.limit)
+    const runs = rows.slice(0, page.limit).map(read)
     const last = runs[runs.length - 1]
     return { runs, next: rows.length > page.limit && last ? encodeCursor(last) : null }
   }

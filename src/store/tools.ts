@@ -1,9 +1,20 @@
-// Tools as rows: an agent's ordered chain of tool steps, kept as JSON text.
+// Tools as rows: an agent's ordered chain of tool steps, kept as JSON text, read and written here
+// only (the engine validates what it writes: tools/tool-input.ts).
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import type { Database, ToolsTable } from './schema.ts'
 
-export type ToolRow = ToolsTable
+/** A tool, its steps and declared inputs read. */
+export type ToolRow = Omit<ToolsTable, 'steps' | 'inputs'> & {
+  steps: unknown[]
+  inputs: Record<string, unknown> | null
+}
+
+const read = (row: ToolsTable): ToolRow => ({
+  ...row,
+  steps: JSON.parse(row.steps),
+  inputs: row.inputs === null ? null : JSON.parse(row.inputs),
+})
 
 export class Tools {
   #db: Kysely<Database>
@@ -12,26 +23,34 @@ export class Tools {
   }
 
   async insert(
-    values: Omit<ToolRow, 'id' | 'created_at' | 'updated_at' | 'inputs'> & { inputs?: string | null },
+    values: Omit<ToolRow, 'id' | 'created_at' | 'updated_at' | 'inputs'> & { inputs?: ToolRow['inputs'] },
   ): Promise<ToolRow> {
     const now = nowIso()
     const row: ToolRow = { inputs: null, ...values, id: newId('tool'), created_at: now, updated_at: now }
-    await this.#db.insertInto('tools').values(row).execute()
+    await this.#db
+      .insertInto('tools')
+      .values({
+        ...row,
+        steps: JSON.stringify(row.steps),
+        inputs: row.inputs === null ? null : JSON.stringify(row.inputs),
+      })
+      .execute()
     return row
   }
 
   async get(workspaceId: string, agentId: string, id: string): Promise<ToolRow | undefined> {
-    return this.#db
+    const row = await this.#db
       .selectFrom('tools')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
       .where('agent_id', '=', agentId)
       .where('id', '=', id)
       .executeTakeFirst()
+    return row && read(row)
   }
 
   async list(workspaceId: string, agentId: string): Promise<ToolRow[]> {
-    return this.#db
+    const rows = await this.#db
       .selectFrom('tools')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
@@ -39,6 +58,7 @@ export class Tools {
       .orderBy('created_at')
       .orderBy('id')
       .execute()
+    return rows.map(read)
   }
 
   async update(
@@ -49,7 +69,12 @@ export class Tools {
   ): Promise<boolean> {
     const r = await this.#db
       .updateTable('tools')
-      .set({ ...values, updated_at: nowIso() })
+      .set({
+        ...values,
+        steps: values.steps && JSON.stringify(values.steps),
+        inputs: values.inputs === undefined ? undefined : values.inputs && JSON.stringify(values.inputs),
+        updated_at: nowIso(),
+      })
       .where('workspace_id', '=', workspaceId)
       .where('agent_id', '=', agentId)
       .where('id', '=', id)

@@ -1,8 +1,32 @@
+// Triggers as stored: their JSON columns (configuration, target, poll cursor) are read here once
+// and written here, so the rest of the engine only sees typed records.
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import type { Database, TriggersTable } from './schema.ts'
 
-export type TriggerRow = TriggersTable
+/** Where a trigger's deliveries go: the agent (its webhook or stream), or one of its tools. */
+export type TriggerTarget = { type: 'agent' } | { type: 'tool'; toolId: string }
+
+/** A trigger, its JSON columns read. */
+export type TriggerRow = Omit<TriggersTable, 'config' | 'target' | 'poll_cursor'> & {
+  config: Record<string, unknown>
+  target: TriggerTarget
+  /** What the last poll left for the next (the trigger's own cursor shape); null before the first. */
+  poll_cursor: unknown
+}
+
+type Stored = TriggersTable
+
+function decode(row: Stored): TriggerRow {
+  return {
+    ...row,
+    config: JSON.parse(row.config),
+    target: JSON.parse(row.target),
+    poll_cursor: row.poll_cursor === null ? null : JSON.parse(row.poll_cursor),
+  }
+}
+
+const decodeAll = (rows: Stored[]) => rows.map(decode)
 
 export class Triggers {
   #db: Kysely<Database>
@@ -34,27 +58,42 @@ export class Triggers {
       created_at: now,
       updated_at: now,
     }
-    await this.#db.insertInto('triggers').values(row).execute()
+    await this.#db
+      .insertInto('triggers')
+      .values({
+        ...row,
+        config: JSON.stringify(row.config),
+        target: JSON.stringify(row.target),
+        poll_cursor: null,
+      })
+      .execute()
     return row
   }
 
-  async get(workspaceId: string, id: string) {
-    return this.#db
+  async get(workspaceId: string, id: string): Promise<TriggerRow | undefined> {
+    const row = await this.#db
       .selectFrom('triggers')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .executeTakeFirst()
+    return row && decode(row)
   }
 
   async list(workspaceId: string, filter: { agentId?: string } = {}) {
     let q = this.#db.selectFrom('triggers').selectAll().where('workspace_id', '=', workspaceId)
     if (filter.agentId) q = q.where('agent_id', '=', filter.agentId)
-    return q.orderBy('created_at').orderBy('id').execute()
+    return decodeAll(await q.orderBy('created_at').orderBy('id').execute())
   }
 
   async forSubscription(subscriptionId: string) {
-    return this.#db.selectFrom('triggers').selectAll().where('subscription_id', '=', subscriptionId).execute()
+    return decodeAll(
+      await this.#db
+        .selectFrom('triggers')
+        .selectAll()
+        .where('subscription_id', '=', subscriptionId)
+        .execute(),
+    )
   }
 
   async countForSubscription(subscriptionId: string): Promise<number> {
@@ -67,8 +106,9 @@ export class Triggers {
   }
 
   /** Any workspace's trigger by id (the poller's). */
-  async byId(id: string) {
-    return this.#db.selectFrom('triggers').selectAll().where('id', '=', id).executeTakeFirst()
+  async byId(id: string): Promise<TriggerRow | undefined> {
+    const row = await this.#db.selectFrom('triggers').selectAll().where('id', '=', id).executeTakeFirst()
+    return row && decode(row)
   }
 
   /** Polled triggers whose next poll is due at `nowIso` (or never scheduled), soonest first. */
@@ -98,11 +138,15 @@ export class Triggers {
   }
 
   async polled() {
-    return this.#db.selectFrom('triggers').selectAll().where('poll_interval_ms', 'is not', null).execute()
+    return decodeAll(
+      await this.#db.selectFrom('triggers').selectAll().where('poll_interval_ms', 'is not', null).execute(),
+    )
   }
 
   async forConnection(connectionId: string) {
-    return this.#db.selectFrom('triggers').selectAll().where('connection_id', '=', connectionId).execute()
+    return decodeAll(
+      await this.#db.selectFrom('triggers').selectAll().where('connection_id', '=', connectionId).execute(),
+    )
   }
 
   /** A poll's outcome; in `db` when it is written in the same commit as what the poll found. */
@@ -111,7 +155,14 @@ export class Triggers {
     values: Pick<TriggerRow, 'poll_cursor' | 'last_poll_at' | 'next_poll_at' | 'last_poll_error'>,
     db: Kysely<Database> = this.#db,
   ) {
-    await db.updateTable('triggers').set(values).where('id', '=', id).execute()
+    await db
+      .updateTable('triggers')
+      .set({
+        ...values,
+        poll_cursor: values.poll_cursor === null ? null : JSON.stringify(values.poll_cursor),
+      })
+      .where('id', '=', id)
+      .execute()
   }
 
   async delete(id: string) {

@@ -1,6 +1,6 @@
 // Credentials at rest: AES-256-GCM with a fresh IV each time, the key id stored beside the
 // ciphertext so master keys can rotate (old keys stay readable through the keyring).
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 
@@ -25,6 +25,14 @@ export class Vault {
       this.#keys.set(keyId(k), k)
     }
     this.currentKeyId = keyId(keys[0])
+  }
+
+  /**
+   * A keyed digest (HMAC-SHA-256 under the current master key) of `message`: a token only this
+   * service can make, that it can check again without storing it. Changes when the key rotates.
+   */
+  mac(message: string): string {
+    return createHmac('sha256', this.#keys.get(this.currentKeyId)!).update(message).digest('base64url')
   }
 
   seal(value: unknown): string {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { noticeSource } from '../../src/engine/events/notices.ts'
+import { deliveryPayloadChecker } from '../helpers/delivery-payload.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
@@ -66,6 +67,7 @@ test('a notice about a connection reaches the agents that use it, typed as the n
   assert.deepEqual(await recorder.record(source(), [notice]), { deliveries: 1 })
   const [got] = await receiver.until((r) => r.length > 0)
   assert.equal(got.verified, true)
+  ;(await deliveryPayloadChecker(t.url))(got.body)
   assert.equal(got.body.type, 'connection.lapsed')
   assert.equal(got.body.data.trigger, null)
   assert.equal(got.body.data.agentId, told.body.id)

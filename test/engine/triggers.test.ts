@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
+import { deliveryPayloadChecker } from '../helpers/delivery-payload.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import { taskboardRest } from '../helpers/taskboard.ts'
@@ -292,4 +293,10 @@ test('the same upstream delivery twice makes one event and one delivery per trig
   const events = (await t.api('GET', '/v1/events?limit=500')).body.events
   assert.equal(events.length, before + 1)
   assert.equal(receiver.received.slice(from).length, 1)
+})
+
+test('every push this file received is the delivery payload of the contract (engine/events/payload.ts, /openapi.json)', async () => {
+  const check = await deliveryPayloadChecker(t.url)
+  assert.ok(receiver.received.length > 10)
+  for (const r of receiver.received) check(r.body)
 })

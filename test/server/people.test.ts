@@ -329,7 +329,7 @@ describe('members and invitations', () => {
       assert.ok(actions.includes(a), `${a} in ${actions}`)
   })
 
-  test('a signed-in person accepts an invitation; a revoked or unknown one is refused', async () => {
+  test('a signed-in person accepts an invitation; a revoked, expired or unknown one is refused', async () => {
     const owner = await ownerOfDefault('acceptor-owner')
     const guest = await newPerson('guest')
     const path = `/v1/workspaces/${t.service.workspaceId}/invitations`
@@ -339,6 +339,21 @@ describe('members and invitations', () => {
     const revoked = await guest.p.api('POST', `/v1/invitations/${second.body.token}/accept`)
     assert.equal(revoked.status, 410)
     assert.match(revoked.body.error.message, /revoked/)
+    // An invitation past its expiry (as if a week had gone by) is refused, and stays unused.
+    const third = await owner.p.api('POST', path, { email: guest.email, role: 'member' })
+    await t.service.engine.store.db
+      .updateTable('invitations')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('id', '=', third.body.invitation.id)
+      .execute()
+    const expired = await guest.p.api('POST', `/v1/invitations/${third.body.token}/accept`)
+    assert.equal(expired.status, 410)
+    assert.match(expired.body.error.message, /expired/)
+    const listed = await owner.p.api('GET', path)
+    assert.equal(
+      listed.body.invitations.find((i: any) => i.id === third.body.invitation.id).status,
+      'expired',
+    )
     const unknown = await guest.p.api('POST', '/v1/invitations/pbi_nothing/accept')
     assert.equal(unknown.status, 404)
     assert.equal(unknown.body.error.code, 'INVITATION_NOT_FOUND')

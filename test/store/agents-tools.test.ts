@@ -33,9 +33,9 @@ for (const database of databases) {
     const agentValues = (workspaceId: string, name: string) => ({
       workspace_id: workspaceId,
       name,
-      scope: JSON.stringify({ boards: ['a'.repeat(24)], repositories: ['o/r'] }),
-      connection_ids: JSON.stringify(['con_1']),
-      delivery: JSON.stringify({ type: 'stream' }),
+      scope: { boards: ['a'.repeat(24)], repositories: ['o/r'] },
+      connection_ids: ['con_1'],
+      delivery: { type: 'stream' } as const,
       signing_secret: 'sealed',
     })
 
@@ -49,13 +49,16 @@ for (const database of databases) {
       assert.equal(await repo.get('ws_other', a.id), undefined)
       assert.deepEqual((await repo.list(workspaceId)).map((r) => r.name).sort(), ['release', 'triage'])
       assert.equal(
-        await repo.update(workspaceId, a.id, { name: 'triage 2', delivery: '{"type":"webhook"}' }),
+        await repo.update(workspaceId, a.id, {
+          name: 'triage 2',
+          delivery: { type: 'webhook', url: 'https://agent.example/hook' },
+        }),
         true,
       )
       const changed = await repo.get(workspaceId, a.id)
       assert.equal(changed?.name, 'triage 2')
-      assert.equal(changed?.delivery, '{"type":"webhook"}')
-      assert.equal(changed?.scope, a.scope)
+      assert.deepEqual(changed?.delivery, { type: 'webhook', url: 'https://agent.example/hook' })
+      assert.deepEqual(changed?.scope, a.scope)
       assert.equal(await repo.update(workspaceId, 'agt_missing', { name: 'x' }), false)
       assert.equal(await repo.delete(workspaceId, b.id), true)
       assert.equal(await repo.delete(workspaceId, b.id), false)
@@ -69,9 +72,9 @@ for (const database of databases) {
       const runs = new ToolRuns(store.db)
       const agent = await agents.insert(agentValues(workspaceId, 'a'))
       const other = await agents.insert(agentValues(workspaceId, 'b'))
-      const steps = JSON.stringify([
+      const steps = [
         { stepId: 'taskboard.get_card', connectionId: 'con_1', input: { idCard: '{{input.id}}' } },
-      ])
+      ]
       const t1 = await tools.insert({
         workspace_id: workspaceId,
         agent_id: agent.id,
@@ -86,7 +89,7 @@ for (const database of databases) {
         description: 'x',
         steps,
       })
-      assert.deepEqual(JSON.parse((await tools.get(workspaceId, agent.id, t1.id))!.steps), JSON.parse(steps))
+      assert.deepEqual((await tools.get(workspaceId, agent.id, t1.id))!.steps, steps)
       assert.equal(await tools.get(workspaceId, other.id, t1.id), undefined, 'a tool belongs to one agent')
       assert.deepEqual(
         (await tools.list(workspaceId, agent.id)).map((t) => t.name),
@@ -103,8 +106,8 @@ for (const database of databases) {
         trigger_id: null,
         event_id: null,
         status: 'running',
-        input: '{"id":"x"}',
-        steps: '[]',
+        input: { id: 'x' },
+        steps: [],
         error_code: null,
         error_message: null,
         created_at: new Date().toISOString(),
@@ -130,8 +133,8 @@ for (const database of databases) {
           trigger_id: i === 4 ? 'trg_1' : null,
           event_id: i === 4 ? 'evt_1' : null,
           status: 'running',
-          input: JSON.stringify({ i }),
-          steps: '[]',
+          input: { i },
+          steps: [],
           error_code: null,
           error_message: null,
           // Two runs share a time: the id breaks the tie.
@@ -140,7 +143,7 @@ for (const database of databases) {
         })
       await runs.finish('trun_0', {
         status: 'failed',
-        steps: '[{"status":"failed"}]',
+        steps: [{ status: 'failed' }],
         error_code: 'SCOPE_DENIED',
         error_message: 'no',
         finished_at: new Date().toISOString(),
@@ -148,6 +151,8 @@ for (const database of databases) {
       const done = await runs.get(workspaceId, 'trun_0')
       assert.equal(done?.status, 'failed')
       assert.equal(done?.error_code, 'SCOPE_DENIED')
+      assert.deepEqual(done?.steps, [{ status: 'failed' }])
+      assert.deepEqual((await runs.get(workspaceId, 'trun_2'))?.input, { i: 2 })
       assert.equal((await runs.get(workspaceId, 'trun_4'))?.trigger_id, 'trg_1')
 
       const seen: string[] = []

@@ -3,17 +3,16 @@
 // projects' items. Each poll compares with a cursor (upstream timestamps and ids only, never
 // Patchbay's clock), gives every event a stable id, and its first run only sets the cursor —
 // nothing that existed before the trigger fires it.
+import { z } from 'zod'
 import type { NormalizedEvent, PollContext } from '../../kit/define.ts'
 import { graphql } from './graphql.ts'
 import { slim } from './webhooks.ts'
 
 const PAGE = 100
 
-/** Newest-first items past a cursor: what was created after `since`, or at it but not yet seen. */
-interface CreatedCursor {
-  since: string | null
-  seen: string[]
-}
+/** Where a poll of things by creation time stopped: the newest time seen, and the ids seen at it. */
+export const CreatedCursor = z.object({ since: z.string().nullable(), seen: z.array(z.string()) })
+type CreatedCursor = z.output<typeof CreatedCursor>
 
 function fresh<T>(
   items: T[],
@@ -47,7 +46,7 @@ interface Repository {
 
 /** New Repository for a personal account: its own repositories, newest first. */
 export async function pollOwnRepositories(
-  ctx: PollContext,
+  ctx: PollContext<CreatedCursor>,
 ): Promise<{ events: NormalizedEvent[]; cursor: CreatedCursor }> {
   const repos = await ctx.http.get<Repository[]>('/user/repos', {
     affiliation: 'owner',
@@ -57,7 +56,7 @@ export async function pollOwnRepositories(
   })
   const r = fresh(
     repos ?? [],
-    ctx.cursor as CreatedCursor | null,
+    ctx.cursor,
     (x) => x.created_at,
     (x) => String(x.id),
   )
@@ -82,9 +81,9 @@ interface Gist {
 
 /** New Snippet: the account's snippets updated since the newest one seen (`since` filters on updates). */
 export async function pollOwnSnippets(
-  ctx: PollContext,
+  ctx: PollContext<CreatedCursor>,
 ): Promise<{ events: NormalizedEvent[]; cursor: CreatedCursor }> {
-  const cursor = ctx.cursor as CreatedCursor | null
+  const cursor = ctx.cursor
   const gists = await ctx.http.get<Gist[]>('/gists', {
     per_page: PAGE,
     ...(cursor?.since ? { since: cursor.since } : {}),
@@ -189,7 +188,11 @@ interface ProjectItems {
 }
 
 /** item node id → its Status option (id and name), or null when it has none. */
-type StatusCursor = { statuses: Record<string, { id: string; name: string } | null> }
+/** Each project item's Status at the last poll (null: none set). */
+export const StatusCursor = z.object({
+  statuses: z.record(z.string(), z.object({ id: z.string(), name: z.string() }).nullable()),
+})
+type StatusCursor = z.output<typeof StatusCursor>
 
 /**
  * Project Item Status Changed for a personal account's projects: each item's Status compared with
@@ -197,11 +200,11 @@ type StatusCursor = { statuses: Record<string, { id: string; name: string } | nu
  * `projects_v2_item.edited`, so one match serves both.
  */
 export async function pollOwnProjectItems(
-  ctx: PollContext,
+  ctx: PollContext<StatusCursor>,
   projectNumber: number | undefined,
 ): Promise<{ events: NormalizedEvent[]; cursor: StatusCursor }> {
   const data = await graphql<ProjectItems>(ctx.http, PROJECT_ITEMS, { projects: 20, items: PAGE })
-  const previous = (ctx.cursor as StatusCursor | null)?.statuses
+  const previous = ctx.cursor?.statuses
   const statuses: StatusCursor['statuses'] = {}
   const events: NormalizedEvent[] = []
   for (const project of data.viewer.projectsV2.nodes) {

@@ -7,7 +7,13 @@
 // become events and polls.ts for the polls.
 import { z } from 'zod'
 import { defineTrigger, type NormalizedEvent, type TriggerMechanism } from '../../kit/define.ts'
-import { pollOwnProjectItems, pollOwnRepositories, pollOwnSnippets } from './polls.ts'
+import {
+  CreatedCursor,
+  pollOwnProjectItems,
+  pollOwnRepositories,
+  pollOwnSnippets,
+  StatusCursor,
+} from './polls.ts'
 import { branchRef, login, owner, repo, repoName } from './schemas.ts'
 import { orgModel } from './webhooks.ts'
 
@@ -131,6 +137,7 @@ export const newRepository = defineTrigger({
   // A new repository cannot be in a scope by name yet: it is when the scope holds its owner.
   eventScope: 'owner',
   match: (e) => is(e, 'repository.created'),
+  cursor: CreatedCursor,
   poll: (ctx) => pollOwnRepositories(ctx),
   pollIntervalMs: 60_000,
   sample: sample('repository.created', {}),
@@ -632,6 +639,7 @@ export const projectItemStatusChanged = defineTrigger({
     'projects_v2_item',
     'poll of the account’s projects through GraphQL (viewer.projectsV2 items)',
   ),
+  cursor: StatusCursor,
   poll: (ctx, c) => pollOwnProjectItems(ctx, c.projectNumber),
   pollIntervalMs: 60_000,
   // Held against the agent's repository scope (eventScope `place`): an item of an issue or pull
@@ -747,6 +755,7 @@ export const newSnippet = defineTrigger({
   // A snippet belongs to the account, not to a repository.
   eventScope: 'account',
   config: z.object({}),
+  cursor: CreatedCursor,
   poll: (ctx) => pollOwnSnippets(ctx),
   pollIntervalMs: 60_000,
   sample: sample(

@@ -377,8 +377,10 @@ export const cardDueDateReminder = defineTrigger({
   }),
   scoped: [{ kind: 'board', field: 'idBoard' }],
   pollIntervalMs: 60_000,
+  // The time of the last poll: due dates passed since fire now.
+  cursor: z.object({ lastPollAt: z.string() }),
   poll: async ({ http, cursor, now }, config) => {
-    const previous = (cursor as { lastPollAt?: string } | null)?.lastPollAt
+    const previous = cursor?.lastPollAt
     const since = previous ? Date.parse(previous) : now.getTime()
     const cards = await http.get<any[]>(`/1/boards/${config.idBoard}/cards/open`)
     const events: NormalizedEvent[] = []
@@ -446,8 +448,10 @@ export const newNotification = defineTrigger({
       .describe('true: only notifications still unread when the poll sees them.'),
   }),
   pollIntervalMs: 60_000,
+  // The newest notification seen (null: there was none).
+  cursor: z.object({ since: z.string().nullable() }),
   poll: async ({ http, cursor, scope }, config) => {
-    const since = (cursor as { since: string | null } | null)?.since
+    const since = cursor?.since
     if (cursor === null) {
       // The first poll marks where the trigger starts; older notifications are not news.
       const latest = await http.get<any[]>('/1/members/me/notifications', { limit: 1 })

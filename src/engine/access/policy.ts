@@ -11,23 +11,49 @@
 // Agent keys keep the rights they always had: `agents: true` routes, narrowed by the handler to the
 // key's own agent (requireOwnAgent); everything else refuses them (AGENT_KEY_FORBIDDEN).
 //
-// `action` names what a change is in the audit log (`connection.created` …); reads have none.
+// `action` names what a change is in the audit log (`connection.created` …); reads have none. The
+// audit hook (server/audit-hook.ts) records every route with an action as it answers, unless the
+// rule says `recordsItself` (the people services record sign-ins, members and invitations with
+// what only they know); a request the policy refuses is recorded by the hook either way.
 import type { Role } from './caller.ts'
 
 export type Rule =
   /** Anyone, no credentials asked; the route checks what it needs itself (`why` says how). */
-  | { readonly access: 'public'; readonly why: string; readonly action?: string }
+  | {
+      readonly access: 'public'
+      readonly why: string
+      readonly action?: string
+      readonly recordsItself?: true
+    }
   /**
    * Anyone with valid credentials (a workspace key or a signed-in person), in any workspace or none:
    * `req.identity` is set, `req.caller` only when a workspace could be chosen. For what is about the
    * caller rather than a workspace (GET /v1/me, listing or creating workspaces, accepting an invitation).
    */
-  | { readonly access: 'signedIn'; readonly agents?: false; readonly action?: string }
-  /** A caller of the workspace the request acts on, with at least `role`. */
-  | { readonly access: 'workspace'; readonly role: Role; readonly agents: boolean; readonly action?: string }
+  | {
+      readonly access: 'signedIn'
+      readonly agents?: false
+      readonly action?: string
+      readonly recordsItself?: true
+    }
+  /**
+   * A caller of the workspace the request acts on, with at least `role`. `workspaceParam` names the
+   * path parameter that names that workspace (/v1/workspaces/{id}…), instead of the
+   * Patchbay-Workspace header.
+   */
+  | {
+      readonly access: 'workspace'
+      readonly role: Role
+      readonly agents: boolean
+      readonly action?: string
+      readonly workspaceParam?: string
+      readonly recordsItself?: true
+    }
 
-const read = (role: Role = 'viewer', agents = true): Rule => ({ access: 'workspace', role, agents })
-const change = (role: Role, action: string, agents = false): Rule => ({
+export type WorkspaceRule = Extract<Rule, { access: 'workspace' }>
+
+const read = (role: Role = 'viewer', agents = true): WorkspaceRule => ({ access: 'workspace', role, agents })
+const change = (role: Role, action: string, agents = false): WorkspaceRule => ({
   access: 'workspace',
   role,
   agents,
@@ -42,7 +68,8 @@ export const POLICY = {
   // Field choices are read from the upstream with a connection's credentials.
   listStepFieldChoices: read('member'),
   listTriggerFieldChoices: read('member'),
-  runStep: change('member', 'step.run', true),
+  // Runs are recorded as runs (GET /v1/runs, tool runs), not in the audit log.
+  runStep: read('member'),
   listRuns: read(),
 
   // Connections
@@ -80,12 +107,12 @@ export const POLICY = {
   getTool: read(),
   updateTool: change('member', 'tool.updated'),
   deleteTool: change('member', 'tool.deleted'),
-  runTool: change('member', 'tool.run', true),
+  runTool: read('member'),
   listToolRuns: read(),
   getToolRun: read(),
   listFunctionTools: read(),
   listOwnFunctionTools: read(),
-  callFunction: change('member', 'function.called', true),
+  callFunction: read('member'),
 
   // Triggers
   createTrigger: change('member', 'trigger.created'),
@@ -114,6 +141,17 @@ export const POLICY = {
   setCreditBudget: change('admin', 'credit_budget.set'),
   deleteCreditBudget: change('admin', 'credit_budget.deleted'),
 
+  // Workspaces and their keys (a key made by a person or key: role at most the maker's)
+  listWorkspaces: { access: 'signedIn' },
+  createWorkspace: { access: 'signedIn', action: 'workspace.created' },
+  getWorkspace: { ...read('viewer', false), workspaceParam: 'id' },
+  updateWorkspace: { ...change('admin', 'workspace.updated'), workspaceParam: 'id' },
+  deleteWorkspace: { ...change('owner', 'workspace.deleted'), workspaceParam: 'id' },
+  listKeys: read('admin', false),
+  createKey: change('admin', 'key.created'),
+  revokeKey: change('admin', 'key.revoked'),
+  listAudit: read('admin', false),
+
   // Stats and timelines: the workspace's numbers and run records (no payloads, no secrets).
   getStats: read('viewer', false),
   getTimeline: read('viewer', false),
@@ -122,11 +160,13 @@ export const POLICY = {
     access: 'public',
     why: 'makes an account; PATCHBAY_SIGNUP decides who may (open, or with an invitation token)',
     action: 'auth.sign_up',
+    recordsItself: true,
   },
   signIn: {
     access: 'public',
     why: 'checks the email and password itself, limited per account and per address',
     action: 'auth.sign_in',
+    recordsItself: true,
   },
   getSsoSettings: { access: 'public', why: 'tells the sign-in page whether single sign-on is offered' },
   startSso: { access: 'public', why: 'sends the browser to the identity provider (state bound to a cookie)' },
@@ -134,22 +174,23 @@ export const POLICY = {
     access: 'public',
     why: 'the identity provider sends the browser back; state, PKCE and the ID token are checked',
     action: 'auth.sign_in',
+    recordsItself: true,
   },
-  signOut: { access: 'signedIn', action: 'auth.sign_out' },
+  signOut: { access: 'signedIn', action: 'auth.sign_out', recordsItself: true },
   getMe: { access: 'signedIn' },
   listMySessions: { access: 'signedIn' },
-  endMySession: { access: 'signedIn', action: 'auth.session_ended' },
-  endAllMySessions: { access: 'signedIn', action: 'auth.signed_out_everywhere' },
-  acceptInvitation: { access: 'signedIn', action: 'invitation.accepted' },
+  endMySession: { access: 'signedIn', action: 'auth.session_ended', recordsItself: true },
+  endAllMySessions: { access: 'signedIn', action: 'auth.signed_out_everywhere', recordsItself: true },
+  acceptInvitation: { access: 'signedIn', action: 'invitation.accepted', recordsItself: true },
 
   // Members and invitations of the workspace the request acts on (routes/members.ts).
   listMembers: read('viewer', false),
-  addMember: change('admin', 'member.added'),
-  updateMember: change('admin', 'member.role_changed'),
-  removeMember: change('admin', 'member.removed'),
-  createInvitation: change('admin', 'invitation.created'),
+  addMember: { ...change('admin', 'member.added'), recordsItself: true },
+  updateMember: { ...change('admin', 'member.role_changed'), recordsItself: true },
+  removeMember: { ...change('admin', 'member.removed'), recordsItself: true },
+  createInvitation: { ...change('admin', 'invitation.created'), recordsItself: true },
   listInvitations: read('admin', false),
-  revokeInvitation: change('admin', 'invitation.revoked'),
+  revokeInvitation: { ...change('admin', 'invitation.revoked'), recordsItself: true },
 
   // MCP: the route lets every caller in; each JSON-RPC method has its rule in MCP_POLICY.
   callMcp: read('viewer', true),

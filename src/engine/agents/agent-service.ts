@@ -53,9 +53,10 @@ export function agentView(row: AgentRow): AgentView {
   return {
     id: row.id,
     name: row.name,
-    scope: JSON.parse(row.scope),
-    connectionIds: JSON.parse(row.connection_ids),
-    delivery: JSON.parse(row.delivery),
+    // The scope's kinds are the ones NewAgentInput accepted when it was written.
+    scope: row.scope as AgentScope,
+    connectionIds: row.connection_ids,
+    delivery: row.delivery,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }
@@ -129,9 +130,9 @@ export class AgentService {
     const row = await this.#repo.insert({
       workspace_id: workspaceId,
       name: a.name,
-      scope: JSON.stringify(a.scope),
-      connection_ids: JSON.stringify(a.connectionIds),
-      delivery: JSON.stringify(a.delivery),
+      scope: a.scope,
+      connection_ids: a.connectionIds,
+      delivery: a.delivery,
       signing_secret: this.#vault.seal(signingSecret),
     })
     return { agent: agentView(row), signingSecret }
@@ -188,9 +189,9 @@ export class AgentService {
     if (c.delivery?.type === 'webhook') await this.#egress.check(c.delivery.url, 'delivery.url')
     await this.#repo.update(workspaceId, agentId, {
       name: c.name,
-      scope: c.scope && JSON.stringify(c.scope),
-      connection_ids: c.connectionIds && JSON.stringify(c.connectionIds),
-      delivery: c.delivery && JSON.stringify(c.delivery),
+      scope: c.scope,
+      connection_ids: c.connectionIds,
+      delivery: c.delivery,
     })
     this.#changes.publish('agents', [agentId])
     return this.get(workspaceId, agentId)

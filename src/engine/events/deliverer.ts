@@ -24,9 +24,16 @@ import {
   tracingOn,
   withContext,
 } from '../../kit/tracing.ts'
-import { type DeliveryRow, deliveries, type NewDelivery } from '../../store/event-log.ts'
+import {
+  type DeliveryRow,
+  deliveries,
+  type NewDelivery,
+  type SendableDelivery,
+  sendableEvent,
+} from '../../store/event-log.ts'
 import { isoAt } from '../../store/ids.ts'
 import type { Database, DeliveryAttemptsTable } from '../../store/schema.ts'
+import type { Triggers } from '../../store/triggers.ts'
 import type { AgentService } from '../agents/agent-service.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { JobQueue } from '../jobs/job-queue.ts'
@@ -35,7 +42,7 @@ import type { ToolService } from '../tools/tool-service.ts'
 import { eventOutsideScope } from './event-scope.ts'
 import type { LoopGuard } from './loop-guard.ts'
 import { NOTICE_CONNECTOR } from './notices.ts'
-import type { SendableDelivery } from './records.ts'
+import { deliveryBody } from './payload.ts'
 import { signDelivery } from './standard-webhooks.ts'
 
 /** Like the well-known webhook services': 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
@@ -55,6 +62,8 @@ export interface DelivererOptions {
   tools: Pick<ToolService, 'run'>
   /** The trigger definitions, for the scope a retry is checked against. */
   registry: Registry
+  /** A retried delivery's trigger (its connection, for the scope check). */
+  triggers: Pick<Triggers, 'byId'>
   clock?: Clock
   retryScheduleMs?: number[]
   timeoutMs?: number
@@ -165,7 +174,7 @@ export class Deliverer {
     if (this.#fresh.size >= FRESH_KEPT) return rows
     const leaseUntil = isoAt(this.#clock.now() + this.#pushLeaseMs)
     return rows.map((r) =>
-      r.status === 'pending' && r.attempts === 0 && JSON.parse(r.target).type === 'webhook'
+      r.status === 'pending' && r.attempts === 0 && r.target.type === 'webhook'
         ? { ...r, attempts: 1, claimed_until: leaseUntil, next_attempt_at: leaseUntil }
         : r,
     )
@@ -205,7 +214,7 @@ export class Deliverer {
   #dispatch(rows: SendableDelivery[], storedHere: boolean): void {
     const streamAgents = new Set<string>()
     for (const row of rows) {
-      const target = JSON.parse(row.target)
+      const target = row.target
       if (target.type === 'stream') streamAgents.add(row.agent_id)
       else {
         // A row claimed at insert is always kept: its claim is used (or given back) from here.
@@ -229,7 +238,7 @@ export class Deliverer {
     let n = 0
     const interruptedPushes: DeliveryAttemptsTable[] = []
     for (const row of due) {
-      const type = JSON.parse(row.target).type
+      const type = row.target.type
       if (row.claimed_until !== null) {
         if (type === 'tool') {
           await this.#settle([row.id], row.attempts, {
@@ -262,7 +271,7 @@ export class Deliverer {
       throw new PatchbayError('DELIVERY_NOT_FOUND', `There is no delivery "${id}".`, {
         hint: 'List deliveries with GET /v1/deliveries.',
       })
-    const target = JSON.parse(row.target)
+    const target = row.target
     if (target.type === 'stream') {
       // Streams read the store; a replayed pull delivery is the stored one, seen again by catching up.
       this.#o.changes.publish('deliveries', [row.agent_id])
@@ -286,40 +295,33 @@ export class Deliverer {
    * key, a Patchbay notice's own type (events/notices.ts), or `event` when the trigger is gone.
    */
   body(row: SendableDelivery): string {
-    // The event's refs and data are stored as JSON already; they are spliced in as they are
-    // rather than parsed and written again for every delivery.
-    const j = JSON.stringify
-    return (
-      `{"id":${j(row.id)},"type":${j(row.t_key ?? (row.e_connector === NOTICE_CONNECTOR ? row.e_type : 'event'))},"timestamp":${j(row.created_at)},` +
-      `"data":{"agentId":${j(row.agent_id)},"triggerId":${j(row.trigger_id)},"trigger":${j(row.t_key)},` +
-      `"event":{"id":${j(row.event_id)},"connector":${j(row.e_connector)},"type":${j(row.e_type)},` +
-      `"upstreamId":${j(row.e_upstream_id)},"occurredAt":${j(row.e_occurred_at)},` +
-      `"refs":${row.e_refs},"data":${row.e_data}}}}`
-    )
+    return deliveryBody({
+      id: row.id,
+      type: row.t_key ?? (row.e_connector === NOTICE_CONNECTOR ? row.e_type : 'event'),
+      timestamp: row.created_at,
+      data: {
+        agentId: row.agent_id,
+        triggerId: row.trigger_id,
+        trigger: row.t_key,
+        event: {
+          id: row.event_id,
+          connector: row.e_connector,
+          type: row.e_type,
+          upstreamId: row.e_upstream_id,
+          occurredAt: row.e_occurred_at,
+          refsJson: row.e_refs,
+          dataJson: row.e_data,
+        },
+      },
+    })
   }
 
   async joined(ids: string[]): Promise<SendableDelivery[]> {
     return this.#joined(ids)
   }
 
-  async #joined(ids: string[]): Promise<SendableDelivery[]> {
-    if (ids.length === 0) return []
-    return (await this.#o.db
-      .selectFrom('deliveries as d')
-      .innerJoin('events as e', 'e.id', 'd.event_id')
-      .leftJoin('triggers as t', 't.id', 'd.trigger_id')
-      .selectAll('d')
-      .select([
-        'e.type as e_type',
-        'e.upstream_id as e_upstream_id',
-        'e.occurred_at as e_occurred_at',
-        'e.refs as e_refs',
-        'e.data as e_data',
-        'e.connector as e_connector',
-        't.trigger_key as t_key',
-      ])
-      .where('d.id', 'in', ids)
-      .execute()) as SendableDelivery[]
+  #joined(ids: string[]): Promise<SendableDelivery[]> {
+    return deliveries.sendable(this.#o.db, ids)
   }
 
   #target(row: DeliveryRow): Promise<{ url: string | null; secret: string }> {
@@ -505,18 +507,10 @@ export class Deliverer {
   async #withdrawn(row: SendableDelivery): Promise<string | null> {
     const def = row.t_key ? this.#o.registry.triggers.get(row.t_key)?.trigger : undefined
     if (!def || !row.trigger_id) return null
-    const trigger = await this.#o.db
-      .selectFrom('triggers')
-      .select('connection_id')
-      .where('id', '=', row.trigger_id)
-      .executeTakeFirst()
+    const trigger = await this.#o.triggers.byId(row.trigger_id)
     if (!trigger) return null
     const agent = await this.#o.agents.get(row.workspace_id, row.agent_id)
-    return eventOutsideScope(
-      agent,
-      { def, connectionId: trigger.connection_id },
-      { refs: JSON.parse(row.e_refs) },
-    )
+    return eventOutsideScope(agent, { def, connectionId: trigger.connection_id }, sendableEvent(row))
   }
 
   async #runTool(id: string): Promise<void> {
@@ -532,8 +526,9 @@ export class Deliverer {
     if (!claim) return
     const [row] = await this.#joined([id])
     if (!row) return
-    const target = JSON.parse(row.target)
-    const event = JSON.parse(this.body(row)).data.event
+    const target = row.target
+    if (target.type !== 'tool') return
+    const event = sendableEvent(row)
     const started = performance.now()
     // A tool answering its own changes is stopped at the loop guard's limit (events/loop-guard.ts).
     const guard = await this.#o.loopGuard.check({
@@ -541,7 +536,7 @@ export class Deliverer {
       agentId: row.agent_id,
       connector: row.e_connector,
       upstreamId: row.e_upstream_id,
-      refs: JSON.parse(row.e_refs),
+      refs: event.refs,
     })
     // A run that cannot start (the tool was deleted, its input is refused) fails the delivery
     // with the reason, instead of leaving it pending to be picked up again and again.

@@ -88,7 +88,7 @@ export class EventHistory {
     limit: number,
   ): Promise<Array<{ seq: number; body: string | null }>> {
     const rows = await deliveries.list(this.#db, workspaceId, { agentId, afterSeq, limit, ascending: true })
-    const bodies = await this.payloads(rows.filter((r) => JSON.parse(r.target).type === 'stream'))
+    const bodies = await this.payloads(rows.filter((r) => r.target.type === 'stream'))
     return rows.map((r) => ({ seq: Number(r.seq), body: bodies.get(r.id) ?? null }))
   }
 }

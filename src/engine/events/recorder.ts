@@ -84,7 +84,7 @@ export interface Recorded {
 
 /** What the recorder needs of the agents: each listener's agent as it is now. */
 type RecipientAgents = Pick<AgentService, 'get'>
-type Recipient = EventScopeAgent & { delivery: { type: string } }
+type Recipient = EventScopeAgent & { delivery: { type: 'webhook' | 'stream' } }
 
 /** A listener a source derives from a trigger: `match` applies the trigger's own match to its config. */
 export function triggerListener(

@@ -1,8 +1,14 @@
-// The rows an upstream happening becomes, built one way whether it came through a webhook (the
-// pipeline) or a poll (the poller).
+// The rows an event becomes, built one way for every source (the recorder).
 import type { NormalizedEvent } from '../../kit/define.ts'
-import type { DeliveryRow, NewDelivery, NewEvent } from '../../store/event-log.ts'
+import type {
+  DeliveryRow,
+  DeliveryTarget,
+  NewDelivery,
+  NewEvent,
+  SendableDelivery,
+} from '../../store/event-log.ts'
 import { newId } from '../../store/ids.ts'
+import type { TriggerTarget } from '../../store/triggers.ts'
 
 export function eventRow(
   e: NormalizedEvent,
@@ -43,22 +49,22 @@ export function deliveryRow(d: {
   agentId: string
   triggerId: string
   eventId: string
-  target: { type: 'agent' } | { type: 'tool'; toolId: string }
-  agentDelivery: string
+  target: TriggerTarget
+  /** The agent's delivery kind: `webhook` or `stream`. */
+  agentDelivery: 'webhook' | 'stream'
   now: string
 }): NewDelivery {
-  const kind = d.target.type === 'tool' ? 'tool' : d.agentDelivery
+  const target: DeliveryTarget =
+    d.target.type === 'tool' ? { type: 'tool', toolId: d.target.toolId } : { type: d.agentDelivery }
   // A pull delivery is delivered once it is in the agent's stream.
-  const pull = kind === 'stream'
+  const pull = target.type === 'stream'
   return {
     id: newId('dlv'),
     workspace_id: d.workspaceId,
     agent_id: d.agentId,
     event_id: d.eventId,
     trigger_id: d.triggerId,
-    target: JSON.stringify(
-      d.target.type === 'tool' ? { type: 'tool', toolId: d.target.toolId } : { type: kind },
-    ),
+    target,
     status: pull ? 'delivered' : 'pending',
     attempts: 0,
     next_attempt_at: pull ? null : d.now,
@@ -71,21 +77,9 @@ export function deliveryRow(d: {
   }
 }
 
-/**
- * A delivery with what its send needs of its event and trigger: read back by a join for stored
- * ones (Deliverer.joined), or built from the rows just written (the pipeline), so a fresh
- * delivery is sent without being read again.
- */
-export type SendableDelivery = DeliveryRow & {
-  e_type: string
-  e_upstream_id: string
-  e_occurred_at: string
-  e_refs: string
-  e_data: string
-  e_connector: string
-  t_key: string | null
-}
+export type { SendableDelivery }
 
+/** A delivery just written, with what its body needs of its event and trigger (no read back). */
 export function sendable(
   delivery: DeliveryRow,
   event: NewEvent,

@@ -103,8 +103,9 @@ export function toolView(row: ToolRow): ToolView {
     agentId: row.agent_id,
     name: row.name,
     description: row.description,
-    inputs: row.inputs ? JSON.parse(row.inputs) : null,
-    steps: JSON.parse(row.steps),
+    // What the tool's input schema accepted when they were written.
+    inputs: row.inputs as DeclaredInputs | null,
+    steps: row.steps as ToolStep[],
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }
@@ -118,8 +119,8 @@ export function toolRunView(row: ToolRunRow): ToolRunView {
     triggerId: row.trigger_id,
     eventId: row.event_id,
     status: row.status,
-    input: JSON.parse(row.input),
-    steps: JSON.parse(row.steps),
+    input: row.input,
+    steps: row.steps as ToolStepRecord[],
     errorCode: row.error_code,
     errorMessage: row.error_message,
     createdAt: row.created_at,
@@ -177,8 +178,8 @@ export class ToolService {
       agent_id: agentId,
       name: parsed.data.name,
       description: parsed.data.description,
-      steps: JSON.stringify(parsed.data.steps),
-      inputs: inputs && JSON.stringify(inputs),
+      steps: parsed.data.steps,
+      inputs,
     })
     return toolView(row)
   }
@@ -225,10 +226,7 @@ export class ToolService {
   async #startingEvents(workspaceId: string, agentId: string, toolId: string) {
     const rows = await this.#triggers.list(workspaceId, { agentId })
     const keys = rows
-      .filter((r) => {
-        const target = JSON.parse(r.target)
-        return target.type === 'tool' && target.toolId === toolId
-      })
+      .filter((r) => r.target.type === 'tool' && r.target.toolId === toolId)
       .map((r) => r.trigger_key)
     return this.#eventsOf([...new Set(keys)])
   }
@@ -288,8 +286,8 @@ export class ToolService {
     await this.#tools.update(workspaceId, agentId, toolId, {
       name: c.name,
       description: c.description,
-      steps: c.steps && JSON.stringify(c.steps),
-      inputs: c.inputs === undefined ? undefined : c.inputs && JSON.stringify(c.inputs),
+      steps: c.steps,
+      inputs: c.inputs,
     })
     return this.get(workspaceId, agentId, toolId)
   }
@@ -359,8 +357,8 @@ export class ToolService {
       trigger_id: req.triggerId ?? null,
       event_id: req.eventId ?? null,
       status: 'running',
-      input: JSON.stringify(input),
-      steps: '[]',
+      input,
+      steps: [],
       error_code: null,
       error_message: null,
       created_at: nowIso(),
@@ -425,7 +423,7 @@ export class ToolService {
 
     const finished = {
       status: failure ? ('failed' as const) : ('succeeded' as const),
-      steps: JSON.stringify(records),
+      steps: records,
       error_code: failure?.code ?? null,
       error_message: failure?.message ?? null,
       finished_at: nowIso(),

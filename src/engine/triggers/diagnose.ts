@@ -41,7 +41,7 @@ export async function diagnoseTrigger(
 ): Promise<{ triggerId: string; healthy: boolean; checks: Array<DiagnosisCheck & { label: string }> }> {
   const checks: DiagnosisCheck[] = []
   const reg = deps.registry.triggers.get(row.trigger_key)!
-  const config = JSON.parse(row.config)
+  const config = row.config
   let loaded = await deps.connections.load(row.workspace_id, row.connection_id).catch(() => null)
   const mechanism = triggerMechanism(reg.trigger, config)
   checks.push({
@@ -264,16 +264,10 @@ function toEvent(e: {
   upstream_id: string
   type: string
   occurred_at: string
-  refs: string
-  data: string
+  refs: NormalizedEvent['refs']
+  data: unknown
 }): NormalizedEvent {
-  return {
-    id: e.upstream_id,
-    type: e.type,
-    occurredAt: e.occurred_at,
-    refs: JSON.parse(e.refs),
-    data: JSON.parse(e.data),
-  }
+  return { id: e.upstream_id, type: e.type, occurredAt: e.occurred_at, refs: e.refs, data: e.data }
 }
 
 function safeMatch(

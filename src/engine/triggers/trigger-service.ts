@@ -9,7 +9,7 @@ import { triggerMechanism } from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
-import type { TriggerRow, Triggers } from '../../store/triggers.ts'
+import type { TriggerRow, Triggers, TriggerTarget } from '../../store/triggers.ts'
 import type { AgentService } from '../agents/agent-service.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
@@ -19,7 +19,7 @@ import type { UpstreamPages } from '../upstream/upstream-pages.ts'
 import { triggerView } from './trigger-views.ts'
 import type { WebhookSubscriptions } from './webhook-subscriptions.ts'
 
-export type TriggerTarget = { type: 'agent' } | { type: 'tool'; toolId: string }
+export type { TriggerTarget }
 
 export interface NewTrigger {
   trigger: string
@@ -32,7 +32,7 @@ export interface NewTrigger {
 export interface ListeningTrigger {
   row: TriggerRow
   def: TriggerDefinition
-  config: any
+  config: Record<string, unknown>
   target: TriggerTarget
 }
 
@@ -149,8 +149,8 @@ export class TriggerService {
       agent_id: agentId,
       trigger_key: req.trigger,
       connection_id: loaded.row.id,
-      config: JSON.stringify(config),
-      target: JSON.stringify(target),
+      config,
+      target,
       subscription_id: subscriptionId,
       poll_interval_ms: pollIntervalMs,
       next_poll_at: pollIntervalMs ? nowIso() : null,
@@ -221,8 +221,8 @@ export class TriggerService {
           {
             row,
             def: reg.trigger,
-            config: JSON.parse(row.config),
-            target: JSON.parse(row.target) as TriggerTarget,
+            config: row.config,
+            target: row.target,
           },
         ]
       })

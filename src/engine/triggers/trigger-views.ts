@@ -7,7 +7,7 @@ import type { Registry } from '../registry.ts'
 
 export function triggerView(registry: Registry, row: TriggerRow, sub: SubscriptionRow | undefined) {
   const reg = registry.triggers.get(row.trigger_key)
-  const config = JSON.parse(row.config)
+  const config = row.config
   const delivery = reg ? triggerMechanism(reg.trigger, config) : null
   return {
     id: row.id,
@@ -18,7 +18,7 @@ export function triggerView(registry: Registry, row: TriggerRow, sub: Subscripti
     delivery,
     connectionId: row.connection_id,
     config,
-    target: JSON.parse(row.target),
+    target: row.target,
     webhook: sub
       ? {
           id: sub.id,

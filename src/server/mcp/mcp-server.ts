@@ -21,6 +21,7 @@ import type { DeliveryRow } from '../../engine/events/history.ts'
 import { isErrorCode } from '../../kit/error-codes.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { PATCHBAY_VERSION } from '../../kit/version.ts'
+import { deliveryView } from '../event-views.ts'
 
 export const RECENT_EVENTS_URI = 'patchbay://events/recent'
 const DELIVERY_URI = 'patchbay://deliveries/'
@@ -182,18 +183,12 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
   return server
 }
 
+/** Deliveries as the API describes them (server/event-views.ts), each with what the agent receives. */
 async function deliveryViews(engine: Engine, rows: DeliveryRow[]) {
   const payloads = await engine.events.history.payloads(rows)
   return rows.map((r) => {
     const payload = payloads.get(r.id)
-    return {
-      id: r.id,
-      seq: Number(r.seq),
-      status: r.status,
-      target: JSON.parse(r.target).type,
-      createdAt: r.created_at,
-      payload: payload ? JSON.parse(payload) : null,
-    }
+    return { ...deliveryView(r), payload: payload ? JSON.parse(payload) : null }
   })
 }
 

@@ -3,50 +3,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
-import type { DeliveryRow, EventRow, ParkedInboxRow } from '../../engine/events/history.ts'
+import type { ParkedInboxRow } from '../../engine/events/history.ts'
+import { DeliveryPayload } from '../../engine/events/payload.ts'
 import { requireOwnAgent } from '../authorize.ts'
+import { DeliveryView, deliveryView, EventView, eventView } from '../event-views.ts'
 import { errorResponses } from '../schemas.ts'
-
-const EventView = z
-  .object({
-    id: z.string(),
-    seq: z.number().describe('Order of arrival; pages and streams resume after a seq.'),
-    connector: z.string(),
-    type: z.string().describe('The upstream event kind, e.g. card.moved.'),
-    upstreamId: z.string(),
-    connectionId: z.string(),
-    model: z.string().describe('The watched upstream thing (board, repository …).'),
-    refs: z.record(z.string(), z.unknown()).describe('What the event is about (board, card, repository …).'),
-    data: z.unknown().describe("The event's data as the triggers describe it."),
-    matchedTriggers: z.number(),
-    occurredAt: z.string(),
-    receivedAt: z.string(),
-  })
-  .meta({ id: 'Event' })
-
-const DeliveryView = z
-  .object({
-    id: z.string(),
-    seq: z.number(),
-    agentId: z.string(),
-    eventId: z.string(),
-    triggerId: z.string(),
-    target: z
-      .looseObject({
-        type: z.enum(['webhook', 'stream', 'tool']),
-        toolId: z.string().optional().describe('For a tool target: the tool the event runs.'),
-      })
-      .describe("Where it goes: the agent's webhook or stream, or one of its tools."),
-    status: z.enum(['pending', 'delivered', 'failed', 'dead']),
-    attempts: z.number(),
-    nextAttemptAt: z.string().nullable(),
-    lastStatus: z.number().nullable(),
-    lastError: z.string().nullable(),
-    toolRunId: z.string().nullable(),
-    createdAt: z.string(),
-    deliveredAt: z.string().nullable(),
-  })
-  .meta({ id: 'Delivery' })
 
 const DeliveryAttempt = z
   .object({
@@ -78,38 +39,6 @@ const parkedView = (r: ParkedInboxRow): z.infer<typeof ParkedInboxView> => ({
   receivedAt: r.received_at,
   attempts: r.attempts,
   error: r.error,
-})
-
-const eventView = (e: EventRow): z.infer<typeof EventView> => ({
-  id: e.id,
-  seq: Number(e.seq),
-  connector: e.connector,
-  type: e.type,
-  upstreamId: e.upstream_id,
-  connectionId: e.connection_id,
-  model: e.model,
-  refs: JSON.parse(e.refs),
-  data: JSON.parse(e.data),
-  matchedTriggers: e.matched,
-  occurredAt: e.occurred_at,
-  receivedAt: e.received_at,
-})
-
-const deliveryView = (d: DeliveryRow): z.infer<typeof DeliveryView> => ({
-  id: d.id,
-  seq: Number(d.seq),
-  agentId: d.agent_id,
-  eventId: d.event_id,
-  triggerId: d.trigger_id,
-  target: JSON.parse(d.target),
-  status: d.status,
-  attempts: d.attempts,
-  nextAttemptAt: d.next_attempt_at,
-  lastStatus: d.last_status,
-  lastError: d.last_error,
-  toolRunId: d.tool_run_id,
-  createdAt: d.created_at,
-  deliveredAt: d.delivered_at,
 })
 
 const page = {
@@ -228,9 +157,8 @@ export const eventRoutes =
           response: {
             200: DeliveryView.extend({
               attempts: z.array(DeliveryAttempt),
-              payload: z
-                .record(z.string(), z.unknown())
-                .describe('What the agent receives (the signed webhook body, or the stream message).'),
+              // What the agent receives (the signed webhook body, or the stream message).
+              payload: DeliveryPayload,
             }).meta({ id: 'DeliveryWithAttempts' }),
             ...errorResponses,
           },

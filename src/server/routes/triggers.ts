@@ -103,6 +103,8 @@ export const triggerRoutes =
       },
       async (req) => {
         requireOwnAgent(req.caller, req.params.agentId)
+        // An agent of another workspace is not found here, as every other object of it.
+        await engine.agents.get(req.caller.workspaceId, req.params.agentId)
         return { triggers: await t.list(req.caller.workspaceId, req.params.agentId) }
       },
     )

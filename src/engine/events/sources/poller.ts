@@ -11,6 +11,7 @@
 
 import type { FastifyBaseLogger } from 'fastify'
 import { type Clock, systemClock } from '../../../kit/clock.ts'
+import type { TriggerDefinition } from '../../../kit/define.ts'
 import { PatchbayError } from '../../../kit/errors.ts'
 import { activeContext, inSpan, tracingOn } from '../../../kit/tracing.ts'
 import { isoAt } from '../../../store/ids.ts'
@@ -19,9 +20,18 @@ import type { AgentService } from '../../agents/agent-service.ts'
 import type { ConnectionService } from '../../connections/connection-service.ts'
 import type { JobQueue } from '../../jobs/job-queue.ts'
 import type { Registry } from '../../registry.ts'
-import type { TriggerTarget } from '../../triggers/trigger-service.ts'
 import { connectionWithdrawn } from '../event-scope.ts'
 import { type Recorder, triggerListener } from '../recorder.ts'
+
+/**
+ * The trigger's stored cursor as its `cursor` schema reads it; one it does not read (left by an
+ * older version) is dropped, so the poll is a first one.
+ */
+function readCursor(def: TriggerDefinition, row: TriggerRow): unknown {
+  if (row.poll_cursor === null || !def.cursor) return row.poll_cursor
+  const read = def.cursor.safeParse(row.poll_cursor)
+  return read.success ? read.data : null
+}
 
 /** A poll that failed: what failed, and when the next one is due. */
 export interface PollFailure {
@@ -130,9 +140,9 @@ export class Poller {
     const agent = await this.#agents.get(row.workspace_id, row.agent_id)
     const withdrawn = connectionWithdrawn(agent, row.connection_id)
     if (withdrawn) throw new PatchbayError('CONNECTION_NOT_ALLOWED', withdrawn)
-    const config = JSON.parse(row.config)
+    const config = row.config
     const polled = await reg.trigger.poll(
-      { http, cursor: row.poll_cursor ? JSON.parse(row.poll_cursor) : null, now, scope: agent.scope },
+      { http, cursor: readCursor(reg.trigger, row), now, scope: agent.scope },
       config,
     )
     const at = isoAt(this.#clock.now())
@@ -144,9 +154,7 @@ export class Poller {
         subscriptionId: `poll:${row.id}`,
         model: 'poll',
         receivedAt: at,
-        listeners: [
-          triggerListener(row, reg.trigger, JSON.parse(row.target) as TriggerTarget, config, 'always'),
-        ],
+        listeners: [triggerListener(row, reg.trigger, row.target, config, 'always')],
         keepUnheard: false,
         trace: activeContext(),
       },
@@ -156,7 +164,7 @@ export class Poller {
           this.#triggers.updatePoll(
             row.id,
             {
-              poll_cursor: JSON.stringify(polled.cursor ?? null),
+              poll_cursor: polled.cursor ?? null,
               last_poll_at: at,
               next_poll_at: next,
               last_poll_error: null,

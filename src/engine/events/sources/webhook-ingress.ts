@@ -230,14 +230,11 @@ export class Ingress {
           unreadable.push({ seq: row.seq, error: 'its webhook was removed before it was processed' })
           continue
         }
-        let headers: Record<string, string>
-        try {
-          headers = JSON.parse(row.headers)
-        } catch (err) {
-          unreadable.push({ seq: row.seq, error: `could not be read: ${(err as Error).message}` })
+        if (row.headers === null) {
+          unreadable.push({ seq: row.seq, error: `could not be read: ${row.unreadable}` })
           continue
         }
-        const read = readDelivery(hooks, { headers, rawBody: row.body, callbackUrl: '' })
+        const read = readDelivery(hooks, { headers: row.headers, rawBody: row.body, callbackUrl: '' })
         if (read.kind === 'ignored') ignored.push(row.seq)
         else if (read.kind === 'unreadable')
           unreadable.push({ seq: row.seq, error: `could not be read: ${read.reason}` })

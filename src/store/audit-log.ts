@@ -1,0 +1,73 @@
+// The audit log (migration 0010): rows are inserted, never updated; a workspace's rows go with it.
+import type { Kysely } from 'kysely'
+import type { AuditLogTable, Database } from './schema.ts'
+
+export type AuditRow = AuditLogTable
+
+export interface AuditQuery {
+  /** A person or key id. */
+  actor?: string
+  /** An object id. */
+  object?: string
+  /** An action (`key.created`), or every action of a kind with a trailing dot (`key.`). */
+  action?: string
+  /** ISO times, from inclusive, to exclusive. */
+  from?: string
+  to?: string
+  cursor?: string
+  limit: number
+}
+
+export class AuditLogRows {
+  #db: Kysely<Database>
+  constructor(db: Kysely<Database>) {
+    this.#db = db
+  }
+
+  async insert(row: AuditRow): Promise<void> {
+    await this.#db.insertInto('audit_log').values(row).execute()
+  }
+
+  /** A workspace's entries, newest first, a page at a time (keyset on created_at, id). */
+  async list(workspaceId: string, q: AuditQuery): Promise<{ entries: AuditRow[]; next: string | null }> {
+    let s = this.#db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(q.limit + 1)
+    if (q.actor) s = s.where('actor_id', '=', q.actor)
+    if (q.object) s = s.where('object_id', '=', q.object)
+    if (q.action)
+      s = q.action.endsWith('.')
+        ? s.where('action', '>=', q.action).where('action', '<', `${q.action.slice(0, -1)}/`)
+        : s.where('action', '=', q.action)
+    if (q.from) s = s.where('created_at', '>=', q.from)
+    if (q.to) s = s.where('created_at', '<', q.to)
+    const after = q.cursor ? decodeAuditCursor(q.cursor) : null
+    if (after)
+      s = s.where((eb) =>
+        eb.or([
+          eb('created_at', '<', after.createdAt),
+          eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
+        ]),
+      )
+    const rows = await s.execute()
+    const entries = rows.slice(0, q.limit)
+    const last = entries.at(-1)
+    return {
+      entries,
+      next:
+        rows.length > q.limit && last
+          ? Buffer.from(`${last.created_at}|${last.id}`).toString('base64url')
+          : null,
+    }
+  }
+}
+
+/** null for a cursor this did not make. */
+export function decodeAuditCursor(cursor: string): { createdAt: string; id: string } | null {
+  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
+  return createdAt && id ? { createdAt, id } : null
+}

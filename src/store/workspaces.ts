@@ -1,0 +1,154 @@
+// Workspaces (their rows; keys and memberships have their own repositories), the claim of a
+// workspace no one owns, and the removal of everything a workspace owns.
+import { type Kysely, sql } from 'kysely'
+import { newId, nowIso } from './ids.ts'
+import type { Database, Role, WorkspacesTable } from './schema.ts'
+
+/** Any fixed number of ours: claims of a workspace's ownership take turns on it (PostgreSQL). */
+const OWNER_CLAIM_LOCK = 7_254_003
+
+export type WorkspaceRow = Omit<WorkspacesTable, 'settings'> & { settings: string }
+
+/** The tables whose rows belong to one workspace (a workspace_id column). */
+const OWNED = [
+  'api_keys',
+  'memberships',
+  'invitations',
+  'connections',
+  'connection_rate_limits',
+  'agents',
+  'tools',
+  'tool_runs',
+  'triggers',
+  'subscriptions',
+  'events',
+  'deliveries',
+  'causations',
+  'step_runs',
+  'credit_ledger',
+  'credit_budgets',
+  'credit_holds',
+  'audit_log',
+] as const satisfies readonly (keyof Database)[]
+
+export type OwnedTable = (typeof OWNED)[number] | 'inbox' | 'delivery_attempts'
+
+export class Workspaces {
+  #db: Kysely<Database>
+  #postgres: boolean
+  constructor(db: Kysely<Database>, kind: 'sqlite' | 'postgres') {
+    this.#db = db
+    this.#postgres = kind === 'postgres'
+  }
+
+  async get(id: string): Promise<WorkspaceRow | undefined> {
+    return (await this.#db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst()) as
+      | WorkspaceRow
+      | undefined
+  }
+
+  /** A person's workspaces with their role, oldest membership first. */
+  async ofPerson(personId: string): Promise<(WorkspaceRow & { role: Role })[]> {
+    return (await this.#db
+      .selectFrom('memberships')
+      .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
+      .selectAll('workspaces')
+      .select('memberships.role')
+      .where('memberships.person_id', '=', personId)
+      .orderBy('memberships.created_at')
+      .orderBy('workspaces.id')
+      .execute()) as (WorkspaceRow & { role: Role })[]
+  }
+
+  async insert(name: string): Promise<WorkspaceRow> {
+    const now = nowIso()
+    const row = { id: newId('ws'), name, created_at: now, updated_at: now, settings: '{}' }
+    await this.#db.insertInto('workspaces').values(row).execute()
+    return row
+  }
+
+  /**
+   * Makes the person the workspace's owner if no one owns it yet; false when someone does (or the
+   * workspace is gone). One statement, so two claims at once make one owner.
+   */
+  async claimOwner(workspaceId: string, personId: string): Promise<boolean> {
+    const now = nowIso()
+    return this.#db.transaction().execute(async (trx) => {
+      if (this.#postgres) await sql`SELECT pg_advisory_xact_lock(${OWNER_CLAIM_LOCK})`.execute(trx)
+      const owned = await trx
+        .selectFrom('memberships')
+        .select('person_id')
+        .where('workspace_id', '=', workspaceId)
+        .where('role', '=', 'owner')
+        .executeTakeFirst()
+      const exists = await trx
+        .selectFrom('workspaces')
+        .select('id')
+        .where('id', '=', workspaceId)
+        .executeTakeFirst()
+      if (owned || !exists) return false
+      await trx
+        .insertInto('memberships')
+        .values({
+          workspace_id: workspaceId,
+          person_id: personId,
+          role: 'owner',
+          created_at: now,
+          updated_at: now,
+        })
+        .onConflict((oc) =>
+          oc.columns(['workspace_id', 'person_id']).doUpdateSet({ role: 'owner', updated_at: now }),
+        )
+        .execute()
+      return true
+    })
+  }
+
+  async update(id: string, changes: { name?: string; settings?: string }): Promise<void> {
+    await this.#db
+      .updateTable('workspaces')
+      .set({ ...changes, updated_at: nowIso() })
+      .where('id', '=', id)
+      .execute()
+  }
+
+  /**
+   * Removes the workspace and every row it owns, in one transaction; returns how many rows of
+   * each table went.
+   */
+  async deleteEverything(id: string): Promise<Record<OwnedTable, number>> {
+    return this.#db.transaction().execute(async (trx) => {
+      const removed = {} as Record<OwnedTable, number>
+      const count = (r: { numDeletedRows: bigint }) => Number(r.numDeletedRows)
+      removed.delivery_attempts = count(
+        await trx
+          .deleteFrom('delivery_attempts')
+          .where(
+            'delivery_id',
+            'in',
+            trx.selectFrom('deliveries').select('id').where('workspace_id', '=', id),
+          )
+          .executeTakeFirst(),
+      )
+      removed.inbox = count(
+        await trx
+          .deleteFrom('inbox')
+          .where(
+            'subscription_id',
+            'in',
+            trx.selectFrom('subscriptions').select('id').where('workspace_id', '=', id),
+          )
+          .executeTakeFirst(),
+      )
+      for (const table of OWNED)
+        removed[table] = count(
+          await trx
+            .deleteFrom(table)
+            .where('workspace_id' as never, '=', id as never)
+            .executeTakeFirst(),
+        )
+      await trx.deleteFrom('workspaces').where('id', '=', id).execute()
+      return removed
+    })
+  }
+}
