@@ -135,7 +135,7 @@ export const commands: Command[] = [
           file,
         },
         () =>
-          `${green('Signed in')} as ${login.email} at ${login.url}: ${login.workspaces.length} workspace(s), using ${current.name} (${current.role}).
+          `${green('Signed in')} as ${login.email} at ${login.url}: ${login.workspaces.length} workspace(s), using ${current.name} (${current.role}).${login.refused?.length ? `\nLeft out (your role may not make keys there): ${login.refused.join(', ')}.` : ''}
 ${dim(`Keys kept in ${file}; "patchbay workspace use" switches, "patchbay logout" revokes them.`)}`,
       )
       return 0

@@ -22,6 +22,8 @@ export interface StoredLogin {
   email: string
   current: string
   workspaces: StoredWorkspace[]
+  /** Workspaces where the person's role may not make a key (left out of the login). */
+  refused?: string[]
 }
 
 /** Where the login is kept: PATCHBAY_CONFIG, else the user's configuration folder. */
@@ -131,19 +133,31 @@ export async function logIn(url: string, email: string, password: string): Promi
         'Create one in the dashboard (or accept an invitation), then run "patchbay login" again.',
       )
     const workspaces: StoredWorkspace[] = []
+    const refused: string[] = []
     for (const w of session.workspaces) {
-      const made = (await (
-        await call(
-          url,
-          'POST',
-          '/v1/keys',
-          { name: `patchbay CLI on ${hostname()}`, role: w.role },
-          auth(w.id),
-        )
-      ).json()) as { id: string; key: string }
-      workspaces.push({ id: w.id, name: w.name, role: w.role, keyId: made.id, key: made.key })
+      try {
+        const made = (await (
+          await call(
+            url,
+            'POST',
+            '/v1/keys',
+            { name: `patchbay CLI on ${hostname()}`, role: w.role },
+            auth(w.id),
+          )
+        ).json()) as { id: string; key: string }
+        workspaces.push({ id: w.id, name: w.name, role: w.role, keyId: made.id, key: made.key })
+      } catch (err) {
+        // A role that may not make keys there: that workspace is left out, and said so.
+        if (err instanceof PatchbayApiError && err.status === 403) refused.push(`${w.name} (${w.role})`)
+        else throw err
+      }
     }
-    return { url, email, current: workspaces[0].id, workspaces }
+    if (workspaces.length === 0)
+      throw new UsageError(
+        `Your role may not make a key in any of your workspaces: ${refused.join(', ')}.`,
+        'Ask an admin of the workspace for a key (Keys in the dashboard), and give it with --key or PATCHBAY_KEY.',
+      )
+    return { url, email, current: workspaces[0].id, workspaces, refused }
   } finally {
     await call(url, 'POST', '/v1/auth/sign-out', undefined, {
       cookie: session.cookie,

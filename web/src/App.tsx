@@ -92,6 +92,7 @@ export function App() {
     <Signed
       key={key ?? storedSession()?.workspaceId ?? 'person'}
       me={key ? null : me}
+      onMe={(who) => signedInAs(who)}
       onWorkspace={(id) => {
         const s = storedSession() as PersonSession
         storeSession({ ...s, workspaceId: id })
@@ -363,6 +364,65 @@ function InvitationPage({
 }
 
 function Signed({
+  me,
+  onMe,
+  onWorkspace,
+  onSignOut,
+}: {
+  me: Me | null
+  onMe: (me: Me) => void
+  onWorkspace: (id: string) => void
+  onSignOut: () => void
+}) {
+  if (me && me.workspaces.length === 0) return <FirstWorkspace me={me} onMe={onMe} onSignOut={onSignOut} />
+  return <Shell me={me} onWorkspace={onWorkspace} onSignOut={onSignOut} />
+}
+
+/** A person in no workspace yet: makes one (they own it), or waits for an invitation. */
+function FirstWorkspace({ me, onMe, onSignOut }: { me: Me; onMe: (me: Me) => void; onSignOut: () => void }) {
+  const [name, setName] = useState('')
+  const [error, setError] = useState<unknown>(null)
+  const submit = async (e: FormEvent) => {
+    e.preventDefault()
+    setError(null)
+    try {
+      const made = await api<{ id: string }>('POST', '/v1/workspaces', { name: name.trim() })
+      const who = await api<Me>('GET', '/v1/me')
+      storeSession({ csrfToken: who.csrfToken, workspaceId: made.id })
+      onMe(who)
+    } catch (err) {
+      setError(err)
+    }
+  }
+  return (
+    <main className="signin">
+      <h1>
+        <span className="logo" aria-hidden="true" />
+        Patchbay
+      </h1>
+      <form onSubmit={submit} aria-labelledby="first-workspace-title">
+        <h2 id="first-workspace-title">Create your first workspace</h2>
+        <p>
+          Signed in as {me.person.email}. A workspace holds connections, agents, keys and events; you will own
+          it and can invite others. Invited to one? Open the invitation link instead.
+        </p>
+        <div className="field">
+          <label htmlFor="workspace-name">Workspace name</label>
+          <input id="workspace-name" value={name} onChange={(e) => setName(e.target.value)} />
+        </div>
+        <ErrorBox error={error} title="The workspace was not made" />
+        <button type="submit" className="primary" disabled={!name.trim()}>
+          Create workspace
+        </button>
+        <button type="button" onClick={onSignOut}>
+          Sign out
+        </button>
+      </form>
+    </main>
+  )
+}
+
+function Shell({
   me,
   onWorkspace,
   onSignOut,
