@@ -73,6 +73,8 @@ export function App() {
       .finally(() => setChecked(true))
   }, [key])
   const route = useRoute()
+  const claim = /^#claim-owner=(.+)$/.exec(location.hash)?.[1]
+  if (claim && !key) return <ClaimOwnerPage token={claim} onSignedIn={signedInAs} />
   if (route.parts[0] === 'invitations' && route.parts[1] && !key)
     return <InvitationPage token={route.parts[1]} me={me} onSignedIn={signedInAs} />
   if (!checked) return <Loading what="Checking your sign-in" />
@@ -264,6 +266,64 @@ function PersonSignIn({ onPerson }: { onPerson: (me: Me) => void }) {
         </p>
       ) : null}
     </form>
+  )
+}
+
+/** The owner-setup link printed at start (#claim-owner=<token>): the first person becomes the owner. */
+function ClaimOwnerPage({ token, onSignedIn }: { token: string; onSignedIn: (me: Me) => void }) {
+  const [email, setEmail] = useState('')
+  const [password, setPassword] = useState('')
+  const [name, setName] = useState('')
+  const [error, setError] = useState<unknown>(null)
+  const submit = async (e: FormEvent) => {
+    e.preventDefault()
+    setError(null)
+    try {
+      const who = await api<Me>(
+        'POST',
+        '/v1/auth/claim-owner',
+        { token: decodeURIComponent(token), email: email.trim(), password, name: name.trim() },
+        { key: '' },
+      )
+      location.hash = href('connections')
+      onSignedIn(who)
+    } catch (err) {
+      setError(err)
+    }
+  }
+  return (
+    <main className="signin">
+      <h1>
+        <span className="logo" aria-hidden="true" />
+        Patchbay
+      </h1>
+      <form onSubmit={submit} aria-labelledby="claim-title">
+        <h2 id="claim-title">Become the owner of this workspace</h2>
+        <p>This link was printed when Patchbay started. Make your account; you will own the workspace.</p>
+        <div className="field">
+          <label htmlFor="claim-name">Name</label>
+          <input id="claim-name" value={name} onChange={(e) => setName(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="claim-email">Email</label>
+          <input id="claim-email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="claim-password">Password</label>
+          <input
+            id="claim-password"
+            type="password"
+            autoComplete="new-password"
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+        </div>
+        <ErrorBox error={error} title="Not claimed" />
+        <button type="submit" className="primary" disabled={!email.trim() || !password}>
+          Create account and own the workspace
+        </button>
+      </form>
+    </main>
   )
 }
 
