@@ -563,6 +563,9 @@ export function loadConfig(
 ): Config {
   const parsed = environmentSchema.safeParse(env)
   const problems = parsed.success ? [] : parsed.error.issues.map((i) => i.message)
+  // The settings' parsed values, each of its own type: the schema is built from the settings table
+  // (one entry per variable), so TypeScript cannot name them one by one here.
+  // biome-ignore lint/suspicious/noExplicitAny: values typed by the settings table, read by name below
   const v = (parsed.success ? parsed.data : {}) as Record<string, any>
   const oauthApps: Config['oauthApps'] = {}
   for (const id of connectorIds) {

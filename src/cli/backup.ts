@@ -14,7 +14,13 @@ export interface BackupResult {
   masterKey: string
 }
 
-export async function backupStore(opts: { dataDir: string; to?: string; now?: Date }): Promise<BackupResult> {
+export async function backupStore(opts: {
+  dataDir: string
+  to?: string
+  now?: Date
+  /** Told the pages copied and the store's pages after each step of the copy (64 pages a step). */
+  onProgress?: (copied: number, total: number) => void
+}): Promise<BackupResult> {
   const from = path.resolve(opts.dataDir, 'patchbay.db')
   if (!fs.existsSync(from))
     throw new UsageError(
@@ -27,7 +33,12 @@ export async function backupStore(opts: { dataDir: string; to?: string; now?: Da
   let pages: number
   try {
     source.exec('PRAGMA busy_timeout = 5000')
-    pages = await backup(source, to)
+    pages = await backup(source, to, {
+      rate: 64,
+      progress: ({ totalPages, remainingPages }) =>
+        opts.onProgress?.(totalPages - remainingPages, totalPages),
+    })
+    opts.onProgress?.(pages, pages)
   } finally {
     source.close()
   }

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs'
 import type { PatchbayClient } from '../sdk/client.ts'
 import type { StreamedDelivery } from '../sdk/events.ts'
 import { ask, forgetLogin, logIn, logOut, readLogin, writeLogin } from './login.ts'
-import { dim, green, type Output, table, UsageError, withProgress } from './output.ts'
+import { dim, green, type Output, progressBar, table, UsageError, withProgress } from './output.ts'
 
 export type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean; short?: string }
 
@@ -235,6 +235,10 @@ ${dim(`Keys kept in ${file}; "patchbay workspace use" switches, "patchbay logout
         value: 'dir',
       },
       to: { type: 'string', help: 'The copy to write (default patchbay-backup-<time>.db)', value: 'file' },
+      progress: {
+        type: 'boolean',
+        help: 'Report progress as lines on stderr (a terminal shows a bar anyway)',
+      },
     },
     async run(ctx) {
       if (process.env.PATCHBAY_DATABASE_URL)
@@ -242,9 +246,11 @@ ${dim(`Keys kept in ${file}; "patchbay workspace use" switches, "patchbay logout
           'The store is PostgreSQL (PATCHBAY_DATABASE_URL): back it up with pg_dump; this command copies the embedded SQLite store.',
         )
       const { backupStore } = await import('./backup.ts')
+      const bar = progressBar('Copying pages', { lines: ctx.values.progress === true })
       const done = await backupStore({
         dataDir: str(ctx, 'data-dir') ?? process.env.PATCHBAY_DATA_DIR ?? './data',
         to: str(ctx, 'to'),
+        onProgress: (copied, total) => bar.update(copied, total),
       })
       print(ctx, done, () =>
         [
@@ -917,7 +923,7 @@ function eventLine(d: StreamedDelivery): string {
   const refs = Object.entries(e.refs ?? {})
     .map(([k, v]) => `${k}=${v}`)
     .join(' ')
-  const data = e.data as Record<string, any> | null
+  const data = e.data as { card?: { name?: unknown }; name?: unknown; title?: unknown } | null
   const what = data?.card?.name ?? data?.name ?? data?.title ?? ''
   const time = e.occurredAt?.slice(11, 19) ?? ''
   return [`#${d.seq}`, time, d.delivery.type, e.type, refs, what ? JSON.stringify(what) : '']

@@ -118,3 +118,31 @@ export function reportError(o: Output, err: unknown): number {
   o.err(`${red('error:')} ${e?.message ?? String(err)}`)
   return 1
 }
+
+/**
+ * A progress bar on stderr for long work: redrawn in place on a terminal; elsewhere (or with
+ * `lines`) one line per whole ten per cent, so a log or a script sees it too.
+ */
+export function progressBar(label: string, opts: { lines?: boolean } = {}) {
+  const tty = process.stderr.isTTY && !opts.lines
+  let lastTenth = -1
+  return {
+    update(done: number, total: number) {
+      const share = total > 0 ? Math.min(1, done / total) : 1
+      const pct = Math.floor(share * 100)
+      if (tty) {
+        const width = 30
+        const full = Math.round(share * width)
+        process.stderr.write(
+          `\r\x1b[K${label} [${'#'.repeat(full)}${'.'.repeat(width - full)}] ${pct} % (${done} of ${total})`,
+        )
+        if (share >= 1) process.stderr.write('\n')
+        return
+      }
+      const tenth = Math.floor(pct / 10)
+      if (!opts.lines || tenth === lastTenth) return
+      lastTenth = tenth
+      process.stderr.write(`${label}: ${pct} % (${done} of ${total})\n`)
+    },
+  }
+}

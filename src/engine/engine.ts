@@ -18,6 +18,7 @@ import { ConnectionRateLimits } from '../store/connection-rate-limits.ts'
 import { Connections } from '../store/connections.ts'
 import { CreditBudgets, CreditHolds, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
+import { ConnectSessions, EndUsers, OperatorNoticeRows } from '../store/end-users.ts'
 import { Leases } from '../store/leases.ts'
 import { Memberships } from '../store/memberships.ts'
 import { OAuthFlowRows } from '../store/oauth-flows.ts'
@@ -41,6 +42,9 @@ import { AgentService } from './agents/agent-service.ts'
 import { Changes, type ChangeTransport } from './changes/changes.ts'
 import { ConnectionService } from './connections/connection-service.ts'
 import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
+import { EndUserService } from './end-users/end-user-service.ts'
+import { EndUserSettings } from './end-users/end-user-settings.ts'
+import { OperatorNotices } from './end-users/operator-notices.ts'
 import { EventAttributor } from './events/attribution.ts'
 import { Deliverer, PUSH_CONNECTIONS_PER_ENDPOINT } from './events/deliverer.ts'
 import { DeliveryStreams } from './events/delivery-streams.ts'
@@ -152,6 +156,10 @@ export class Engine {
   readonly rateBudgets: RateBudgets
   /** Sign-in through upstreams' web pages (OAuth), for connectors that declare a flow. */
   readonly oauth: OAuthFlows
+  /** Lifecycle notices to the workspace's notification URL. */
+  readonly notices: OperatorNotices
+  /** End users, their connect sessions and settings. */
+  readonly endUsers: EndUserService
   /** The one egress guard: addresses checked when saved, and at connect time by the dispatcher. */
   readonly egress: EgressGuard
   /** The numbers behind the overview charts (GET /v1/stats), from the stored records. */
@@ -212,7 +220,18 @@ export class Engine {
       clients: this.clients,
       webUrls: opts.oauth?.webUrls,
     })
+    const endUserRows = new EndUsers(opts.store.db)
+    const endUserSettings = new EndUserSettings({ db: opts.store.db, vault: opts.vault, egress: this.egress })
+    this.notices = new OperatorNotices({
+      rows: new OperatorNoticeRows(opts.store.db),
+      settings: endUserSettings,
+      endUsers: endUserRows,
+      dispatcher: this.#pushDispatcher,
+      log: opts.log,
+      retryScheduleMs: opts.events?.retryScheduleMs,
+    })
     this.connections = new ConnectionService({
+      lifecycle: this.notices,
       repo: new Connections(opts.store.db),
       vault: opts.vault,
       registry: this.registry,
@@ -241,6 +260,7 @@ export class Engine {
       },
     })
     this.agents = new AgentService({
+      endUsers: endUserRows,
       repo: new Agents(opts.store.db),
       keys: this.apiKeys,
       vault: opts.vault,
@@ -248,6 +268,7 @@ export class Engine {
       revocations: this.keyRevocations,
       changes: this.changes,
       egress: this.egress,
+      registry: this.registry,
     })
     this.scope = new ScopeGuard({
       agents: this.agents,
@@ -394,6 +415,7 @@ export class Engine {
       connections: this.connections,
       log: opts.log,
     })
+    const connectSessions = new ConnectSessions(opts.store.db)
     const audit = new AuditTrail(opts.store.db)
     const publicUrl = () => this.events.triggers.webhooks.publicUrl
     this.#mailer = opts.people?.mailer ?? null
@@ -432,9 +454,23 @@ export class Engine {
       clients: this.clients,
       vault: opts.vault,
       flows: new OAuthFlowRows(opts.store.db),
+      sessions: connectSessions,
       apps: opts.oauth?.apps,
       webUrls: opts.oauth?.webUrls,
       publicUrl: () => this.events.triggers.webhooks.publicUrl,
+    })
+    this.endUsers = new EndUserService({
+      rows: endUserRows,
+      sessions: connectSessions,
+      settings: endUserSettings,
+      connections: this.connections,
+      agents: this.agents,
+      oauth: this.oauth,
+      triggers: this.events.triggers,
+      registry: this.registry,
+      db: opts.store.db,
+      publicUrl: () => this.events.triggers.webhooks.publicUrl,
+      audit,
     })
     this.stats = new Stats({
       db: opts.store.db,
@@ -468,6 +504,7 @@ export class Engine {
   async close(): Promise<void> {
     await this.stats.close()
     await this.events.stop()
+    await this.notices.close()
     await this.changes.close()
     this.#mailer?.close()
     await this.#dispatcher.close()

@@ -48,7 +48,8 @@ interface Waiting {
 }
 
 interface Queue {
-  spec: BatchSpec<any, any>
+  /** The spec its items were added with (queries and results of that spec's types). */
+  spec: BatchSpec<unknown, unknown>
   items: Waiting[]
   timer: ReturnType<typeof setTimeout> | null
 }
@@ -73,7 +74,7 @@ export class Batcher {
     if (queries.length === 0) return Promise.resolve([])
     let q = this.#queues.get(spec.key)
     if (!q) {
-      q = { spec, items: [], timer: null }
+      q = { spec: spec as BatchSpec<unknown, unknown>, items: [], timer: null }
       this.#queues.set(spec.key, q)
     }
     const queue = q

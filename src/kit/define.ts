@@ -9,11 +9,17 @@ import type { ResultCache } from './result-cache.ts'
 
 export type Credentials = Record<string, string>
 
-export interface StepHints {
-  readOnly?: boolean
-  destructive?: boolean
-  idempotent?: boolean
-}
+/**
+ * What a step does to the upstream, told to MCP clients as tool annotations (readOnlyHint,
+ * destructiveHint, idempotentHint), which clients use to decide what to confirm with a person.
+ * A step that writes says all three: `destructive` when it can overwrite or remove what is there
+ * and cannot be put back with the same steps (replacing a card's description, a file's content,
+ * an issue's labels), not for what only adds (a card, a comment) or can be undone (archiving, a
+ * status); `idempotent` when the same call again changes nothing more.
+ */
+export type StepHints =
+  | { readOnly: true; destructive?: false; idempotent?: boolean }
+  | { readOnly: false; destructive: boolean; idempotent: boolean }
 
 /** The kinds of upstream resource an agent's scope is expressed in. */
 export type ScopedKind = 'board' | 'list' | 'card' | 'checklist' | 'label' | 'repository' | 'owner'
@@ -23,7 +29,8 @@ export interface ScopedField {
   /** Dotted path of the input field that names the resource… */
   field?: string
   /** …or how to read it from the input (a repository from owner and repo: `o/r`; several as a list). */
-  value?: (input: any) => string | string[] | undefined
+  // A method: each connector reads its own input or config shape (checked where it is declared).
+  value?(input: object): string | string[] | undefined
 }
 
 export interface StepContext {
@@ -245,7 +252,7 @@ export interface AuthMethod {
    * Credentials the user fetches from an upstream page (a task-board token): the page's address,
    * built from the upstream's web address and what the user gives (POST /v1/connectors/:id/token-url).
    */
-  tokenPage?: { input: z.ZodObject; url: (webUrl: string, input: any) => string }
+  tokenPage?: { input: z.ZodObject; url(webUrl: string, input: object): string }
   /** A sign-in through the upstream's web pages (OAuth): the engine runs it (engine/oauth-flows.ts). */
   oauth?: OAuthFlow
 }
@@ -390,7 +397,7 @@ export interface ScopeSupport {
    * The scoped resources an API Call's input names, read from its method, path and body; null
    * when the call cannot be attributed to any (it is then denied to a scoped agent).
    */
-  attributeApiCall: (input: any) => Array<{ kind: ScopedKind; value: string }> | null
+  attributeApiCall(input: object): Array<{ kind: ScopedKind; value: string }> | null
 }
 
 /**
@@ -406,7 +413,7 @@ export interface PageAddressSupport {
    */
   request: (kind: ScopedKind, url: URL) => { path: string; query?: Record<string, string> } | undefined
   /** The identifier in the answer. */
-  idOf: (kind: ScopedKind, data: any) => string | undefined
+  idOf: (kind: ScopedKind, data: unknown) => string | undefined
 }
 
 export interface ConnectorDefinition<Id extends string = string, S extends StepDefinition = StepDefinition> {

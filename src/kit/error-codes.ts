@@ -620,6 +620,48 @@ export const ERROR_CODES = {
       'A delivery body that is not the upstream’s JSON, or whose structure no upstream sends (nested more than 64 levels deep, an id that is not a string): refused before it is acknowledged.',
     hint: 'Send the upstream’s JSON delivery body unchanged.',
   },
+  CONNECTION_OF_OTHER_OWNER: {
+    status: 400,
+    meaning:
+      "An agent was given a connection of another end user (or of the workspace while bound to an end user, or an end user's while unbound).",
+    hint: "Name connections of whom the agent acts for: GET /v1/connections?endUserId=<id> (an unbound agent: the workspace's own).",
+  },
+  END_USER_NOT_FOUND: {
+    status: 404,
+    meaning: 'The workspace has no end user with that id.',
+    hint: 'List end users with GET /v1/end-users; an end user is added by a connect session (POST /v1/connect-sessions).',
+  },
+  CONNECT_SESSION_INVALID: {
+    status: 401,
+    meaning: 'The connect link is not one Patchbay gave out (missing, altered or made up).',
+    hint: 'Ask the app that sent you here for a new connect link (its backend makes one with POST /v1/connect-sessions).',
+  },
+  CONNECT_SESSION_EXPIRED: {
+    status: 410,
+    meaning: 'The connect link has expired.',
+    hint: 'Ask the app that sent you here for a new connect link.',
+  },
+  CONNECT_SESSION_USED: {
+    status: 409,
+    meaning: 'The connect link was already used to connect an account (each link connects once).',
+    hint: 'Ask the app that sent you here for a new connect link to connect another account.',
+  },
+  CONNECT_NOT_ALLOWED: {
+    status: 403,
+    meaning: 'The connect link does not allow that connector or sign-in method.',
+    hint: 'Pick one of the connectors and methods the connect page shows, or ask for a link that allows it.',
+  },
+  RETURN_TO_NOT_ALLOWED: {
+    status: 400,
+    meaning: "The connect link's returnTo is not on one of the workspace's allowed origins.",
+    hint: 'Add its origin to the allowed origins (PUT /v1/end-user-settings {"allowedOrigins": [...]}) or give a returnTo on one of them.',
+    dashboard: 'End users page: allowed origins.',
+  },
+  NOTICE_NOT_FOUND: {
+    status: 404,
+    meaning: 'The workspace has no lifecycle notice with that id.',
+    hint: 'List notices with GET /v1/notices.',
+  },
 
   // ── People: sign-up, sign-in, sessions, members, invitations, single sign-on ───────────────
   SIGN_UP_CLOSED: {

@@ -36,12 +36,12 @@ export interface UpstreamResponse<T = unknown> {
 }
 
 export interface Http {
-  request<T = any>(req: UpstreamRequest): Promise<UpstreamResponse<T>>
-  get<T = any>(path: string, query?: UpstreamRequest['query']): Promise<T>
-  post<T = any>(path: string, body?: unknown, query?: UpstreamRequest['query']): Promise<T>
-  put<T = any>(path: string, body?: unknown, query?: UpstreamRequest['query']): Promise<T>
-  patch<T = any>(path: string, body?: unknown, query?: UpstreamRequest['query']): Promise<T>
-  delete<T = any>(path: string, query?: UpstreamRequest['query']): Promise<T>
+  request<T = unknown>(req: UpstreamRequest): Promise<UpstreamResponse<T>>
+  get<T = unknown>(path: string, query?: UpstreamRequest['query']): Promise<T>
+  post<T = unknown>(path: string, body?: unknown, query?: UpstreamRequest['query']): Promise<T>
+  put<T = unknown>(path: string, body?: unknown, query?: UpstreamRequest['query']): Promise<T>
+  patch<T = unknown>(path: string, body?: unknown, query?: UpstreamRequest['query']): Promise<T>
+  delete<T = unknown>(path: string, query?: UpstreamRequest['query']): Promise<T>
 }
 
 export interface UpstreamClientOptions {
@@ -168,7 +168,7 @@ export class UpstreamClient implements Http {
   delete = <T>(path: string, query?: UpstreamRequest['query']) =>
     this.request<T>({ method: 'DELETE', path, query }).then((r) => r.data)
 
-  async request<T = any>(req: UpstreamRequest): Promise<UpstreamResponse<T>> {
+  async request<T = unknown>(req: UpstreamRequest): Promise<UpstreamResponse<T>> {
     const method = req.method.toUpperCase()
     const outgoing: OutgoingRequest = {
       method,

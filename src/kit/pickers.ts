@@ -44,7 +44,17 @@ export interface Picker {
  * the definition, so a field described again where it is used keeps its picker.
  */
 const pickers = new WeakMap<object, Picker>()
-const defOf = (schema: z.ZodType): object | undefined => (schema as any)._zod?.def
+/** What is read here of a Zod 4 schema's definition (`_zod.def`): its kind and what it wraps. */
+interface SchemaDef {
+  type: string
+  innerType?: z.ZodType
+  element?: z.ZodType
+  in?: z.ZodType
+  schema?: z.ZodType
+  shape?: Record<string, z.ZodType>
+}
+const defOf = (schema: z.ZodType): SchemaDef | undefined =>
+  (schema as unknown as { _zod?: { def?: SchemaDef } })._zod?.def
 
 export function definePicker(picker: Picker): Picker {
   return picker
@@ -66,7 +76,7 @@ export function pickerOf(schema: z.ZodType): { picker: Picker; many: boolean } |
   let s: z.ZodType | undefined = schema
   let many = false
   for (let depth = 0; s && depth < 8; depth++) {
-    const def: any = (s as any)._zod?.def
+    const def = defOf(s)
     if (!def) return undefined
     const own = pickers.get(def)
     if (own) return { picker: own, many }
@@ -103,9 +113,9 @@ export function fieldPickers(
 
 /** The fields of an object schema, through refinements and pipes. */
 function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
-  let s: any = schema
+  let s: z.ZodType | undefined = schema
   for (let depth = 0; s && depth < 8; depth++) {
-    const def = s._zod?.def
+    const def = defOf(s)
     if (!def) return undefined
     if (def.type === 'object') return def.shape
     s = def.innerType ?? def.in ?? def.schema

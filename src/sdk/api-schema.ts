@@ -128,7 +128,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List connections, optionally of one connector */
+        /** List connections, optionally of one connector or one end user */
         get: operations["listConnections"];
         put?: never;
         /** Connect an account: the credentials are checked with the upstream, then sealed in the vault */
@@ -700,6 +700,178 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/end-users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The end users of the workspace, by id */
+        get: operations["listEndUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/end-users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One end user with their connections and the agents bound to them */
+        get: operations["getEndUser"];
+        put?: never;
+        post?: never;
+        /** Remove an end user: their connections (upstream webhooks unregistered, credentials destroyed), their agents’ use of them, their events and connect sessions */
+        delete: operations["deleteEndUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connect-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A single-use connect link for one end user: send them to url, where they connect an account without any workspace key */
+        post: operations["createConnectSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/end-user-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Allowed origins of connect links and the notification URL */
+        get: operations["getEndUserSettings"];
+        /** Change the allowed origins or the notification URL (the first URL set makes the signing secret, shown once) */
+        put: operations["updateEndUserSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Lifecycle notices sent to the notification URL, newest first */
+        get: operations["listNotices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notices/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One lifecycle notice */
+        get: operations["getNotice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notices/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a lifecycle notice again (same id and body) */
+        post: operations["replayNotice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connect/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What a connect link allows (the token in the patchbay-connect-token header; no workspace key) */
+        get: operations["describeConnectSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connect/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Connect an account with credentials through a connect link (the connection is the end user's) */
+        post: operations["connectAsEndUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connect/oauth/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a sign-in through the upstream's pages through a connect link (redirect or pop-up) */
+        post: operations["startEndUserSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/connections/{id}/rate-limit-status": {
         parameters: {
             query?: never;
@@ -780,6 +952,23 @@ export interface paths {
         put?: never;
         /** Make a workspace; you become its owner */
         post: operations["createWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Become the owner of a workspace no person owns yet, with the one-time owner-setup token printed at start */
+        post: operations["claimWorkspace"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1272,7 +1461,7 @@ export interface components {
                  * @description Stable, machine-readable error code (docs/api.md lists what each means).
                  * @enum {string}
                  */
-                code: "UNAUTHORIZED" | "KEY_EXPIRED" | "ROLE_FORBIDDEN" | "AGENT_KEY_FORBIDDEN" | "PERSON_REQUIRED" | "OWNER_SETUP_INVALID" | "WORKSPACE_NOT_FOUND" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "STATS_RANGE_INVALID" | "INVALID_CURSOR" | "INTERNAL" | "SERVICE_STARTING" | "SERVICE_STOPPING" | "DATABASE_UNAVAILABLE" | "STORAGE_FULL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY" | "SIGN_UP_CLOSED" | "WEAK_PASSWORD" | "EMAIL_TAKEN" | "SIGN_IN_FAILED" | "SIGN_IN_RATE_LIMITED" | "CSRF_TOKEN_INVALID" | "SESSION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "LAST_OWNER" | "INVITATION_NOT_FOUND" | "INVITATION_NOT_USABLE" | "INVITATION_EMAIL_MISMATCH" | "SSO_NOT_CONFIGURED" | "SSO_FAILED" | "SSO_NO_ACCESS";
+                code: "UNAUTHORIZED" | "KEY_EXPIRED" | "ROLE_FORBIDDEN" | "AGENT_KEY_FORBIDDEN" | "PERSON_REQUIRED" | "OWNER_SETUP_INVALID" | "WORKSPACE_NOT_FOUND" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "STATS_RANGE_INVALID" | "INVALID_CURSOR" | "INTERNAL" | "SERVICE_STARTING" | "SERVICE_STOPPING" | "DATABASE_UNAVAILABLE" | "STORAGE_FULL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY" | "CONNECTION_OF_OTHER_OWNER" | "END_USER_NOT_FOUND" | "CONNECT_SESSION_INVALID" | "CONNECT_SESSION_EXPIRED" | "CONNECT_SESSION_USED" | "CONNECT_NOT_ALLOWED" | "RETURN_TO_NOT_ALLOWED" | "NOTICE_NOT_FOUND" | "SIGN_UP_CLOSED" | "WEAK_PASSWORD" | "EMAIL_TAKEN" | "SIGN_IN_FAILED" | "SIGN_IN_RATE_LIMITED" | "CSRF_TOKEN_INVALID" | "SESSION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "LAST_OWNER" | "INVITATION_NOT_FOUND" | "INVITATION_NOT_USABLE" | "INVITATION_EMAIL_MISMATCH" | "SSO_NOT_CONFIGURED" | "SSO_FAILED" | "SSO_NO_ACCESS";
                 /** @description What was wrong. */
                 message: string;
                 /** @description What to do about it. */
@@ -1306,6 +1495,8 @@ export interface components {
             details: {
                 [key: string]: string;
             };
+            /** @description The end user who made it (through a connect session); null: the workspace's own. */
+            endUserId: string | null;
         };
         Picker: {
             field: string;
@@ -1403,6 +1594,17 @@ export interface components {
                 /** @constant */
                 type: "stream";
             };
+            /** @description What the agent lists over MCP and function calling; null: every step of its connections and all its tools. */
+            toolSelection: {
+                /** @description Step ids, or connector ids for every step of one. */
+                steps?: string[];
+                /** @description The agent's own tools it lists, by id or name. */
+                tools?: string[];
+                /** @description Listed through find_tools and call_tool. */
+                discovery: boolean;
+            } | null;
+            /** @description The end user it acts for (it uses only their connections); null: the workspace's own. */
+            endUserId: string | null;
             createdAt: string;
             updatedAt: string;
         };
@@ -1513,6 +1715,83 @@ export interface components {
                 /** @enum {string} */
                 role: "owner" | "admin" | "member" | "viewer";
                 joinedAt: string;
+            }[];
+        };
+        EndUser: {
+            /** @description The operator's own id of the end user. */
+            id: string;
+            displayName: string | null;
+            email: string | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        EndUserSettings: {
+            /** @description Origins a connect session's returnTo may be on (https://app.example.com). */
+            allowedOrigins: string[];
+            /** @description Where lifecycle notices are POSTed (signed, Standard Webhooks); null: none are. */
+            notificationUrl: string | null;
+            /** @description The whsec_… secret notices are signed with: shown once, when made or rotated. */
+            notificationSecret?: string;
+        };
+        NoticeBody: {
+            id: string;
+            /** @enum {string} */
+            type: "connection.created" | "connection.reconnected" | "connection.lapsed" | "connection.deleted" | "trigger.paused" | "trigger.resumed";
+            timestamp: string;
+            data: {
+                endUserId: string | null;
+                endUser: {
+                    id: string;
+                    displayName: string | null;
+                    email: string | null;
+                } | null;
+                connectionId: string;
+                connector: string;
+                accountName: string;
+                accountId: string;
+                /** @enum {string} */
+                status: "active" | "lapsed";
+                reason: string | null;
+                triggerId?: string;
+                agentId?: string;
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        Notice: {
+            id: string;
+            type: string;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed";
+            attempts: number;
+            nextAttemptAt: string | null;
+            lastStatus: number | null;
+            lastError: string | null;
+            createdAt: string;
+            deliveredAt: string | null;
+            /** @description What was POSTed (the same on every retry and replay). */
+            body: components["schemas"]["NoticeBody"];
+        };
+        ConnectSessionInfo: {
+            workspaceName: string;
+            endUserId: string;
+            expiresAt: string;
+            returnTo: string | null;
+            connectors: {
+                id: string;
+                name: string;
+                methods: {
+                    id: string;
+                    name: string;
+                    description: string;
+                    /** @enum {string} */
+                    kind: "credentials" | "signIn";
+                    fields: {
+                        name: string;
+                        description: string;
+                        secret: boolean;
+                    }[];
+                }[];
             }[];
         };
         Event: {
@@ -2211,6 +2490,8 @@ export interface operations {
         parameters: {
             query?: {
                 connector?: string;
+                /** @description Only this end user's connections (an empty value: the workspace's own). */
+                endUserId?: string;
             };
             header?: never;
             path?: never;
@@ -2295,6 +2576,8 @@ export interface operations {
                         details: {
                             [key: string]: string;
                         };
+                        /** @description The end user who made it (through a connect session); null: the workspace's own. */
+                        endUserId: string | null;
                         /** @description true: the account already had a connection of this connector and method, which now has these credentials. */
                         reconnected: boolean;
                     };
@@ -2322,6 +2605,8 @@ export interface operations {
                         details: {
                             [key: string]: string;
                         };
+                        /** @description The end user who made it (through a connect session); null: the workspace's own. */
+                        endUserId: string | null;
                         /** @description true: the account already had a connection of this connector and method, which now has these credentials. */
                         reconnected: boolean;
                     };
@@ -2559,6 +2844,20 @@ export interface operations {
                          */
                         type: "stream";
                     };
+                    /** @description What the agent lists over MCP and function calling. null: every step of its connections and all its tools (the default). It shapes the agent's tool surface; what the agent may touch is its scope. */
+                    toolSelection?: {
+                        /** @description Step ids (taskboard.create_card) or connector ids (taskboard: every step of it). Absent: every step of its connections. */
+                        steps?: string[];
+                        /** @description The agent's own tools it lists, by id or name. Absent: all of them; []: none. */
+                        tools?: string[];
+                        /**
+                         * @description List two tools, find_tools and call_tool, instead of each one: for large selections (a few kB however many steps).
+                         * @default false
+                         */
+                        discovery?: boolean;
+                    } | null;
+                    /** @description Bind the agent to this end user: it may then use only the end user's connections (whatever its scope says). Absent or null: the workspace's own connections. */
+                    endUserId?: string | null;
                 };
             };
         };
@@ -2588,6 +2887,17 @@ export interface operations {
                             /** @enum {string} */
                             type: "stream";
                         };
+                        /** @description What the agent lists over MCP and function calling; null: every step of its connections and all its tools. */
+                        toolSelection: {
+                            /** @description Step ids, or connector ids for every step of one. */
+                            steps?: string[];
+                            /** @description The agent's own tools it lists, by id or name. */
+                            tools?: string[];
+                            /** @description Listed through find_tools and call_tool. */
+                            discovery: boolean;
+                        } | null;
+                        /** @description The end user it acts for (it uses only their connections); null: the workspace's own. */
+                        endUserId: string | null;
                         createdAt: string;
                         updatedAt: string;
                         /** @description The Standard Webhooks secret (whsec_…) deliveries to the agent are signed with. Shown once: keep it. */
@@ -2738,6 +3048,20 @@ export interface operations {
                          */
                         type: "stream";
                     };
+                    /** @description Replaces the selection; null lists everything again. */
+                    toolSelection?: {
+                        /** @description Step ids (taskboard.create_card) or connector ids (taskboard: every step of it). Absent: every step of its connections. */
+                        steps?: string[];
+                        /** @description The agent's own tools it lists, by id or name. Absent: all of them; []: none. */
+                        tools?: string[];
+                        /**
+                         * @description List two tools, find_tools and call_tool, instead of each one: for large selections (a few kB however many steps).
+                         * @default false
+                         */
+                        discovery?: boolean;
+                    } | null;
+                    /** @description Bind to this end user (null: unbind); its connectionIds must then be that end user’s. */
+                    endUserId?: string | null;
                 };
             };
         };
@@ -4650,6 +4974,585 @@ export interface operations {
             };
         };
     };
+    listEndUsers: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The next value of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        endUsers: components["schemas"]["EndUser"][];
+                        next: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEndUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The operator's own id of the end user (any string up to 256 characters). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The operator's own id of the end user. */
+                        id: string;
+                        displayName: string | null;
+                        email: string | null;
+                        createdAt: string;
+                        updatedAt: string;
+                        connections: components["schemas"]["Connection"][];
+                        agents: components["schemas"]["Agent"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteEndUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The operator's own id of the end user (any string up to 256 characters). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        endUserId: string;
+                        connections: {
+                            id: string;
+                            connector: string;
+                            accountName: string;
+                        }[];
+                        /** @description Triggers removed with the connections. */
+                        triggers: number;
+                        /** @description Upstream webhooks that could not be unregistered (the upstream refused). */
+                        webhookCleanupErrors: string[];
+                        /** @description Agents whose connectionIds lost these connections. */
+                        agentsUnbound: string[];
+                        events: number;
+                        deliveries: number;
+                        connectSessions: number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createConnectSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The operator's own id of the end user (any string up to 256 characters). */
+                    endUserId: string;
+                    displayName?: string;
+                    email?: string;
+                    /** @description Allowed connectors (default: all). */
+                    connectors?: string[];
+                    /** @description Allowed auth methods, e.g. ["oauth1"] (default: all). */
+                    authMethods?: string[];
+                    /** @description Where the browser goes afterwards, with ?connectionId=&connector= or ?error=<code>: must be on one of the workspace's allowed origins. */
+                    returnTo?: string;
+                    /** @default 1800 */
+                    ttlSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        endUserId: string;
+                        /** @description Single use; shown once. */
+                        token: string;
+                        /** @description The hosted connect page (the token is in its #fragment). */
+                        url: string;
+                        expiresAt: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEndUserSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndUserSettings"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateEndUserSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    allowedOrigins?: string[];
+                    notificationUrl?: string | null;
+                    rotateNotificationSecret?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndUserSettings"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listNotices: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The next value of the previous page. */
+                cursor?: string;
+                type?: "connection.created" | "connection.reconnected" | "connection.lapsed" | "connection.deleted" | "trigger.paused" | "trigger.resumed";
+                status?: "pending" | "delivered" | "failed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        notices: components["schemas"]["Notice"][];
+                        next: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getNotice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Notice"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replayNotice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Notice"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    describeConnectSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The connect session token (from the connect link). */
+                "patchbay-connect-token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectSessionInfo"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    connectAsEndUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The connect session token (from the connect link). */
+                    token: string;
+                    connector: string;
+                    authMethod: string;
+                    credentials: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        connection: components["schemas"]["Connection"];
+                        reconnected: boolean;
+                        /** @description Where to send the browser (with connectionId and connector added), if anywhere. */
+                        returnTo: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startEndUserSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The connect session token (from the connect link). */
+                    token: string;
+                    connector: string;
+                    authMethod?: string;
+                    /**
+                     * @description redirect: the browser comes back to the link's returnTo; popup: the result is posted to the hosted page that opened it.
+                     * @default redirect
+                     * @enum {string}
+                     */
+                    mode?: "redirect" | "popup";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        authorizeUrl: string;
+                        state: string;
+                        expiresAt: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getRateLimitStatus: {
         parameters: {
             query?: {
@@ -4850,7 +5753,7 @@ export interface operations {
                     "application/json": components["schemas"]["StepResult"] | {
                         run: components["schemas"]["ToolRun"];
                     } | {
-                        /** @description describe_tool: the tool told in full. */
+                        /** @description describe_tool: the tool told in full; find_tools: the tools found. */
                         output: unknown;
                     };
                 };
@@ -4932,6 +5835,50 @@ export interface operations {
         responses: {
             /** @description Default Response */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    claimWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5428,6 +6375,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description A JSON-RPC error for a malformed or invalid message; the API error body for a bad query. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                        id: string | number | null;
+                        error: {
+                            code: number;
+                            message: string;
+                            data?: unknown;
+                        };
+                    } | components["schemas"]["Error"];
+                };
             };
             /** @description Default Response */
             "4XX": {

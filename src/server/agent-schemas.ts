@@ -27,6 +27,20 @@ export const AgentView = z
     scope: AgentScope,
     connectionIds: z.array(z.string()).describe('Connections the agent may use.'),
     delivery: DeliveryTarget,
+    toolSelection: z
+      .object({
+        steps: z.array(z.string()).optional().describe('Step ids, or connector ids for every step of one.'),
+        tools: z.array(z.string()).optional().describe("The agent's own tools it lists, by id or name."),
+        discovery: z.boolean().describe('Listed through find_tools and call_tool.'),
+      })
+      .nullable()
+      .describe(
+        'What the agent lists over MCP and function calling; null: every step of its connections and all its tools.',
+      ),
+    endUserId: z
+      .string()
+      .nullable()
+      .describe("The end user it acts for (it uses only their connections); null: the workspace's own."),
     createdAt: z.string(),
     updatedAt: z.string(),
   })

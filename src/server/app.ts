@@ -40,6 +40,7 @@ import { catalogRoutes } from './routes/catalog.ts'
 import { connectionRoutes } from './routes/connections.ts'
 import { creditRoutes } from './routes/credits.ts'
 import { dashboardRoutes } from './routes/dashboard.ts'
+import { endUserRoutes } from './routes/end-users.ts'
 import { eventRoutes } from './routes/events.ts'
 import { functionToolRoutes } from './routes/function-tools.ts'
 import { hookRoutes } from './routes/hooks.ts'
@@ -201,6 +202,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(rateLimitRoutes(engine))
   await app.register(tokenPageRoutes(engine))
   await app.register(oauthRoutes(engine))
+  await app.register(endUserRoutes(engine))
   await app.register(rateLimitStatusRoutes(engine))
   await app.register(functionToolRoutes(engine))
   await app.register(workspaceRoutes(engine))

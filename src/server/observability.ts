@@ -9,7 +9,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto'
 import diagnostics from 'node:diagnostics_channel'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
-import { type Kysely, sql } from 'kysely'
+import { sql } from 'kysely'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { Engine } from '../engine/engine.ts'
 import { PatchbayError } from '../kit/errors.ts'
@@ -275,7 +275,7 @@ export function installMetrics(
   }
   diagnostics.subscribe('undici:request:headers', onHeaders)
 
-  const db = engine.store.db as Kysely<any>
+  const db = engine.store.db
   new Gauge({
     name: 'patchbay_step_runs',
     help: 'Step runs recorded in the store, by step and outcome.',
@@ -308,7 +308,7 @@ export function installMetrics(
     labelNames: ['queue'] as const,
     registers: [registry],
     async collect() {
-      const count = async (table: string, status: string) =>
+      const count = async (table: 'inbox' | 'deliveries' | 'tool_runs', status: 'pending' | 'running') =>
         Number(
           (
             await db

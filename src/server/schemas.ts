@@ -49,6 +49,10 @@ export const ConnectionView = z
       .describe(
         "What tells it apart from the account's other connections: a code-host token's kind and reach.",
       ),
+    endUserId: z
+      .string()
+      .nullable()
+      .describe("The end user who made it (through a connect session); null: the workspace's own."),
   })
   .meta({ id: 'Connection' })
 

@@ -17,7 +17,13 @@ export type AgentRow = Omit<AgentsTable, 'scope' | 'connection_ids' | 'delivery'
   delivery: AgentDelivery
 }
 
-export type NewAgentRow = Omit<AgentRow, 'id' | 'created_at' | 'updated_at'>
+export type NewAgentRow = Omit<
+  AgentRow,
+  'id' | 'created_at' | 'updated_at' | 'tool_selection' | 'end_user_id'
+> & {
+  tool_selection?: string | null
+  end_user_id?: string | null
+}
 
 type JsonColumns = Partial<Pick<AgentRow, 'scope' | 'connection_ids' | 'delivery'>>
 
@@ -42,7 +48,14 @@ export class Agents {
 
   async insert(values: NewAgentRow): Promise<AgentRow> {
     const now = nowIso()
-    const row: AgentRow = { ...values, id: newId('agt'), created_at: now, updated_at: now }
+    const row: AgentRow = {
+      ...values,
+      tool_selection: values.tool_selection ?? null,
+      end_user_id: values.end_user_id ?? null,
+      id: newId('agt'),
+      created_at: now,
+      updated_at: now,
+    }
     await this.#db
       .insertInto('agents')
       .values({
@@ -86,7 +99,14 @@ export class Agents {
   async update(
     workspaceId: string,
     id: string,
-    values: Partial<Pick<AgentRow, 'name' | 'scope' | 'connection_ids' | 'delivery' | 'signing_secret'>>,
+    values: Partial<
+      Pick<
+        AgentRow,
+        'name' | 'scope' | 'connection_ids' | 'delivery' | 'signing_secret' | 'tool_selection'
+      > & {
+        end_user_id: string | null
+      }
+    >,
   ): Promise<boolean> {
     const r = await this.#db
       .updateTable('agents')

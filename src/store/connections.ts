@@ -10,10 +10,18 @@ export class Connections {
     this.#db = db
   }
 
-  async insert(values: Omit<ConnectionRow, 'id' | 'created_at' | 'updated_at' | 'status' | 'status_reason'>) {
+  async insert(
+    values: Omit<
+      ConnectionRow,
+      'id' | 'created_at' | 'updated_at' | 'status' | 'status_reason' | 'end_user_id'
+    > & {
+      end_user_id?: string | null
+    },
+  ) {
     const now = nowIso()
     const row: ConnectionRow = {
       ...values,
+      end_user_id: values.end_user_id ?? null,
       id: newId('con'),
       status: 'active',
       status_reason: null,
@@ -37,9 +45,14 @@ export class Connections {
     return this.#db.selectFrom('connections').selectAll().where('id', '=', id).executeTakeFirst()
   }
 
-  async list(workspaceId: string, filter: { connector?: string } = {}) {
+  /**
+   * endUserId: that end user's connections; null: the workspace's own (no end user); absent: all.
+   */
+  async list(workspaceId: string, filter: { connector?: string; endUserId?: string | null } = {}) {
     let q = this.#db.selectFrom('connections').selectAll().where('workspace_id', '=', workspaceId)
     if (filter.connector) q = q.where('connector', '=', filter.connector)
+    if (filter.endUserId === null) q = q.where('end_user_id', 'is', null)
+    else if (filter.endUserId !== undefined) q = q.where('end_user_id', '=', filter.endUserId)
     return q.orderBy('created_at').orderBy('id').execute()
   }
 

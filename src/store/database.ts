@@ -155,15 +155,15 @@ export class OneSchemaPostgresDialect extends PostgresDialect {
     super(config)
     this.#schema = schema
   }
-  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
     return new OneSchemaIntrospector(db, this.#schema)
   }
 }
 
 class OneSchemaIntrospector implements DatabaseIntrospector {
-  #db: Kysely<any>
+  #db: Kysely<unknown>
   #schema: string | null
-  constructor(db: Kysely<any>, schema: string | null) {
+  constructor(db: Kysely<unknown>, schema: string | null) {
     this.#db = db
     this.#schema = schema
   }

@@ -6,7 +6,7 @@ import { FileMigrationProvider, type Kysely, Migrator } from 'kysely'
 
 const folder = path.join(import.meta.dirname, 'migrations')
 
-const migratorOf = (db: Kysely<any>, schema?: string) =>
+const migratorOf = <DB>(db: Kysely<DB>, schema?: string) =>
   new Migrator({
     db,
     provider: new FileMigrationProvider({ fs, path, migrationFolder: folder }),
@@ -16,7 +16,7 @@ const migratorOf = (db: Kysely<any>, schema?: string) =>
     allowUnorderedMigrations: true,
   })
 
-export async function migrate(db: Kysely<any>, schema?: string): Promise<void> {
+export async function migrate<DB>(db: Kysely<DB>, schema?: string): Promise<void> {
   const migrator = migratorOf(db, schema)
   // On PostgreSQL the store's introspection reads its own schema only (database.ts): a schema
   // another client drops meanwhile cannot fail this.
@@ -30,7 +30,7 @@ export async function migrate(db: Kysely<any>, schema?: string): Promise<void> {
 }
 
 /** The migrations this code knows that the database has not applied (readiness). */
-export async function migrationStatus(db: Kysely<any>, schema?: string): Promise<{ pending: string[] }> {
+export async function migrationStatus<DB>(db: Kysely<DB>, schema?: string): Promise<{ pending: string[] }> {
   const all = await migratorOf(db, schema).getMigrations()
   return { pending: all.filter((m) => !m.executedAt).map((m) => m.name) }
 }

@@ -123,6 +123,8 @@ export interface ConnectionsTable {
   secret: string
   created_at: string
   updated_at: string
+  /** The end user who made it (migration 0014); null: the workspace's own. */
+  end_user_id: string | null
 }
 
 export interface StepRunsTable {
@@ -305,8 +307,12 @@ export interface AgentsTable {
   delivery: string
   /** Vault ciphertext of the Standard Webhooks signing secret (whsec_…). */
   signing_secret: string
+  /** JSON: { steps?, tools?, discovery } (migration 0014); null: every step and tool, listed. */
+  tool_selection: string | null
   created_at: string
   updated_at: string
+  /** The end user it acts for (migration 0014): it uses only their connections. */
+  end_user_id: string | null
 }
 
 /** An agent's tool: an ordered chain of tool steps with templated inputs (migration 0002). */
@@ -371,8 +377,51 @@ export interface Database {
   delivery_attempts: DeliveryAttemptsTable
   oauth_flows: OAuthFlowsTable
   credit_holds: CreditHoldsTable
+  end_users: EndUsersTable
+  connect_sessions: ConnectSessionsTable
+  operator_notices: OperatorNoticesTable
   stat_hours: StatHoursTable
   stat_rollups: StatRollupsTable
+}
+
+/** The operator's own customers, by the operator's id (migration 0014). */
+export interface EndUsersTable {
+  workspace_id: string
+  id: string
+  display_name: string | null
+  email: string | null
+  created_at: string
+  updated_at: string
+}
+
+/** A single-use connect link for one end user (migration 0014). */
+export interface ConnectSessionsTable {
+  id: string
+  token_hash: string
+  workspace_id: string
+  end_user_id: string
+  connectors: string | null
+  auth_methods: string | null
+  return_to: string | null
+  created_at: string
+  expires_at: string
+  used_at: string | null
+  connection_id: string | null
+}
+
+/** A lifecycle notice to the workspace's notification URL (migration 0014). */
+export interface OperatorNoticesTable {
+  id: string
+  workspace_id: string
+  type: string
+  payload: string
+  status: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  next_attempt_at: string | null
+  last_status: number | null
+  last_error: string | null
+  created_at: string
+  delivered_at: string | null
 }
 
 /** A series' count (or sum) for one hour and key, rolled up from the records (migration 0013). */

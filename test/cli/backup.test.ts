@@ -34,8 +34,11 @@ test('a backup taken while Patchbay runs restores its connections, with the mast
     })
     assert.equal(made.status, 201, JSON.stringify(made.body))
     connectionId = made.body.id
-    const done = await patchbay('backup', '--data-dir', dataDir, '--to', to)
+    const done = await patchbay('backup', '--data-dir', dataDir, '--to', to, '--progress')
     assert.equal(done.code, 0, done.stderr)
+    // Progress as it copies: lines by tens of per cent, ending at 100 %.
+    assert.match(done.stderr, /Copying pages: \d+ % \(\d+ of \d+\)/)
+    assert.match(done.stderr, /Copying pages: 100 % \((\d+) of \1\)\n$/)
     assert.match(done.stdout, /Backed up .*patchbay\.db to .*copy\.db/)
     assert.match(done.stdout, /master key/)
     assert.ok(done.stdout.includes(path.join(dataDir, 'master.key')), 'it says where the key is')

@@ -209,14 +209,15 @@ describe('sign-in through a pop-up', () => {
     }
   })
 
-  test('Patchbay serves a small page that opens the sign-in in a pop-up', async () => {
+  test('/connect/codehost is the hosted connect page: it opens the sign-in in a pop-up through a connect link', async () => {
     const res = await fetch(`${t.url}/connect/codehost`)
     assert.equal(res.status, 200)
     const html = await res.text()
-    assert.match(html, /\/v1\/connections\/oauth\/start/)
-    assert.match(html, /mode: 'popup'/)
+    assert.match(html, /\/v1\/connect\/oauth\/start/)
     assert.match(html, /window\.open\(/)
     assert.match(html, /patchbay:oauth/)
+    assert.match(html, /needs a connect link/)
+    assert.doesNotMatch(html, /Workspace \(admin\) key/)
   })
 })
 

@@ -67,9 +67,11 @@ test('an agent is created with its scope, connections and delivery; the signing 
     'connectionIds',
     'createdAt',
     'delivery',
+    'endUserId',
     'id',
     'name',
     'scope',
+    'toolSelection',
     'updatedAt',
   ])
 })

@@ -139,6 +139,27 @@ test('a person makes a workspace and owns it; keys have at most their maker’s 
   assert.ok(!other.body.entries.some((e: any) => e.actor.id === people.bob))
 })
 
+test('the one-time owner-setup token makes the first person who uses it the owner of the first workspace', async () => {
+  const token = t.service.ownerSetupToken
+  assert.ok(token, 'no person owns the first workspace yet')
+  const forged = await as('bob', 'POST', '/v1/workspaces/claim', { token: `${t.service.workspaceId}.forged` })
+  assert.equal(forged.status, 400)
+  assert.equal(forged.body.error.code, 'OWNER_SETUP_INVALID')
+  const claimed = await as('ann', 'POST', '/v1/workspaces/claim', { token })
+  assert.equal(claimed.status, 200, JSON.stringify(claimed.body))
+  assert.deepEqual([claimed.body.id, claimed.body.role], [t.service.workspaceId, 'owner'])
+  const again = await as('bob', 'POST', '/v1/workspaces/claim', { token })
+  assert.equal(again.status, 409)
+  const audit = await as(
+    'ann',
+    'GET',
+    '/v1/audit?action=workspace.owner_claimed',
+    undefined,
+    t.service.workspaceId,
+  )
+  assert.equal(audit.body.entries[0].actor.label, 'ann@example.test')
+})
+
 test('a revoked key and an expired one are refused; a member may not revoke keys', async () => {
   const ws = (await as('ann', 'POST', '/v1/workspaces', { name: 'Keys' })).body.id
   const k = (await as('ann', 'POST', '/v1/keys', { name: 'k', role: 'viewer' }, ws)).body

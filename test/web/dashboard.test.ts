@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import { Receiver } from '../helpers/receiver.ts'
+import { eventually, Receiver } from '../helpers/receiver.ts'
 import {
   browserUnavailableReason,
   collectPageErrors,
@@ -348,6 +348,36 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     await keys.getByText('revoked').waitFor()
     const after = await fetch(`${svc.url}/v1/connections`, { headers: { authorization: `Bearer ${key}` } })
     assert.equal(after.status, 401)
+  })
+
+  it('chooses the tools the agent lists in its settings, and MCP lists only those', async () => {
+    const settings = () => page.getByRole('form', { name: 'Agent settings' })
+    const cardMover = async () =>
+      (await svc.api('GET', '/v1/agents')).body.agents.find((a: any) => a.name === 'Card mover')
+    await settings().getByRole('radio', { name: 'Only the steps chosen here' }).check()
+    await settings().getByRole('checkbox', { name: 'Create Card', exact: true }).check()
+    await settings().getByRole('checkbox', { name: 'Get Card', exact: true }).check()
+    await settings().getByRole('button', { name: 'Save settings' }).click()
+    // Saved: the settings reload with the selection.
+    const agent = await eventually(cardMover, (a: any) => a.toolSelection !== null, 10_000)
+    assert.deepEqual(agent.toolSelection, {
+      steps: ['taskboard.create_card', 'taskboard.get_card'],
+      discovery: false,
+    })
+    const listed = await svc.api('GET', `/v1/agents/${agent.id}/tools.json?format=mcp`)
+    // The two steps, and the agent's own tool (its tools stay listed unless a selection names them).
+    assert.deepEqual(listed.body.map((x: any) => x.name).sort(), [
+      'taskboard_create_card',
+      'taskboard_get_card',
+      'tool_card_with_a_comment',
+    ])
+    await settings().getByRole('checkbox', { name: 'Get Card', exact: true }).waitFor()
+    // Back to the default: every step again.
+    await settings()
+      .getByRole('radio', { name: /Every step of its connections/ })
+      .check()
+    await settings().getByRole('button', { name: 'Save settings' }).click()
+    await eventually(cardMover, (a: any) => a.toolSelection === null, 10_000)
   })
 
   it('connects with an API key and a token from the token request page, reconnects it when lapsed, and disconnects it', async () => {

@@ -18,6 +18,7 @@ import { ErrorBox, Loading, useLoad } from './components.tsx'
 import { AgentPage } from './pages/Agent.tsx'
 import { AgentsPage } from './pages/Agents.tsx'
 import { ConnectionsPage } from './pages/Connections.tsx'
+import { EndUserPage, EndUsersPage } from './pages/EndUsers.tsx'
 import { EventsPage } from './pages/Events.tsx'
 import { OverviewPage } from './pages/Overview.tsx'
 import { StepsPage } from './pages/Steps.tsx'
@@ -34,6 +35,7 @@ const sections = [
   { id: 'steps', label: 'Tool steps' },
   { id: 'agents', label: 'Agents' },
   { id: 'events', label: 'Events' },
+  { id: 'end-users', label: 'End users' },
   { id: 'usage', label: 'Usage' },
   { id: 'workspace', label: 'Workspace' },
 ] as const
@@ -596,6 +598,8 @@ function Page({
       return <EventsPage route={route} />
     case 'usage':
       return <UsagePage />
+    case 'end-users':
+      return route.parts[1] ? <EndUserPage id={route.parts[1]} /> : <EndUsersPage />
     case 'overview':
       return <OverviewPage />
     case 'timeline':

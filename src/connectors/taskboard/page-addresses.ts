@@ -14,5 +14,8 @@ export const taskboardPageAddresses: PageAddressSupport = {
     if (kind === 'card' && m[1] === 'c') return { path: `/1/cards/${m[2]}`, query: { fields: 'id,idBoard' } }
     return undefined
   },
-  idOf: (_kind, data) => (typeof data?.id === 'string' ? data.id : undefined),
+  idOf: (_kind, data) => {
+    const id = (data as { id?: unknown } | null)?.id
+    return typeof id === 'string' ? id : undefined
+  },
 }

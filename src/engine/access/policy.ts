@@ -144,6 +144,7 @@ export const POLICY = {
   // Workspaces and their keys (a key made by a person or key: role at most the maker's)
   listWorkspaces: { access: 'signedIn' },
   createWorkspace: { access: 'signedIn', action: 'workspace.created' },
+  claimWorkspace: { access: 'signedIn', action: 'workspace.owner_claimed' },
   getWorkspace: { ...read('viewer', false), workspaceParam: 'id' },
   updateWorkspace: { ...change('admin', 'workspace.updated'), workspaceParam: 'id' },
   deleteWorkspace: { ...change('owner', 'workspace.deleted'), workspaceParam: 'id' },
@@ -152,6 +153,30 @@ export const POLICY = {
   revokeKey: change('admin', 'key.revoked'),
   listAudit: read('admin', false),
 
+  // End users, connect links and lifecycle notices
+  listEndUsers: read('viewer', false),
+  getEndUser: read('viewer', false),
+  deleteEndUser: change('admin', 'end_user.deleted'),
+  createConnectSession: change('member', 'connect_session.created'),
+  getEndUserSettings: read('viewer', false),
+  updateEndUserSettings: change('admin', 'end_user_settings.changed'),
+  listNotices: read('viewer', false),
+  getNotice: read('viewer', false),
+  replayNotice: change('member', 'notice.replayed'),
+  describeConnectSession: {
+    access: 'public',
+    why: 'the hosted connect page: the single-use connect token is the credential, checked by the handler',
+  },
+  connectAsEndUser: {
+    access: 'public',
+    why: 'the hosted connect page: the single-use connect token is the credential, checked by the handler',
+    action: 'connection.created',
+  },
+  startEndUserSignIn: {
+    access: 'public',
+    why: 'the hosted connect page: the single-use connect token is the credential, checked by the handler',
+    action: 'connection.oauth_started',
+  },
   // Stats and timelines: the workspace's numbers and run records (no payloads, no secrets).
   getStats: read('viewer', false),
   getTimeline: read('viewer', false),
@@ -189,13 +214,13 @@ export const POLICY = {
   acceptInvitation: { access: 'signedIn', action: 'invitation.accepted', recordsItself: true },
 
   // Members and invitations of the workspace the request acts on (routes/members.ts).
-  listMembers: read('viewer', false),
-  addMember: { ...change('admin', 'member.added'), recordsItself: true },
-  updateMember: { ...change('admin', 'member.role_changed'), recordsItself: true },
-  removeMember: { ...change('admin', 'member.removed'), recordsItself: true },
-  createInvitation: { ...change('admin', 'invitation.created'), recordsItself: true },
-  listInvitations: read('admin', false),
-  revokeInvitation: { ...change('admin', 'invitation.revoked'), recordsItself: true },
+  listMembers: { ...read('viewer', false), workspaceParam: 'id' },
+  addMember: { ...change('admin', 'member.added'), recordsItself: true, workspaceParam: 'id' },
+  updateMember: { ...change('admin', 'member.role_changed'), recordsItself: true, workspaceParam: 'id' },
+  removeMember: { ...change('admin', 'member.removed'), recordsItself: true, workspaceParam: 'id' },
+  createInvitation: { ...change('admin', 'invitation.created'), recordsItself: true, workspaceParam: 'id' },
+  listInvitations: { ...read('admin', false), workspaceParam: 'id' },
+  revokeInvitation: { ...change('admin', 'invitation.revoked'), recordsItself: true, workspaceParam: 'id' },
 
   // MCP: the route lets every caller in; each JSON-RPC method has its rule in MCP_POLICY.
   callMcp: read('viewer', true),

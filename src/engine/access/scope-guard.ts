@@ -40,6 +40,11 @@ export interface ScopedAgent {
   connectionIds: string[]
 }
 
+/** What the scope check reads of a step: its id, connector and scoped fields (a picker's too). */
+export type CheckedStep = Pick<RegisteredStep, 'id' | 'connector'> & {
+  step: Pick<StepDefinition, 'scoped' | 'passThrough'> & { hints?: StepDefinition['hints'] }
+}
+
 /** What the step runner knows of the credentials a step is about to use. */
 export interface StepTarget {
   connectionId: string | null
@@ -100,10 +105,10 @@ export class ScopeGuard {
    * The step runner's hook: refuses an agent's step before anything but lookups is sent. Only an
    * agent's step is checked: for any other caller there is nothing to wait for (undefined).
    */
-  checkStep = (caller: Caller, registered: RegisteredStep, input: unknown, target: StepTarget) =>
+  checkStep = (caller: Caller, registered: CheckedStep, input: unknown, target: StepTarget) =>
     caller.agentId ? this.#checkAgentStep(caller, registered, input, target) : undefined
 
-  async #checkAgentStep(caller: Caller, registered: RegisteredStep, input: unknown, target: StepTarget) {
+  async #checkAgentStep(caller: Caller, registered: CheckedStep, input: unknown, target: StepTarget) {
     const agent = await this.#agents.forCaller(caller)
     const { connector, step } = registered
     if (target.connectionId !== null) this.#allowConnection(agent, target.connectionId)
@@ -171,7 +176,7 @@ export class ScopeGuard {
   #refsOfStep(
     agent: ScopedAgent,
     connector: ConnectorDefinition,
-    step: StepDefinition,
+    step: CheckedStep['step'],
     stepId: string,
     input: unknown,
   ): ScopeRef[] {
@@ -186,7 +191,7 @@ export class ScopeGuard {
         hint: `Use the ${connector.name} ready-made steps, or a workspace key.`,
       })
     }
-    const refs = connector.scope.attributeApiCall(input)
+    const refs = connector.scope.attributeApiCall(asObject(input))
     if (!refs || refs.length === 0) {
       const i = input as { method?: string; endpoint?: string }
       throw denied(
@@ -288,12 +293,15 @@ export class ScopeGuard {
   }
 }
 
+/** An input as the object a connector's readers take (an input that is not one names nothing). */
+const asObject = (input: unknown): object => (typeof input === 'object' && input !== null ? input : {})
+
 /**
  * Whether a step changes the upstream: a ready-made step not marked read-only, or an API Call
  * whose method is not GET or HEAD. A write's resources are placed from the upstream as they are
  * now; a read may use a place remembered for a few seconds (DEFAULT_TTL_MS).
  */
-function writes(step: StepDefinition, input: unknown): boolean {
+function writes(step: CheckedStep['step'], input: unknown): boolean {
   if (step.passThrough) {
     const method = String((input as { method?: unknown })?.method ?? 'GET').toUpperCase()
     return method !== 'GET' && method !== 'HEAD'
@@ -305,7 +313,7 @@ function writes(step: StepDefinition, input: unknown): boolean {
 export function refsOfFields(fields: ScopedField[], input: unknown): ScopeRef[] {
   const refs: ScopeRef[] = []
   for (const f of fields) {
-    const v = f.value ? f.value(input) : f.field ? readPath(input, f.field) : undefined
+    const v = f.value ? f.value(asObject(input)) : f.field ? readPath(input, f.field) : undefined
     for (const value of Array.isArray(v) ? v : [v])
       if (typeof value === 'string' && value !== '') refs.push({ kind: f.kind, value })
   }

@@ -83,7 +83,47 @@ export const ConnectionIdsInput = z
   .transform(unique)
   .describe('Connections the agent may use (ids from GET /v1/connections). Empty: none.')
 
+/**
+ * Which of its callables an agent lists over MCP and function calling, and how. Null (the
+ * default): every step of its connections' connectors and all its tools, each listed.
+ */
+export const ToolSelectionInput = z
+  .object({
+    steps: z
+      .array(z.string().min(1).max(200))
+      .max(1000)
+      .transform(unique)
+      .optional()
+      .describe(
+        'Step ids (taskboard.create_card) or connector ids (taskboard: every step of it). Absent: every step of its connections.',
+      ),
+    tools: z
+      .array(z.string().min(1).max(200))
+      .max(1000)
+      .transform(unique)
+      .optional()
+      .describe("The agent's own tools it lists, by id or name. Absent: all of them; []: none."),
+    discovery: z
+      .boolean()
+      .default(false)
+      .describe(
+        'List two tools, find_tools and call_tool, instead of each one: for large selections (a few kB however many steps).',
+      ),
+  })
+  .strict()
+  .nullable()
+  .describe(
+    "What the agent lists over MCP and function calling. null: every step of its connections and all its tools (the default). It shapes the agent's tool surface; what the agent may touch is its scope.",
+  )
+
 const name = z.string().trim().min(1, 'must not be empty').max(200).describe('Shown in lists and logs.')
+
+/** The operator's id of an end user (any string up to 256 characters). */
+export const EndUserIdInput = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(256, 'must be at most 256 characters')
+  .describe("The operator's own id of the end user (any string up to 256 characters).")
 
 export const NewAgentInput = z
   .object({
@@ -91,6 +131,12 @@ export const NewAgentInput = z
     scope: AgentScopeInput.default({ boards: [], repositories: [] }),
     connectionIds: ConnectionIdsInput.default([]),
     delivery: DeliveryTargetInput,
+    toolSelection: ToolSelectionInput.default(null),
+    endUserId: EndUserIdInput.nullable()
+      .optional()
+      .describe(
+        "Bind the agent to this end user: it may then use only the end user's connections (whatever its scope says). Absent or null: the workspace's own connections.",
+      ),
   })
   .strict()
 
@@ -100,11 +146,18 @@ export const AgentChangesInput = z
     scope: AgentScopeInput.optional().describe('Replaces the whole scope.'),
     connectionIds: ConnectionIdsInput.optional().describe('Replaces the list of connections.'),
     delivery: DeliveryTargetInput.optional(),
+    toolSelection: ToolSelectionInput.optional().describe(
+      'Replaces the selection; null lists everything again.',
+    ),
+    endUserId: EndUserIdInput.nullable()
+      .optional()
+      .describe('Bind to this end user (null: unbind); its connectionIds must then be that end user’s.'),
   })
   .strict()
   .refine((v) => Object.values(v).some((x) => x !== undefined), 'name at least one field to change')
 
 export type AgentScope = z.output<typeof AgentScopeInput>
 export type DeliveryTarget = z.output<typeof DeliveryTargetInput>
+export type ToolSelection = z.output<typeof ToolSelectionInput>
 export type NewAgent = z.input<typeof NewAgentInput>
 export type AgentChanges = z.input<typeof AgentChangesInput>

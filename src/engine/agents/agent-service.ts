@@ -6,11 +6,13 @@ import type { EgressGuard } from '../../kit/egress.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
 import type { AgentRow, Agents } from '../../store/agents.ts'
 import type { ApiKeyRow, ApiKeys } from '../../store/api-keys.ts'
+import type { EndUsers } from '../../store/end-users.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Caller } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
+import type { Registry } from '../registry.ts'
 import {
   type AgentChanges,
   AgentChangesInput,
@@ -18,9 +20,10 @@ import {
   type DeliveryTarget,
   type NewAgent,
   NewAgentInput,
+  type ToolSelection,
 } from './agent-input.ts'
 
-export type { AgentScope, DeliveryTarget } from './agent-input.ts'
+export type { AgentScope, DeliveryTarget, ToolSelection } from './agent-input.ts'
 
 export interface AgentView {
   id: string
@@ -28,6 +31,10 @@ export interface AgentView {
   scope: AgentScope
   connectionIds: string[]
   delivery: DeliveryTarget
+  /** What it lists over MCP and function calling; null: everything, each listed (agent-toolbox.ts). */
+  toolSelection: ToolSelection
+  /** The end user it acts for: it uses only their connections. null: the workspace's own. */
+  endUserId: string | null
   createdAt: string
   updatedAt: string
 }
@@ -57,6 +64,8 @@ export function agentView(row: AgentRow): AgentView {
     scope: row.scope as AgentScope,
     connectionIds: row.connection_ids,
     delivery: row.delivery,
+    toolSelection: row.tool_selection ? JSON.parse(row.tool_selection) : null,
+    endUserId: row.end_user_id ?? null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }
@@ -94,8 +103,12 @@ export class AgentService {
   #cache = new Map<string, { view: AgentView; workspaceId: string; at: number }>()
   #deletedListeners = new Set<AgentDeletedListener>()
   #changes: Changes
+  #registry: Registry
+  #endUsers: EndUsers
 
   constructor(deps: {
+    /** Binding an agent to an end user adds the end user when the workspace has none of that id. */
+    endUsers: EndUsers
     repo: Agents
     keys: ApiKeys
     vault: Vault
@@ -104,8 +117,12 @@ export class AgentService {
     changes: Changes
     /** Checks a webhook delivery address when it is saved (deliveries are checked again at connect time). */
     egress: EgressGuard
+    /** The steps and connectors a tool selection may name. */
+    registry: Registry
   }) {
+    this.#registry = deps.registry
     this.#egress = deps.egress
+    this.#endUsers = deps.endUsers
     this.#changes = deps.changes
     // An agent changed or deleted on any instance is read again here.
     deps.changes.subscribe('agents', (ids) => {
@@ -124,16 +141,21 @@ export class AgentService {
     const parsed = NewAgentInput.safeParse(input)
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const a = parsed.data
-    await this.#checkConnections(workspaceId, a.connectionIds)
+    const endUserId = a.endUserId ?? null
+    await this.#checkConnections(workspaceId, a.connectionIds, endUserId)
+    this.#checkToolSelection(a.toolSelection)
     if (a.delivery.type === 'webhook') await this.#egress.check(a.delivery.url, 'delivery.url')
+    if (endUserId !== null) await this.#endUsers.put(workspaceId, endUserId, {})
     const signingSecret = generateSigningSecret()
     const row = await this.#repo.insert({
       workspace_id: workspaceId,
+      end_user_id: endUserId,
       name: a.name,
       scope: a.scope,
       connection_ids: a.connectionIds,
       delivery: a.delivery,
       signing_secret: this.#vault.seal(signingSecret),
+      tool_selection: a.toolSelection && JSON.stringify(a.toolSelection),
     })
     return { agent: agentView(row), signingSecret }
   }
@@ -183,15 +205,25 @@ export class AgentService {
     const parsed = AgentChangesInput.safeParse(changes)
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const c = parsed.data
-    if (!(await this.#repo.get(workspaceId, agentId))) throw agentNotFound(agentId)
-    // Only a changed list is checked: a connection removed since must not block renaming.
-    if (c.connectionIds) await this.#checkConnections(workspaceId, c.connectionIds)
+    if (c.toolSelection) this.#checkToolSelection(c.toolSelection)
+    const before = await this.#repo.get(workspaceId, agentId)
+    if (!before) throw agentNotFound(agentId)
+    const endUserId = c.endUserId === undefined ? (before.end_user_id ?? null) : c.endUserId
+    const rebound = endUserId !== (before.end_user_id ?? null)
+    // Only a changed list is checked: a connection removed since must not block renaming. A new
+    // binding checks the whole list against the new end user.
+    if (c.connectionIds || rebound)
+      await this.#checkConnections(workspaceId, c.connectionIds ?? before.connection_ids, endUserId)
+    if (rebound && endUserId !== null) await this.#endUsers.put(workspaceId, endUserId, {})
     if (c.delivery?.type === 'webhook') await this.#egress.check(c.delivery.url, 'delivery.url')
     await this.#repo.update(workspaceId, agentId, {
       name: c.name,
       scope: c.scope,
       connection_ids: c.connectionIds,
       delivery: c.delivery,
+      tool_selection:
+        c.toolSelection === undefined ? undefined : c.toolSelection && JSON.stringify(c.toolSelection),
+      ...(rebound ? { end_user_id: endUserId } : {}),
     })
     this.#changes.publish('agents', [agentId])
     return this.get(workspaceId, agentId)
@@ -283,10 +315,52 @@ export class AgentService {
       )
   }
 
-  async #checkConnections(workspaceId: string, ids: string[]): Promise<void> {
+  /** Each step of a selection is a step id or a connector id of the registry. */
+  #checkToolSelection(selection: ToolSelection): void {
+    const unknown = (selection?.steps ?? [])
+      .map((id, i) => ({ id, i }))
+      .filter(({ id }) => !this.#registry.steps.has(id) && !this.#registry.connector(id))
+    if (unknown.length > 0)
+      throw new PatchbayError(
+        'VALIDATION_FAILED',
+        `Invalid toolSelection: ${unknown.map(({ id, i }) => `steps.${i}: "${id}" is neither a step id nor a connector id`).join('; ')}.`,
+        {
+          hint: `Name steps as GET /v1/steps lists them (taskboard.create_card), or whole connectors (${this.#registry.connectors.map((c) => c.id).join(', ')}).`,
+          details: unknown.map(({ id, i }) => ({
+            field: `toolSelection.steps.${i}`,
+            message: `no step or connector "${id}"`,
+          })),
+        },
+      )
+  }
+
+  /**
+   * The connections exist and belong to whom the agent acts for: the end user it is bound to, or
+   * (unbound) the workspace itself. An end user's connection is never another's or the workspace's.
+   */
+  async #checkConnections(workspaceId: string, ids: string[], endUserId: string | null): Promise<void> {
     if (ids.length === 0) return
-    const known = new Set((await this.#connections.list(workspaceId)).map((c) => c.id))
+    const all = await this.#connections.list(workspaceId)
+    const known = new Set(all.map((c) => c.id))
     const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !known.has(id))
+    const foreign = all.filter((c) => ids.includes(c.id) && c.endUserId !== endUserId)
+    if (missing.length === 0 && foreign.length > 0)
+      throw new PatchbayError(
+        'CONNECTION_OF_OTHER_OWNER',
+        `connectionIds names connections the agent may not use: ${foreign
+          .map(
+            (c) => `${c.id} (${c.endUserId === null ? "the workspace's own" : `end user "${c.endUserId}"`})`,
+          )
+          .join(
+            ', ',
+          )}; ${endUserId === null ? "an agent bound to no end user uses only the workspace's own connections" : `an agent bound to end user "${endUserId}" uses only that end user's connections`}.`,
+        {
+          hint:
+            endUserId === null
+              ? 'Bind the agent to the end user (endUserId) or name connections of the workspace (GET /v1/connections?endUserId=).'
+              : `Name connections of that end user (GET /v1/connections?endUserId=${encodeURIComponent(endUserId)}).`,
+        },
+      )
     if (missing.length > 0)
       throw new PatchbayError(
         'CONNECTION_NOT_FOUND',

@@ -4,6 +4,7 @@
 // engine.steps.run / engine.tools.run as the agent, so scope is checked exactly as in the REST
 // API. Everything about a step — name, description, schemas, hints — comes from the registry.
 import { PatchbayError, validationError } from '../../kit/errors.ts'
+import type { JsonSchemaNode } from '../../kit/json-schema.ts'
 import type { Caller } from '../access/caller.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
@@ -28,13 +29,15 @@ export interface AgentCallable {
    * Only the hints that differ from MCP's defaults (readOnlyHint false, destructiveHint true,
    * idempotentHint false, openWorldHint true): the defaults cost context and say nothing.
    */
-  annotations: { readOnlyHint?: true; destructiveHint?: false; idempotentHint?: true }
+  annotations: { readOnlyHint?: true; destructiveHint?: false; idempotentHint?: true; openWorldHint?: false }
   /** What DESCRIBE_TOOL answers: the whole description and schemas, for an agent that asks. */
   describe: ToolDescription
   target:
     | { kind: 'step'; stepId: string; connector: string; connections: ConnectionView[] }
     | { kind: 'tool'; toolId: string }
     | { kind: 'describe' }
+    | { kind: 'find' }
+    | { kind: 'call' }
 }
 
 /** One callable told in full: its guidance (where each id comes from) and the shape of its result. */
@@ -51,6 +54,13 @@ export type CallResult =
   | { kind: 'step'; output: unknown; meta: { runId: string; durationMs: number; attempts: number } }
   | { kind: 'tool'; run: ToolRunView }
   | { kind: 'describe'; output: ToolDescription }
+  | { kind: 'found'; output: FoundTools }
+
+/** What find_tools answers: the best matches, each ready to call, and how many matched. */
+export interface FoundTools {
+  tools: Array<Pick<AgentCallable, 'name' | 'title' | 'description' | 'inputSchema' | 'annotations'>>
+  total: number
+}
 
 /**
  * The callable that tells the rest in full. `tools/list` and the function-calling exports carry
@@ -59,6 +69,10 @@ export type CallResult =
  * output's shape — is one call away.
  */
 export const DESCRIBE_TOOL = 'describe_tool'
+
+/** Discovery mode's two tools: find the agent's tools by words, and call one by name. */
+export const FIND_TOOLS = 'find_tools'
+export const CALL_TOOL = 'call_tool'
 
 /** The argument every step callable takes besides the step's own input. */
 export const CONNECTION_ARGUMENT = 'connectionId'
@@ -91,18 +105,39 @@ export class AgentToolbox {
    * the whole description, the input schema with each field's guidance, the output schema.
    */
   async descriptions(caller: Caller): Promise<ToolDescription[]> {
-    return (await this.#callables(caller)).map((c) => c.describe)
+    return (await this.#given(caller)).given.map((c) => c.describe)
   }
 
-  /** Everything the agent may call: its allowed steps, then its tools. */
+  /**
+   * What the agent lists: without a tool selection its steps, its tools and describe_tool (as
+   * before selections existed); with one, exactly the steps and tools it selects; in discovery
+   * mode find_tools and call_tool, which reach the same selection.
+   */
   async list(caller: Caller): Promise<AgentCallable[]> {
-    const out = await this.#callables(caller)
-    out.push(describeCallable())
-    return out
+    const { agent, given } = await this.#given(caller)
+    if (!agent.toolSelection) return [...given, describeCallable()]
+    return agent.toolSelection.discovery ? [findToolsCallable(), callToolCallable()] : given
   }
 
-  async #callables(caller: Caller): Promise<AgentCallable[]> {
+  /** Every callable of the agent's connections and tools, and those its selection gives it. */
+  async #given(caller: Caller): Promise<{ agent: AgentView; all: AgentCallable[]; given: AgentCallable[] }> {
     const agent = await this.agent(caller)
+    const all = await this.#callables(caller, agent)
+    const selection = agent.toolSelection
+    if (!selection) return { agent, all, given: all }
+    const given = all.filter((c) =>
+      c.target.kind === 'step'
+        ? !selection.steps ||
+          selection.steps.includes(c.target.stepId) ||
+          selection.steps.includes(c.target.connector)
+        : c.target.kind === 'tool'
+          ? !selection.tools || [c.target.toolId, c.title, c.name].some((x) => selection.tools!.includes(x))
+          : false,
+    )
+    return { agent, all, given }
+  }
+
+  async #callables(caller: Caller, agent: AgentView): Promise<AgentCallable[]> {
     const own = new Set(agent.connectionIds)
     const connections = (await this.#d.connections.list(caller.workspaceId)).filter((c) => own.has(c.id))
     const out: AgentCallable[] = []
@@ -125,39 +160,60 @@ export class AgentToolbox {
    * would refuse (validation, scope, upstream failures); a tool run that fails resolves with the
    * run (status `failed`) so its record reaches the caller.
    */
-  async call(caller: Caller, name: string, args: unknown): Promise<CallResult> {
-    const callables = await this.list(caller)
+  async call(caller: Caller, name: string, rawArgs: unknown): Promise<CallResult> {
+    const { agent, all, given } = await this.#given(caller)
+    // What it lists, and in any mode the callables its selection gives it by their own names
+    // (a client in discovery mode may call what find_tools found directly).
+    const callables = [...(await this.list(caller)), ...given]
+    if (!callables.some((c) => c.target.kind === 'describe')) callables.push(describeCallable())
     const callable = callables.find((c) => c.name === name)
-    if (!callable) throw unknownCallable(name)
-    if (typeof (args ?? {}) !== 'object' || Array.isArray(args))
+    if (!callable) throw all.some((c) => c.name === name) ? notGiven(name, agent.id) : unknownCallable(name)
+    if (typeof (rawArgs ?? {}) !== 'object' || Array.isArray(rawArgs))
       throw new PatchbayError('VALIDATION_FAILED', 'Invalid input: the arguments must be an object.', {
         hint: "Send the arguments as a JSON object per the tool's inputSchema.",
       })
     // As OpenAI's strict mode or Gemini write them (null for "none", JSON text for an object of
     // free keys), back in the callable's own shape; then an argument it does not take is refused.
-    const given = fromProviderArguments(callable.describe.inputSchema, args ?? {}) as Record<string, unknown>
-    const unknown = unknownArguments(callable.describe.inputSchema, given)
+    const args = fromProviderArguments(callable.describe.inputSchema, rawArgs ?? {}) as Record<
+      string,
+      unknown
+    >
+    const unknown = unknownArguments(callable.describe.inputSchema, args)
     if (unknown.length > 0) throw validationError(unknown, 'input')
     if (callable.target.kind === 'describe') {
-      const wanted = (given as Record<string, unknown>).name
-      const described = callables.find((c) => c.name === wanted && c.target.kind !== 'describe')
+      const wanted = args.name
+      const described = given.find((c) => c.name === wanted)
       if (typeof wanted !== 'string' || !described)
         throw new PatchbayError(
           'VALIDATION_FAILED',
           `Invalid input: name: ${typeof wanted === 'string' ? `this agent has no tool "${wanted}"` : 'must be the name of one of the tools'}.`,
-          { hint: `Give the name of a tool from the tool list, e.g. {"name": "${callables[0].name}"}.` },
+          {
+            hint: `Give the name of a tool from the tool list, e.g. {"name": "${given[0]?.name ?? DESCRIBE_TOOL}"}.`,
+          },
         )
       return { kind: 'describe', output: described.describe }
     }
+    if (callable.target.kind === 'find') return { kind: 'found', output: findTools(given, args) }
+    if (callable.target.kind === 'call') {
+      const inner = args.name
+      if (typeof inner !== 'string' || inner === FIND_TOOLS || inner === CALL_TOOL)
+        throw new PatchbayError(
+          'VALIDATION_FAILED',
+          'Invalid input: name: must be the name of a tool find_tools found.',
+          {
+            hint: `Find one first: ${FIND_TOOLS} {"query": "<what it should do>"}.`,
+          },
+        )
+      return this.call(caller, inner, args.arguments ?? {})
+    }
     if (callable.target.kind === 'tool') {
-      const agent = await this.agent(caller)
       const run = await this.#d.tools.run(caller.workspaceId, agent.id, callable.target.toolId, {
-        input: given,
+        input: args,
         caller,
       })
       return { kind: 'tool', run }
     }
-    const { [CONNECTION_ARGUMENT]: chosen, ...input } = given as Record<string, unknown>
+    const { [CONNECTION_ARGUMENT]: chosen, ...input } = args
     if (chosen !== undefined && typeof chosen !== 'string')
       throw new PatchbayError(
         'VALIDATION_FAILED',
@@ -296,10 +352,144 @@ function describeCallable(): AgentCallable {
     title: 'Describe a tool',
     description,
     inputSchema,
-    annotations: leanAnnotations({ readOnly: true, destructive: false, idempotent: true }),
+    // It reads Patchbay's own registry, nothing outside.
+    annotations: {
+      ...leanAnnotations({ readOnly: true, destructive: false, idempotent: true }),
+      openWorldHint: false,
+    },
     describe: { name: DESCRIBE_TOOL, title: 'Describe a tool', description, inputSchema },
     target: { kind: 'describe' },
   }
+}
+
+function findToolsCallable(): AgentCallable {
+  const description =
+    'Finds this agent\'s tools by what they do: give a few words ("create card", "list workflow runs") and get the best matches, each with its name, description and input schema. Then run one with call_tool.'
+  const inputSchema: ObjectSchema = {
+    type: 'object',
+    properties: {
+      query: {
+        type: 'string',
+        maxLength: 200,
+        description: 'Words of what the tool should do, or of its name.',
+      },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 50,
+        default: 5,
+        description: 'How many matches at most.',
+      },
+    },
+    required: ['query'],
+    additionalProperties: false,
+  }
+  return {
+    name: FIND_TOOLS,
+    title: 'Find tools',
+    description,
+    inputSchema,
+    annotations: {
+      ...leanAnnotations({ readOnly: true, destructive: false, idempotent: true }),
+      openWorldHint: false,
+    },
+    describe: { name: FIND_TOOLS, title: 'Find tools', description, inputSchema },
+    target: { kind: 'find' },
+  }
+}
+
+function callToolCallable(): AgentCallable {
+  const description =
+    'Runs one of the tools find_tools found, by its name, with its arguments (an object that fits the inputSchema find_tools gave). Answers what the tool answers.'
+  const inputSchema: ObjectSchema = {
+    type: 'object',
+    properties: {
+      name: { type: 'string', description: 'The name find_tools gave, e.g. taskboard_create_card.' },
+      arguments: { type: 'object', additionalProperties: {}, description: "The tool's arguments." },
+    },
+    required: ['name'],
+    additionalProperties: false,
+  }
+  return {
+    name: CALL_TOOL,
+    title: 'Call a tool',
+    description,
+    inputSchema,
+    // It may run any of the agent's tools: MCP's defaults (may write, may destroy) hold.
+    annotations: {},
+    describe: { name: CALL_TOOL, title: 'Call a tool', description, inputSchema },
+    target: { kind: 'call' },
+  }
+}
+
+const STOP_WORDS = new Set([
+  'a',
+  'an',
+  'the',
+  'to',
+  'of',
+  'in',
+  'on',
+  'for',
+  'with',
+  'and',
+  'or',
+  'by',
+  'from',
+  'my',
+  'me',
+])
+
+/**
+ * The given callables that best match the words of a query: a word in the name or title counts
+ * three, in the connector's names two, in the description one; the best first, then by name.
+ */
+function findTools(given: AgentCallable[], args: Record<string, unknown>): FoundTools {
+  const words = String(args.query ?? '')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w && !STOP_WORDS.has(w))
+    // "runs" finds Get Workflow Run too.
+    .map((w) => (w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w))
+  const limit = typeof args.limit === 'number' ? Math.min(50, Math.max(1, Math.floor(args.limit))) : 5
+  const scored = given.map((c) => {
+    const name = `${c.name.replace(/_/g, ' ')} ${c.title}`.toLowerCase()
+    const connector = c.target.kind === 'step' ? c.target.connector : 'tool'
+    const description = c.describe.description.toLowerCase()
+    const score = words.reduce(
+      (sum, w) =>
+        sum +
+        (name.includes(w) ? 3 : 0) +
+        (connector.includes(w) ? 2 : 0) +
+        (description.includes(w) ? 1 : 0),
+      0,
+    )
+    return { c, score }
+  })
+  const matches = scored
+    .filter((x) => words.length === 0 || x.score > 0)
+    .sort((a, b) => b.score - a.score || a.c.name.localeCompare(b.c.name))
+  return {
+    tools: matches.slice(0, limit).map(({ c }) => ({
+      name: c.name,
+      title: c.title,
+      description: c.description,
+      inputSchema: c.inputSchema,
+      annotations: c.annotations,
+    })),
+    total: matches.length,
+  }
+}
+
+/** A callable of the agent's connections or tools that its tool selection leaves out. */
+function notGiven(name: string, agentId: string): PatchbayError {
+  return new PatchbayError(
+    'TOOL_NOT_FOUND',
+    `The tool "${name}" is not among this agent's tools: its tool selection leaves it out.`,
+    {
+      hint: `Call one of the tools it lists, or add it to the agent's toolSelection (PATCH /v1/agents/${agentId}).`,
+    },
+  )
 }
 
 /** MCP's annotations without the values its defaults already give. */
@@ -408,7 +598,7 @@ function toolInputSchema(tool: ToolView, registry: Registry): ObjectSchema {
 
 /** The lean schema of one field of a step's input (`['labels', '0']` → the labels' items), else a string. */
 function fieldSchema(schema: unknown, path: string[]): Record<string, unknown> {
-  let cur = schema as Record<string, any> | undefined
+  let cur = schema as JsonSchemaNode | undefined
   for (const seg of path) {
     if (!cur) break
     cur = /^\d+$/.test(seg) && cur.items ? cur.items : cur.properties?.[seg]

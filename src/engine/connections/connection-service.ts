@@ -24,6 +24,19 @@ export interface ConnectionView {
   updatedAt: string
   /** What tells it apart from other connections of the account (a code-host token's kind and reach). */
   details: Record<string, string>
+  /** The end user who made it (through a connect session); null: the workspace's own. */
+  endUserId: string | null
+}
+
+/** What happened to a connection, for the operator's lifecycle notices (end-users/operator-notices.ts). */
+export type ConnectionLifecycleEvent =
+  | 'connection.created'
+  | 'connection.reconnected'
+  | 'connection.lapsed'
+  | 'connection.deleted'
+
+export interface ConnectionLifecycle {
+  connectionChanged(type: ConnectionLifecycleEvent, row: ConnectionRow, reason: string | null): void
 }
 
 export interface LoadedConnection {
@@ -40,6 +53,11 @@ export interface NewConnection {
    * method; otherwise that one is reconnected in place (same id, so its triggers and agents stay).
    */
   second?: boolean
+  /**
+   * The end user it is made for (a connect session): only their connection of the account is
+   * reconnected in place; another end user's connection of the same account is never touched.
+   */
+  endUserId?: string | null
 }
 
 /** A connection made, or an existing one of the same account reconnected in place. */
@@ -57,6 +75,7 @@ export function connectionView(row: ConnectionRow, details: Record<string, strin
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     details,
+    endUserId: row.end_user_id ?? null,
   }
 }
 
@@ -71,6 +90,7 @@ export class ConnectionService {
   #changes: Changes
 
   #egress: EgressGuard
+  #lifecycle: ConnectionLifecycle | undefined
   constructor(deps: {
     repo: Connections
     vault: Vault
@@ -78,8 +98,11 @@ export class ConnectionService {
     clients: UpstreamClients
     changes: Changes
     egress: EgressGuard
+    /** Told of every connection made, reconnected, lapsed or deleted (the operator's notices). */
+    lifecycle?: ConnectionLifecycle
   }) {
     this.#egress = deps.egress
+    this.#lifecycle = deps.lifecycle
     this.#changes = deps.changes
     // A connection replaced, lapsed or deleted on any instance is read again here.
     deps.changes.subscribe('connections', (ids) => {
@@ -115,9 +138,9 @@ export class ConnectionService {
   ): Promise<ConnectResult> {
     const { credentials, identity } = verified
     if (!input.second) {
-      const same = (await this.#repo.list(workspaceId, { connector: input.connector })).find(
-        (r) => r.auth_method === input.authMethod && r.account_id === identity.accountId,
-      )
+      const same = (
+        await this.#repo.list(workspaceId, { connector: input.connector, endUserId: input.endUserId ?? null })
+      ).find((r) => r.auth_method === input.authMethod && r.account_id === identity.accountId)
       if (same)
         return { ...(await this.#replace(workspaceId, same, input.authMethod, verified)), reconnected: true }
     }
@@ -128,7 +151,9 @@ export class ConnectionService {
       account_name: identity.accountName,
       account_id: identity.accountId,
       secret: this.#vault.seal(credentials),
+      end_user_id: input.endUserId ?? null,
     })
+    this.#lifecycle?.connectionChanged('connection.created', row, null)
     return { ...this.#view(row, credentials), reconnected: false }
   }
 
@@ -178,7 +203,15 @@ export class ConnectionService {
     this.#cache.delete(row.id)
     this.#changes.publish('connections', [row.id])
     await this.onReplaced(row.id, previous)
-    return this.#view((await this.#repo.get(workspaceId, row.id))!, credentials)
+    const replaced = (await this.#repo.get(workspaceId, row.id))!
+    this.#lifecycle?.connectionChanged(
+      'connection.reconnected',
+      replaced,
+      row.status === 'lapsed'
+        ? `was lapsed: ${row.status_reason ?? 'the upstream refused its credentials'}`
+        : null,
+    )
+    return this.#view(replaced, credentials)
   }
 
   /** The connection as the API shows it, with what its credentials say about it. */
@@ -196,18 +229,22 @@ export class ConnectionService {
     return loaded
   }
 
-  async list(workspaceId: string, connector?: string): Promise<ConnectionView[]> {
-    return (await this.#repo.list(workspaceId, { connector })).map((r) => this.#view(r))
+  /** endUserId: that end user's connections; null: the workspace's own; absent: all. */
+  async list(workspaceId: string, connector?: string, endUserId?: string | null): Promise<ConnectionView[]> {
+    return (await this.#repo.list(workspaceId, { connector, endUserId })).map((r) => this.#view(r))
   }
 
   async get(workspaceId: string, id: string): Promise<ConnectionView> {
     return this.#view(await this.#requireRow(workspaceId, id))
   }
 
-  async delete(workspaceId: string, id: string): Promise<void> {
+  async delete(workspaceId: string, id: string, reason: string | null = null): Promise<void> {
+    const row = await this.#repo.get(workspaceId, id)
     const deleted = await this.#repo.delete(workspaceId, id)
     this.#changes.publish('connections', [id])
-    if (!deleted) throw connectionNotFound(id)
+    if (!deleted || !row) throw connectionNotFound(id)
+    this.#cache.delete(id)
+    this.#lifecycle?.connectionChanged('connection.deleted', row, reason)
   }
 
   /** The connection with its decrypted credentials, for running a step. */
@@ -282,14 +319,21 @@ export class ConnectionService {
    * still the connection's: an instance holding a token replaced since does not lapse the new one.
    */
   async markLapsed(id: string, reason: string, refused?: Credentials): Promise<void> {
+    const row = await this.#repo.getById(id)
+    if (!row) return
     if (refused) {
-      const row = await this.#repo.getById(id)
-      if (!row) return
       const current = this.#vault.open<Credentials>(row.secret)
       if (JSON.stringify(current) !== JSON.stringify(refused)) return
     }
     await this.#repo.setStatus(id, 'lapsed', reason)
     this.#changes.publish('connections', [id])
+    // Told once, when it goes from active to lapsed.
+    if (row.status !== 'lapsed')
+      this.#lifecycle?.connectionChanged(
+        'connection.lapsed',
+        { ...row, status: 'lapsed', status_reason: reason },
+        reason,
+      )
   }
 
   async #requireRow(workspaceId: string, id: string): Promise<ConnectionRow> {

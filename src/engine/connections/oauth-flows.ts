@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto'
 import type { AuthMethod, ConnectorDefinition, OAuthContext } from '../../kit/define.ts'
 import { neverReachable } from '../../kit/egress.ts'
 import { PatchbayError } from '../../kit/errors.ts'
+import type { ConnectSessions } from '../../store/end-users.ts'
 import type { OAuthFlowRows } from '../../store/oauth-flows.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Caller } from '../access/caller.ts'
@@ -37,6 +38,10 @@ export interface OAuthStartRequest {
   second?: boolean
   /** Which of the connector's sign-in methods; the first with a flow by default. */
   authMethod?: string
+  /** The end user the connection is for (a connect session's). */
+  endUserId?: string
+  /** The connect session it is made through: spent when the connection is made (single use). */
+  connectSessionId?: string
 }
 
 export interface OAuthStarted {
@@ -67,6 +72,10 @@ interface SealedState {
   id?: string
   /** A second connection was asked for. */
   s?: true
+  /** The end user the connection is for. */
+  e?: string
+  /** The connect session it is made through. */
+  cs?: string
   n: string
   exp: number
 }
@@ -87,8 +96,11 @@ export class OAuthFlows {
   stateTtlMs = OAUTH_STATE_TTL_MS
   /** Flows under way, in the store (any instance completes them, once), by the state's nonce. */
   #flows: OAuthFlowRows
+  #sessions: ConnectSessions
 
   constructor(deps: {
+    /** Connect sessions a sign-in was started through (spent when it completes). */
+    sessions: ConnectSessions
     registry: Registry
     connections: ConnectionService
     clients: UpstreamClients
@@ -103,6 +115,7 @@ export class OAuthFlows {
     this.#clients = deps.clients
     this.#vault = deps.vault
     this.#flows = deps.flows
+    this.#sessions = deps.sessions
     this.#apps = deps.apps ?? {}
     this.#webUrls = deps.webUrls ?? {}
     this.#publicUrl = deps.publicUrl
@@ -118,7 +131,7 @@ export class OAuthFlows {
     return Boolean(connector?.auth.some((a) => a.oauth) && this.#apps[connectorId])
   }
 
-  async start(caller: Caller, req: OAuthStartRequest): Promise<OAuthStarted> {
+  async start(caller: Pick<Caller, 'workspaceId'>, req: OAuthStartRequest): Promise<OAuthStarted> {
     const connector = this.#registry.connector(req.connector)
     if (!connector)
       throw new PatchbayError('UNKNOWN_CONNECTOR', `There is no connector "${req.connector}".`, {
@@ -147,6 +160,8 @@ export class OAuthFlows {
       r: returnTo,
       id: req.connectionId,
       ...(req.second ? { s: true } : {}),
+      ...(req.endUserId !== undefined ? { e: req.endUserId } : {}),
+      ...(req.connectSessionId !== undefined ? { cs: req.connectSessionId } : {}),
       n: randomBytes(16).toString('base64url'),
       exp,
     }
@@ -210,13 +225,29 @@ export class OAuthFlows {
         await this.onReconnected(connection.id)
         return { ...base, connection, reconnected: true }
       }
-      const { reconnected, ...connection } = await this.#connections.createVerified(opened.ws, {
-        connector: connector.id,
-        authMethod: method.id,
-        credentials,
-        second: opened.s === true,
-      })
-      return { ...base, connection, reconnected }
+      // A connect session connects once: spent before the connection is stored, given back if none is.
+      if (opened.cs && !(await this.#sessions.spend(opened.cs, 'pending')))
+        throw new PatchbayError(
+          'CONNECT_SESSION_USED',
+          'This connect link has already been used to connect an account.',
+          {
+            hint: 'Each link connects one account: ask the app that sent you here for a new one.',
+          },
+        )
+      try {
+        const { reconnected, ...connection } = await this.#connections.createVerified(opened.ws, {
+          connector: connector.id,
+          authMethod: method.id,
+          credentials,
+          second: opened.s === true,
+          endUserId: opened.e ?? null,
+        })
+        if (opened.cs) await this.#sessions.settle(opened.cs, connection.id)
+        return { ...base, connection, reconnected }
+      } catch (err) {
+        if (opened.cs) await this.#sessions.giveBack(opened.cs)
+        throw err
+      }
     } catch (err) {
       const error =
         err instanceof PatchbayError

@@ -43,7 +43,8 @@ interface Lane<T> {
 
 /** The single-process queue: in memory, drained on the next tick, in batches. */
 export class InProcessJobQueue implements JobQueue {
-  #lanes = new Map<string, Lane<any>>()
+  /** Each job name's lane; its jobs are the handler's (`send` and `work` agree on T per name). */
+  #lanes = new Map<string, Lane<unknown>>()
   #timers = new Set<NodeJS.Timeout>()
   #idle: Array<() => void> = []
   #stopped = false
@@ -51,7 +52,7 @@ export class InProcessJobQueue implements JobQueue {
 
   work<T>(name: string, opts: WorkOptions, handler: JobHandler<T>): void {
     this.#lanes.set(name, {
-      handler,
+      handler: handler as JobHandler<unknown>,
       ...opts,
       lingerMs: opts.lingerMs ?? 0,
       waiting: [],
@@ -84,7 +85,7 @@ export class InProcessJobQueue implements JobQueue {
     this.#schedule(lane, name)
   }
 
-  #schedule(lane: Lane<any>, name: string): void {
+  #schedule(lane: Lane<unknown>, name: string): void {
     if (lane.scheduled) return
     lane.scheduled = true
     const run = () => {
@@ -95,7 +96,7 @@ export class InProcessJobQueue implements JobQueue {
     else setImmediate(run)
   }
 
-  #drain(lane: Lane<any>, name: string): void {
+  #drain(lane: Lane<unknown>, name: string): void {
     while (lane.waiting.length > 0 && lane.active < lane.concurrency && !this.#stopped) {
       const batch = lane.waiting.splice(0, lane.batchSize)
       for (const item of batch) {

@@ -246,14 +246,16 @@ export function safeReturnTo(returnTo: string | undefined): string {
 
 /** What openid-client refused, in words: which claim or parameter was wrong. */
 function describeOidcError(err: unknown): { reason: string; message: string } {
-  const chain: Array<{
+  type Link = {
     message?: string
     code?: string
     claim?: string
     error?: string
     error_description?: string
-  }> = []
-  for (let e: any = err; e && chain.length < 5; e = e.cause) chain.push(e)
+    cause?: unknown
+  }
+  const chain: Link[] = []
+  for (let e = err as Link | undefined; e && chain.length < 5; e = e.cause as Link | undefined) chain.push(e)
   const claim = chain.find((e) => typeof e.claim === 'string')?.claim
   if (claim === 'nonce')
     return {

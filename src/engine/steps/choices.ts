@@ -82,7 +82,7 @@ export class ChoiceService {
     // listers that reach across resources (all boards) keep to ctx.scope.
     const scope = await this.#scope.checkStep(
       caller,
-      { id: req.of.id, connector, step: { scoped: picker.scoped ?? [] } as any },
+      { id: req.of.id, connector, step: { scoped: picker.scoped ?? [] } },
       parents,
       target,
     )

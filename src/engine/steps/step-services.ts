@@ -260,6 +260,6 @@ export class StepServices {
 
 function definedOnly<T extends object>(o: T | undefined): Partial<T> {
   const out: Partial<T> = {}
-  if (o) for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as any)[k] = v
+  if (o) for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v
   return out
 }

@@ -4,6 +4,7 @@
 // Templates are checked when a tool is saved, so a run never meets a malformed one, nor a path
 // that earlier steps' outputs or the events that start it cannot hold.
 
+import type { JsonSchemaNode } from '../../kit/json-schema.ts'
 export type TemplateRoot = 'input' | 'event' | 'steps'
 
 export interface TemplateRef {
@@ -161,7 +162,7 @@ export function checkStepTemplates(
  */
 export function missingInSchema(schema: unknown, path: string[], at = 'output'): string | undefined {
   if (path.length === 0 || !schema || typeof schema !== 'object') return undefined
-  const s = schema as Record<string, any>
+  const s = schema as JsonSchemaNode
   const variants = s.anyOf ?? s.oneOf
   if (Array.isArray(variants)) {
     const misses = variants.map((v) => missingInSchema(v, path, at))

@@ -576,7 +576,7 @@ export class ToolService {
     let creds: unknown
     try {
       const parsed = step.input.safeParse(input)
-      creds = step.inlineCredentials(parsed.success ? parsed.data : (input as any))
+      creds = step.inlineCredentials(parsed.success ? parsed.data : input)
     } catch {
       creds = undefined // an input it cannot read carries no credentials it could use
     }

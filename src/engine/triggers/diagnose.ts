@@ -1,7 +1,7 @@
 // "Why doesn't my trigger fire?" — the four causes the spec names, checked against the
 // connection, the upstream webhook and the events that did arrive, each with what to do.
 import type { Kysely } from 'kysely'
-import { type NormalizedEvent, triggerMechanism } from '../../kit/define.ts'
+import { type NormalizedEvent, type TriggerDefinition, triggerMechanism } from '../../kit/define.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { events } from '../../store/event-log.ts'
 import type { Database } from '../../store/schema.ts'
@@ -271,7 +271,7 @@ function toEvent(e: {
 }
 
 function safeMatch(
-  match: (e: NormalizedEvent, c: any) => boolean,
+  match: NonNullable<TriggerDefinition['match']>,
   e: NormalizedEvent,
   config: unknown,
 ): boolean {

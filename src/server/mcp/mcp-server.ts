@@ -6,7 +6,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  ClientRequestSchema,
   ErrorCode,
+  JSONRPCMessageSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -41,6 +43,11 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
       instructions: [
         `Tools of the Patchbay agent "${agent.name}" (${agent.id}).`,
         "Step tools are named <connector>_<step> (taskboard_create_card); the agent's own tools are tool_<name>.",
+        ...(agent.toolSelection?.discovery
+          ? [
+              'The tools are reached through two: find_tools {"query": "<what it should do>"} finds them (with their input schemas), call_tool {"name", "arguments"} runs one.',
+            ]
+          : []),
         "Each step tool takes an optional connectionId (the agent's only connection of that connector by default).",
         `Descriptions here are short: describe_tool {"name": "<tool>"} (or the resource ${TOOLS_URI}{name}${DESCRIBE_SUFFIX}) tells a tool in full (where each input comes from, the shape of its result).`,
         `Resources: ${RECENT_EVENTS_URI} (the agent's recent events, newest first) and ${DELIVERY_URI}{deliveryId} (one event delivery).`,
@@ -78,6 +85,11 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
         return { content: [text(run)], structuredContent: run as unknown as Record<string, unknown> }
       }
       if (result.kind === 'describe') return { content: [text(result.output)] }
+      if (result.kind === 'found')
+        return {
+          content: [text(result.output)],
+          structuredContent: result.output as unknown as Record<string, unknown>,
+        }
       const output = result.output
       const structured =
         output !== null && typeof output === 'object' && !Array.isArray(output)
@@ -88,6 +100,9 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
       if (err instanceof PatchbayError && err.code === 'TOOL_NOT_FOUND')
         throw new McpError(ErrorCode.InvalidParams, err.message)
       if (err instanceof PatchbayError) return toolError(err)
+      // A database gone away or a full disk is said as such (503/507 with a retry time), not as a defect.
+      const away = engine.store.health.failure(err)
+      if (away) return toolError(away)
       engine.log.error({ err, tool: req.params.name }, 'MCP tool call failed unexpectedly')
       return toolError(
         new PatchbayError('INTERNAL', 'An unexpected error occurred; it has been logged.', {
@@ -197,4 +212,65 @@ const text = (value: unknown) => ({ type: 'text' as const, text: JSON.stringify(
 /** A tool error: the API's error body as text, so the code and hint reach the model. */
 function toolError(err: PatchbayError): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(err.toBody()) }] }
+}
+
+/** The request schema of each MCP method a client may call (initialize, tools/call, …), by method. */
+let requestSchemas: Map<string, { safeParse(v: unknown): { success: boolean; error?: { issues: Issue[] } } }>
+type Issue = { path: PropertyKey[]; message: string }
+
+/** A JSON-RPC error answer, as the HTTP status and body /mcp sends. */
+export function jsonRpcError(status: number, id: unknown, code: number, message: string, data?: unknown) {
+  return {
+    status,
+    body: {
+      jsonrpc: '2.0' as const,
+      id: typeof id === 'string' || typeof id === 'number' ? id : null,
+      error: { code, message, ...(data === undefined ? {} : { data }) },
+    },
+  }
+}
+
+/**
+ * What JSON-RPC says of a body that is not a request this server can take, before the transport
+ * sees it: -32600 (Invalid Request) for what is no JSON-RPC 2.0 message, -32602 (Invalid params)
+ * for a known method whose params do not fit it (naming the field). Undefined when it is fine;
+ * unknown methods are the server's to answer (-32601).
+ */
+export function jsonRpcRefusal(body: unknown) {
+  requestSchemas ??= new Map(
+    ClientRequestSchema.options.map((s) => [
+      s.shape.method.value as string,
+      s as typeof requestSchemas extends Map<string, infer V> ? V : never,
+    ]),
+  )
+  const messages = Array.isArray(body) ? body : [body]
+  if (messages.length === 0)
+    return jsonRpcError(400, null, ErrorCode.InvalidRequest, 'Invalid Request: an empty batch.')
+  for (const m of messages) {
+    const id = m && typeof m === 'object' ? (m as { id?: unknown }).id : undefined
+    if (!JSONRPCMessageSchema.safeParse(m).success)
+      return jsonRpcError(
+        400,
+        id,
+        ErrorCode.InvalidRequest,
+        'Invalid Request: not a JSON-RPC 2.0 message (an object with "jsonrpc": "2.0", a string "method", and an "id" of string or number for a request).',
+      )
+    const method = (m as { method?: unknown }).method
+    const schema = typeof method === 'string' && id !== undefined ? requestSchemas.get(method) : undefined
+    const parsed = schema?.safeParse(m)
+    if (parsed && !parsed.success) {
+      const issues = (parsed.error?.issues ?? []).map((i) => ({
+        field: i.path.map(String).join('.'),
+        message: i.message,
+      }))
+      return jsonRpcError(
+        400,
+        id,
+        ErrorCode.InvalidParams,
+        `Invalid params for ${method}: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`,
+        { issues },
+      )
+    }
+  }
+  return undefined
 }

@@ -2,6 +2,7 @@
 // POST, no session ids), so any instance can answer any request. The caller is an agent key
 // (Authorization: Bearer, checked like every /v1 request: a wrong or revoked key is 401 before
 // anything else), or a workspace key naming the agent with ?agent=<id>.
+import type { FastifyReply } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { asAgent, type Caller, roleAtLeast } from '../../engine/access/caller.ts'
@@ -9,7 +10,7 @@ import { mcpRoleOf } from '../../engine/access/policy.ts'
 import { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { errorResponses } from '../schemas.ts'
+import { ErrorBody, errorResponses } from '../schemas.ts'
 
 /**
  * The MCP SDK and the agent's server are loaded at the first MCP request, not at start: a service
@@ -25,6 +26,9 @@ const loadMcp = () =>
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('./mcp-server.ts'),
   ]))
+
+/** A body /mcp could not read as JSON. */
+const MALFORMED = Symbol('malformed JSON')
 
 /** The agent a request acts as: an agent key's own, or the one a workspace key names. */
 export async function agentCaller(
@@ -72,6 +76,16 @@ export const mcpRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
   async (app) => {
     const toolbox = new AgentToolbox(engine)
+    // This plugin's own JSON parser: a body that is not JSON reaches the route (as MALFORMED), to
+    // be answered with JSON-RPC's parse error (-32700) instead of the REST API's MALFORMED_JSON.
+    app.removeContentTypeParser('application/json')
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
+      try {
+        done(null, JSON.parse(text as string))
+      } catch {
+        done(null, MALFORMED)
+      }
+    })
     const querystring = z.object({
       agent: z.string().min(1).max(200).optional().describe('With a workspace key: the agent to act as.'),
     })
@@ -96,6 +110,26 @@ export const mcpRoutes =
             },
             202: z.null().describe('A notification or response was accepted (nothing to answer).'),
             ...errorResponses,
+            400: z
+              .union([
+                z
+                  .object({
+                    jsonrpc: z.literal('2.0'),
+                    id: z.union([z.string(), z.number(), z.null()]),
+                    error: z.object({
+                      code: z.number().int(),
+                      message: z.string(),
+                      data: z.unknown().optional(),
+                    }),
+                  })
+                  .describe(
+                    'A JSON-RPC error: -32700 (the body is not JSON), -32600 (not a JSON-RPC 2.0 message), -32602 (params that do not fit the method).',
+                  ),
+                ErrorBody,
+              ])
+              .describe(
+                'A JSON-RPC error for a malformed or invalid message; the API error body for a bad query.',
+              ),
           },
         },
       },
@@ -103,12 +137,22 @@ export const mcpRoutes =
         checkMcpMethods(req.caller, req.body)
         const caller = await agentCaller(engine, req.caller, req.query.agent)
         const agent = await toolbox.agent(caller)
-        const [{ StreamableHTTPServerTransport }, { buildMcpServer }] = await loadMcp()
+        const [{ StreamableHTTPServerTransport }, { buildMcpServer, jsonRpcError, jsonRpcRefusal }] =
+          await loadMcp()
+        // Malformed or invalid messages are answered in JSON-RPC's words, not the REST API's.
+        const refusal =
+          req.body === MALFORMED
+            ? jsonRpcError(400, null, -32700, 'Parse error: the body is not valid JSON.')
+            : jsonRpcRefusal(req.body)
+        if (refusal) return reply.code(refusal.status).send(refusal.body)
         const server = buildMcpServer(engine, toolbox, caller, agent)
         const transport = new StreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: true,
         })
+        // The transport writes the answer itself: the headers set so far (X-Request-Id) go with it.
+        for (const [name, value] of Object.entries(reply.getHeaders()))
+          if (value !== undefined) reply.raw.setHeader(name, value as string | number | string[])
         reply.hijack()
         reply.raw.on('close', () => {
           transport.close().catch(() => {})
@@ -119,7 +163,7 @@ export const mcpRoutes =
       },
     )
     // Stateless: no server-to-client stream and no session to end.
-    const notAllowed = async (_req: unknown, reply: { code: (n: number) => any }) =>
+    const notAllowed = async (_req: unknown, reply: FastifyReply) =>
       reply
         .code(405)
         .header('allow', 'POST')

@@ -54,8 +54,15 @@ export const connectionRoutes =
         schema: {
           operationId: 'listConnections',
           tags: ['connections'],
-          summary: 'List connections, optionally of one connector',
-          querystring: z.object({ connector: z.string().optional() }),
+          summary: 'List connections, optionally of one connector or one end user',
+          querystring: z.object({
+            connector: z.string().optional(),
+            endUserId: z
+              .string()
+              .max(256)
+              .optional()
+              .describe("Only this end user's connections (an empty value: the workspace's own)."),
+          }),
           response: { 200: z.object({ connections: z.array(ConnectionView) }), ...errorResponses },
         },
       },
@@ -63,7 +70,11 @@ export const connectionRoutes =
         // An agent key sees only the connections its agent may use.
         connections: await engine.agents.visibleConnections(
           req.caller,
-          await engine.connections.list(req.caller.workspaceId, req.query.connector),
+          await engine.connections.list(
+            req.caller.workspaceId,
+            req.query.connector,
+            req.query.endUserId === undefined ? undefined : req.query.endUserId || null,
+          ),
         ),
       }),
     )

@@ -158,7 +158,11 @@ export const functionToolRoutes =
               .union([
                 StepResult,
                 z.object({ run: ToolRunView }),
-                z.object({ output: z.unknown().describe('describe_tool: the tool told in full.') }),
+                z.object({
+                  output: z
+                    .unknown()
+                    .describe('describe_tool: the tool told in full; find_tools: the tools found.'),
+                }),
               ])
               .describe('A step’s result, a tool’s run, or what describe_tool tells.'),
             ...errorResponses,
@@ -180,7 +184,7 @@ export const functionToolRoutes =
         }
         const result = await toolbox.call(caller, req.body.name, args)
         if (result.kind === 'step') return { output: result.output, meta: result.meta }
-        return result.kind === 'describe' ? { output: result.output } : { run: result.run }
+        return result.kind === 'tool' ? { run: result.run } : { output: result.output }
       },
     )
   }

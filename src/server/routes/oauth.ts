@@ -4,7 +4,7 @@
 //        sealed state says whose sign-in it is). Redirect mode: 302 to returnTo with connectionId
 //        or error. Pop-up mode: a page that posts {type:'patchbay:oauth', connectionId} (or
 //        {type:'patchbay:oauth', error, code}) to window.opener and closes.
-//   GET  /connect/:connector → a small page that opens the sign-in in a pop-up (for trying it).
+//   The hosted connect page (/connect, end-users.ts) starts sign-ins for end users through connect links.
 import { randomBytes } from 'node:crypto'
 import type { FastifyReply } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
@@ -13,6 +13,7 @@ import type { OAuthOutcome } from '../../engine/connections/oauth-flows.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { publicRoute } from '../authenticate.ts'
 import { errorResponses } from '../schemas.ts'
+import { esc, html, scriptJson } from './html-page.ts'
 
 /** A parameter of the sign-in callback (given twice, the first counts). */
 const callbackParam = z.union([z.string(), z.array(z.string())]).optional()
@@ -124,18 +125,6 @@ export const oauthRoutes =
         return resultPage(reply, outcome)
       },
     )
-
-    app.get(
-      '/connect/:connector',
-      {
-        config: publicRoute,
-        schema: {
-          hide: true,
-          params: z.object({ connector: z.string() }),
-        },
-      },
-      async (req, reply) => starterPage(reply, req.params.connector),
-    )
   }
 
 function message(o: OAuthOutcome): Record<string, unknown> {
@@ -164,33 +153,6 @@ function redirectBack(reply: FastifyReply, o: OAuthOutcome) {
   return reply.redirect(target, 302)
 }
 
-/** JSON that is safe inside a <script> element. */
-const scriptJson = (v: unknown) =>
-  JSON.stringify(v)
-    .replace(/</g, '\\u003c')
-    .replace(/>/g, '\\u003e')
-    .replace(/&/g, '\\u0026')
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029')
-
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
-
-function html(reply: FastifyReply, status: number, nonce: string, title: string, body: string) {
-  return reply
-    .code(status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header(
-      'content-security-policy',
-      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'`,
-    )
-    .send(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>${esc(title)} · Patchbay</title>
-<style>body{font:16px system-ui,sans-serif;margin:3rem auto;max-width:34rem;padding:0 1rem;color:#222}code{background:#f3f3f3;padding:0 .2em}</style></head>
-<body><main>
-${body}
-</main></body></html>`)
-}
-
 /** The callback's answer: in a pop-up it hands the result to the opener and closes. */
 function resultPage(reply: FastifyReply, o: OAuthOutcome) {
   const nonce = randomBytes(16).toString('base64')
@@ -216,54 +178,5 @@ function resultPage(reply: FastifyReply, o: OAuthOutcome) {
     nonce,
     o.error ? 'Not connected' : 'Connected',
     text + script,
-  )
-}
-
-/**
- * A page for trying a sign-in without the dashboard: it asks for the workspace key, starts the
- * flow in pop-up mode and opens the pop-up, then shows what the pop-up reported.
- */
-function starterPage(reply: FastifyReply, connector: string) {
-  const nonce = randomBytes(16).toString('base64')
-  return html(
-    reply,
-    200,
-    nonce,
-    `Connect ${connector}`,
-    `<h1>Connect a ${esc(connector)} account</h1>
-<p>Opens the ${esc(connector)} sign-in in a pop-up; the account appears among the workspace's connections.</p>
-<form id="f"><label>Workspace (admin) key <input id="key" type="password" autocomplete="off" size="40"></label>
-<label>Reconnect connection (optional) <input id="conn" size="24" placeholder="con_…"></label>
-<button id="go" type="submit">Connect</button></form>
-<p id="out" role="status"></p>
-<script nonce="${nonce}">
-(function () {
-  var connector = ${scriptJson(connector)};
-  var out = document.getElementById('out');
-  window.addEventListener('message', function (e) {
-    if (e.origin !== location.origin || !e.data || e.data.type !== 'patchbay:oauth') return;
-    out.textContent = e.data.error
-      ? 'Not connected: ' + e.data.error
-      : 'Connected ' + e.data.accountName + ' as ' + e.data.connectionId;
-  });
-  document.getElementById('f').addEventListener('submit', function (ev) {
-    ev.preventDefault();
-    // Opened now, while the click still counts, so pop-up blockers let it through.
-    var popup = window.open('about:blank', 'patchbay-oauth', 'width=600,height=720');
-    var body = { connector: connector, mode: 'popup', returnTo: location.href };
-    var conn = document.getElementById('conn').value.trim();
-    if (conn) body.connectionId = conn;
-    fetch('/v1/connections/oauth/start', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer ' + document.getElementById('key').value.trim() },
-      body: JSON.stringify(body)
-    }).then(function (r) { return r.json(); }).then(function (j) {
-      if (!j.authorizeUrl) { if (popup) popup.close(); out.textContent = (j.error && j.error.message) || 'Could not start'; return; }
-      if (popup) popup.location.href = j.authorizeUrl; else window.location.href = j.authorizeUrl;
-      out.textContent = 'Waiting for the sign-in in the pop-up…';
-    }).catch(function (err) { if (popup) popup.close(); out.textContent = String(err); });
-  });
-})();
-</script>`,
   )
 }

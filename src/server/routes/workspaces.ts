@@ -109,6 +109,25 @@ export const workspaceRoutes =
         return reply.code(201).send(made)
       },
     )
+    app.post(
+      '/v1/workspaces/claim',
+      {
+        schema: {
+          operationId: 'claimWorkspace',
+          tags: ['workspaces'],
+          summary:
+            'Become the owner of a workspace no person owns yet, with the one-time owner-setup token printed at start',
+          body: z.object({ token: z.string().min(1).max(500) }).strict(),
+          response: { 200: WorkspaceView, ...errorResponses },
+        },
+      },
+      async (req) => {
+        if (!req.person) throw personRequired()
+        const claimed = await engine.workspaces.claimOwner(req.body.token, req.person.personId)
+        req.audited = { objectId: claimed.id, workspaceId: claimed.id }
+        return claimed
+      },
+    )
     app.get(
       '/v1/workspaces/:id',
       {

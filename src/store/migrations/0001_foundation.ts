@@ -1,7 +1,7 @@
 // Tables of the foundation: workspaces, API keys, connections and step run records.
 import type { Kysely } from 'kysely'
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('workspaces')
     .addColumn('id', 'text', (c) => c.primaryKey())

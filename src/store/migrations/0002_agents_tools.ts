@@ -2,7 +2,7 @@
 // record of each tool run.
 import type { Kysely } from 'kysely'
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('agents')
     .addColumn('id', 'text', (c) => c.primaryKey())

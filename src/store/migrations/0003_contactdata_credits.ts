@@ -2,7 +2,7 @@
 // charged, per-agent budgets, and per-connection rate limits (the account plan's limit).
 import type { Kysely } from 'kysely'
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('credit_ledger')
     .addColumn('id', 'text', (c) => c.primaryKey())

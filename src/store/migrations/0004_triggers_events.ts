@@ -3,7 +3,7 @@
 // deliveries (one event on its way to one agent).
 import { type ColumnDefinitionBuilder, type Kysely, SqliteAdapter } from 'kysely'
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter
   // A monotonic sequence: the order events and deliveries are streamed in (SSE Last-Event-ID).
   const seq = (c: ColumnDefinitionBuilder) =>

@@ -3,7 +3,7 @@
 // found by `next_poll_at`; sign-in flows and credit holds live here instead of in one process.
 import type { Kysely } from 'kysely'
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('deliveries').addColumn('claimed_until', 'text').execute()
   await db.schema.createIndex('triggers_due_polls').on('triggers').columns(['next_poll_at']).execute()
 

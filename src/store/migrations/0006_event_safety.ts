@@ -3,7 +3,7 @@
 // their causation depth, so a tool that triggers itself is stopped (the loop guard).
 import type { Kysely } from 'kysely'
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .alterTable('inbox')
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))

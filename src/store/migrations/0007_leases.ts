@@ -2,7 +2,7 @@
 // held until `expires_at` by `holder`; another instance takes it once it has expired.
 import type { Kysely } from 'kysely'
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('leases')
     .addColumn('name', 'text', (c) => c.primaryKey())

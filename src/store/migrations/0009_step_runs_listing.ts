@@ -2,7 +2,7 @@
 // created_at: an index in that order, so the listing reads one page instead of the whole table.
 import type { Kysely } from 'kysely'
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createIndex('step_runs_by_workspace')
     .on('step_runs')

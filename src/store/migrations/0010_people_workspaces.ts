@@ -4,7 +4,7 @@
 // becomes an owner key of its first workspace (role `owner`), so it keeps working unchanged.
 import { type Kysely, sql } from 'kysely'
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('workspaces').addColumn('updated_at', 'text').execute()
   // Settings as one JSON document ({"emailDomain":…,"allowInlineAuth":…}): read with the row.
   await db.schema

@@ -3,7 +3,7 @@
 // older database is called "Default". Keys are listed by workspace and by who made them.
 import { type Kysely, sql } from 'kysely'
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`UPDATE api_keys SET kind = 'workspace', role = COALESCE(role, 'owner') WHERE kind = 'admin'`.execute(
     db,
   )

@@ -3,7 +3,7 @@
 // its current window and the failures in it.
 import type { Kysely } from 'kysely'
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('sign_in_attempts')
     .addColumn('key', 'text', (c) => c.primaryKey())

@@ -11,6 +11,8 @@ import {
   DeliveryEditor,
   type Scope,
   ScopeEditor,
+  type ToolSelection,
+  ToolSelectionEditor,
 } from './agent-settings.tsx'
 import { ToolsSection } from './Tools.tsx'
 import { TriggersSection } from './Triggers.tsx'
@@ -78,11 +80,12 @@ function Settings({ agent, onSaved }: { agent: Agent; onSaved: () => Promise<voi
   const [connectionIds, setConnectionIds] = useState(agent.connectionIds)
   const [scope, setScope] = useState<Scope>(agent.scope)
   const [delivery, setDelivery] = useState<Delivery>(agent.delivery)
+  const [toolSelection, setToolSelection] = useState<ToolSelection>(agent.toolSelection)
   const [saved, setSaved] = useState(false)
   const [secret, setSecret] = useState<string | null>(null)
   const save = useAction(async () => {
     setSaved(false)
-    await patch(`/v1/agents/${enc(agent.id)}`, { name, connectionIds, scope, delivery })
+    await patch(`/v1/agents/${enc(agent.id)}`, { name, connectionIds, scope, delivery, toolSelection })
     setSaved(true)
     await onSaved()
   })
@@ -105,13 +108,24 @@ function Settings({ agent, onSaved }: { agent: Agent; onSaved: () => Promise<voi
           <label htmlFor={nameId}>Name</label>
           <input id={nameId} value={name} onChange={(e) => setName(e.target.value)} />
         </div>
-        <ConnectionsPicker value={connectionIds} onChange={setConnectionIds} />
+        {agent.endUserId ? (
+          <p className="muted">
+            Acts for end user <a href={href('end-users', agent.endUserId)}>{agent.endUserId}</a>: it uses only
+            their connections.
+          </p>
+        ) : null}
+        <ConnectionsPicker value={connectionIds} onChange={setConnectionIds} endUserId={agent.endUserId} />
         <ScopeEditor
           connections={ws.connections.filter((c) => connectionIds.includes(c.id))}
           value={scope}
           onChange={setScope}
         />
         <DeliveryEditor value={delivery} onChange={setDelivery} />
+        <ToolSelectionEditor
+          connections={ws.connections.filter((c) => connectionIds.includes(c.id))}
+          value={toolSelection}
+          onChange={setToolSelection}
+        />
         <ErrorBox error={save.error} title="The settings could not be saved" />
         <Notice>{saved ? 'Settings saved.' : null}</Notice>
         <div className="row wrap">

@@ -7,15 +7,20 @@ import { useWorkspace } from '../workspace.tsx'
 
 export type Delivery = Agent['delivery']
 export type Scope = Agent['scope']
+export type ToolSelection = Agent['toolSelection']
 
 export function ConnectionsPicker({
   value,
   onChange,
+  endUserId = null,
 }: {
   value: string[]
   onChange: (ids: string[]) => void
+  /** The end user the agent acts for: only their connections are offered (null: the workspace's own). */
+  endUserId?: string | null
 }) {
-  const ws = useWorkspace()
+  const all = useWorkspace()
+  const ws = { ...all, connections: all.connections.filter((c) => (c.endUserId ?? null) === endUserId) }
   const toggle = (id: string, on: boolean) => onChange(on ? [...value, id] : value.filter((x) => x !== id))
   return (
     <fieldset className="nested">
@@ -241,4 +246,103 @@ export function DeliveryEditor({ value, onChange }: { value: Delivery; onChange:
 
 export function describeDelivery(d: Delivery): string {
   return d.type === 'webhook' ? `webhook → ${d.url}` : 'stream'
+}
+
+/**
+ * What the agent lists over MCP and function calling: everything (the default), or the steps
+ * picked here (a whole connector, or single steps), optionally through the discovery tools.
+ */
+export function ToolSelectionEditor({
+  connections,
+  value,
+  onChange,
+}: {
+  connections: Connection[]
+  value: ToolSelection
+  onChange: (s: ToolSelection) => void
+}) {
+  const ws = useWorkspace()
+  const name = useId()
+  const usable = ws.connectors.filter((c) => connections.some((x) => x.connector === c.id))
+  const steps = value?.steps ?? []
+  const setSteps = (next: string[]) => value && onChange({ ...value, steps: [...new Set(next)] })
+  return (
+    <fieldset className="nested">
+      <legend>Tools the agent lists (MCP, function calling)</legend>
+      <div className="radios">
+        <label>
+          <input type="radio" name={`${name}-mode`} checked={!value} onChange={() => onChange(null)} /> Every
+          step of its connections and all its tools (the default)
+        </label>
+        <label>
+          <input
+            type="radio"
+            name={`${name}-mode`}
+            checked={!!value}
+            onChange={() => onChange({ steps: [], discovery: false })}
+          />{' '}
+          Only the steps chosen here
+        </label>
+      </div>
+      {value ? (
+        <>
+          {usable.length === 0 ? (
+            <p className="muted small">Choose a connection to pick from its connector’s steps.</p>
+          ) : null}
+          {usable.map((c) => {
+            const whole = steps.includes(c.id)
+            return (
+              <fieldset key={c.id} className="nested">
+                <legend>
+                  <label>
+                    <input
+                      type="checkbox"
+                      checked={whole}
+                      onChange={(e) =>
+                        setSteps(
+                          e.target.checked
+                            ? [...steps.filter((x) => !x.startsWith(`${c.id}.`)), c.id]
+                            : steps.filter((x) => x !== c.id),
+                        )
+                      }
+                    />{' '}
+                    Every {c.name} step
+                  </label>
+                </legend>
+                <ul className="checks">
+                  {c.steps.map((st) => (
+                    <li key={st.id}>
+                      <label>
+                        <input
+                          type="checkbox"
+                          disabled={whole}
+                          checked={whole || steps.includes(st.id)}
+                          onChange={(e) =>
+                            setSteps(e.target.checked ? [...steps, st.id] : steps.filter((x) => x !== st.id))
+                          }
+                        />{' '}
+                        {st.name}
+                      </label>
+                    </li>
+                  ))}
+                </ul>
+              </fieldset>
+            )
+          })}
+          <label>
+            <input
+              type="checkbox"
+              checked={value.discovery}
+              onChange={(e) => onChange({ ...value, discovery: e.target.checked })}
+            />{' '}
+            Discovery mode: list two tools, find_tools and call_tool, that reach all of these
+          </label>
+        </>
+      ) : null}
+      <p className="hint">
+        A small list costs a model less context; a step left out is refused when called. The agent’s own tools
+        stay listed. What the agent may touch is still its scope.
+      </p>
+    </fieldset>
+  )
 }

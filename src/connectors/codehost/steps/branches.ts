@@ -38,7 +38,7 @@ export const createBranch = defineStep({
     ref: z.string().describe('The full reference: refs/heads/<branch>.'),
     sha: z.string().describe('The commit the branch points at.'),
   }),
-  hints: { readOnly: false, idempotent: false },
+  hints: { readOnly: false, destructive: false, idempotent: false },
   scoped: onRepository,
   run: async (ctx, input) => {
     let sha = input.from && SHA.test(input.from) ? input.from : undefined

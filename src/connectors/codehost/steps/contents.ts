@@ -120,7 +120,7 @@ export const createOrUpdateFile = defineStep({
     contentSha: z.string().describe("The file's new blob sha."),
     commit: z.object({ sha: z.string(), message: z.string(), htmlUrl: z.string().nullable() }),
   }),
-  hints: { readOnly: false, idempotent: false },
+  hints: { readOnly: false, destructive: true, idempotent: false },
   scoped: onRepository,
   run: async (ctx, input) => {
     const path = repoPath(input, 'contents') + `/${filePath(input.path)}`

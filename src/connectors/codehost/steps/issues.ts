@@ -28,7 +28,7 @@ export const createIssue = defineStep({
     assignees: assignees.optional().describe('Logins to assign (collaborators of the repository).'),
   }),
   output: issueOut,
-  hints: { readOnly: false, idempotent: false },
+  hints: { readOnly: false, destructive: false, idempotent: false },
   scoped: onRepository,
   run: async (ctx, input) =>
     slimIssue(
@@ -59,7 +59,7 @@ export const createIssueComment = defineStep({
     htmlUrl: z.string(),
     createdAt: z.string(),
   }),
-  hints: { readOnly: false, idempotent: false },
+  hints: { readOnly: false, destructive: false, idempotent: false },
   scoped: onRepository,
   run: async (ctx, input) => {
     const c = await ctx.http.post<any>(repoPath(input, 'issues', input.issueNumber, 'comments'), {
@@ -103,7 +103,7 @@ export const updateIssue = defineStep({
       'give at least one of title, body, state, stateReason, labels, assignees',
     ),
   output: issueOut,
-  hints: { readOnly: false, idempotent: true },
+  hints: { readOnly: false, destructive: true, idempotent: true },
   scoped: onRepository,
   run: async (ctx, input) =>
     slimIssue(

@@ -74,7 +74,7 @@ export const updateProjectV2ItemStatus = defineStep({
       })
       .nullable(),
   }),
-  hints: { readOnly: false, idempotent: true },
+  hints: { readOnly: false, destructive: false, idempotent: true },
   run: async (ctx, input) => {
     const got = await graphql<{ node: any }>(ctx.http, ITEM, { item: input.itemId, field: input.field })
     const item = got.node

@@ -29,7 +29,7 @@ export const createPullRequest = defineStep({
     draft: z.boolean().default(false).describe('Open it as a draft (not ready for review).'),
   }),
   output: pullRequestOut,
-  hints: { readOnly: false, idempotent: false },
+  hints: { readOnly: false, destructive: false, idempotent: false },
   scoped: onRepository,
   run: async (ctx, input) => {
     const base =

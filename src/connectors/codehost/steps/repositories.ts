@@ -23,7 +23,7 @@ export const createRepository = defineStep({
       .describe("An organization to create it in; default: the connection's own account."),
   }),
   output: repositoryOut,
-  hints: { readOnly: false, idempotent: false },
+  hints: { readOnly: false, destructive: false, idempotent: false },
   run: async (ctx, input) => {
     requireInScope(ctx, `${input.org ?? ctx.connection.accountName}/${input.name}`)
     const body = {
@@ -58,7 +58,7 @@ export const starRepo = defineStep({
     'Stars a repository as the connected account. Starring an already starred repository changes nothing.',
   input: z.object(repository),
   output: z.object({ starred: z.literal(true), repository: z.string().describe('owner/repo.') }),
-  hints: { readOnly: false, idempotent: true },
+  hints: { readOnly: false, destructive: false, idempotent: true },
   scoped: onRepository,
   run: async (ctx, input) => {
     await ctx.http.put(`/user/starred/${encodeURIComponent(input.owner)}/${encodeURIComponent(input.repo)}`)

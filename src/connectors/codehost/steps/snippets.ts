@@ -30,7 +30,7 @@ export const createSnippet = defineStep({
       .describe('File name → content, e.g. {"notes.md": "# Notes"}.'),
   }),
   output: snippetOut,
-  hints: { readOnly: false, idempotent: false },
+  hints: { readOnly: false, destructive: false, idempotent: false },
   run: async (ctx, input) => {
     const files = Object.fromEntries(
       Object.entries(input.files).map(([name, content]) => [name, { content }]),

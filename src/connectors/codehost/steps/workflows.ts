@@ -66,7 +66,7 @@ export const createWorkflowDispatch = defineStep({
     ref: z.string(),
     runId: z.number().nullable().describe('The new run, when reported (then Get Workflow Run follows it).'),
   }),
-  hints: { readOnly: false, idempotent: false },
+  hints: { readOnly: false, destructive: false, idempotent: false },
   scoped: onRepository,
   run: async (ctx, input) => {
     const ref = input.ref ?? (await ctx.http.get<{ default_branch: string }>(repoPath(input))).default_branch
@@ -110,7 +110,7 @@ function toggle(key: 'enable_workflow' | 'disable_workflow', name: string, enabl
       workflow: z.union([z.string(), z.number()]),
       state: z.enum(['active', 'disabled_manually']),
     }),
-    hints: { readOnly: false, idempotent: true },
+    hints: { readOnly: false, destructive: false, idempotent: true },
     scoped: onRepository,
     run: async (ctx, input) => {
       try {

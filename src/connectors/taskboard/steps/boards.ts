@@ -50,7 +50,7 @@ export const createList = defineStep({
       .describe('Placement among the lists: "top" (left), "bottom" (right) or a positive number.'),
   }),
   output: list,
-  hints: { readOnly: false, idempotent: false },
+  hints: { readOnly: false, destructive: false, idempotent: false },
   scoped: [{ field: 'idBoard', kind: 'board' }],
   run: async (ctx, input) =>
     slimList(await ctx.http.post('/1/lists', { name: input.name, idBoard: input.idBoard, pos: input.pos })),

@@ -48,7 +48,7 @@ export const createCard = defineStep({
     ).optional(),
   }),
   output: card,
-  hints: { readOnly: false, idempotent: false },
+  hints: { readOnly: false, destructive: false, idempotent: false },
   scoped: [
     { field: 'idList', kind: 'list' },
     { field: 'idBoard', kind: 'board' },
@@ -116,7 +116,7 @@ export const updateCard = defineStep({
       path: ['idList'],
     }),
   output: card,
-  hints: { readOnly: false, idempotent: true },
+  hints: { readOnly: false, destructive: true, idempotent: true },
   scoped: [
     { field: 'idCard', kind: 'card' },
     { field: 'idList', kind: 'list' },

@@ -28,7 +28,7 @@ export const addChecklist = defineStep({
       .describe('Placement among the card\'s checklists: "top", "bottom" or a positive number.'),
   }),
   output: checklist,
-  hints: { readOnly: false, idempotent: false },
+  hints: { readOnly: false, destructive: false, idempotent: false },
   scoped: [{ field: 'idCard', kind: 'card' }],
   run: async (ctx, input) =>
     slimChecklist(
@@ -52,7 +52,7 @@ export const createChecklistItem = defineStep({
     due: dueDate.optional(),
   }),
   output: checkItem,
-  hints: { readOnly: false, idempotent: false },
+  hints: { readOnly: false, destructive: false, idempotent: false },
   scoped: [{ field: 'idChecklist', kind: 'checklist' }],
   run: async (ctx, input) => {
     const { idChecklist, ...item } = input

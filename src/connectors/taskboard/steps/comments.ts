@@ -17,7 +17,7 @@ export const addCommentToCard = defineStep({
     text: text.describe('The comment (Markdown, up to 16384 characters).'),
   }),
   output: comment,
-  hints: { readOnly: false, idempotent: false },
+  hints: { readOnly: false, destructive: false, idempotent: false },
   scoped: [{ field: 'idCard', kind: 'card' }],
   run: async (ctx, input) =>
     slimComment(
@@ -36,7 +36,7 @@ export const addCommentLegacy = defineStep({
     comment: text.describe('The comment text.'),
   }),
   output: comment,
-  hints: { readOnly: false, idempotent: false },
+  hints: { readOnly: false, destructive: false, idempotent: false },
   scoped: [{ field: 'card_id', kind: 'card' }],
   run: async (ctx, input) =>
     slimComment(

@@ -1,0 +1,134 @@
+// Isolation of events between end users: the same task-board account connected by two end users
+// is two connections; an agent bound to each, with a New Card trigger on its own connection,
+// receives the card's event through its own connection only, in its deliveries and on its stream.
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
+import { eventually } from '../helpers/receiver.ts'
+import { startTestService, type TestService } from '../helpers/service.ts'
+
+let sandbox: TaskboardSandbox
+let t: TestService
+
+before(async () => {
+  sandbox = await startTaskboardSandbox()
+  t = await startTestService({ taskboard: sandbox })
+})
+after(async () => {
+  await t.close()
+  await sandbox.close()
+})
+
+async function endUserConnects(endUserId: string): Promise<string> {
+  const s = await t.api('POST', '/v1/connect-sessions', { endUserId })
+  const res = await fetch(`${t.url}/v1/connect/connections`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      token: s.body.token,
+      connector: 'taskboard',
+      authMethod: 'api_key_token',
+      credentials: { key: sandbox.demo.key, token: sandbox.demo.token, secret: sandbox.demo.secret },
+    }),
+  })
+  const body = (await res.json()) as any
+  assert.equal(res.status, 201, JSON.stringify(body))
+  return body.connection.id
+}
+
+async function boundAgent(endUserId: string, connectionId: string): Promise<string> {
+  const agent = await t.api('POST', '/v1/agents', {
+    name: `${endUserId} agent`,
+    endUserId,
+    scope: { boards: [sandbox.demo.boardId] },
+    connectionIds: [connectionId],
+    delivery: { type: 'stream' },
+  })
+  assert.equal(agent.status, 201, JSON.stringify(agent.body))
+  const trigger = await t.api('POST', `/v1/agents/${agent.body.id}/triggers`, {
+    trigger: 'taskboard.new_card',
+    connectionId,
+    config: { idBoard: sandbox.demo.boardId },
+  })
+  assert.equal(trigger.status, 201, JSON.stringify(trigger.body))
+  return agent.body.id
+}
+
+/** The first `count` deliveries of an agent's SSE stream. */
+async function readStream(agentId: string, key: string, count: number) {
+  const ctrl = new AbortController()
+  const res = await fetch(`${t.url}/v1/agents/${agentId}/stream`, {
+    headers: { authorization: `Bearer ${key}` },
+    signal: ctrl.signal,
+  })
+  const got: any[] = []
+  const decoder = new TextDecoder()
+  let buffer = ''
+  const timer = setTimeout(() => ctrl.abort(), 20_000)
+  try {
+    for await (const chunk of res.body as any) {
+      buffer += decoder.decode(chunk, { stream: true })
+      for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
+        const data = /^data: (.*)$/m.exec(buffer.slice(0, i))?.[1]
+        buffer = buffer.slice(i + 2)
+        if (data) got.push(JSON.parse(data))
+      }
+      if (got.length >= count) break
+    }
+  } catch {
+  } finally {
+    clearTimeout(timer)
+    ctrl.abort()
+  }
+  return got
+}
+
+// KNOWN DEFECT (todo): events are stored once per (workspace, connector, upstream id)
+// (migration 0004's events_upstream), so the card seen through bob's webhook is recorded as the
+// event first stored through alice's connection, and bob's delivery points at it. Each end user's
+// agent still gets exactly one delivery, and never any credentials, but the event it is given names
+// the other end user's connection. Fixing it means the event's identity includes its connection's
+// owner (a new unique index, the recorder's conflict target): see docs/end-users.md.
+test("each end user's agent receives the event through its own connection only, on its stream too", {
+  todo: 'events are deduplicated across end users (one row per workspace, connector, upstream id)',
+}, async () => {
+  const aliceConn = await endUserConnects('alice')
+  const bobConn = await endUserConnects('bob')
+  assert.notEqual(aliceConn, bobConn)
+  const aliceAgent = await boundAgent('alice', aliceConn)
+  const bobAgent = await boundAgent('bob', bobConn)
+  const aliceKey = (await t.api('POST', `/v1/agents/${aliceAgent}/keys`, {})).body.key
+
+  const card = await fetch(`${sandbox.url}/1/cards`, {
+    method: 'POST',
+    headers: {
+      authorization: `OAuth oauth_consumer_key="${sandbox.demo.key}", oauth_token="${sandbox.demo.token}"`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ idList: sandbox.demo.listIds[0], name: 'Seen by both, through their own' }),
+  }).then((r) => r.json() as Promise<any>)
+
+  const deliveriesOf = (agentId: string) =>
+    eventually(
+      () => t.api('GET', `/v1/deliveries?agentId=${agentId}`),
+      (r) => r.body.deliveries?.length >= 1,
+    )
+  const toAlice = (await deliveriesOf(aliceAgent)).body.deliveries
+  const toBob = (await deliveriesOf(bobAgent)).body.deliveries
+  assert.equal(toAlice.length, 1)
+  assert.equal(toBob.length, 1)
+  const eventOf = async (d: any) => (await t.api('GET', `/v1/events/${d.eventId}`)).body
+  const aliceEvent = await eventOf(toAlice[0])
+  const bobEvent = await eventOf(toBob[0])
+  assert.equal(aliceEvent.connectionId, aliceConn, "alice's agent hears it through alice's connection")
+  assert.equal(bobEvent.connectionId, bobConn, "bob's agent hears it through bob's connection")
+  assert.ok(JSON.stringify(aliceEvent).includes(card.id))
+
+  // Alice's stream (read with her agent's key) has her delivery and nothing of bob's.
+  const streamed = await readStream(aliceAgent, aliceKey, 1)
+  assert.equal(streamed.length, 1)
+  assert.ok(!JSON.stringify(streamed).includes(bobConn))
+  // Her agent key cannot read bob's deliveries or events.
+  const foreign = await t.api('GET', `/v1/deliveries?agentId=${bobAgent}`, undefined, aliceKey)
+  assert.ok(!JSON.stringify(foreign.body).includes(bobConn))
+})
