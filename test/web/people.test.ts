@@ -92,7 +92,7 @@ describe('people and workspaces in the dashboard', { skip: unavailable ?? false 
 
     // Ada sees Grace as a member, and every step in the audit log.
     await ada.reload()
-    await ada.getByRole('cell', { name: 'grace@example.test' }).waitFor()
+    await ada.getByRole('cell', { name: 'grace@example.test', exact: true }).waitFor()
     await ada.goto(`${svc.url}/#/workspace/audit`)
     const log = ada.getByRole('table')
     await log.waitFor()
