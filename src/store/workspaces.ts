@@ -29,6 +29,11 @@ const OWNED = [
   'credit_budgets',
   'credit_holds',
   'audit_log',
+  'end_users',
+  'connect_sessions',
+  'operator_notices',
+  'stat_hours',
+  'stat_rollups',
 ] as const satisfies readonly (keyof Database)[]
 
 export type OwnedTable = (typeof OWNED)[number] | 'inbox' | 'delivery_attempts'
