@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs'
 import type { PatchbayClient } from '../sdk/client.ts'
 import type { StreamedDelivery } from '../sdk/events.ts'
+import { ask, forgetLogin, logIn, logOut, readLogin, writeLogin } from './login.ts'
 import { dim, green, type Output, progressBar, table, UsageError, withProgress } from './output.ts'
 
 export type OptionSpec = { type: 'string' | 'boolean'; multiple?: boolean; short?: string }
@@ -105,6 +106,102 @@ function statsText(answer: import('../sdk/client.ts').StatsView): string {
 }
 
 export const commands: Command[] = [
+  {
+    path: ['login'],
+    summary:
+      'Sign in as a person: keeps a personal key for each of your workspaces (your role there), used when no --key is given',
+    options: {
+      email: { type: 'string', help: 'Your email (PATCHBAY_EMAIL; asked when missing)', value: 'email' },
+      password: {
+        type: 'string',
+        help: 'Your password (PATCHBAY_PASSWORD; asked, hidden, when missing)',
+        value: 'password',
+      },
+    },
+    async run(ctx) {
+      const email = str(ctx, 'email') ?? process.env.PATCHBAY_EMAIL ?? (await ask('Email: '))
+      const password =
+        str(ctx, 'password') ?? process.env.PATCHBAY_PASSWORD ?? (await ask('Password: ', true))
+      const login = await logIn(ctx.url, email.trim(), password)
+      const file = writeLogin(login)
+      const current = login.workspaces.find((w) => w.id === login.current)!
+      print(
+        ctx,
+        {
+          url: login.url,
+          email: login.email,
+          current: login.current,
+          workspaces: login.workspaces.map(({ key, ...w }) => w),
+          file,
+        },
+        () =>
+          `${green('Signed in')} as ${login.email} at ${login.url}: ${login.workspaces.length} workspace(s), using ${current.name} (${current.role}).${login.refused?.length ? `\nLeft out (your role may not make keys there): ${login.refused.join(', ')}.` : ''}
+${dim(`Keys kept in ${file}; "patchbay workspace use" switches, "patchbay logout" revokes them.`)}`,
+      )
+      return 0
+    },
+  },
+  {
+    path: ['logout'],
+    summary: 'Revoke the personal keys "patchbay login" made and forget them',
+    async run(ctx) {
+      const login = readLogin()
+      if (!login) throw new UsageError('Not logged in: there is nothing to forget.')
+      const problems = await logOut(login)
+      forgetLogin()
+      print(ctx, { loggedOut: true, problems }, () =>
+        problems.length === 0
+          ? `${green('Logged out')}: ${login.workspaces.length} key(s) revoked.`
+          : `Logged out; these keys could not be revoked (revoke them under Keys in the dashboard):\n${problems.join('\n')}`,
+      )
+      return 0
+    },
+  },
+  {
+    path: ['workspace', 'list'],
+    summary: 'The workspaces of your login (patchbay login), the current one marked',
+    async run(ctx) {
+      const login = readLogin()
+      if (!login) throw new UsageError('Not logged in.', 'Run "patchbay login" first.')
+      const rows = login.workspaces.map((w) => ({
+        current: w.id === login.current ? '*' : '',
+        id: w.id,
+        name: w.name,
+        role: w.role,
+      }))
+      print(ctx, rows, () => table(rows, ['current', 'id', 'name', 'role']))
+      return 0
+    },
+  },
+  {
+    path: ['workspace', 'use'],
+    args: '<id or name>',
+    positionals: [1, 1],
+    summary: "Make one of your login's workspaces the current one (its key is used from now on)",
+    async run(ctx) {
+      const login = readLogin()
+      if (!login) throw new UsageError('Not logged in.', 'Run "patchbay login" first.')
+      const wanted = ctx.positionals[0]
+      const found =
+        login.workspaces.find((w) => w.id === wanted) ??
+        login.workspaces.filter((w) => w.name.toLowerCase() === wanted.toLowerCase())
+      const one = Array.isArray(found) ? (found.length === 1 ? found[0] : undefined) : found
+      if (!one)
+        throw new UsageError(
+          Array.isArray(found) && found.length > 1
+            ? `"${wanted}" names ${found.length} workspaces; give its id.`
+            : `No workspace "${wanted}" in your login.`,
+          `Yours: ${login.workspaces.map((w) => `${w.name} (${w.id})`).join(', ')}. A workspace you joined since: run "patchbay login" again.`,
+        )
+      writeLogin({ ...login, current: one.id })
+      print(
+        ctx,
+        { current: one.id, name: one.name, role: one.role },
+        () => `Using ${one.name} (${one.role}).`,
+      )
+      return 0
+    },
+  },
   {
     path: ['serve'],
     summary: 'Start Patchbay (as npm start: SQLite in ./data, sandbox upstreams for any not configured)',

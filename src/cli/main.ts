@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { DEFAULT_URL, PatchbayClient } from '../sdk/client.ts'
 import { type Command, type Context, commands, type OptionSpec } from './commands.ts'
+import { readLogin, storedKey } from './login.ts'
 import { bold, dim, reportError, stdio, UsageError } from './output.ts'
 
 const GLOBAL: Record<string, OptionSpec & { help: string; value?: string }> = {
@@ -133,12 +134,16 @@ export async function main(argv: string[]): Promise<number> {
           : `Unexpected argument "${positionals[most]}".`,
         usage(command.path),
       )
+    // The address given, else the one of the login (patchbay login), else the default; the key
+    // given, else the login's key for the current workspace when it was made at that address.
+    const login = readLogin()
     const url = (
       (parsed.values.url as string | undefined) ??
       process.env.PATCHBAY_URL ??
+      login?.url ??
       DEFAULT_URL
     ).replace(/\/+$/, '')
-    const key = (parsed.values.key as string | undefined) ?? process.env.PATCHBAY_KEY
+    const key = (parsed.values.key as string | undefined) ?? process.env.PATCHBAY_KEY ?? storedKey(url)
     const ctx: Context = {
       values: parsed.values as Context['values'],
       positionals,
@@ -146,7 +151,7 @@ export async function main(argv: string[]): Promise<number> {
       url,
       key,
       client: () => {
-        if (!key) throw new UsageError('No API key: give --key or set PATCHBAY_KEY.')
+        if (!key) throw new UsageError('No API key: give --key, set PATCHBAY_KEY, or run "patchbay login".')
         return new PatchbayClient({ url, key })
       },
     }

@@ -1169,6 +1169,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/claim-owner": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The first person of a workspace that has no owner (an upgraded database): with the owner-setup link printed at start, makes the account and its owner, and signs it in
+         * @description The link (…/#claim-owner=<token>) works while the workspace has no owner, whatever PATCHBAY_SIGNUP says: it proves the operator gave it. A forged token is 400 OWNER_SETUP_INVALID, a claimed workspace 409; nothing is made then.
+         */
+        post: operations["claimOwner"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/sign-in": {
         parameters: {
             query?: never;
@@ -6776,6 +6796,56 @@ export interface operations {
                     name: string;
                     /** @description An invitation's token: the account joins its workspace. Required with PATCHBAY_SIGNUP=invite (the default); its email must be the invitation's. */
                     invitation?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignedIn"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    claimOwner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    password: string;
+                    /** @description How the person is shown to others. */
+                    name: string;
+                    /** @description The token of the owner-setup link. */
+                    token: string;
                 };
             };
         };

@@ -60,7 +60,7 @@ export async function ensureDashboardBuilt(): Promise<void> {
 export async function signIn(page: Page, url: string, key: string): Promise<void> {
   await page.goto(url)
   await page.getByLabel('Workspace key').fill(key)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('button', { name: 'Sign in with the key' }).click()
   await page.getByRole('heading', { level: 1, name: 'Connections' }).waitFor()
 }
 

@@ -60,7 +60,7 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
 
     await page.goto(svc.url)
     await page.getByLabel('Workspace key').fill('pb_admin_not_a_key')
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('button', { name: 'Sign in with the key' }).click()
     await page.getByRole('alert').filter({ hasText: 'UNAUTHORIZED' }).waitFor()
     await signIn(page, svc.url, svc.adminKey)
     assert.equal(await page.evaluate(() => sessionStorage.getItem('patchbay.key')), svc.adminKey)
@@ -339,7 +339,7 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
     try {
       await other.goto(svc.url)
       await other.getByLabel('Workspace key').fill(key)
-      await other.getByRole('button', { name: 'Sign in' }).click()
+      await other.getByRole('button', { name: 'Sign in with the key' }).click()
       await other.getByRole('alert').filter({ hasText: 'This is an agent key' }).waitFor()
     } finally {
       await other.close()
@@ -445,7 +445,12 @@ describe('dashboard (browser)', { skip: skip ?? false }, () => {
       phone.setDefaultTimeout(20_000)
       await phone.goto(svc.url)
       await phone.getByLabel('Workspace key').waitFor()
-      await phone.keyboard.press('Tab')
+      // Past the person's email and password fields to the key's, with the keyboard alone.
+      for (let tabs = 0; tabs < 10; tabs++) {
+        await phone.keyboard.press('Tab')
+        if (await phone.evaluate(() => document.activeElement?.id === 'workspace-key')) break
+      }
+      assert.equal(await phone.evaluate(() => document.activeElement?.id), 'workspace-key')
       await phone.keyboard.type(svc.adminKey)
       await phone.keyboard.press('Enter')
       await phone.getByRole('heading', { level: 1, name: 'Connections' }).waitFor()

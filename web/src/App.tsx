@@ -1,6 +1,19 @@
-// The shell: sign-in with a workspace key, then the navigation and the page the hash names.
+// The shell: sign-in as a person (email and password, or single sign-on) or with a workspace key,
+// then the navigation, the workspace switcher and the page the hash names.
 import { type FormEvent, useEffect, useRef, useState } from 'react'
-import { ApiError, type ApiErrorCode, api, get, setUnauthorizedHandler, storedKey, storeKey } from './api.ts'
+import {
+  ApiError,
+  type ApiErrorCode,
+  api,
+  get,
+  lastWorkspace,
+  type PersonSession,
+  setUnauthorizedHandler,
+  storedKey,
+  storedSession,
+  storeKey,
+  storeSession,
+} from './api.ts'
 import { ErrorBox, Loading, useLoad } from './components.tsx'
 import { AgentPage } from './pages/Agent.tsx'
 import { AgentsPage } from './pages/Agents.tsx'
@@ -11,6 +24,7 @@ import { OverviewPage } from './pages/Overview.tsx'
 import { StepsPage } from './pages/Steps.tsx'
 import { TimelinePage } from './pages/Timeline.tsx'
 import { UsagePage } from './pages/Usage.tsx'
+import { type Me, WorkspacePage } from './pages/Workspace.tsx'
 import { href, type Route, useRoute } from './router.ts'
 import type { Connector } from './types.ts'
 import { WorkspaceProvider } from './workspace.tsx'
@@ -23,20 +37,50 @@ const sections = [
   { id: 'events', label: 'Events' },
   { id: 'end-users', label: 'End users' },
   { id: 'usage', label: 'Usage' },
+  { id: 'workspace', label: 'Workspace' },
 ] as const
+
+/** The workspace a person's requests act on: the one chosen before, if still theirs, else their first. */
+function pickWorkspace(me: Me): string | null {
+  const chosen = storedSession()?.workspaceId ?? lastWorkspace()
+  return me.workspaces.find((w) => w.id === chosen)?.id ?? me.workspaces[0]?.id ?? null
+}
 
 export function App() {
   const [key, setKey] = useState<string | null>(() => storedKey())
+  const [me, setMe] = useState<Me | null>(null)
+  const [checked, setChecked] = useState(() => storedKey() !== null)
   const [expired, setExpired] = useState(false)
+  const signedInAs = (who: Me) => {
+    storeSession({ csrfToken: who.csrfToken, workspaceId: pickWorkspace(who) })
+    setMe(who)
+    setExpired(false)
+  }
   useEffect(() => {
     setUnauthorizedHandler(() => {
       storeKey(null)
+      storeSession(null)
       setKey(null)
+      setMe(null)
       setExpired(true)
     })
     return () => setUnauthorizedHandler(null)
   }, [])
-  if (!key)
+  // A session cookie from an earlier sign-in (or single sign-on coming back): who is signed in.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: asked again only when the key changes
+  useEffect(() => {
+    if (key) return
+    api<Me>('GET', '/v1/me', undefined, { key: '' })
+      .then(signedInAs, () => storeSession(null))
+      .finally(() => setChecked(true))
+  }, [key])
+  const route = useRoute()
+  const claim = /^#claim-owner=(.+)$/.exec(location.hash)?.[1]
+  if (claim && !key) return <ClaimOwnerPage token={claim} onSignedIn={signedInAs} />
+  if (route.parts[0] === 'invitations' && route.parts[1] && !key)
+    return <InvitationPage token={route.parts[1]} me={me} onSignedIn={signedInAs} />
+  if (!checked) return <Loading what="Checking your sign-in" />
+  if (!key && !me)
     return (
       <SignIn
         expired={expired}
@@ -45,20 +89,39 @@ export function App() {
           setExpired(false)
           setKey(k)
         }}
+        onPerson={signedInAs}
       />
     )
   return (
     <Signed
-      key={key}
-      onSignOut={() => {
+      key={key ?? storedSession()?.workspaceId ?? 'person'}
+      me={key ? null : me}
+      onMe={(who) => signedInAs(who)}
+      onWorkspace={(id) => {
+        const s = storedSession() as PersonSession
+        storeSession({ ...s, workspaceId: id })
+        setMe((m) => (m ? { ...m } : m))
+      }}
+      onSignOut={async () => {
+        if (!key) await api('POST', '/v1/auth/sign-out', {}).catch(() => {})
         storeKey(null)
+        storeSession(null)
         setKey(null)
+        setMe(null)
       }}
     />
   )
 }
 
-function SignIn({ onSignedIn, expired }: { onSignedIn: (key: string) => void; expired: boolean }) {
+function SignIn({
+  onSignedIn,
+  onPerson,
+  expired,
+}: {
+  onSignedIn: (key: string) => void
+  onPerson: (me: Me) => void
+  expired: boolean
+}) {
   const [value, setValue] = useState('')
   const [error, setError] = useState<unknown>(null)
   const [pending, setPending] = useState(false)
@@ -94,13 +157,14 @@ function SignIn({ onSignedIn, expired }: { onSignedIn: (key: string) => void; ex
         <span className="logo" aria-hidden="true" />
         Patchbay
       </h1>
+      {expired ? <p role="alert">Your sign-in ended or the key was refused; sign in again.</p> : null}
+      <PersonSignIn onPerson={onPerson} />
       <form onSubmit={submit} aria-labelledby="signin-title">
-        <h2 id="signin-title">Sign in</h2>
+        <h2 id="signin-title">Or sign in with a key</h2>
         <p>
-          Enter a workspace key (<code>pb_admin_…</code>). It is printed once on the first start, or set with{' '}
-          <code>PATCHBAY_ADMIN_KEY</code>. The key stays in this browser tab only.
+          For automation and the first start: a workspace key (<code>pb_ws_…</code>) printed once on the first
+          start, or set with <code>PATCHBAY_ADMIN_KEY</code>. The key stays in this browser tab only.
         </p>
-        {expired ? <p role="alert">The key was refused; sign in again.</p> : null}
         <div className="field">
           <label htmlFor="workspace-key">Workspace key</label>
           <input
@@ -114,14 +178,322 @@ function SignIn({ onSignedIn, expired }: { onSignedIn: (key: string) => void; ex
         </div>
         <ErrorBox error={error} title="Sign-in failed" />
         <button type="submit" className="primary" disabled={pending || !value.trim()}>
-          {pending ? 'Checking…' : 'Sign in'}
+          {pending ? 'Checking…' : 'Sign in with the key'}
         </button>
       </form>
     </main>
   )
 }
 
-function Signed({ onSignOut }: { onSignOut: () => void }) {
+/** Email and password (and single sign-on when offered): the person's session cookie. */
+function PersonSignIn({ onPerson }: { onPerson: (me: Me) => void }) {
+  const sso = useLoad((s) => get<{ sso: boolean; signup: string }>('/v1/auth/sso', undefined, s), [])
+  const [mode, setMode] = useState<'in' | 'up'>('in')
+  const [email, setEmail] = useState('')
+  const [password, setPassword] = useState('')
+  const [name, setName] = useState('')
+  const [error, setError] = useState<unknown>(null)
+  const [pending, setPending] = useState(false)
+  const submit = async (e: FormEvent) => {
+    e.preventDefault()
+    setPending(true)
+    setError(null)
+    try {
+      const who =
+        mode === 'in'
+          ? await api<Me>('POST', '/v1/auth/sign-in', { email: email.trim(), password }, { key: '' })
+          : await api<Me>(
+              'POST',
+              '/v1/auth/sign-up',
+              { email: email.trim(), password, name: name.trim() },
+              { key: '' },
+            )
+      onPerson(who)
+    } catch (err) {
+      setError(err)
+    } finally {
+      setPending(false)
+    }
+  }
+  return (
+    <form onSubmit={submit} aria-labelledby="person-signin-title">
+      <h2 id="person-signin-title">{mode === 'in' ? 'Sign in' : 'Create an account'}</h2>
+      {mode === 'up' ? (
+        <div className="field">
+          <label htmlFor="person-name">Name</label>
+          <input
+            id="person-name"
+            autoComplete="name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+          />
+        </div>
+      ) : null}
+      <div className="field">
+        <label htmlFor="person-email">Email</label>
+        <input
+          id="person-email"
+          type="email"
+          autoComplete="username"
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+      </div>
+      <div className="field">
+        <label htmlFor="person-password">Password</label>
+        <input
+          id="person-password"
+          type="password"
+          autoComplete={mode === 'in' ? 'current-password' : 'new-password'}
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
+      </div>
+      <ErrorBox error={error} title={mode === 'in' ? 'Sign-in failed' : 'The account was not made'} />
+      <button type="submit" className="primary" disabled={pending || !email.trim() || !password}>
+        {pending ? 'Signing in…' : mode === 'in' ? 'Sign in' : 'Create account'}
+      </button>
+      {sso.data?.sso ? (
+        <p>
+          <a className="button" href={`/v1/auth/sso/start?returnTo=${encodeURIComponent('/#/connections')}`}>
+            Sign in with single sign-on
+          </a>
+        </p>
+      ) : null}
+      {sso.data?.signup === 'open' ? (
+        <p>
+          <button type="button" className="link" onClick={() => setMode(mode === 'in' ? 'up' : 'in')}>
+            {mode === 'in' ? 'No account yet? Create one' : 'Have an account? Sign in'}
+          </button>
+        </p>
+      ) : null}
+    </form>
+  )
+}
+
+/** The owner-setup link printed at start (#claim-owner=<token>): the first person becomes the owner. */
+function ClaimOwnerPage({ token, onSignedIn }: { token: string; onSignedIn: (me: Me) => void }) {
+  const [email, setEmail] = useState('')
+  const [password, setPassword] = useState('')
+  const [name, setName] = useState('')
+  const [error, setError] = useState<unknown>(null)
+  const submit = async (e: FormEvent) => {
+    e.preventDefault()
+    setError(null)
+    try {
+      const who = await api<Me>(
+        'POST',
+        '/v1/auth/claim-owner',
+        { token: decodeURIComponent(token), email: email.trim(), password, name: name.trim() },
+        { key: '' },
+      )
+      location.hash = href('connections')
+      onSignedIn(who)
+    } catch (err) {
+      setError(err)
+    }
+  }
+  return (
+    <main className="signin">
+      <h1>
+        <span className="logo" aria-hidden="true" />
+        Patchbay
+      </h1>
+      <form onSubmit={submit} aria-labelledby="claim-title">
+        <h2 id="claim-title">Become the owner of this workspace</h2>
+        <p>This link was printed when Patchbay started. Make your account; you will own the workspace.</p>
+        <div className="field">
+          <label htmlFor="claim-name">Name</label>
+          <input id="claim-name" value={name} onChange={(e) => setName(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="claim-email">Email</label>
+          <input id="claim-email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="claim-password">Password</label>
+          <input
+            id="claim-password"
+            type="password"
+            autoComplete="new-password"
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+        </div>
+        <ErrorBox error={error} title="Not claimed" />
+        <button type="submit" className="primary" disabled={!email.trim() || !password}>
+          Create account and own the workspace
+        </button>
+      </form>
+    </main>
+  )
+}
+
+/** An invitation link (#/invitations/<token>): accept it signed in, or make the invited account. */
+function InvitationPage({
+  token,
+  me,
+  onSignedIn,
+}: {
+  token: string
+  me: Me | null
+  onSignedIn: (me: Me) => void
+}) {
+  const [email, setEmail] = useState('')
+  const [password, setPassword] = useState('')
+  const [name, setName] = useState('')
+  const [error, setError] = useState<unknown>(null)
+  const [done, setDone] = useState<string | null>(null)
+  const accept = async () => {
+    setError(null)
+    try {
+      await api('POST', `/v1/invitations/${encodeURIComponent(token)}/accept`, {})
+      const who = await api<Me>('GET', '/v1/me', undefined, { key: '' })
+      onSignedIn(who)
+      setDone('You joined the workspace.')
+    } catch (err) {
+      setError(err)
+    }
+  }
+  const signUp = async (e: FormEvent) => {
+    e.preventDefault()
+    setError(null)
+    try {
+      const who = await api<Me>(
+        'POST',
+        '/v1/auth/sign-up',
+        { email: email.trim(), password, name: name.trim(), invitation: token },
+        { key: '' },
+      )
+      onSignedIn(who)
+      setDone('Your account was made and joined the workspace.')
+    } catch (err) {
+      setError(err)
+    }
+  }
+  return (
+    <main className="signin">
+      <h1>
+        <span className="logo" aria-hidden="true" />
+        Patchbay
+      </h1>
+      <section aria-labelledby="invitation-title">
+        <h2 id="invitation-title">An invitation to a workspace</h2>
+        {done ? (
+          <p role="status">
+            {done} <a href={href('connections')}>Open the dashboard</a>
+          </p>
+        ) : me ? (
+          <>
+            <p>Signed in as {me.person.email}.</p>
+            <button type="button" className="primary" onClick={accept}>
+              Accept the invitation
+            </button>
+          </>
+        ) : (
+          <form onSubmit={signUp}>
+            <p>
+              Make your account with the email the invitation was sent to, or{' '}
+              <a href={href('connections')}>sign in</a> first and open the link again.
+            </p>
+            <div className="field">
+              <label htmlFor="inv-name">Name</label>
+              <input id="inv-name" value={name} onChange={(e) => setName(e.target.value)} />
+            </div>
+            <div className="field">
+              <label htmlFor="inv-email">Email</label>
+              <input id="inv-email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} />
+            </div>
+            <div className="field">
+              <label htmlFor="inv-password">Password</label>
+              <input
+                id="inv-password"
+                type="password"
+                autoComplete="new-password"
+                value={password}
+                onChange={(e) => setPassword(e.target.value)}
+              />
+            </div>
+            <button type="submit" className="primary" disabled={!email.trim() || !password}>
+              Create account and join
+            </button>
+          </form>
+        )}
+        <ErrorBox error={error} title="The invitation was not accepted" />
+      </section>
+    </main>
+  )
+}
+
+function Signed({
+  me,
+  onMe,
+  onWorkspace,
+  onSignOut,
+}: {
+  me: Me | null
+  onMe: (me: Me) => void
+  onWorkspace: (id: string) => void
+  onSignOut: () => void
+}) {
+  if (me && me.workspaces.length === 0) return <FirstWorkspace me={me} onMe={onMe} onSignOut={onSignOut} />
+  return <Shell me={me} onWorkspace={onWorkspace} onSignOut={onSignOut} />
+}
+
+/** A person in no workspace yet: makes one (they own it), or waits for an invitation. */
+function FirstWorkspace({ me, onMe, onSignOut }: { me: Me; onMe: (me: Me) => void; onSignOut: () => void }) {
+  const [name, setName] = useState('')
+  const [error, setError] = useState<unknown>(null)
+  const submit = async (e: FormEvent) => {
+    e.preventDefault()
+    setError(null)
+    try {
+      const made = await api<{ id: string }>('POST', '/v1/workspaces', { name: name.trim() })
+      const who = await api<Me>('GET', '/v1/me')
+      storeSession({ csrfToken: who.csrfToken, workspaceId: made.id })
+      onMe(who)
+    } catch (err) {
+      setError(err)
+    }
+  }
+  return (
+    <main className="signin">
+      <h1>
+        <span className="logo" aria-hidden="true" />
+        Patchbay
+      </h1>
+      <form onSubmit={submit} aria-labelledby="first-workspace-title">
+        <h2 id="first-workspace-title">Create your first workspace</h2>
+        <p>
+          Signed in as {me.person.email}. A workspace holds connections, agents, keys and events; you will own
+          it and can invite others. Invited to one? Open the invitation link instead.
+        </p>
+        <div className="field">
+          <label htmlFor="workspace-name">Workspace name</label>
+          <input id="workspace-name" value={name} onChange={(e) => setName(e.target.value)} />
+        </div>
+        <ErrorBox error={error} title="The workspace was not made" />
+        <button type="submit" className="primary" disabled={!name.trim()}>
+          Create workspace
+        </button>
+        <button type="button" onClick={onSignOut}>
+          Sign out
+        </button>
+      </form>
+    </main>
+  )
+}
+
+function Shell({
+  me,
+  onWorkspace,
+  onSignOut,
+}: {
+  me: Me | null
+  onWorkspace: (id: string) => void
+  onSignOut: () => void
+}) {
+  const workspaceId = me ? (storedSession()?.workspaceId ?? null) : null
   const route = useRoute()
   const catalog = useLoad((signal) => get<{ connectors: Connector[] }>('/v1/catalog', undefined, signal), [])
   const section = route.parts[0] ?? 'connections'
@@ -166,6 +538,23 @@ function Signed({ onSignOut }: { onSignOut: () => void }) {
             ))}
           </ul>
         </nav>
+        {me && me.workspaces.length > 0 ? (
+          <div className="workspace-switcher">
+            <label htmlFor="workspace-switcher">Workspace</label>
+            <select
+              id="workspace-switcher"
+              value={workspaceId ?? ''}
+              onChange={(e) => onWorkspace(e.target.value)}
+            >
+              {me.workspaces.map((w) => (
+                <option key={w.id} value={w.id}>
+                  {w.name} ({w.role})
+                </option>
+              ))}
+            </select>
+          </div>
+        ) : null}
+        {me ? <span className="who">{me.person.email}</span> : null}
         <button type="button" className="signout" onClick={onSignOut}>
           Sign out
         </button>
@@ -177,7 +566,7 @@ function Signed({ onSignOut }: { onSignOut: () => void }) {
           <Loading what="Loading the catalog" />
         ) : (
           <WorkspaceProvider connectors={catalog.data.connectors}>
-            <Page route={route} section={section} />
+            <Page route={route} section={section} me={me} workspaceId={workspaceId} />
           </WorkspaceProvider>
         )}
       </main>
@@ -185,8 +574,20 @@ function Signed({ onSignOut }: { onSignOut: () => void }) {
   )
 }
 
-function Page({ route, section }: { route: Route; section: string }) {
+function Page({
+  route,
+  section,
+  me,
+  workspaceId,
+}: {
+  route: Route
+  section: string
+  me: Me | null
+  workspaceId: string | null
+}) {
   switch (section) {
+    case 'workspace':
+      return <WorkspacePage route={route} me={me} workspaceId={workspaceId} />
     case 'connections':
       return <ConnectionsPage route={route} />
     case 'steps':

@@ -1,7 +1,32 @@
-// The dashboard's only way to Patchbay: the REST API under /v1 with the workspace key as a Bearer token.
+// The dashboard's only way to Patchbay: the REST API under /v1, as a signed-in person (the session
+// cookie, its CSRF token on every write, and the chosen workspace in Patchbay-Workspace) or with a
+// workspace key as a Bearer token (for automation).
 import type { ApiErrorCode as ContractErrorCode } from '../../src/sdk/errors.ts'
 
 const KEY_STORAGE = 'patchbay.key'
+const SESSION_STORAGE = 'patchbay.session'
+
+/** A signed-in person's tab: the session's CSRF token and the workspace chosen. */
+export interface PersonSession {
+  csrfToken: string
+  workspaceId: string | null
+}
+
+export function storedSession(): PersonSession | null {
+  const raw = sessionStorage.getItem(SESSION_STORAGE)
+  return raw ? (JSON.parse(raw) as PersonSession) : null
+}
+
+export function storeSession(s: PersonSession | null): void {
+  if (s) {
+    sessionStorage.setItem(SESSION_STORAGE, JSON.stringify(s))
+    // The workspace chosen last is kept for the next sign-in too.
+    if (s.workspaceId) localStorage.setItem('patchbay.workspace', s.workspaceId)
+  } else sessionStorage.removeItem(SESSION_STORAGE)
+}
+
+/** The workspace chosen last in this browser (a preference, not a secret). */
+export const lastWorkspace = (): string | null => localStorage.getItem('patchbay.workspace')
 
 export function storedKey(): string | null {
   return sessionStorage.getItem(KEY_STORAGE)
@@ -76,6 +101,13 @@ export async function api<T = any>(
   const key = opts.key ?? storedKey()
   const headers: Record<string, string> = { accept: 'application/json' }
   if (key) headers.authorization = `Bearer ${key}`
+  else {
+    const session = storedSession()
+    if (session) {
+      if (method !== 'GET') headers['x-csrf-token'] = session.csrfToken
+      if (session.workspaceId) headers['patchbay-workspace'] = session.workspaceId
+    }
+  }
   if (body !== undefined) headers['content-type'] = 'application/json'
   let res: Response
   try {
@@ -84,6 +116,7 @@ export async function api<T = any>(
       headers,
       body: body !== undefined ? JSON.stringify(body) : undefined,
       signal: opts.signal,
+      credentials: 'same-origin',
     })
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err
@@ -103,7 +136,7 @@ export async function api<T = any>(
     }
   }
   if (!res.ok) {
-    if (res.status === 401 && !opts.key) onUnauthorized?.()
+    if (res.status === 401 && opts.key === undefined) onUnauthorized?.()
     throw new ApiError(res.status, parsed?.error ?? { message: text || res.statusText })
   }
   return parsed as T

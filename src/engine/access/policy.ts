@@ -186,6 +186,11 @@ export const POLICY = {
   getStats: read('viewer', false),
   getTimeline: read('viewer', false),
   // People: signing in and out, and what a person sees of themselves (routes/auth.ts).
+  claimOwner: {
+    access: 'public',
+    why: 'the owner-setup link printed at start is the credential (checked against the master key)',
+    action: 'workspace.owner_claimed',
+  },
   signUp: {
     access: 'public',
     why: 'makes an account; PATCHBAY_SIGNUP decides who may (open, or with an invitation token)',

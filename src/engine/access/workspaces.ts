@@ -146,14 +146,30 @@ export class WorkspaceService {
     return `${workspaceId}.${this.#vault.mac(`owner-setup:${workspaceId}`)}`
   }
 
-  /** Makes `personId` the owner of the workspace the owner-setup token names (once). */
-  async claimOwner(token: string, personId: string): Promise<WorkspaceView> {
+  /**
+   * The workspace an owner-setup token names, while it has no owner; refuses a forged token, and
+   * one whose workspace has an owner already (nothing is changed either way).
+   */
+  async ownerSetupWorkspace(token: string): Promise<string> {
     const dot = token.lastIndexOf('.')
     const workspaceId = token.slice(0, dot)
     const given = Buffer.from(token.slice(dot + 1))
     const expected = Buffer.from(this.#vault.mac(`owner-setup:${workspaceId}`))
     if (dot <= 0 || given.length !== expected.length || !timingSafeEqual(given, expected))
-      throw new PatchbayError('OWNER_SETUP_INVALID', 'This owner-setup link is not valid.')
+      throw new PatchbayError('OWNER_SETUP_INVALID', 'This owner-setup link is not valid.', {
+        hint: 'Use the link the service printed at its start, whole.',
+      })
+    if (await this.#hasOwner(workspaceId))
+      throw new PatchbayError('OWNER_SETUP_INVALID', 'This workspace already has an owner.', {
+        status: 409,
+        hint: 'Ask its owner for an invitation.',
+      })
+    return workspaceId
+  }
+
+  /** Makes `personId` the owner of the workspace the owner-setup token names (once). */
+  async claimOwner(token: string, personId: string): Promise<WorkspaceView> {
+    const workspaceId = await this.ownerSetupWorkspace(token)
     const claimed = await this.#repo.claimOwner(workspaceId, personId)
     if (!claimed)
       throw new PatchbayError('OWNER_SETUP_INVALID', 'This workspace already has an owner.', { status: 409 })

@@ -137,6 +137,8 @@ export class Accounts {
   async signUp(
     input: { email: string; password: string; name: string; invitation?: string },
     origin: RequestOrigin,
+    /** The owner-setup link checked already: the first person of an upgraded workspace signs up whatever PATCHBAY_SIGNUP says. */
+    ownerSetup = false,
   ): Promise<StartedSession> {
     const email = normalizeEmail(input.email)
     const refuse = async (reason: string) =>
@@ -148,7 +150,7 @@ export class Accounts {
         detail: { reason },
         origin,
       })
-    if (this.signup === 'off') {
+    if (this.signup === 'off' && !ownerSetup) {
       await refuse('sign-up is off')
       throw new PatchbayError(
         'SIGN_UP_CLOSED',
@@ -158,7 +160,7 @@ export class Accounts {
         },
       )
     }
-    if (this.signup === 'invite' && !input.invitation) {
+    if (this.signup === 'invite' && !input.invitation && !ownerSetup) {
       await refuse('no invitation')
       throw new PatchbayError(
         'SIGN_UP_CLOSED',

@@ -111,6 +111,34 @@ export const authRoutes =
     )
 
     app.post(
+      '/v1/auth/claim-owner',
+      {
+        config: publicRoute,
+        schema: {
+          operationId: 'claimOwner',
+          tags: ['people'],
+          summary:
+            'The first person of a workspace that has no owner (an upgraded database): with the owner-setup link printed at start, makes the account and its owner, and signs it in',
+          description:
+            'The link (…/#claim-owner=<token>) works while the workspace has no owner, whatever PATCHBAY_SIGNUP says: it proves the operator gave it. A forged token is 400 OWNER_SETUP_INVALID, a claimed workspace 409; nothing is made then.',
+          security: [],
+          body: Credentials.extend({
+            name: z.string().max(200).describe('How the person is shown to others.'),
+            token: z.string().min(1).max(500).describe('The token of the owner-setup link.'),
+          }).strict(),
+          response: { 201: SignedIn, ...errorResponses },
+        },
+      },
+      async (req, reply) => {
+        const { token, ...account } = req.body
+        await engine.workspaces.ownerSetupWorkspace(token)
+        const started = await engine.accounts.signUp(account, originOf(req), true)
+        await engine.workspaces.claimOwner(token, started.person.id)
+        return signedIn(reply, started, 201)
+      },
+    )
+
+    app.post(
       '/v1/auth/sign-in',
       {
         config: publicRoute,

@@ -1,0 +1,104 @@
+// Issue 22's walk in a real browser: a person signs up, creates a workspace, invites a second
+// person, who gets the link by mail (a real SMTP server), makes their account through it and signs
+// in; both are signed in in their own browser contexts, and the audit log page shows each step.
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { type Mailbox, startMailbox } from '../helpers/mailbox.ts'
+import {
+  browserUnavailableReason,
+  collectPageErrors,
+  ensureDashboardBuilt,
+  launchBrowser,
+} from './browser.ts'
+import { type DashboardService, startDashboardService } from './service.ts'
+
+const unavailable = browserUnavailableReason()
+if (unavailable) console.log(`# skipping the people browser suite: ${unavailable}`)
+
+describe('people and workspaces in the dashboard', { skip: unavailable ?? false }, () => {
+  let svc: DashboardService
+  let mailbox: Mailbox
+  let browser: Browser
+  const contexts: BrowserContext[] = []
+  const errors: string[] = []
+
+  before(async () => {
+    await ensureDashboardBuilt()
+    mailbox = await startMailbox()
+    svc = await startDashboardService({
+      PATCHBAY_SIGNUP: 'open',
+      PATCHBAY_SMTP_URL: mailbox.url,
+      PATCHBAY_MAIL_FROM: 'patchbay@example.test',
+    })
+    browser = await launchBrowser()
+  })
+  after(async () => {
+    for (const c of contexts) await c.close()
+    await browser?.close()
+    await svc?.close()
+    await mailbox?.close()
+  })
+
+  async function newPage(): Promise<Page> {
+    const context = await browser.newContext()
+    contexts.push(context)
+    const page = await context.newPage()
+    errors.push(...collectPageErrors(page))
+    return page
+  }
+
+  it('signs up, makes a workspace, invites by mail; the invited person joins; the audit log shows it', async () => {
+    const ada = await newPage()
+    await ada.goto(svc.url)
+    await ada.getByRole('button', { name: 'No account yet? Create one' }).click()
+    await ada.getByLabel('Name').fill('Ada')
+    await ada.getByLabel('Email').fill('ada@example.test')
+    await ada.getByLabel('Password').fill('a long enough password')
+    await ada.getByRole('button', { name: 'Create account' }).click()
+    // In no workspace yet: she makes one, and owns it.
+    await ada.getByLabel('Workspace name').fill('Acme')
+    await ada.getByRole('button', { name: 'Create workspace' }).click()
+    await ada.getByRole('heading', { level: 1, name: 'Connections' }).waitFor()
+    assert.equal(await ada.evaluate(() => sessionStorage.getItem('patchbay.key')), null, 'no key: a session')
+    assert.match(
+      await ada.getByLabel('Workspace', { exact: true }).locator('option:checked').innerText(),
+      /Acme \(owner\)/,
+    )
+    await ada.goto(`${svc.url}/#/workspace/members`)
+    await ada.getByRole('heading', { level: 1, name: 'Workspace: Acme' }).waitFor()
+
+    // Invite Grace; the mail carries the link.
+    await ada.getByLabel('Email').fill('grace@example.test')
+    await ada.getByLabel('Role', { exact: true }).selectOption('member')
+    await ada.getByRole('button', { name: 'Invite' }).click()
+    await ada.getByText('The invitation was mailed to grace@example.test.').waitFor()
+    const mail = await mailbox.mailTo('grace@example.test')
+    const link = /https?:\/\/\S+#\/invitations\/[A-Za-z0-9_-]+/.exec(mail.raw.replace(/=\r?\n/g, ''))?.[0]
+    assert.ok(link, `an invitation link in the mail:\n${mail.raw}`)
+
+    // Grace follows the mailed link in her own browser and makes her account through it.
+    const grace = await newPage()
+    await grace.goto(svc.url + link.slice(link.indexOf('/#/')))
+    await grace.getByRole('heading', { name: 'An invitation to a workspace' }).waitFor()
+    await grace.getByLabel('Name').fill('Grace')
+    await grace.getByLabel('Email').fill('grace@example.test')
+    await grace.getByLabel('Password').fill('another long password')
+    await grace.getByRole('button', { name: 'Create account and join' }).click()
+    await grace.getByText('Your account was made and joined the workspace.').waitFor()
+    await grace.getByRole('link', { name: 'Open the dashboard' }).click()
+    await grace.getByRole('heading', { level: 1, name: 'Connections' }).waitFor()
+    assert.match(await grace.getByLabel('Workspace', { exact: true }).inputValue(), /^ws_/)
+
+    // Ada sees Grace as a member, and every step in the audit log.
+    await ada.reload()
+    await ada.getByRole('cell', { name: 'grace@example.test', exact: true }).waitFor()
+    await ada.goto(`${svc.url}/#/workspace/audit`)
+    const log = ada.getByRole('table')
+    await log.waitFor()
+    const text = await log.innerText()
+    for (const action of ['invitation.created', 'invitation.accepted'])
+      assert.match(text, new RegExp(action.replace('.', '\\.')), `${action} in the audit log:\n${text}`)
+    assert.deepEqual(errors, [])
+  })
+})
