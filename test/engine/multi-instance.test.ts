@@ -258,10 +258,12 @@ test('a trigger created or deleted on one instance takes effect on the others wi
   assert.equal(count(second), 6)
 })
 
-test('a trigger deleted through one instance gets no delivery afterwards on any, even for events sent at once', {
-  skip,
-}, async () => {
-  const { board, list } = await newBoard('Deleted at once')
+/**
+ * A new board with two agents, each with a New Card trigger on it: `kept` stays, `doomed` (the
+ * trigger of `dropped`) is the one a test removes; `count` is what each agent received.
+ */
+async function twoListeners(name: string) {
+  const { board, list } = await newBoard(name)
   const kept = await makeAgent({ type: 'webhook', url: receiver.url }, [board])
   const dropped = await makeAgent({ type: 'webhook', url: receiver.url }, [board])
   const on = async (agentId: string) => {
@@ -273,9 +275,16 @@ test('a trigger deleted through one instance gets no delivery afterwards on any,
     assert.equal(res.status, 201, JSON.stringify(res.body))
     return res.body.id as string
   }
-  const count = (agentId: string) => receiver.received.filter((r) => r.body.data.agentId === agentId).length
   await on(kept)
   const doomed = await on(dropped)
+  const count = (agentId: string) => receiver.received.filter((r) => r.body.data.agentId === agentId).length
+  return { board, list, kept, dropped, doomed, count }
+}
+
+test('a trigger deleted through one instance gets no delivery afterwards on any, even for events sent at once', {
+  skip,
+}, async () => {
+  const { board, list, kept, dropped, doomed, count } = await twoListeners('Deleted at once')
   // Every instance has both triggers cached: six cards reach both agents.
   await Promise.all(
     [1, 2, 3, 4, 5, 6].map((i) => tb('POST', '/1/cards', { idList: list, name: `warm ${i}` })),
@@ -340,21 +349,7 @@ test('a delivery is stored only for a trigger still there: one the instances sti
   // The news of a deletion takes a few milliseconds to reach the other instances' caches; the
   // insert itself reads the trigger, so what arrives meanwhile makes no delivery for it. Here the
   // news never comes: the row goes without a word to the instances, all of which keep it cached.
-  const { board, list } = await newBoard('Gone unheard')
-  const kept = await makeAgent({ type: 'webhook', url: receiver.url }, [board])
-  const dropped = await makeAgent({ type: 'webhook', url: receiver.url }, [board])
-  const on = async (agentId: string) => {
-    const res = await api('POST', `/v1/agents/${agentId}/triggers`, {
-      trigger: 'taskboard.new_card',
-      connectionId,
-      config: { idBoard: board },
-    })
-    assert.equal(res.status, 201, JSON.stringify(res.body))
-    return res.body.id as string
-  }
-  const count = (agentId: string) => receiver.received.filter((r) => r.body.data.agentId === agentId).length
-  await on(kept)
-  const doomed = await on(dropped)
+  const { list, kept, dropped, doomed, count } = await twoListeners('Gone unheard')
   await Promise.all([1, 2, 3].map((i) => tb('POST', '/1/cards', { idList: list, name: `warm ${i}` })))
   await eventually(
     async () => [count(kept), count(dropped)],
