@@ -106,7 +106,11 @@ test('a revoked task-board token: lapsed with reason and time, trigger paused, a
   assert.equal(notice.body.data.event.connector, 'patchbay')
   assert.match(notice.body.data.event.data.reason, /refused the credentials/)
   assert.deepEqual(notice.body.data.event.data.pausedTriggers, [triggerId])
-  const deliveries = (await t.api('GET', `/v1/deliveries?agentId=${agentId}`)).body.deliveries
+  // The push is answered before the delivery's row says so: wait for the row, not the receiver.
+  const deliveries = await eventually(
+    async () => (await t.api('GET', `/v1/deliveries?agentId=${agentId}`)).body.deliveries,
+    (list: any[]) => list.some((d: any) => d.status === 'delivered'),
+  )
   assert.ok(
     deliveries.some((d: any) => d.status === 'delivered'),
     'listed with the deliveries',
