@@ -186,6 +186,11 @@ export class Engine {
   /** Pushes to agents: a pool of their own (PUSH_CONNECTIONS_PER_ENDPOINT), unless one was given for everything. */
   #pushDispatcher: Dispatcher
 
+  /** The address people and upstreams reach Patchbay at (PATCHBAY_PUBLIC_URL, or where it listens), no trailing slash; '' before the start. */
+  get publicUrl(): string {
+    return this.events.triggers.webhooks.publicUrl
+  }
+
   constructor(opts: EngineOptions) {
     this.store = opts.store
     this.log = opts.log
