@@ -76,7 +76,12 @@ export function App() {
   }, [key])
   const route = useRoute()
   const claim = /^#claim-owner=(.+)$/.exec(location.hash)?.[1]
-  if (claim && !key) return <ClaimOwnerPage token={claim} onSignedIn={signedInAs} />
+  if (claim && !key)
+    return checked ? (
+      <ClaimOwnerPage token={decodeURIComponent(claim)} me={me} onSignedIn={signedInAs} />
+    ) : (
+      <Loading what="Checking your sign-in" />
+    )
   if (route.parts[0] === 'invitations' && route.parts[1] && !key)
     return <InvitationPage token={route.parts[1]} me={me} onSignedIn={signedInAs} />
   if (!checked) return <Loading what="Checking your sign-in" />
@@ -242,21 +247,37 @@ function PersonSignIn({ onPerson }: { onPerson: (me: Me) => void }) {
   )
 }
 
-/** The owner-setup link printed at start (#claim-owner=<token>): the first person becomes the owner. */
-function ClaimOwnerPage({ token, onSignedIn }: { token: string; onSignedIn: (me: Me) => void }) {
+/**
+ * The owner-setup link printed at start (#claim-owner=<token>): the first person becomes the owner,
+ * signed in already (POST /v1/workspaces/claim) or making their account (POST /v1/auth/claim-owner).
+ */
+function ClaimOwnerPage({
+  token,
+  me,
+  onSignedIn,
+}: {
+  token: string
+  me: Me | null
+  onSignedIn: (me: Me) => void
+}) {
   const [account, setAccount] = useState(noAccount)
   const { email, password, name } = account
   const [error, setError] = useState<unknown>(null)
+  const claim = async () => {
+    if (me) {
+      const claimed = await api<{ id: string }>('POST', '/v1/workspaces/claim', { token })
+      const who = await api<Me>('GET', '/v1/me', undefined, { key: '' })
+      storeSession({ csrfToken: who.csrfToken, workspaceId: claimed.id })
+      return who
+    }
+    const body = { token, email: email.trim(), password, name: name.trim() }
+    return api<Me>('POST', '/v1/auth/claim-owner', body, { key: '' })
+  }
   const submit = async (e: FormEvent) => {
     e.preventDefault()
     setError(null)
     try {
-      const who = await api<Me>(
-        'POST',
-        '/v1/auth/claim-owner',
-        { token: decodeURIComponent(token), email: email.trim(), password, name: name.trim() },
-        { key: '' },
-      )
+      const who = await claim()
       location.hash = href('connections')
       onSignedIn(who)
     } catch (err) {
@@ -267,11 +288,15 @@ function ClaimOwnerPage({ token, onSignedIn }: { token: string; onSignedIn: (me:
     <SignInFrame>
       <form onSubmit={submit} aria-labelledby="claim-title">
         <h2 id="claim-title">Become the owner of this workspace</h2>
-        <p>This link was printed when Patchbay started. Make your account; you will own the workspace.</p>
-        <AccountFields idPrefix="claim" account={account} onChange={setAccount} askName newPassword />
+        <p>This link was printed when Patchbay started. Whoever uses it first owns the workspace.</p>
+        {me ? (
+          <p>Signed in as {me.person.email}.</p>
+        ) : (
+          <AccountFields idPrefix="claim" account={account} onChange={setAccount} askName newPassword />
+        )}
         <ErrorBox error={error} title="Not claimed" />
-        <button type="submit" className="primary" disabled={!email.trim() || !password}>
-          Create account and own the workspace
+        <button type="submit" className="primary" disabled={!me && (!email.trim() || !password)}>
+          {me ? 'Own the workspace' : 'Create account and own the workspace'}
         </button>
       </form>
     </SignInFrame>
