@@ -29,6 +29,8 @@ import { Subscriptions } from '../store/subscriptions.ts'
 import { ToolRuns } from '../store/tool-runs.ts'
 import { Tools } from '../store/tools.ts'
 import { Triggers } from '../store/triggers.ts'
+import { McpGrants } from './mcp-grants/mcp-grants.ts'
+import { McpGrantRows, ProviderKeys, ProviderRecords } from '../store/mcp-grants.ts'
 import type { Vault } from '../store/vault.ts'
 import { WorkspaceSettingsRows } from '../store/workspace-settings.ts'
 import { Workspaces } from '../store/workspaces.ts'
@@ -181,6 +183,10 @@ export class Engine {
   readonly accounts: Accounts
   /** Single sign-on with OpenID Connect, when configured. */
   readonly sso: SingleSignOn | null
+  /** MCP clients' OAuth grants (one agent each) and the authorization server's records. */
+  readonly mcpGrants: McpGrants
+  /** The authorization server's keys (signing, cookies), sealed in the store. */
+  readonly oauthProviderKeys: ProviderKeys
   #mailer: Mailer | null
   #dispatcher: Dispatcher
   /** Pushes to agents: a pool of their own (PUSH_CONNECTIONS_PER_ENDPOINT), unless one was given for everything. */
@@ -294,6 +300,12 @@ export class Engine {
       egress: this.egress,
       registry: this.registry,
     })
+    this.mcpGrants = new McpGrants({
+      rows: new McpGrantRows(opts.store.db),
+      records: new ProviderRecords(opts.store.db, opts.vault),
+      agents: this.agents,
+    })
+    this.oauthProviderKeys = new ProviderKeys(opts.store.db, opts.vault)
     this.scope = new ScopeGuard({
       agents: this.agents,
       clients: this.clients,
