@@ -4,8 +4,8 @@
 // all at once on every instance), the CSRF token each session's writes carry, and passwords
 // changed (with the current one) or reset through a mailed link.
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { Mailer } from '../../kit/mailer.ts'
 import { PatchbayError } from '../../kit/errors.ts'
+import type { Mailer } from '../../kit/mailer.ts'
 import {
   hashPassword,
   needsRehash,
