@@ -248,7 +248,16 @@ export function installAuthentication(
     if (mcpTokens && !bearer.startsWith('pb_') && req.routeOptions.config?.rule === MCP_RULE) {
       mcpTokens.callerOfToken(bearer, req.log).then(
         (caller) => {
-          if (!caller) return lookUpKey(req, bearer, done)
+          if (!caller)
+            return lookUpKey(req, bearer, (err) =>
+              done(
+                err instanceof PatchbayError && err.code === 'UNAUTHORIZED'
+                  ? unauthorized(
+                      'This access token (or key) is not known: an access token lasts ten minutes (the MCP client refreshes it) and ends when its grant is revoked.',
+                    )
+                  : err,
+              ),
+            )
           const named = namedWorkspace(req)
           if (named !== undefined && named !== caller.workspaceId)
             return done(workspaceNotFound(named, 'for this access token (it acts only as its own agent)'))

@@ -88,7 +88,10 @@ export class ProviderRecords {
 
   /** Every record of a grant (its codes, tokens and the grant itself), whatever the model. */
   async deleteGrant(grantId: string): Promise<number> {
-    const r = await this.#db.deleteFrom('oauth_provider_records').where('grant_id', '=', grantId).executeTakeFirst()
+    const r = await this.#db
+      .deleteFrom('oauth_provider_records')
+      .where('grant_id', '=', grantId)
+      .executeTakeFirst()
     return Number(r.numDeletedRows)
   }
 

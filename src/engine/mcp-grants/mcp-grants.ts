@@ -4,10 +4,11 @@
 // oidc-provider over store/mcp-grants.ts); this is what Patchbay decides: who may grant, what a
 // token of a grant acts as, listing and revoking. A revoked grant's tokens are refused at the
 // next request on every instance: each /mcp request with a token reads its grant from the store.
-import type { McpGrantRow, McpGrantRows, ProviderRecords } from '../../store/mcp-grants.ts'
+
 import { PatchbayError } from '../../kit/errors.ts'
-import type { AgentService } from '../agents/agent-service.ts'
+import type { McpGrantRow, McpGrantRows, ProviderRecords } from '../../store/mcp-grants.ts'
 import type { Caller } from '../access/caller.ts'
+import type { AgentService } from '../agents/agent-service.ts'
 
 export interface McpGrantView {
   id: string
@@ -88,7 +89,8 @@ export class McpGrants {
   async revoke(caller: Caller, id: string): Promise<McpGrantView> {
     const row = await this.rows.get(id)
     if (!row || row.workspace_id !== caller.workspaceId || row.revoked_at) throw grantNotFound(id)
-    if (!(await this.rows.revoke(caller.workspaceId, id, caller.personId ?? caller.keyId))) throw grantNotFound(id)
+    if (!(await this.rows.revoke(caller.workspaceId, id, caller.personId ?? caller.keyId)))
+      throw grantNotFound(id)
     await this.records.deleteGrant(id)
     const agent = await this.#agents.get(row.workspace_id, row.agent_id).catch(() => null)
     return this.#view(row, agent?.name ?? null)
@@ -108,7 +110,10 @@ export class McpGrants {
     if (row.revoked_at) throw tokenRefused('This access token’s grant was revoked.')
     if (row.resource !== token.resource) throw tokenRefused('This access token is for another resource.')
     const now = Date.now()
-    if (now - (this.#lastUsed.get(grantId) ?? (row.last_used_at ? Date.parse(row.last_used_at) : 0)) >= LAST_USED_EVERY_MS) {
+    if (
+      now - (this.#lastUsed.get(grantId) ?? (row.last_used_at ? Date.parse(row.last_used_at) : 0)) >=
+      LAST_USED_EVERY_MS
+    ) {
       if (this.#lastUsed.size > 10_000) this.#lastUsed.clear()
       this.#lastUsed.set(grantId, now)
       this.rows.touch(grantId, new Date(now).toISOString()).catch(() => {})

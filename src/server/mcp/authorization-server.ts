@@ -108,7 +108,9 @@ export class McpAuthorizationServer {
     // Made by the first instance that needs them, sealed in the store, the same for every instance.
     const jwks = await engine.oauthProviderKeys.getOrCreate('jwks', () => {
       const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
-      return { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: randomUUID(), use: 'sig', alg: 'RS256' }] }
+      return {
+        keys: [{ ...privateKey.export({ format: 'jwk' }), kid: randomUUID(), use: 'sig', alg: 'RS256' }],
+      }
     })
     const cookieKeys = await engine.oauthProviderKeys.getOrCreate('cookies', () => [
       randomBytes(32).toString('base64url'),
@@ -151,6 +153,8 @@ export class McpAuthorizationServer {
       // A client registering gets refresh tokens whenever it may use the grant type.
       issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
       rotateRefreshToken: true,
+      // Tokens live by their grant (revoked in Patchbay), not by the browser's sign-in session.
+      expiresWithSession: async () => false,
       // Every authorization is consented to on our page (the agent is chosen each time).
       loadExistingGrant: async (ctx) => {
         const grantId = ctx.oidc.result?.consent?.grantId
@@ -219,7 +223,13 @@ export const authorizationServerRoutes =
     app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined))
     const handle = (req: FastifyRequest, reply: FastifyReply) => server.handle(req, reply)
     const config = { operation: 'oauthAuthorizationServer' }
-    app.route({ method: ['GET', 'POST', 'OPTIONS'], url: '/oauth/*', schema: { hide: true }, config, handler: handle })
+    app.route({
+      method: ['GET', 'POST', 'OPTIONS'],
+      url: '/oauth/*',
+      schema: { hide: true },
+      config,
+      handler: handle,
+    })
     for (const url of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'])
       app.route({ method: ['GET', 'OPTIONS'], url, schema: { hide: true }, config, handler: handle })
   }

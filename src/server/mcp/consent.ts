@@ -65,7 +65,11 @@ export const consentRoutes =
         const redirect = URL.parse(String(interaction.params.redirect_uri ?? ''))
         reply.header('cache-control', 'no-store')
         return {
-          client: { id: client.clientId, name: client.clientName ?? null, redirectTo: redirect?.origin ?? null },
+          client: {
+            id: client.clientId,
+            name: client.clientName ?? null,
+            redirectTo: redirect?.origin ?? null,
+          },
           resource: mcpResource(engine),
           scope: MCP_SCOPE,
         }
@@ -141,7 +145,10 @@ export const consentRoutes =
         const redirectTo = await provider.interactionResult(
           req.raw,
           reply.raw,
-          { error: 'access_denied', error_description: 'The person signed in to Patchbay did not allow access.' },
+          {
+            error: 'access_denied',
+            error_description: 'The person signed in to Patchbay did not allow access.',
+          },
           { mergeWithLastSubmission: false },
         )
         return { redirectTo }
