@@ -20,7 +20,13 @@ import type {
 import type { Browser } from 'playwright-core'
 import { Person } from '../helpers/person.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import { browserUnavailableReason, collectPageErrors, launchBrowser } from './browser.ts'
+import {
+  browserUnavailableReason,
+  collectPageErrors,
+  ensureDashboardBuilt,
+  launchBrowser,
+  signIn,
+} from './browser.ts'
 
 const unavailable = browserUnavailableReason()
 
@@ -92,6 +98,7 @@ describe('an MCP client signs in with OAuth', { skip: unavailable ?? false }, ()
   const mcpUrl = () => new URL(`${t.url}/mcp`)
 
   before(async () => {
+    await ensureDashboardBuilt()
     t = await startTestService({ env: { PATCHBAY_SIGNUP: 'open' } })
     callback = await startCallback()
     browser = await launchBrowser()
@@ -252,8 +259,19 @@ describe('an MCP client signs in with OAuth', { skip: unavailable ?? false }, ()
     assert.ok((await client.listTools()).tools.length > 0, 'the refreshed token works')
 
     // 5. Revocation ends access at once: the next request is refused, and so is a refresh.
-    const revoked = await t.api('DELETE', `/v1/mcp-grants/${grant.id}`)
-    assert.equal(revoked.status, 200, JSON.stringify(revoked.body))
+    // In the dashboard: the agent's page lists the client; Revoke.
+    const dashboard = await browser.newContext()
+    const admin = await dashboard.newPage()
+    admin.setDefaultTimeout(20_000)
+    const dashboardErrors = collectPageErrors(admin)
+    await signIn(admin, t.url, t.adminKey)
+    await admin.goto(`${t.url}/#/agents/${agentId}`)
+    const section = admin.getByRole('region', { name: 'MCP clients' })
+    await section.getByText('Test Desktop Assistant').waitFor()
+    await section.getByRole('button', { name: 'Revoke Test Desktop Assistant' }).click()
+    await section.getByText('No MCP client has signed in as this agent.').waitFor()
+    assert.deepEqual(dashboardErrors, [])
+    await dashboard.close()
     const refused = await raw('')
     assert.equal(refused.status, 401)
     assert.match(refused.headers.get('www-authenticate') ?? '', /error="invalid_token"/)
@@ -271,6 +289,9 @@ describe('an MCP client signs in with OAuth', { skip: unavailable ?? false }, ()
     assert.equal(refresh.status, 400, 'a refresh after revocation is refused')
     assert.equal((await refresh.json()).error, 'invalid_grant')
     assert.deepEqual((await t.api('GET', '/v1/mcp-grants')).body.grants, [])
+    const again = await t.api('DELETE', `/v1/mcp-grants/${grant.id}`)
+    assert.equal(again.status, 404)
+    assert.equal(again.body.error.code, 'MCP_GRANT_NOT_FOUND')
     // Audited: who granted and who revoked.
     const audit = await t.api('GET', '/v1/audit?limit=50')
     const actions = audit.body.entries.map((e: { action: string }) => e.action)
