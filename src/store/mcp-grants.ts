@@ -180,6 +180,19 @@ export class McpGrantRows {
     return Number(r.numUpdatedRows) > 0
   }
 
+  /** Revokes every live grant of an agent (the agent was deleted); their ids. */
+  async revokeForAgent(workspaceId: string, agentId: string): Promise<string[]> {
+    const rows = await this.#db
+      .updateTable('mcp_grants')
+      .set({ revoked_at: new Date().toISOString(), revoked_by: null })
+      .where('workspace_id', '=', workspaceId)
+      .where('agent_id', '=', agentId)
+      .where('revoked_at', 'is', null)
+      .returning('id')
+      .execute()
+    return rows.map((r) => r.id)
+  }
+
   async touch(id: string, at: string): Promise<void> {
     await this.#db.updateTable('mcp_grants').set({ last_used_at: at }).where('id', '=', id).execute()
   }

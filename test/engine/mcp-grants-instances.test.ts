@@ -73,7 +73,8 @@ describe('MCP OAuth on two instances', { skip: unavailable ?? false }, () => {
       },
       body: body === undefined ? undefined : JSON.stringify(body),
     })
-    return { status: res.status, body: await res.json() }
+    const text = await res.text()
+    return { status: res.status, body: text ? JSON.parse(text) : null }
   }
 
   const toolsList = (base: string, token: string) =>
@@ -104,66 +105,77 @@ describe('MCP OAuth on two instances', { skip: unavailable ?? false }, () => {
     })
     assert.equal(agent.status, 201, JSON.stringify(agent.body))
 
-    // Registration (RFC 7591), then the authorization request with PKCE and the resource.
-    const reg = await fetch(`${balancer.url}/oauth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        client_name: 'Two-instance client',
-        redirect_uris: [REDIRECT],
-        grant_types: ['authorization_code', 'refresh_token'],
-        token_endpoint_auth_method: 'none',
-      }),
-    })
-    assert.equal(reg.status, 201)
-    const clientId = (await reg.json()).client_id as string
-    const verifier = randomBytes(32).toString('base64url')
-    const challenge = createHash('sha256').update(verifier).digest('base64url')
-    const resource = `${balancer.url}/mcp`
-    const started = await ada.api(
-      'GET',
-      `/oauth/authorize?${new URLSearchParams({
-        client_id: clientId,
-        response_type: 'code',
-        redirect_uri: REDIRECT,
-        scope: 'mcp',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        resource,
-      })}`,
-    )
-    assert.equal(started.status, 303)
-    const consentPath = new URL(started.headers.get('location')!, balancer.url).pathname
-    assert.match(consentPath, /^\/oauth\/interaction\//)
+    let signedIn = false
+    /** The OAuth flow over HTTP, as an MCP client and the consent page make it, for one agent. */
+    const grantFor = async (agentId: string) => {
+      // Registration (RFC 7591), then the authorization request with PKCE and the resource.
+      const reg = await fetch(`${balancer.url}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          client_name: 'Two-instance client',
+          redirect_uris: [REDIRECT],
+          grant_types: ['authorization_code', 'refresh_token'],
+          token_endpoint_auth_method: 'none',
+        }),
+      })
+      assert.equal(reg.status, 201)
+      const clientId = (await reg.json()).client_id as string
+      const verifier = randomBytes(32).toString('base64url')
+      const challenge = createHash('sha256').update(verifier).digest('base64url')
+      const resource = `${balancer.url}/mcp`
+      const started = await ada.api(
+        'GET',
+        `/oauth/authorize?${new URLSearchParams({
+          client_id: clientId,
+          response_type: 'code',
+          redirect_uri: REDIRECT,
+          scope: 'mcp',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          resource,
+        })}`,
+      )
+      assert.equal(started.status, 303)
+      const consentPath = new URL(started.headers.get('location')!, balancer.url).pathname
+      assert.match(consentPath, /^\/oauth\/interaction\//)
 
-    // The consent page's calls, as the page makes them: signed in, the workspace, the agent.
-    assert.equal((await ada.api('GET', `${consentPath}/details`)).body.client.name, 'Two-instance client')
-    assert.equal((await ada.signIn('ada@example.test', PASSWORD)).status, 200)
-    ada.workspaceId = ws
-    const granted = await ada.api('POST', `${consentPath}/grant`, { agentId: agent.body.id })
-    assert.equal(granted.status, 200, JSON.stringify(granted.body))
-    const resumed = await ada.api('GET', new URL(granted.body.redirectTo, balancer.url).pathname)
-    assert.equal(resumed.status, 303)
-    const back = new URL(resumed.headers.get('location')!)
-    assert.equal(back.origin + back.pathname, REDIRECT)
-    const code = back.searchParams.get('code')!
-    assert.ok(code, String(back))
+      // The consent page's calls, as the page makes them: signed in, the workspace, the agent.
+      assert.equal((await ada.api('GET', `${consentPath}/details`)).body.client.name, 'Two-instance client')
+      if (!signedIn) assert.equal((await ada.signIn('ada@example.test', PASSWORD)).status, 200)
+      signedIn = true
+      ada.workspaceId = ws
+      const granted = await ada.api('POST', `${consentPath}/grant`, { agentId })
+      assert.equal(granted.status, 200, JSON.stringify(granted.body))
+      const resumed = await ada.api('GET', new URL(granted.body.redirectTo, balancer.url).pathname)
+      assert.equal(resumed.status, 303)
+      const back = new URL(resumed.headers.get('location')!)
+      assert.equal(back.origin + back.pathname, REDIRECT)
+      const code = back.searchParams.get('code')!
+      assert.ok(code, String(back))
 
-    const token = await fetch(`${balancer.url}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: REDIRECT,
-        client_id: clientId,
-        code_verifier: verifier,
-        resource,
-      }),
-    })
-    assert.equal(token.status, 200)
-    const tokens = (await token.json()) as { access_token: string; refresh_token: string; token_type: string }
-    assert.equal(tokens.token_type.toLowerCase(), 'bearer')
+      const token = await fetch(`${balancer.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT,
+          client_id: clientId,
+          code_verifier: verifier,
+          resource,
+        }),
+      })
+      assert.equal(token.status, 200)
+      const tokens = (await token.json()) as {
+        access_token: string
+        refresh_token: string
+        token_type: string
+      }
+      assert.equal(tokens.token_type.toLowerCase(), 'bearer')
+      return tokens
+    }
+    const tokens = await grantFor(agent.body.id)
 
     // Either instance takes the token, as the granted agent.
     for (const s of instances) assert.equal((await toolsList(s.url, tokens.access_token)).status, 200, s.url)
@@ -195,5 +207,18 @@ describe('MCP OAuth on two instances', { skip: unavailable ?? false }, () => {
     const refused = await toolsList(instances[1].url, tokens.access_token)
     assert.equal(refused.status, 401)
     assert.match(refused.headers.get('www-authenticate') ?? '', /error="invalid_token"/)
+
+    // An agent deleted takes its grants with it: its client's token is refused, nothing is listed.
+    const other = await admin('POST', '/v1/agents', {
+      name: 'Short-lived agent',
+      scope: { boards: [] },
+      connectionIds: [],
+      delivery: { type: 'stream' },
+    })
+    const second = await grantFor(other.body.id)
+    assert.equal((await toolsList(instances[0].url, second.access_token)).status, 200)
+    assert.equal((await admin('DELETE', `/v1/agents/${other.body.id}`)).status, 204)
+    assert.equal((await toolsList(instances[1].url, second.access_token)).status, 401)
+    assert.deepEqual((await admin('GET', '/v1/mcp-grants')).body.grants, [])
   })
 })

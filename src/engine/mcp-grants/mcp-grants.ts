@@ -96,6 +96,13 @@ export class McpGrants {
     return this.#view(row, agent?.name ?? null)
   }
 
+  /** Ends the grants of a deleted agent (revoked, their codes and tokens deleted); how many. */
+  async endForAgent(workspaceId: string, agentId: string): Promise<number> {
+    const ids = await this.rows.revokeForAgent(workspaceId, agentId)
+    for (const id of ids) await this.records.deleteGrant(id)
+    return ids.length
+  }
+
   /**
    * The caller an access token of grant `grantId` acts as: the grant's agent, as an agent key
    * would (its scope, connections and end user), or why it may not. `audience` is the token's,
