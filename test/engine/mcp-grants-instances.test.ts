@@ -140,6 +140,9 @@ describe('MCP OAuth on two instances', { skip: unavailable ?? false }, () => {
       const consentPath = new URL(started.headers.get('location')!, balancer.url).pathname
       assert.match(consentPath, /^\/oauth\/interaction\//)
 
+      const page = await ada.api('GET', consentPath)
+      assert.equal(page.status, 200)
+      assert.equal(page.headers.get('x-frame-options'), 'DENY', 'the consent page is never framed')
       // The consent page's calls, as the page makes them: signed in, the workspace, the agent.
       assert.equal((await ada.api('GET', `${consentPath}/details`)).body.client.name, 'Two-instance client')
       if (!signedIn) assert.equal((await ada.signIn('ada@example.test', PASSWORD)).status, 200)

@@ -158,7 +158,11 @@ export const consentRoutes =
 
 function consentPage(reply: FastifyReply) {
   const nonce = randomBytes(16).toString('base64')
-  reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer')
+  // Never inside another site's frame: a click on Allow must be the person's own.
+  reply
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-frame-options', 'DENY')
   return html(
     reply,
     200,
