@@ -381,6 +381,7 @@ export class Engine {
         sharedResults: opts.sharedResults,
         options: ev.attribution,
       }),
+      owners: this.connections,
     })
     // Connections with triggers checked upstream; a lapse pauses them and tells their agents.
     const health = new ConnectionHealth({

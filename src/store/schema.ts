@@ -276,6 +276,11 @@ export interface EventsTable {
   matched: number
   /** JSON: the other connections it came through, when several heard it (migration 0011). */
   via?: string | null
+  /**
+   * Whose it is: the end user of the connection it came through, '' for the workspace's own
+   * (migration 0015). Part of its identity: one row per (workspace, connector, owner, upstream id).
+   */
+  owner: string
 }
 
 export interface DeliveriesTable {
