@@ -395,6 +395,7 @@ export class Engine {
       changes: this.changes,
       log: opts.log,
       everyMs: ev.connectionCheckMs,
+      triggerLifecycle: this.notices,
     })
     this.events = new EventSystem({
       jobs,

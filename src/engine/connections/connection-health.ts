@@ -11,17 +11,19 @@
 //   and time (ConnectionService.markLapsed, from any caller that meets the 401: a check, a step, a
 //   poll); the instance whose update made the change pauses its triggers (`paused`, with why) and
 //   tells the agents that hold it: a signed `connection.lapsed` notice in their delivery stream,
-//   through the one recorder (events/notices.ts).
+//   through the one recorder (events/notices.ts) — and tells the operator of each trigger paused
+//   (`trigger.paused` to the workspace's notification URL, end-users/operator-notices.ts).
 // - An upstream that cannot be reached is no lapse: the check says so (check_error), is tried
 //   again sooner, and the connection stays active.
 // - Reconnecting (new credentials, in place) resumes its triggers, registers its webhooks again
-//   (ConnectionService.onReplaced) and sends `connection.reconnected`.
+//   (ConnectionService.onReplaced) and sends `connection.reconnected` (and the operator
+//   `trigger.resumed` for each trigger resumed).
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import { type Clock, systemClock } from '../../kit/clock.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { Agents } from '../../store/agents.ts'
-import type { Connections } from '../../store/connections.ts'
+import type { ConnectionRow, Connections } from '../../store/connections.ts'
 import { isoAt } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
 import type { Triggers } from '../../store/triggers.ts'
@@ -38,6 +40,16 @@ const RETRY_DIVISOR = 3
 /** How long a claimed check is held before another instance may run it. */
 const CHECK_LEASE_MS = 60_000
 
+/** Who is told of each trigger a lapse paused or a reconnect resumed (the operator's notices). */
+export interface TriggerLifecycle {
+  triggerChanged(
+    type: 'trigger.paused' | 'trigger.resumed',
+    trigger: { id: string; agentId: string },
+    connection: ConnectionRow,
+    reason: string | null,
+  ): void
+}
+
 export class ConnectionHealth {
   #repo: Connections
   #triggers: Triggers
@@ -49,6 +61,7 @@ export class ConnectionHealth {
   #log: FastifyBaseLogger
   #clock: Clock
   #everyMs: number
+  #triggerLifecycle: TriggerLifecycle | undefined
   #running = new Set<Promise<void>>()
 
   constructor(deps: {
@@ -63,7 +76,10 @@ export class ConnectionHealth {
     log: FastifyBaseLogger
     clock?: Clock
     everyMs?: number
+    /** Told of each trigger paused or resumed here. */
+    triggerLifecycle?: TriggerLifecycle
   }) {
+    this.#triggerLifecycle = deps.triggerLifecycle
     this.#repo = deps.repo
     this.#triggers = deps.triggers
     this.#agents = deps.agents
@@ -142,12 +158,11 @@ export class ConnectionHealth {
   async #lapsed(id: string, lapse: { reason: string; at: string }): Promise<void> {
     const row = await this.#repo.getById(id)
     if (!row) return
-    const paused = await this.#triggers.pauseForConnection(
-      id,
-      `connection ${id} (${row.account_name}) lapsed at ${lapse.at}: ${lapse.reason}; reconnecting resumes it`,
-      lapse.at,
-    )
+    const reason = `connection ${id} (${row.account_name}) lapsed at ${lapse.at}: ${lapse.reason}; reconnecting resumes it`
+    const paused = await this.#triggers.pauseForConnection(id, reason, lapse.at)
     this.#publishTriggers(paused)
+    for (const t of paused)
+      this.#triggerLifecycle?.triggerChanged('trigger.paused', { id: t.id, agentId: t.agent_id }, row, reason)
     await this.#notify(row, 'connection.lapsed', lapse.at, {
       reason: lapse.reason,
       pausedTriggers: paused.map((t) => t.id),
@@ -160,6 +175,13 @@ export class ConnectionHealth {
     if (!row) return
     const resumed = await this.#triggers.resumeForConnection(id)
     this.#publishTriggers(resumed)
+    for (const t of resumed)
+      this.#triggerLifecycle?.triggerChanged(
+        'trigger.resumed',
+        { id: t.id, agentId: t.agent_id },
+        row,
+        `connection ${id} (${row.account_name}) was reconnected`,
+      )
     await this.#notify(row, 'connection.reconnected', isoAt(this.#clock.now()), {
       resumedTriggers: resumed.map((t) => t.id),
     })
