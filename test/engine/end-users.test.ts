@@ -186,6 +186,10 @@ describe('end users', () => {
     })
     assert.equal(res.status, 410)
     assert.equal(res.body.error.code, 'CONNECT_SESSION_EXPIRED')
+    // Made with a returnTo on an allowed origin: the page is told where to send the browser back.
+    const back = new URL(res.body.error.details.returnTo)
+    assert.equal(`${back.origin}${back.pathname}`, `${APP}/done`)
+    assert.equal(back.searchParams.get('error'), 'CONNECT_SESSION_EXPIRED')
     assert.deepEqual((await t.api('GET', '/v1/connections?endUserId=carol')).body.connections, [])
   })
 

@@ -230,8 +230,35 @@ export class EndUserService {
     try {
       return this.#usable(row)
     } catch (err) {
-      return this.#refuse(err, row?.workspace_id ?? null, 'connect_session.refused')
+      return this.#refuse(
+        await this.#backToApp(err, row),
+        row?.workspace_id ?? null,
+        'connect_session.refused',
+      )
     }
+  }
+
+  /**
+   * A dead link (expired or used) whose session was made with a returnTo still on the workspace's
+   * allowed origins: the refusal names where the hosted page sends the browser back, with
+   * `?error=<code>&error_description=` (as a failed sign-in comes back). A forged token has no
+   * session, so no returnTo: the page says what happened in words.
+   */
+  async #backToApp(err: unknown, row: ConnectSessionRow | undefined): Promise<unknown> {
+    if (!(err instanceof PatchbayError) || !row?.return_to) return err
+    let returnTo: string
+    try {
+      returnTo = await this.#settings.checkReturnTo(row.workspace_id, row.return_to)
+    } catch {
+      return err
+    }
+    const url = new URL(returnTo)
+    url.searchParams.set('error', err.code)
+    url.searchParams.set('error_description', err.message)
+    return new PatchbayError(err.code, err.message, {
+      hint: err.hint,
+      details: { returnTo: url.toString() },
+    })
   }
 
   #usable(row: ConnectSessionRow | undefined): ConnectSessionRow {

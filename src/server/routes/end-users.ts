@@ -322,7 +322,12 @@ export const endUserRoutes =
           response: { 200: ConnectSessionInfo, ...errorResponses },
         },
       },
-      async (req) => engine.endUsers.describeSession(req.headers[TOKEN_HEADER] as string | undefined),
+      async (req, reply) => {
+        // Per link (the token is a header, not part of the address): never answered from a cache,
+        // or a browser would show one link's answer for another (a 410 is cacheable by default).
+        reply.header('cache-control', 'no-store')
+        return engine.endUsers.describeSession(req.headers[TOKEN_HEADER] as string | undefined)
+      },
     )
     app.post(
       '/v1/connect/connections',
