@@ -678,7 +678,7 @@ export const ERROR_CODES = {
   RETURN_TO_NOT_ALLOWED: {
     status: 400,
     meaning: "The connect link's returnTo is not on one of the workspace's allowed origins.",
-    hint: 'Add its origin to the allowed origins (PUT /v1/end-user-settings {"allowedOrigins": [...]}) or give a returnTo on one of them.',
+    hint: 'Add its origin to the allowed origins (PATCH /v1/workspace/settings {"allowedOrigins": [...]}) or give a returnTo on one of them.',
     dashboard: 'End users page: allowed origins.',
   },
   NOTICE_NOT_FOUND: {

@@ -678,7 +678,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change the given settings of the workspace; the others stay */
+        /** Change the given settings of the workspace; the others stay (a notification URL set the first time, or rotateNotificationSecret, answers the signing secret once) */
         patch: operations["updateWorkspaceSettings"];
         trace?: never;
     };
@@ -811,9 +811,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Allowed origins of connect links and the notification URL */
+        /**
+         * Deprecated: GET /v1/workspace/settings has these. Allowed origins of connect links and the notification URL
+         * @deprecated
+         */
         get: operations["getEndUserSettings"];
-        /** Change the allowed origins or the notification URL (the first URL set makes the signing secret, shown once) */
+        /**
+         * Deprecated: PATCH /v1/workspace/settings takes these. Change the allowed origins or the notification URL
+         * @deprecated
+         */
         put: operations["updateEndUserSettings"];
         post?: never;
         delete?: never;
@@ -2139,6 +2145,12 @@ export interface components {
         WorkspaceSettings: {
             /** @description Agent keys may give credentials inline in API Call steps (auth: api_key_token) instead of the agent's connections; only then is the auth field offered to models. */
             allowInlineAuth: boolean;
+            /** @description Origins a connect session's returnTo may be on (https://app.example.com). */
+            allowedOrigins: string[];
+            /** @description Where lifecycle notices are POSTed (signed, Standard Webhooks); null: none are. */
+            notificationUrl: string | null;
+            /** @description The whsec_… secret notices are signed with: shown once, when made or rotated. */
+            notificationSecret?: string;
         };
         Workspace: {
             id: string;
@@ -4982,6 +4994,12 @@ export interface operations {
                 "application/json": {
                     /** @description Agent keys may run API Call steps with credentials given inline (auth: api_key_token) instead of the agent's connections; the auth field is offered to models only then. Default false. */
                     allowInlineAuth?: boolean;
+                    /** @description Origins a connect session's returnTo may be on (https://app.example.com); replaces the list. */
+                    allowedOrigins?: string[];
+                    /** @description Where lifecycle notices are POSTed; null: none are. The first one set makes the signing secret. */
+                    notificationUrl?: string | null;
+                    /** @description Make a new notification secret (answered this once). */
+                    rotateNotificationSecret?: boolean;
                 };
             };
         };
@@ -5602,8 +5620,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Origins a connect session's returnTo may be on (https://app.example.com); replaces the list. */
                     allowedOrigins?: string[];
+                    /** @description Where lifecycle notices are POSTed; null: none are. The first one set makes the signing secret. */
                     notificationUrl?: string | null;
+                    /** @description Make a new notification secret (answered this once). */
                     rotateNotificationSecret?: boolean;
                 };
             };

@@ -44,7 +44,7 @@ async function endUserConnects(endUserId: string, token: string) {
 }
 
 test('a lapse pauses the triggers and the operator is told of each, signed; reconnecting resumes them and says so', async () => {
-  const settings = await t.api('PUT', '/v1/end-user-settings', { notificationUrl: operator.url })
+  const settings = await t.api('PATCH', '/v1/workspace/settings', { notificationUrl: operator.url })
   assert.equal(settings.status, 200, JSON.stringify(settings.body))
   operator.secret = settings.body.notificationSecret
 

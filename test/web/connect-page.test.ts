@@ -61,7 +61,7 @@ describe('hosted connect page (browser)', { skip: skip ?? false }, () => {
     )
     await new Promise<void>((r) => app.listen(0, '127.0.0.1', r))
     appOrigin = `http://127.0.0.1:${(app.address() as { port: number }).port}`
-    const settings = await t.api('PUT', '/v1/end-user-settings', {
+    const settings = await t.api('PATCH', '/v1/workspace/settings', {
       allowedOrigins: [appOrigin],
       notificationUrl: notices.url,
     })
@@ -224,7 +224,7 @@ describe('hosted connect page (browser)', { skip: skip ?? false }, () => {
     // Its returnTo's origin taken off the allowed origins since: not followed, said in words.
     const later = await backendMakesConnectSession('heidi')
     await expire(later.id)
-    const narrowed = await t.api('PUT', '/v1/end-user-settings', {
+    const narrowed = await t.api('PATCH', '/v1/workspace/settings', {
       allowedOrigins: ['https://other.example.test'],
     })
     assert.equal(narrowed.status, 200, JSON.stringify(narrowed.body))
@@ -233,7 +233,7 @@ describe('hosted connect page (browser)', { skip: skip ?? false }, () => {
       await page.getByRole('alert').filter({ hasText: 'expired' }).waitFor()
       assert.ok(page.url().startsWith(t.url))
     } finally {
-      await t.api('PUT', '/v1/end-user-settings', { allowedOrigins: [appOrigin] })
+      await t.api('PATCH', '/v1/workspace/settings', { allowedOrigins: [appOrigin] })
     }
     assert.deepEqual(errors, [])
   })
