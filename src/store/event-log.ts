@@ -144,9 +144,16 @@ export const inbox = {
  */
 const EVENT_IDENTITY = ['workspace_id', 'connector', 'owner', 'upstream_id'] as const
 
-/** An event's identity within one workspace, as a map key (events.upsertMany, the recorder). */
-export const eventKey = (e: { connector: string; owner: string; upstream_id: string }): string =>
-  JSON.stringify([e.connector, e.owner, e.upstream_id])
+/**
+ * An event's identity, as a map key (events.upsertMany, the recorder): a batch may hold events of
+ * several workspaces (the ingress's group commit), so the workspace is part of it.
+ */
+export const eventKey = (e: {
+  workspace_id: string
+  connector: string
+  owner: string
+  upstream_id: string
+}): string => JSON.stringify([e.workspace_id, e.connector, e.owner, e.upstream_id])
 
 export const events = {
   /** Lists `connectionId` among the connections the event also came through (once). */

@@ -309,7 +309,13 @@ export class Recorder {
           reached.push({ l, agent })
         }
         if (reached.length === 0 && !source.keepUnheard) continue
-        firing.push({ key: eventKey({ connector: source.connector, owner, upstream_id: e.id }), reached })
+        const key = eventKey({
+          workspace_id: source.workspaceId,
+          connector: source.connector,
+          owner,
+          upstream_id: e.id,
+        })
+        firing.push({ key, reached })
         newEvents.push(
           eventRow(e, {
             workspaceId: source.workspaceId,
