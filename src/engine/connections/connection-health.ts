@@ -9,29 +9,27 @@
 //   written at most every ALIVE_WRITE_MS per instance from its clients' answers).
 // - A refused credential (401: revoked, expired, account gone) marks it `lapsed` with the reason
 //   and time (ConnectionService.markLapsed, from any caller that meets the 401: a check, a step, a
-//   poll); the instance whose update made the change pauses its triggers (`paused`, with why) and
-//   tells the agents that hold it: a signed `connection.lapsed` notice in their delivery stream,
-//   through the one recorder (events/notices.ts) — and tells the operator of each trigger paused
-//   (`trigger.paused` to the workspace's notification URL, end-users/operator-notices.ts).
+//   poll) and pauses its triggers (`paused`, with why) in the same commit; the instance whose
+//   update made the change tells the agents that hold it: a signed `connection.lapsed` notice in
+//   their delivery stream, through the one recorder (events/notices.ts) — and the operator of each
+//   trigger paused (`trigger.paused` to the workspace's notification URL, end-users/operator-notices.ts).
 // - An upstream that cannot be reached is no lapse: the check says so (check_error), is tried
 //   again sooner, and the connection stays active.
-// - Reconnecting (new credentials, in place) resumes its triggers, registers its webhooks again
-//   (ConnectionService.onReplaced) and sends `connection.reconnected` (and the operator
-//   `trigger.resumed` for each trigger resumed).
+// - Reconnecting (new credentials, in place) resumes its triggers (in the commit that stores the
+//   credentials), registers its webhooks again (ConnectionService.onReplaced) and sends
+//   `connection.reconnected` (and the operator `trigger.resumed` for each trigger resumed).
 import type { FastifyBaseLogger } from 'fastify'
-import type { Kysely } from 'kysely'
 import { type Clock, systemClock } from '../../kit/clock.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { Agents } from '../../store/agents.ts'
 import type { ConnectionRow, Connections } from '../../store/connections.ts'
 import { isoAt } from '../../store/ids.ts'
-import type { Database } from '../../store/schema.ts'
-import type { Triggers } from '../../store/triggers.ts'
+import type { TriggerRow } from '../../store/triggers.ts'
 import type { Changes } from '../changes/changes.ts'
 import { noticeSource } from '../events/notices.ts'
 import type { Recorder } from '../events/recorder.ts'
 import type { Registry } from '../registry.ts'
-import type { ConnectionService } from './connection-service.ts'
+import type { ConnectionService, Lapse } from './connection-service.ts'
 
 /** How often a connection with triggers is checked upstream by default. */
 export const DEFAULT_CONNECTION_CHECK_MS = 25_000
@@ -52,7 +50,6 @@ export interface TriggerLifecycle {
 
 export class ConnectionHealth {
   #repo: Connections
-  #triggers: Triggers
   #agents: Agents
   #connections: ConnectionService
   #registry: Registry
@@ -65,9 +62,7 @@ export class ConnectionHealth {
   #running = new Set<Promise<void>>()
 
   constructor(deps: {
-    db: Kysely<Database>
     repo: Connections
-    triggers: Triggers
     agents: Agents
     connections: ConnectionService
     registry: Registry
@@ -81,7 +76,6 @@ export class ConnectionHealth {
   }) {
     this.#triggerLifecycle = deps.triggerLifecycle
     this.#repo = deps.repo
-    this.#triggers = deps.triggers
     this.#agents = deps.agents
     this.#connections = deps.connections
     this.#registry = deps.registry
@@ -93,7 +87,7 @@ export class ConnectionHealth {
     // Whoever meets the refusal (a check, a step, a poll, a reconcile) lapses it; the instance
     // whose update made the change tells the rest.
     deps.connections.onLapsed((id, lapse) => this.#lapsed(id, lapse))
-    deps.connections.onReconnected((id) => this.#reconnected(id))
+    deps.connections.onReconnected((id, resumed) => this.#reconnected(id, resumed))
   }
 
   /** Due checks: each claimed (no other instance runs it) and run; answers how many were claimed. */
@@ -154,27 +148,32 @@ export class ConnectionHealth {
     }
   }
 
-  /** The connection lapsed (this instance made the change): pause its triggers, tell its agents. */
-  async #lapsed(id: string, lapse: { reason: string; at: string }): Promise<void> {
+  /**
+   * The connection lapsed (this instance made the change, pausing its triggers in the same
+   * commit): tell the other instances of the triggers, and its agents.
+   */
+  async #lapsed(id: string, { paused, ...lapse }: Lapse): Promise<void> {
+    this.#publishTriggers(paused)
     const row = await this.#repo.getById(id)
     if (!row) return
-    const reason = `connection ${id} (${row.account_name}) lapsed at ${lapse.at}: ${lapse.reason}; reconnecting resumes it`
-    const paused = await this.#triggers.pauseForConnection(id, reason, lapse.at)
-    this.#publishTriggers(paused)
     for (const t of paused)
-      this.#triggerLifecycle?.triggerChanged('trigger.paused', { id: t.id, agentId: t.agent_id }, row, reason)
+      this.#triggerLifecycle?.triggerChanged(
+        'trigger.paused',
+        { id: t.id, agentId: t.agent_id },
+        row,
+        t.paused_reason ?? lapse.reason,
+      )
     await this.#notify(row, 'connection.lapsed', lapse.at, {
       reason: lapse.reason,
       pausedTriggers: paused.map((t) => t.id),
     })
   }
 
-  /** The connection was reconnected from lapsed: resume its triggers, tell its agents. */
-  async #reconnected(id: string): Promise<void> {
+  /** The connection was reconnected from lapsed (its triggers resumed with it): tell its agents. */
+  async #reconnected(id: string, resumed: TriggerRow[]): Promise<void> {
+    this.#publishTriggers(resumed)
     const row = await this.#repo.getById(id)
     if (!row) return
-    const resumed = await this.#triggers.resumeForConnection(id)
-    this.#publishTriggers(resumed)
     for (const t of resumed)
       this.#triggerLifecycle?.triggerChanged(
         'trigger.resumed',
