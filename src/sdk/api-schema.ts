@@ -2052,34 +2052,6 @@ export interface components {
             description: string;
             parameters?: components["schemas"]["JsonSchema"];
         };
-        Member: {
-            personId: string;
-            email: string;
-            name: string;
-            /**
-             * @description owner: everything, owners too; admin: members, keys, connections, agents, settings; member: connections, agents, triggers, tools, steps; viewer: reads events, deliveries, runs and usage.
-             * @enum {string}
-             */
-            role: "owner" | "admin" | "member" | "viewer";
-            joinedAt: string;
-            updatedAt: string;
-        };
-        Invitation: {
-            id: string;
-            email: string;
-            /**
-             * @description owner: everything, owners too; admin: members, keys, connections, agents, settings; member: connections, agents, triggers, tools, steps; viewer: reads events, deliveries, runs and usage.
-             * @enum {string}
-             */
-            role: "owner" | "admin" | "member" | "viewer";
-            /** @enum {string} */
-            status: "pending" | "accepted" | "revoked" | "expired";
-            /** @description The person (or key) who invited. */
-            invitedBy: string;
-            createdAt: string;
-            expiresAt: string;
-            acceptedAt: string | null;
-        };
         EnrichJobResult: {
             /** @description One per contact done so far, in the given order, as the Enrich Contacts step returns them. */
             results: unknown[];
@@ -2148,6 +2120,34 @@ export interface components {
             finishedAt: string | null;
             /** @description The result so far (complete once the job has succeeded); null before the first piece. */
             result: (components["schemas"]["EnrichJobResult"] | components["schemas"]["ReplayJobResult"]) | null;
+        };
+        Member: {
+            personId: string;
+            email: string;
+            name: string;
+            /**
+             * @description owner: everything, owners too; admin: members, keys, connections, agents, settings; member: connections, agents, triggers, tools, steps; viewer: reads events, deliveries, runs and usage.
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member" | "viewer";
+            joinedAt: string;
+            updatedAt: string;
+        };
+        Invitation: {
+            id: string;
+            email: string;
+            /**
+             * @description owner: everything, owners too; admin: members, keys, connections, agents, settings; member: connections, agents, triggers, tools, steps; viewer: reads events, deliveries, runs and usage.
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member" | "viewer";
+            /** @enum {string} */
+            status: "pending" | "accepted" | "revoked" | "expired";
+            /** @description The person (or key) who invited. */
+            invitedBy: string;
+            createdAt: string;
+            expiresAt: string;
+            acceptedAt: string | null;
         };
         Stats: {
             /** @description The first bucket’s start (the range’s start, aligned to the step). */
