@@ -191,6 +191,11 @@ export class Engine {
   /** Pushes to agents: a pool of their own (PUSH_CONNECTIONS_PER_ENDPOINT), unless one was given for everything. */
   #pushDispatcher: Dispatcher
 
+  /** The address people and upstreams reach Patchbay at (PATCHBAY_PUBLIC_URL, or where it listens), no trailing slash; '' before the start. */
+  get publicUrl(): string {
+    return this.events.triggers.webhooks.publicUrl
+  }
+
   constructor(opts: EngineOptions) {
     this.store = opts.store
     this.log = opts.log
@@ -483,6 +488,9 @@ export class Engine {
       audit,
       signup: opts.people?.signup ?? 'invite',
       sessionTtlMs: opts.people?.sessionTtlMs ?? 14 * 24 * 3600_000,
+      mailer: this.#mailer,
+      publicUrl,
+      vault: opts.vault,
     })
     this.sso = opts.people?.sso
       ? new SingleSignOn({

@@ -149,4 +149,51 @@ describe('people and workspaces in the dashboard', { skip: unavailable ?? false 
     assert.equal(signIn.status, 401, 'the refused claim made no account')
     assert.deepEqual(errors, [])
   })
+
+  it('a forgotten password is reset through the mailed link; the new one is changed again on the sessions page', async () => {
+    const dee = await newPage()
+    await dee.goto(svc.url)
+    await dee.getByRole('button', { name: 'No account yet? Create one' }).click()
+    await dee.getByLabel('Name').fill('Dee')
+    await dee.getByLabel('Email').fill('dee@example.test')
+    await dee.getByLabel('Password').fill('the first long password')
+    await dee.getByRole('button', { name: 'Create account' }).click()
+    await dee.getByLabel('Workspace name').waitFor()
+
+    // In another browser she has forgotten it.
+    const other = await newPage()
+    await other.goto(svc.url)
+    await other.getByRole('button', { name: 'Forgot your password?' }).click()
+    await other.getByLabel('Email').fill('dee@example.test')
+    await other.getByRole('button', { name: 'Mail me a link' }).click()
+    await other.getByText('If an account has this email').waitFor()
+    const mail = await mailbox.mailTo('dee@example.test')
+    const link = /https?:\/\/\S+#\/reset-password\/\S+/.exec(mail.raw.replace(/=\r?\n/g, ''))?.[0]
+    assert.ok(link, `a reset link in the mail:\n${mail.raw}`)
+    await other.goto(svc.url + link.slice(link.indexOf('/#/')))
+    await other.getByLabel('New password', { exact: true }).fill('the second long password')
+    await other.getByRole('button', { name: 'Set the new password' }).click()
+    await other.getByLabel('Workspace name').waitFor()
+
+    // The first browser's session ended with the reset.
+    await dee.reload()
+    await dee.getByRole('button', { name: 'No account yet? Create one' }).waitFor()
+
+    // Signed in with the new one, she changes it on the sessions page.
+    await other.getByLabel('Workspace name').fill('Dee Co')
+    await other.getByRole('button', { name: 'Create workspace' }).click()
+    await other.getByRole('heading', { level: 1, name: 'Connections' }).waitFor()
+    await other.goto(`${svc.url}/#/workspace/sessions`)
+    await other.getByLabel(/^Current password/).fill('the second long password')
+    await other.getByLabel(/^New password/).fill('the third long password')
+    await other.getByRole('button', { name: 'Change password' }).click()
+    await other.getByText('Your password was changed; 0 other sessions ended.').waitFor()
+    const signIn = await fetch(`${svc.url}/v1/auth/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'dee@example.test', password: 'the third long password' }),
+    })
+    assert.equal(signIn.status, 200)
+    assert.deepEqual(errors, [])
+  })
 })

@@ -82,6 +82,8 @@ export function App() {
     ) : (
       <Loading what="Checking your sign-in" />
     )
+  if (route.parts[0] === 'reset-password' && route.parts[1] && !key)
+    return <ResetPasswordPage token={route.parts[1]} onSignedIn={signedInAs} />
   if (route.parts[0] === 'invitations' && route.parts[1] && !key)
     return <InvitationPage token={route.parts[1]} me={me} onSignedIn={signedInAs} />
   if (!checked) return <Loading what="Checking your sign-in" />
@@ -188,8 +190,11 @@ function SignIn({
 
 /** Email and password (and single sign-on when offered): the person's session cookie. */
 function PersonSignIn({ onPerson }: { onPerson: (me: Me) => void }) {
-  const sso = useLoad((s) => get<{ sso: boolean; signup: string }>('/v1/auth/sso', undefined, s), [])
-  const [mode, setMode] = useState<'in' | 'up'>('in')
+  const sso = useLoad(
+    (s) => get<{ sso: boolean; signup: string; passwordReset: boolean }>('/v1/auth/sso', undefined, s),
+    [],
+  )
+  const [mode, setMode] = useState<'in' | 'up' | 'forgot'>('in')
   const [account, setAccount] = useState(noAccount)
   const { email, password, name } = account
   const [error, setError] = useState<unknown>(null)
@@ -215,6 +220,7 @@ function PersonSignIn({ onPerson }: { onPerson: (me: Me) => void }) {
       setPending(false)
     }
   }
+  if (mode === 'forgot') return <ForgotPassword email={email} onBack={() => setMode('in')} />
   return (
     <form onSubmit={submit} aria-labelledby="person-signin-title">
       <h2 id="person-signin-title">{mode === 'in' ? 'Sign in' : 'Create an account'}</h2>
@@ -243,7 +249,101 @@ function PersonSignIn({ onPerson }: { onPerson: (me: Me) => void }) {
           </button>
         </p>
       ) : null}
+      {mode === 'in' && sso.data?.passwordReset ? (
+        <p>
+          <button type="button" className="link" onClick={() => setMode('forgot')}>
+            Forgot your password?
+          </button>
+        </p>
+      ) : null}
     </form>
+  )
+}
+
+/** Asks for a reset link by mail (the answer is the same whether the email has an account). */
+function ForgotPassword({ email: given, onBack }: { email: string; onBack: () => void }) {
+  const [email, setEmail] = useState(given)
+  const [sent, setSent] = useState<string | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const submit = async (e: FormEvent) => {
+    e.preventDefault()
+    setError(null)
+    try {
+      const res = await api<{ message: string }>(
+        'POST',
+        '/v1/auth/password-reset',
+        { email: email.trim() },
+        { key: '' },
+      )
+      setSent(res.message)
+    } catch (err) {
+      setError(err)
+    }
+  }
+  return (
+    <form onSubmit={submit} aria-labelledby="forgot-title">
+      <h2 id="forgot-title">Reset your password</h2>
+      <p>We mail a link to choose a new password to the account's email.</p>
+      <div className="field">
+        <label htmlFor="forgot-email">Email</label>
+        <input
+          id="forgot-email"
+          type="email"
+          autoComplete="username"
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+      </div>
+      <ErrorBox error={error} title="No link was mailed" />
+      {sent ? <p role="status">{sent}</p> : null}
+      <button type="submit" className="primary" disabled={!email.trim()}>
+        Mail me a link
+      </button>
+      <p>
+        <button type="button" className="link" onClick={onBack}>
+          Back to sign in
+        </button>
+      </p>
+    </form>
+  )
+}
+
+/** A mailed reset link (#/reset-password/<token>): a new password, then signed in. */
+function ResetPasswordPage({ token, onSignedIn }: { token: string; onSignedIn: (me: Me) => void }) {
+  const [password, setPassword] = useState('')
+  const [error, setError] = useState<unknown>(null)
+  const submit = async (e: FormEvent) => {
+    e.preventDefault()
+    setError(null)
+    try {
+      const who = await api<Me>('POST', '/v1/auth/password-reset/confirm', { token, password }, { key: '' })
+      location.hash = href('connections')
+      onSignedIn(who)
+    } catch (err) {
+      setError(err)
+    }
+  }
+  return (
+    <SignInFrame>
+      <form onSubmit={submit} aria-labelledby="reset-title">
+        <h2 id="reset-title">Choose a new password</h2>
+        <p>Every session of your account ends; you are signed in here with the new password.</p>
+        <div className="field">
+          <label htmlFor="reset-password">New password</label>
+          <input
+            id="reset-password"
+            type="password"
+            autoComplete="new-password"
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+        </div>
+        <ErrorBox error={error} title="The password was not changed" />
+        <button type="submit" className="primary" disabled={!password}>
+          Set the new password
+        </button>
+      </form>
+    </SignInFrame>
   )
 }
 

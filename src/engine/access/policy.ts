@@ -208,6 +208,18 @@ export const POLICY = {
     action: 'auth.sign_in',
     recordsItself: true,
   },
+  requestPasswordReset: {
+    access: 'public',
+    why: 'mails a reset link to the account with that email (the same answer for any email), limited per email and address',
+    action: 'auth.password_reset_requested',
+    recordsItself: true,
+  },
+  resetPassword: {
+    access: 'public',
+    why: 'the mailed link is the credential: a MAC under the master key over the person, expiry and current password',
+    action: 'auth.password_reset',
+    recordsItself: true,
+  },
   getSsoSettings: { access: 'public', why: 'tells the sign-in page whether single sign-on is offered' },
   startSso: { access: 'public', why: 'sends the browser to the identity provider (state bound to a cookie)' },
   finishSso: {
@@ -219,6 +231,12 @@ export const POLICY = {
   signOut: { access: 'signedIn', action: 'auth.sign_out', recordsItself: true },
   getMe: { access: 'signedIn' },
   listMySessions: { access: 'signedIn' },
+  changeMyPassword: {
+    access: 'signedIn',
+    agents: false,
+    action: 'auth.password_changed',
+    recordsItself: true,
+  },
   endMySession: { access: 'signedIn', action: 'auth.session_ended', recordsItself: true },
   endAllMySessions: { access: 'signedIn', action: 'auth.signed_out_everywhere', recordsItself: true },
   acceptInvitation: { access: 'signedIn', action: 'invitation.accepted', recordsItself: true },
@@ -234,6 +252,10 @@ export const POLICY = {
 
   // MCP: the route lets every caller in; each JSON-RPC method has its rule in MCP_POLICY.
   callMcp: read('viewer', true),
+  getMcpResourceMetadata: {
+    access: 'public',
+    why: "/mcp's protected resource metadata (RFC 9728): where MCP clients learn how to get a token",
+  },
 } as const satisfies Record<string, Rule>
 
 /**
