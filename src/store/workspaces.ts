@@ -38,6 +38,7 @@ export const OWNED = [
   'operator_notices',
   'stat_hours',
   'stat_rollups',
+  'jobs',
 ] as const satisfies readonly (keyof Database)[]
 
 export type OwnedTable = (typeof OWNED)[number] | 'inbox' | 'delivery_attempts'
