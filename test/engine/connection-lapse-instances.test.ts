@@ -123,12 +123,8 @@ test('three instances: one check per connection and interval, and one lapse with
     (c: any) => c.status === 'lapsed',
   )
   assert.ok(lapsed.lapsedAt)
-  // The instance that made the lapse pauses the triggers after committing it (ConnectionHealth):
-  // wait for the pause itself, not for the lapse it follows.
-  const trigger = await eventually(
-    async () => (await api('GET', `/v1/triggers/${trig.body.id}`)).body,
-    (tr: any) => tr.status === 'paused',
-  )
+  // Lapsed and paused in one commit (ConnectionService.markLapsed): a reader never sees one alone.
+  const trigger = (await api('GET', `/v1/triggers/${trig.body.id}`)).body
   assert.equal(trigger.status, 'paused')
   const isNotice = (r: any) =>
     r.body.type === 'connection.lapsed' && r.body.data.event.data.connectionId === id
