@@ -2152,30 +2152,6 @@ export interface components {
             description: string;
             parameters?: components["schemas"]["JsonSchema"];
         };
-        McpGrant: {
-            id: string;
-            agent: {
-                id: string;
-                /** @description null: the agent was deleted. */
-                name: string | null;
-            };
-            /** @description The end user the agent acts for, if it is bound to one. */
-            endUserId: string | null;
-            client: {
-                /** @description The client id it registered with (dynamic client registration). */
-                id: string;
-                /** @description The name it registered with (client_name). */
-                name: string | null;
-            };
-            /** @description The person who allowed it. */
-            grantedBy: string;
-            /** @description The resource its tokens are for: this Patchbay's /mcp. */
-            resource: string;
-            scope: string;
-            createdAt: string;
-            /** @description Updated at most once a minute. */
-            lastUsedAt: string | null;
-        };
         EnrichJobResult: {
             /** @description One per contact done so far, in the given order, as the Enrich Contacts step returns them. */
             results: unknown[];
@@ -2244,6 +2220,30 @@ export interface components {
             finishedAt: string | null;
             /** @description The result so far (complete once the job has succeeded); null before the first piece. */
             result: (components["schemas"]["EnrichJobResult"] | components["schemas"]["ReplayJobResult"]) | null;
+        };
+        McpGrant: {
+            id: string;
+            agent: {
+                id: string;
+                /** @description null: the agent was deleted. */
+                name: string | null;
+            };
+            /** @description The end user the agent acts for, if it is bound to one. */
+            endUserId: string | null;
+            client: {
+                /** @description The client id it registered with (dynamic client registration). */
+                id: string;
+                /** @description The name it registered with (client_name). */
+                name: string | null;
+            };
+            /** @description The person who allowed it. */
+            grantedBy: string;
+            /** @description The resource its tokens are for: this Patchbay's /mcp. */
+            resource: string;
+            scope: string;
+            createdAt: string;
+            /** @description Updated at most once a minute. */
+            lastUsedAt: string | null;
         };
         Member: {
             personId: string;
