@@ -251,11 +251,18 @@ export class Recorder {
       (i) => this.#attributor.attribute(i.source, i.events, (l, e) => this.#fires(l, e)) ?? [],
     )
     if (lookups.length > 0) await Promise.all(lookups)
-    const agents = new Map<string, Recipient | null>()
-    for (const { source } of items)
+    // Only the agents of listeners that fire for an event: a webhook heard by many triggers (ten
+    // agents of a workspace on one board) reads one agent per event, not all of them. Read at once.
+    const wanted = new Map<string, string>()
+    for (const { source, events: evs } of items)
       for (const l of source.listeners)
-        if (!agents.has(l.agentId))
-          agents.set(l.agentId, (await this.#agents.get(l.workspaceId, l.agentId).catch(() => null)) ?? null)
+        if (!wanted.has(l.agentId) && evs.some((e) => this.#fires(l, e))) wanted.set(l.agentId, l.workspaceId)
+    const agents = new Map<string, Recipient | null>()
+    await Promise.all(
+      [...wanted].map(async ([agentId, workspaceId]) =>
+        agents.set(agentId, (await this.#agents.get(workspaceId, agentId).catch(() => null)) ?? null),
+      ),
+    )
     return agents
   }
 
