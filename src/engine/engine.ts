@@ -421,6 +421,7 @@ export class Engine {
         backlogLimit: ev.deliveryBacklogLimit ?? DEFAULT_DELIVERY_BACKLOG_LIMIT,
         // PostgreSQL commits in its own processes: the ingress stores the next group meanwhile.
         concurrentCommits: ev.concurrentCommits ?? (opts.store.kind === 'postgres' ? 3 : 1),
+        sharedStore: opts.store.kind === 'postgres',
       }),
       poller: new Poller({
         triggers: triggerRows,

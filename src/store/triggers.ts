@@ -98,6 +98,18 @@ export class Triggers {
     )
   }
 
+  /** Who listens on each of these webhooks now: its triggers' ids and keys, paused ones left out. */
+  async listeningOn(subscriptionIds: string[]): Promise<Array<{ id: string; subscription_id: string; trigger_key: string }>> {
+    if (subscriptionIds.length === 0) return []
+    const rows = await this.#db
+      .selectFrom('triggers')
+      .select(['id', 'subscription_id', 'trigger_key'])
+      .where('subscription_id', 'in', subscriptionIds)
+      .where('paused_at', 'is', null)
+      .execute()
+    return rows.map((r) => ({ id: r.id, subscription_id: r.subscription_id!, trigger_key: r.trigger_key }))
+  }
+
   async countForSubscription(subscriptionId: string): Promise<number> {
     const r = await this.#db
       .selectFrom('triggers')

@@ -232,6 +232,36 @@ export class TriggerService {
     return list
   }
 
+  /**
+   * Holds the cached listeners of these webhooks against the store (issue 29: a change in effect
+   * everywhere when the API answers). A trigger created or deleted through another instance
+   * reaches this one's cache by a change message a few milliseconds after its request answered;
+   * an event received meanwhile is matched against the triggers as they are in the store, not as
+   * cached. Drops the entries that differ and answers their webhooks, whose listeners are read
+   * again (listeningOn). One query for a whole group of deliveries.
+   */
+  async dropStaleListeners(subscriptionIds: string[]): Promise<Set<string>> {
+    const now = new Map<string, Set<string>>()
+    for (const r of await this.#triggers.listeningOn(subscriptionIds)) {
+      // As listeningOn reads them: a trigger whose key this release does not know hears nothing.
+      if (!this.#registry.triggers.get(r.trigger_key)) continue
+      let ids = now.get(r.subscription_id)
+      if (!ids) now.set(r.subscription_id, (ids = new Set()))
+      ids.add(r.id)
+    }
+    const stale = new Set<string>()
+    for (const id of subscriptionIds) {
+      const cached = this.#listening.get(id)
+      const ids = now.get(id)
+      if (!cached) continue
+      if (cached.length !== (ids?.size ?? 0) || cached.some((t) => !ids?.has(t.row.id))) {
+        this.#listening.delete(id)
+        stale.add(id)
+      }
+    }
+    return stale
+  }
+
   /** The webhook a callback names (for the webhook source). */
   subscription(id: string) {
     return this.webhooks.get(id)

@@ -49,6 +49,7 @@ export interface IngressResult {
 /** A verified delivery waiting for its commit; its request is answered when it settles. */
 interface PendingDelivery {
   row: NewInboxRow
+  sub: SubscriptionRow
   source: EventSource
   events: NormalizedEvent[]
   resolve: () => void
@@ -75,6 +76,8 @@ export class Ingress {
   #backlogLimit: number
   /** Refusals owed by the share of deliveries to refuse at the backlog so far (one is made at each whole one). */
   #refusalsOwed = 0
+  /** Whether other instances may change triggers (a shared store): listeners are confirmed at each commit. */
+  #confirmListeners: boolean
 
   constructor(deps: {
     db: Kysely<Database>
@@ -96,8 +99,16 @@ export class Ingress {
      * server rather than on this process, so the next group is stored meanwhile.
      */
     concurrentCommits?: number
+    /**
+     * Several instances share the store (PostgreSQL): a trigger made or removed through another
+     * instance may not have reached this one's cache yet, so each group commit first holds the
+     * cached listeners against the store (TriggerService.dropStaleListeners). On SQLite there is
+     * one process, whose cache changes before the request that changed it answers.
+     */
+    sharedStore?: boolean
   }) {
     this.#maxCommits = Math.max(1, deps.concurrentCommits ?? 1)
+    this.#confirmListeners = deps.sharedStore ?? false
     this.#deliverer = deps.deliverer
     this.#backlogLimit = deps.backlogLimit
     // A webhook removed or re-registered on any instance is read again here.
@@ -179,7 +190,7 @@ export class Ingress {
     const source = await this.sourceOf(known.sub, receivedAt)
     // With tracing on, the events are recorded in this request's trace.
     if (tracingOn()) source.trace = activeContext()
-    await this.#commit(source, read.events, {
+    await this.#commit(known.sub, source, read.events, {
       subscription_id: hookId,
       delivery_id: read.deliveryId,
       headers: JSON.stringify(kept),
@@ -220,7 +231,8 @@ export class Ingress {
       const rows = await inbox.pending(this.#db, DRAIN_BATCH, after)
       if (rows.length === 0) break
       after = Number(rows[rows.length - 1].seq)
-      const items: Array<{ seq: number; source: EventSource; events: NormalizedEvent[] }> = []
+      const items: Array<{ seq: number; sub: SubscriptionRow; source: EventSource; events: NormalizedEvent[] }> =
+        []
       const ignored: number[] = []
       const unreadable: Array<{ seq: number; error: string }> = []
       for (const row of rows) {
@@ -241,7 +253,12 @@ export class Ingress {
         else if (read.kind === 'unstorable')
           unreadable.push({ seq: row.seq, error: `cannot be stored: ${read.problem}` })
         else
-          items.push({ seq: row.seq, source: await this.sourceOf(sub, row.received_at), events: read.events })
+          items.push({
+            seq: row.seq,
+            sub,
+            source: await this.sourceOf(sub, row.received_at),
+            events: read.events,
+          })
       }
       await this.#db.transaction().execute(async (trx) => {
         await inbox.mark(trx, ignored, 'done')
@@ -249,6 +266,7 @@ export class Ingress {
       })
       for (const f of unreadable) this.#log.warn({ inbox: f.seq, reason: f.error }, 'inbox row set aside')
       try {
+        await this.#confirm(items)
         await this.#recordRows(items)
       } catch (err) {
         this.#log.warn({ err }, 'inbox rows failed together; processing them one by one')
@@ -346,9 +364,9 @@ export class Ingress {
     return entry
   }
 
-  #commit(source: EventSource, events: NormalizedEvent[], row: NewInboxRow): Promise<void> {
+  #commit(sub: SubscriptionRow, source: EventSource, events: NormalizedEvent[], row: NewInboxRow): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#pending.push({ row, source, events, resolve, reject })
+      this.#pending.push({ row, sub, source, events, resolve, reject })
       if (this.#lingering || this.#commits >= this.#maxCommits) return
       this.#lingering = true
       // A few milliseconds of lingering gathers concurrent deliveries into one commit.
@@ -357,6 +375,23 @@ export class Ingress {
         void this.#flush()
       }, LINGER_MS)
     })
+  }
+
+  /**
+   * With a shared store: the listeners the deliveries were matched with, held against the store
+   * (read after each delivery arrived, so after any change whose request answered before it);
+   * those that changed are read again.
+   */
+  async #confirm(batch: Array<{ sub: SubscriptionRow; source: EventSource }>): Promise<void> {
+    if (!this.#confirmListeners || batch.length === 0) return
+    const stale = await this.#triggers.dropStaleListeners([...new Set(batch.map((b) => b.sub.id))])
+    if (stale.size === 0) return
+    for (const b of batch) {
+      if (!stale.has(b.sub.id)) continue
+      const fresh = await this.sourceOf(b.sub, b.source.receivedAt)
+      fresh.trace = b.source.trace
+      b.source = fresh
+    }
   }
 
   /**
@@ -390,6 +425,7 @@ export class Ingress {
     while (this.#pending.length > 0) {
       const batch = this.#pending.splice(0, 500)
       try {
+        await this.#confirm(batch)
         // Their events and deliveries in one commit.
         await this.#recorder.recordMany(batch)
         for (const b of batch) b.resolve()
