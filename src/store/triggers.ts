@@ -99,7 +99,9 @@ export class Triggers {
   }
 
   /** Who listens on each of these webhooks now: its triggers' ids and keys, paused ones left out. */
-  async listeningOn(subscriptionIds: string[]): Promise<Array<{ id: string; subscription_id: string; trigger_key: string }>> {
+  async listeningOn(
+    subscriptionIds: string[],
+  ): Promise<Array<{ id: string; subscription_id: string; trigger_key: string }>> {
     if (subscriptionIds.length === 0) return []
     const rows = await this.#db
       .selectFrom('triggers')

@@ -231,8 +231,12 @@ export class Ingress {
       const rows = await inbox.pending(this.#db, DRAIN_BATCH, after)
       if (rows.length === 0) break
       after = Number(rows[rows.length - 1].seq)
-      const items: Array<{ seq: number; sub: SubscriptionRow; source: EventSource; events: NormalizedEvent[] }> =
-        []
+      const items: Array<{
+        seq: number
+        sub: SubscriptionRow
+        source: EventSource
+        events: NormalizedEvent[]
+      }> = []
       const ignored: number[] = []
       const unreadable: Array<{ seq: number; error: string }> = []
       for (const row of rows) {
@@ -364,7 +368,12 @@ export class Ingress {
     return entry
   }
 
-  #commit(sub: SubscriptionRow, source: EventSource, events: NormalizedEvent[], row: NewInboxRow): Promise<void> {
+  #commit(
+    sub: SubscriptionRow,
+    source: EventSource,
+    events: NormalizedEvent[],
+    row: NewInboxRow,
+  ): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#pending.push({ row, sub, source, events, resolve, reject })
       if (this.#lingering || this.#commits >= this.#maxCommits) return
