@@ -245,9 +245,9 @@ export class TriggerService {
     for (const r of await this.#triggers.listeningOn(subscriptionIds)) {
       // As listeningOn reads them: a trigger whose key this release does not know hears nothing.
       if (!this.#registry.triggers.get(r.trigger_key)) continue
-      let ids = now.get(r.subscription_id)
-      if (!ids) now.set(r.subscription_id, (ids = new Set()))
+      const ids = now.get(r.subscription_id) ?? new Set<string>()
       ids.add(r.id)
+      now.set(r.subscription_id, ids)
     }
     const stale = new Set<string>()
     for (const id of subscriptionIds) {
