@@ -470,6 +470,9 @@ export class Engine {
       audit,
       signup: opts.people?.signup ?? 'invite',
       sessionTtlMs: opts.people?.sessionTtlMs ?? 14 * 24 * 3600_000,
+      mailer: this.#mailer,
+      publicUrl,
+      vault: opts.vault,
     })
     this.sso = opts.people?.sso
       ? new SingleSignOn({

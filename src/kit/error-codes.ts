@@ -716,6 +716,33 @@ export const ERROR_CODES = {
       'Too many failed sign-ins for this account or from this address; Retry-After says when to try again.',
     hint: 'Wait the Retry-After seconds, then sign in again.',
   },
+  CURRENT_PASSWORD_WRONG: {
+    status: 400,
+    meaning: 'Changing the password: the current password given is wrong (counted like a failed sign-in).',
+    hint: 'Send your current password as currentPassword; forgot it? Sign out and use "Forgot your password?".',
+  },
+  PASSWORD_NOT_SET: {
+    status: 409,
+    meaning: 'The account signs in with single sign-on and has no password to change.',
+    hint: 'Ask for a reset link (POST /v1/auth/password-reset {"email"}) to set a password as well.',
+  },
+  PASSWORD_RESET_UNAVAILABLE: {
+    status: 409,
+    meaning:
+      'This Patchbay sends no mail (PATCHBAY_SMTP_URL is not set), so it cannot mail a password-reset link.',
+    hint: 'Ask the operator to configure SMTP, or sign in with single sign-on if it is offered.',
+  },
+  PASSWORD_RESET_INVALID: {
+    status: 400,
+    meaning: 'The password-reset link is forged, was used already (the password changed since), or expired.',
+    hint: 'Ask for a new link with POST /v1/auth/password-reset {"email"}; a link works once, for 30 minutes.',
+  },
+  PASSWORD_RESET_RATE_LIMITED: {
+    status: 429,
+    meaning:
+      'Too many password-reset requests for this email or from this address; Retry-After says when to try again.',
+    hint: 'Wait the Retry-After seconds; the link already mailed still works.',
+  },
   CSRF_TOKEN_INVALID: {
     status: 403,
     meaning:

@@ -421,3 +421,129 @@ describe('members and invitations', () => {
     assert.equal(listed.status, 404, 'no longer sees the members')
   })
 })
+
+describe('passwords: change and reset', () => {
+  /** The reset link's token from the newest mail to `email`. */
+  async function resetToken(email: string, before: number) {
+    await mailbox.mailTo(email)
+    const mail = mailbox.mails
+      .filter((m) => m.to.includes(email))
+      .slice(before)
+      .at(-1)
+    assert.ok(mail, `a new mail to ${email}`)
+    const text = mailText(mail.raw)
+    assert.match(text, /Subject: Reset your Patchbay password/)
+    const token = /#\/reset-password\/(\S+)/.exec(text)?.[1]
+    assert.ok(token, `a reset link in the mail:\n${text}`)
+    return token
+  }
+  const mailsTo = (email: string) => mailbox.mails.filter((m) => m.to.includes(email)).length
+  const post = (path: string, body: unknown) =>
+    fetch(`${t.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: await r.json(), headers: r.headers }))
+
+  test('a forgotten password: the mailed link sets a new one once, ends every session and signs in', async () => {
+    const { p: laptop, email } = await newPerson('rosa')
+    const before = mailsTo(email)
+    const asked = await post('/v1/auth/password-reset', { email: email.toUpperCase() })
+    assert.equal(asked.status, 202, JSON.stringify(asked.body))
+    const token = await resetToken(email, before)
+
+    // An unknown email gets the very same answer, and nothing is mailed.
+    const unknown = await post('/v1/auth/password-reset', { email: 'nobody-here@example.test' })
+    assert.equal(unknown.status, 202)
+    assert.deepEqual(unknown.body, asked.body)
+    assert.equal(mailsTo('nobody-here@example.test'), 0)
+
+    const weak = await post('/v1/auth/password-reset/confirm', { token, password: 'short' })
+    assert.equal(weak.status, 400)
+    assert.equal(weak.body.error.code, 'WEAK_PASSWORD')
+    const forged = await post('/v1/auth/password-reset/confirm', {
+      token: `${token.slice(0, -4)}AAAA`,
+      password: 'a brand new password',
+    })
+    assert.equal(forged.status, 400)
+    assert.equal(forged.body.error.code, 'PASSWORD_RESET_INVALID')
+
+    const phone = new Person(t.url)
+    const reset = await phone.api('POST', '/v1/auth/password-reset/confirm', {
+      token,
+      password: 'a brand new password',
+    })
+    assert.equal(reset.status, 200, JSON.stringify(reset.body))
+    assert.equal(reset.body.person.emailVerified, true, 'the mailed link proves the mailbox')
+    assert.equal((await phone.api('GET', '/v1/me')).status, 200, 'signed in with the new session')
+    assert.equal((await laptop.api('GET', '/v1/me')).status, 401, 'the old session ended')
+    assert.equal((await new Person(t.url).signIn(email, PASSWORD)).status, 401, 'the old password is refused')
+    assert.equal((await new Person(t.url).signIn(email, 'a brand new password')).status, 200)
+
+    const again = await post('/v1/auth/password-reset/confirm', { token, password: 'yet another password' })
+    assert.equal(again.status, 400, 'the link worked once')
+    assert.equal(again.body.error.code, 'PASSWORD_RESET_INVALID')
+    const outcomes = (await audit(t, 'auth.password_reset')).map((r) => r.outcome)
+    assert.deepEqual(outcomes.slice(-4), ['refused', 'refused', 'ok', 'refused'])
+    const rows = JSON.stringify(await audit(t))
+    assert.ok(!rows.includes(token.slice(token.lastIndexOf('.') + 1)), 'the link is in no audit row')
+  })
+
+  test('reset requests are limited per email: the sixth is 429 with Retry-After', async () => {
+    const { email } = await newPerson('sam')
+    for (let i = 0; i < 5; i++) assert.equal((await post('/v1/auth/password-reset', { email })).status, 202)
+    const limited = await post('/v1/auth/password-reset', { email })
+    assert.equal(limited.status, 429)
+    assert.equal(limited.body.error.code, 'PASSWORD_RESET_RATE_LIMITED')
+    assert.ok(Number(limited.headers.get('retry-after')) > 0)
+  })
+
+  test('without SMTP a reset is refused in words, and the sign-in page is told', async () => {
+    const res = await fetch(`${other.url}/v1/auth/password-reset`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'anyone@example.test' }),
+    })
+    assert.equal(res.status, 409)
+    assert.equal((await res.json()).error.code, 'PASSWORD_RESET_UNAVAILABLE')
+    const settings = await (await fetch(`${other.url}/v1/auth/sso`)).json()
+    assert.equal(settings.passwordReset, false)
+    assert.equal((await (await fetch(`${t.url}/v1/auth/sso`)).json()).passwordReset, true)
+  })
+
+  test('changing the password needs the current one; other sessions end, this one stays', async () => {
+    const { p: laptop, email } = await newPerson('tove')
+    const phone = new Person(t.url)
+    assert.equal((await phone.signIn(email, PASSWORD)).status, 200)
+    const wrong = await laptop.api('POST', '/v1/me/password', {
+      currentPassword: 'not the password',
+      newPassword: 'a different password',
+    })
+    assert.equal(wrong.status, 400)
+    assert.equal(wrong.body.error.code, 'CURRENT_PASSWORD_WRONG')
+    assert.equal((await phone.api('GET', '/v1/me')).status, 200, 'a refused change ends nothing')
+    const changed = await laptop.api('POST', '/v1/me/password', {
+      currentPassword: PASSWORD,
+      newPassword: 'a different password',
+    })
+    assert.equal(changed.status, 200, JSON.stringify(changed.body))
+    assert.deepEqual(changed.body, { otherSessionsEnded: 1 })
+    assert.equal((await laptop.api('GET', '/v1/me')).status, 200, 'this session stays')
+    assert.equal((await phone.api('GET', '/v1/me')).status, 401, 'the other one ended')
+    assert.equal((await new Person(t.url).signIn(email, 'a different password')).status, 200)
+    const noCsrf = await fetch(`${t.url}/v1/me/password`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: laptop.jar.header()! },
+      body: JSON.stringify({
+        currentPassword: 'a different password',
+        newPassword: 'stolen cookie password',
+      }),
+    })
+    assert.equal(noCsrf.status, 403, 'a cookie without its CSRF token changes nothing')
+    const rows = await audit(t, 'auth.password_changed')
+    assert.deepEqual(
+      rows.slice(-2).map((r) => r.outcome),
+      ['refused', 'ok'],
+    )
+  })
+})

@@ -1,6 +1,6 @@
 // The shell: sign-in as a person (email and password, or single sign-on) or with a workspace key,
 // then the navigation, the workspace switcher and the page the hash names.
-import { type FormEvent, useEffect, useRef, useState } from 'react'
+import { type FormEvent, type InputHTMLAttributes, type ReactNode, useEffect, useRef, useState } from 'react'
 import {
   ApiError,
   type ApiErrorCode,
@@ -76,7 +76,14 @@ export function App() {
   }, [key])
   const route = useRoute()
   const claim = /^#claim-owner=(.+)$/.exec(location.hash)?.[1]
-  if (claim && !key) return <ClaimOwnerPage token={claim} onSignedIn={signedInAs} />
+  if (claim && !key)
+    return checked ? (
+      <ClaimOwnerPage token={decodeURIComponent(claim)} me={me} onSignedIn={signedInAs} />
+    ) : (
+      <Loading what="Checking your sign-in" />
+    )
+  if (route.parts[0] === 'reset-password' && route.parts[1] && !key)
+    return <ResetPasswordPage token={route.parts[1]} onSignedIn={signedInAs} />
   if (route.parts[0] === 'invitations' && route.parts[1] && !key)
     return <InvitationPage token={route.parts[1]} me={me} onSignedIn={signedInAs} />
   if (!checked) return <Loading what="Checking your sign-in" />
@@ -152,11 +159,7 @@ function SignIn({
     }
   }
   return (
-    <main className="signin">
-      <h1>
-        <span className="logo" aria-hidden="true" />
-        Patchbay
-      </h1>
+    <SignInFrame>
       {expired ? <p role="alert">Your sign-in ended or the key was refused; sign in again.</p> : null}
       <PersonSignIn onPerson={onPerson} />
       <form onSubmit={submit} aria-labelledby="signin-title">
@@ -181,17 +184,19 @@ function SignIn({
           {pending ? 'Checking…' : 'Sign in with the key'}
         </button>
       </form>
-    </main>
+    </SignInFrame>
   )
 }
 
 /** Email and password (and single sign-on when offered): the person's session cookie. */
 function PersonSignIn({ onPerson }: { onPerson: (me: Me) => void }) {
-  const sso = useLoad((s) => get<{ sso: boolean; signup: string }>('/v1/auth/sso', undefined, s), [])
-  const [mode, setMode] = useState<'in' | 'up'>('in')
-  const [email, setEmail] = useState('')
-  const [password, setPassword] = useState('')
-  const [name, setName] = useState('')
+  const sso = useLoad(
+    (s) => get<{ sso: boolean; signup: string; passwordReset: boolean }>('/v1/auth/sso', undefined, s),
+    [],
+  )
+  const [mode, setMode] = useState<'in' | 'up' | 'forgot'>('in')
+  const [account, setAccount] = useState(noAccount)
+  const { email, password, name } = account
   const [error, setError] = useState<unknown>(null)
   const [pending, setPending] = useState(false)
   const submit = async (e: FormEvent) => {
@@ -215,40 +220,17 @@ function PersonSignIn({ onPerson }: { onPerson: (me: Me) => void }) {
       setPending(false)
     }
   }
+  if (mode === 'forgot') return <ForgotPassword email={email} onBack={() => setMode('in')} />
   return (
     <form onSubmit={submit} aria-labelledby="person-signin-title">
       <h2 id="person-signin-title">{mode === 'in' ? 'Sign in' : 'Create an account'}</h2>
-      {mode === 'up' ? (
-        <div className="field">
-          <label htmlFor="person-name">Name</label>
-          <input
-            id="person-name"
-            autoComplete="name"
-            value={name}
-            onChange={(e) => setName(e.target.value)}
-          />
-        </div>
-      ) : null}
-      <div className="field">
-        <label htmlFor="person-email">Email</label>
-        <input
-          id="person-email"
-          type="email"
-          autoComplete="username"
-          value={email}
-          onChange={(e) => setEmail(e.target.value)}
-        />
-      </div>
-      <div className="field">
-        <label htmlFor="person-password">Password</label>
-        <input
-          id="person-password"
-          type="password"
-          autoComplete={mode === 'in' ? 'current-password' : 'new-password'}
-          value={password}
-          onChange={(e) => setPassword(e.target.value)}
-        />
-      </div>
+      <AccountFields
+        idPrefix="person"
+        account={account}
+        onChange={setAccount}
+        askName={mode === 'up'}
+        newPassword={mode === 'up'}
+      />
       <ErrorBox error={error} title={mode === 'in' ? 'Sign-in failed' : 'The account was not made'} />
       <button type="submit" className="primary" disabled={pending || !email.trim() || !password}>
         {pending ? 'Signing in…' : mode === 'in' ? 'Sign in' : 'Create account'}
@@ -267,26 +249,74 @@ function PersonSignIn({ onPerson }: { onPerson: (me: Me) => void }) {
           </button>
         </p>
       ) : null}
+      {mode === 'in' && sso.data?.passwordReset ? (
+        <p>
+          <button type="button" className="link" onClick={() => setMode('forgot')}>
+            Forgot your password?
+          </button>
+        </p>
+      ) : null}
     </form>
   )
 }
 
-/** The owner-setup link printed at start (#claim-owner=<token>): the first person becomes the owner. */
-function ClaimOwnerPage({ token, onSignedIn }: { token: string; onSignedIn: (me: Me) => void }) {
-  const [email, setEmail] = useState('')
-  const [password, setPassword] = useState('')
-  const [name, setName] = useState('')
+/** Asks for a reset link by mail (the answer is the same whether the email has an account). */
+function ForgotPassword({ email: given, onBack }: { email: string; onBack: () => void }) {
+  const [email, setEmail] = useState(given)
+  const [sent, setSent] = useState<string | null>(null)
   const [error, setError] = useState<unknown>(null)
   const submit = async (e: FormEvent) => {
     e.preventDefault()
     setError(null)
     try {
-      const who = await api<Me>(
+      const res = await api<{ message: string }>(
         'POST',
-        '/v1/auth/claim-owner',
-        { token: decodeURIComponent(token), email: email.trim(), password, name: name.trim() },
+        '/v1/auth/password-reset',
+        { email: email.trim() },
         { key: '' },
       )
+      setSent(res.message)
+    } catch (err) {
+      setError(err)
+    }
+  }
+  return (
+    <form onSubmit={submit} aria-labelledby="forgot-title">
+      <h2 id="forgot-title">Reset your password</h2>
+      <p>We mail a link to choose a new password to the account's email.</p>
+      <div className="field">
+        <label htmlFor="forgot-email">Email</label>
+        <input
+          id="forgot-email"
+          type="email"
+          autoComplete="username"
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+      </div>
+      <ErrorBox error={error} title="No link was mailed" />
+      {sent ? <p role="status">{sent}</p> : null}
+      <button type="submit" className="primary" disabled={!email.trim()}>
+        Mail me a link
+      </button>
+      <p>
+        <button type="button" className="link" onClick={onBack}>
+          Back to sign in
+        </button>
+      </p>
+    </form>
+  )
+}
+
+/** A mailed reset link (#/reset-password/<token>): a new password, then signed in. */
+function ResetPasswordPage({ token, onSignedIn }: { token: string; onSignedIn: (me: Me) => void }) {
+  const [password, setPassword] = useState('')
+  const [error, setError] = useState<unknown>(null)
+  const submit = async (e: FormEvent) => {
+    e.preventDefault()
+    setError(null)
+    try {
+      const who = await api<Me>('POST', '/v1/auth/password-reset/confirm', { token, password }, { key: '' })
       location.hash = href('connections')
       onSignedIn(who)
     } catch (err) {
@@ -294,38 +324,82 @@ function ClaimOwnerPage({ token, onSignedIn }: { token: string; onSignedIn: (me:
     }
   }
   return (
-    <main className="signin">
-      <h1>
-        <span className="logo" aria-hidden="true" />
-        Patchbay
-      </h1>
-      <form onSubmit={submit} aria-labelledby="claim-title">
-        <h2 id="claim-title">Become the owner of this workspace</h2>
-        <p>This link was printed when Patchbay started. Make your account; you will own the workspace.</p>
+    <SignInFrame>
+      <form onSubmit={submit} aria-labelledby="reset-title">
+        <h2 id="reset-title">Choose a new password</h2>
+        <p>Every session of your account ends; you are signed in here with the new password.</p>
         <div className="field">
-          <label htmlFor="claim-name">Name</label>
-          <input id="claim-name" value={name} onChange={(e) => setName(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="claim-email">Email</label>
-          <input id="claim-email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="claim-password">Password</label>
+          <label htmlFor="reset-password">New password</label>
           <input
-            id="claim-password"
+            id="reset-password"
             type="password"
             autoComplete="new-password"
             value={password}
             onChange={(e) => setPassword(e.target.value)}
           />
         </div>
-        <ErrorBox error={error} title="Not claimed" />
-        <button type="submit" className="primary" disabled={!email.trim() || !password}>
-          Create account and own the workspace
+        <ErrorBox error={error} title="The password was not changed" />
+        <button type="submit" className="primary" disabled={!password}>
+          Set the new password
         </button>
       </form>
-    </main>
+    </SignInFrame>
+  )
+}
+
+/**
+ * The owner-setup link printed at start (#claim-owner=<token>): the first person becomes the owner,
+ * signed in already (POST /v1/workspaces/claim) or making their account (POST /v1/auth/claim-owner).
+ */
+function ClaimOwnerPage({
+  token,
+  me,
+  onSignedIn,
+}: {
+  token: string
+  me: Me | null
+  onSignedIn: (me: Me) => void
+}) {
+  const [account, setAccount] = useState(noAccount)
+  const { email, password, name } = account
+  const [error, setError] = useState<unknown>(null)
+  const claim = async () => {
+    if (me) {
+      const claimed = await api<{ id: string }>('POST', '/v1/workspaces/claim', { token })
+      const who = await api<Me>('GET', '/v1/me', undefined, { key: '' })
+      storeSession({ csrfToken: who.csrfToken, workspaceId: claimed.id })
+      return who
+    }
+    const body = { token, email: email.trim(), password, name: name.trim() }
+    return api<Me>('POST', '/v1/auth/claim-owner', body, { key: '' })
+  }
+  const submit = async (e: FormEvent) => {
+    e.preventDefault()
+    setError(null)
+    try {
+      const who = await claim()
+      location.hash = href('connections')
+      onSignedIn(who)
+    } catch (err) {
+      setError(err)
+    }
+  }
+  return (
+    <SignInFrame>
+      <form onSubmit={submit} aria-labelledby="claim-title">
+        <h2 id="claim-title">Become the owner of this workspace</h2>
+        <p>This link was printed when Patchbay started. Whoever uses it first owns the workspace.</p>
+        {me ? (
+          <p>Signed in as {me.person.email}.</p>
+        ) : (
+          <AccountFields idPrefix="claim" account={account} onChange={setAccount} askName newPassword />
+        )}
+        <ErrorBox error={error} title="Not claimed" />
+        <button type="submit" className="primary" disabled={!me && (!email.trim() || !password)}>
+          {me ? 'Own the workspace' : 'Create account and own the workspace'}
+        </button>
+      </form>
+    </SignInFrame>
   )
 }
 
@@ -339,9 +413,8 @@ function InvitationPage({
   me: Me | null
   onSignedIn: (me: Me) => void
 }) {
-  const [email, setEmail] = useState('')
-  const [password, setPassword] = useState('')
-  const [name, setName] = useState('')
+  const [account, setAccount] = useState(noAccount)
+  const { email, password, name } = account
   const [error, setError] = useState<unknown>(null)
   const [done, setDone] = useState<string | null>(null)
   const accept = async () => {
@@ -372,11 +445,7 @@ function InvitationPage({
     }
   }
   return (
-    <main className="signin">
-      <h1>
-        <span className="logo" aria-hidden="true" />
-        Patchbay
-      </h1>
+    <SignInFrame>
       <section aria-labelledby="invitation-title">
         <h2 id="invitation-title">An invitation to a workspace</h2>
         {done ? (
@@ -396,24 +465,7 @@ function InvitationPage({
               Make your account with the email the invitation was sent to, or{' '}
               <a href={href('connections')}>sign in</a> first and open the link again.
             </p>
-            <div className="field">
-              <label htmlFor="inv-name">Name</label>
-              <input id="inv-name" value={name} onChange={(e) => setName(e.target.value)} />
-            </div>
-            <div className="field">
-              <label htmlFor="inv-email">Email</label>
-              <input id="inv-email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} />
-            </div>
-            <div className="field">
-              <label htmlFor="inv-password">Password</label>
-              <input
-                id="inv-password"
-                type="password"
-                autoComplete="new-password"
-                value={password}
-                onChange={(e) => setPassword(e.target.value)}
-              />
-            </div>
+            <AccountFields idPrefix="inv" account={account} onChange={setAccount} askName newPassword />
             <button type="submit" className="primary" disabled={!email.trim() || !password}>
               Create account and join
             </button>
@@ -421,7 +473,7 @@ function InvitationPage({
         )}
         <ErrorBox error={error} title="The invitation was not accepted" />
       </section>
-    </main>
+    </SignInFrame>
   )
 }
 
@@ -457,11 +509,7 @@ function FirstWorkspace({ me, onMe, onSignOut }: { me: Me; onMe: (me: Me) => voi
     }
   }
   return (
-    <main className="signin">
-      <h1>
-        <span className="logo" aria-hidden="true" />
-        Patchbay
-      </h1>
+    <SignInFrame>
       <form onSubmit={submit} aria-labelledby="first-workspace-title">
         <h2 id="first-workspace-title">Create your first workspace</h2>
         <p>
@@ -480,7 +528,7 @@ function FirstWorkspace({ me, onMe, onSignOut }: { me: Me; onMe: (me: Me) => voi
           Sign out
         </button>
       </form>
-    </main>
+    </SignInFrame>
   )
 }
 
@@ -618,4 +666,57 @@ function Page({
 
 export function isApiError(e: unknown, code?: ApiErrorCode): e is ApiError {
   return e instanceof ApiError && (!code || e.code === code)
+}
+
+/** The frame of every page shown before the dashboard: sign-in, invitations, owner setup. */
+function SignInFrame({ children }: { children: ReactNode }) {
+  return (
+    <main className="signin">
+      <h1>
+        <span className="logo" aria-hidden="true" />
+        Patchbay
+      </h1>
+      {children}
+    </main>
+  )
+}
+
+type Account = { name: string; email: string; password: string }
+const noAccount: Account = { name: '', email: '', password: '' }
+
+/** Name (when making an account), email and password: sign-in, sign-up, invitations, owner setup. */
+function AccountFields({
+  idPrefix,
+  account,
+  onChange,
+  askName = false,
+  newPassword = false,
+}: {
+  idPrefix: string
+  account: Account
+  onChange: (account: Account) => void
+  askName?: boolean
+  newPassword?: boolean
+}) {
+  const field = (key: keyof Account, label: string, props: InputHTMLAttributes<HTMLInputElement>) => (
+    <div className="field">
+      <label htmlFor={`${idPrefix}-${key}`}>{label}</label>
+      <input
+        id={`${idPrefix}-${key}`}
+        {...props}
+        value={account[key]}
+        onChange={(e) => onChange({ ...account, [key]: e.target.value })}
+      />
+    </div>
+  )
+  return (
+    <>
+      {askName ? field('name', 'Name', { autoComplete: 'name' }) : null}
+      {field('email', 'Email', { type: 'email', autoComplete: 'username' })}
+      {field('password', 'Password', {
+        type: 'password',
+        autoComplete: newPassword ? 'new-password' : 'current-password',
+      })}
+    </>
+  )
 }

@@ -203,6 +203,18 @@ export const POLICY = {
     action: 'auth.sign_in',
     recordsItself: true,
   },
+  requestPasswordReset: {
+    access: 'public',
+    why: 'mails a reset link to the account with that email (the same answer for any email), limited per email and address',
+    action: 'auth.password_reset_requested',
+    recordsItself: true,
+  },
+  resetPassword: {
+    access: 'public',
+    why: 'the mailed link is the credential: a MAC under the master key over the person, expiry and current password',
+    action: 'auth.password_reset',
+    recordsItself: true,
+  },
   getSsoSettings: { access: 'public', why: 'tells the sign-in page whether single sign-on is offered' },
   startSso: { access: 'public', why: 'sends the browser to the identity provider (state bound to a cookie)' },
   finishSso: {
@@ -214,6 +226,12 @@ export const POLICY = {
   signOut: { access: 'signedIn', action: 'auth.sign_out', recordsItself: true },
   getMe: { access: 'signedIn' },
   listMySessions: { access: 'signedIn' },
+  changeMyPassword: {
+    access: 'signedIn',
+    agents: false,
+    action: 'auth.password_changed',
+    recordsItself: true,
+  },
   endMySession: { access: 'signedIn', action: 'auth.session_ended', recordsItself: true },
   endAllMySessions: { access: 'signedIn', action: 'auth.signed_out_everywhere', recordsItself: true },
   acceptInvitation: { access: 'signedIn', action: 'invitation.accepted', recordsItself: true },

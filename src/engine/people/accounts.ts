@@ -1,9 +1,11 @@
 // People's accounts and sessions: sign-up (as PATCHBAY_SIGNUP allows), sign-in with a password
 // (failures limited per account and per address, counted in the store so every instance shares
 // the limits), sessions (a random token in an HttpOnly cookie, stored hashed, ended one by one or
-// all at once on every instance), and the CSRF token each session's writes carry.
+// all at once on every instance), the CSRF token each session's writes carry, and passwords
+// changed (with the current one) or reset through a mailed link.
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { PatchbayError } from '../../kit/errors.ts'
+import type { Mailer } from '../../kit/mailer.ts'
 import {
   hashPassword,
   needsRehash,
@@ -15,6 +17,7 @@ import {
 import type { Store } from '../../store/database.ts'
 import { normalizeEmail, type PersonRow } from '../../store/people.ts'
 import { type PersonSessionRow, SignInAttempts } from '../../store/person-sessions.ts'
+import type { Vault } from '../../store/vault.ts'
 import type { Changes } from '../changes/changes.ts'
 import { type AuditActor, type AuditTrail, anonymous, type RequestOrigin } from './audit-trail.ts'
 import type { Members } from './members.ts'
@@ -24,6 +27,9 @@ export type SignupMode = 'open' | 'invite' | 'off'
 /** Failed sign-ins allowed per window: per account, and per address (many accounts, one place). */
 export const SIGN_IN_LIMITS = { account: 5, address: 30, windowMs: 15 * 60_000 } as const
 
+/** How long a mailed password-reset link works. */
+export const PASSWORD_RESET_TTL_MS = 30 * 60_000
+
 export interface AccountsOptions {
   store: Store
   members: Members
@@ -31,6 +37,12 @@ export interface AccountsOptions {
   audit: AuditTrail
   signup: SignupMode
   sessionTtlMs: number
+  /** Mails password-reset links; null without SMTP (then resets are refused, with what to do). */
+  mailer: Mailer | null
+  /** The address people open Patchbay at (the link in the mail). */
+  publicUrl: () => string
+  /** Keys the reset links (a MAC under the master key: nothing stored, every instance agrees). */
+  vault: Vault
 }
 
 export interface PersonView {
@@ -106,6 +118,9 @@ export class Accounts {
   #changes: Changes
   #audit: AuditTrail
   #attempts: SignInAttempts
+  #mailer: Mailer | null
+  #publicUrl: () => string
+  #vault: Vault
 
   constructor(opts: AccountsOptions) {
     this.signup = opts.signup
@@ -114,6 +129,14 @@ export class Accounts {
     this.#changes = opts.changes
     this.#audit = opts.audit
     this.#attempts = new SignInAttempts(opts.store.db)
+    this.#mailer = opts.mailer
+    this.#publicUrl = opts.publicUrl
+    this.#vault = opts.vault
+  }
+
+  /** Whether a forgotten password can be reset by mail (SMTP configured). */
+  get resetsByMail(): boolean {
+    return this.#mailer !== null
   }
 
   get people() {
@@ -227,33 +250,15 @@ export class Accounts {
     const person = await this.people.byEmail(email)
     const workspaces = person ? await this.#workspacesOf(person.id) : []
     const actor: AuditActor = person ? personActor(person) : { ...anonymous, label: email }
-    for (const [key, limit] of [
-      [keys[0], SIGN_IN_LIMITS.account],
-      [keys[1], SIGN_IN_LIMITS.address],
-    ] as const) {
-      const c = key ? counted.get(key) : undefined
-      if (!c || c.failures < limit) continue
-      const retryAfterMs = Math.max(1000, Date.parse(c.windowStartedAt) + SIGN_IN_LIMITS.windowMs - now)
-      await this.#audit.record({
-        workspaceIds: workspaces,
-        actor,
-        action: 'auth.sign_in_failed',
-        outcome: 'refused',
-        detail: {
-          reason: key.startsWith('account:')
-            ? 'too many failures for the account'
-            : 'too many failures from the address',
-        },
-        origin,
-      })
-      throw new PatchbayError(
-        'SIGN_IN_RATE_LIMITED',
-        key.startsWith('account:')
-          ? `Too many failed sign-ins for this account: try again in ${Math.ceil(retryAfterMs / 1000)} seconds.`
-          : `Too many failed sign-ins from your address: try again in ${Math.ceil(retryAfterMs / 1000)} seconds.`,
-        { retryAfterMs },
-      )
-    }
+    await this.#refuseIfLimited(
+      counted,
+      keys,
+      workspaces,
+      actor,
+      origin,
+      'auth.sign_in_failed',
+      'failed sign-ins',
+    )
     const ok = person?.password_hash
       ? await verifyPassword(input.password, person.password_hash)
       : await verifyAgainstDecoy(input.password)
@@ -352,6 +357,262 @@ export class Accounts {
       origin,
     })
     return ended.length
+  }
+
+  /**
+   * Refuses (429, audited) when the account's or the address's counter (keys: the account's first,
+   * then the address's) reached its limit in the window; Retry-After says when it ends.
+   */
+  async #refuseIfLimited(
+    counted: Map<string, { failures: number; windowStartedAt: string }>,
+    keys: string[],
+    workspaces: string[],
+    actor: AuditActor,
+    origin: RequestOrigin,
+    action: string,
+    what: string,
+  ): Promise<void> {
+    const now = Date.now()
+    for (const [key, limit] of [
+      [keys[0], SIGN_IN_LIMITS.account],
+      [keys[1], SIGN_IN_LIMITS.address],
+    ] as const) {
+      const c = key ? counted.get(key) : undefined
+      if (!c || c.failures < limit) continue
+      const retryAfterMs = Math.max(1000, Date.parse(c.windowStartedAt) + SIGN_IN_LIMITS.windowMs - now)
+      const perAccount = key === keys[0]
+      await this.#audit.record({
+        workspaceIds: workspaces,
+        actor,
+        action,
+        outcome: 'refused',
+        detail: {
+          reason: perAccount ? `too many ${what} for the account` : `too many ${what} from the address`,
+        },
+        origin,
+      })
+      const wait = Math.ceil(retryAfterMs / 1000)
+      throw new PatchbayError(
+        action === 'auth.sign_in_failed' ? 'SIGN_IN_RATE_LIMITED' : 'PASSWORD_RESET_RATE_LIMITED',
+        perAccount
+          ? `Too many ${what} for this account: try again in ${wait} seconds.`
+          : `Too many ${what} from your address: try again in ${wait} seconds.`,
+        { retryAfterMs },
+      )
+    }
+  }
+
+  /**
+   * Changes a signed-in person's password, given the current one (a wrong one counts as a failed
+   * sign-in, limited alike). Every other session of theirs ends, on every instance; this one stays.
+   * Answers how many ended.
+   */
+  async changePassword(
+    identity: SessionIdentity,
+    input: { currentPassword: string; newPassword: string },
+    origin: RequestOrigin,
+  ): Promise<number> {
+    const { person, session } = identity
+    const workspaces = await this.#workspacesOf(person.id)
+    const actor = personActor(person)
+    const refuse = async (reason: string) =>
+      this.#audit.record({
+        workspaceIds: workspaces,
+        actor,
+        action: 'auth.password_changed',
+        object: { kind: 'person', id: person.id },
+        outcome: 'refused',
+        detail: { reason },
+        origin,
+      })
+    if (!person.password_hash) {
+      await refuse('no password (single sign-on)')
+      throw new PatchbayError(
+        'PASSWORD_NOT_SET',
+        'Your account signs in with single sign-on and has no password to change.',
+        { hint: 'To have a password as well, ask for a reset link: POST /v1/auth/password-reset {"email"}.' },
+      )
+    }
+    const keys = [`account:${person.email}`, ...(origin.address ? [`address:${origin.address}`] : [])]
+    const now = new Date()
+    const since = new Date(now.getTime() - SIGN_IN_LIMITS.windowMs).toISOString()
+    await this.#refuseIfLimited(
+      await this.#attempts.current(keys, since),
+      keys,
+      workspaces,
+      actor,
+      origin,
+      'auth.sign_in_failed',
+      'failed sign-ins',
+    )
+    if (!(await verifyPassword(input.currentPassword, person.password_hash))) {
+      await this.#attempts.fail(keys, now.toISOString(), since)
+      await refuse('wrong current password')
+      throw new PatchbayError('CURRENT_PASSWORD_WRONG', 'The current password is wrong.')
+    }
+    const problem = passwordProblem(input.newPassword, person.email)
+    if (problem) {
+      await refuse('weak password')
+      throw new PatchbayError('WEAK_PASSWORD', problem, { hint: PASSWORD_RULES })
+    }
+    await this.people.update(person.id, { password_hash: await hashPassword(input.newPassword) })
+    const ended = await this.sessions.endAll(person.id, session.id)
+    if (ended.length) this.#changes.publish('sessions', ended)
+    await this.#audit.record({
+      workspaceIds: workspaces,
+      actor,
+      action: 'auth.password_changed',
+      object: { kind: 'person', id: person.id },
+      outcome: 'ok',
+      detail: { otherSessionsEnded: ended.length },
+      origin,
+    })
+    return ended.length
+  }
+
+  /**
+   * The MAC of a reset link: over the person, the expiry and their current password hash, so the
+   * link stops working once the password changes (single use) or the time passes, with nothing
+   * stored. Every instance computes the same one under the master key.
+   */
+  #resetMac(person: PersonRow, expiresAt: number): string {
+    return this.#vault.mac(`password-reset\0${person.id}\0${expiresAt}\0${person.password_hash ?? ''}`)
+  }
+
+  /**
+   * Mails a password-reset link to the account with this email. The answer is the same whether
+   * such an account exists or not (nothing to learn about who has an account), and the mail is
+   * sent without being waited for (nor its time measured). Requests are limited per email and per
+   * address like failed sign-ins.
+   */
+  async requestPasswordReset(emailGiven: string, origin: RequestOrigin): Promise<void> {
+    const mailer = this.#mailer
+    if (!mailer)
+      throw new PatchbayError(
+        'PASSWORD_RESET_UNAVAILABLE',
+        'This Patchbay sends no mail (PATCHBAY_SMTP_URL is not set), so it cannot mail a reset link.',
+      )
+    const email = normalizeEmail(emailGiven)
+    const keys = [`reset:${email}`, ...(origin.address ? [`reset-address:${origin.address}`] : [])]
+    const now = Date.now()
+    const since = new Date(now - SIGN_IN_LIMITS.windowMs).toISOString()
+    const person = await this.people.byEmail(email)
+    const workspaces = person ? await this.#workspacesOf(person.id) : []
+    const actor: AuditActor = person ? personActor(person) : { ...anonymous, label: email }
+    await this.#refuseIfLimited(
+      await this.#attempts.current(keys, since),
+      keys,
+      workspaces,
+      actor,
+      origin,
+      'auth.password_reset_requested',
+      'password-reset requests',
+    )
+    await this.#attempts.fail(keys, new Date(now).toISOString(), since)
+    await this.#audit.record({
+      workspaceIds: workspaces,
+      actor,
+      action: 'auth.password_reset_requested',
+      object: person ? { kind: 'person', id: person.id } : undefined,
+      outcome: person ? 'ok' : 'refused',
+      detail: person ? {} : { reason: 'unknown account (the same answer was given)' },
+      origin,
+    })
+    if (!person) return
+    const expiresAt = now + PASSWORD_RESET_TTL_MS
+    const token = `${person.id}.${expiresAt}.${this.#resetMac(person, expiresAt)}`
+    const link = `${this.#publicUrl()}/#/reset-password/${token}`
+    mailer
+      .send({
+        to: person.email,
+        subject: 'Reset your Patchbay password',
+        text: [
+          `Someone (we hope you) asked to reset the password of the Patchbay account ${person.email}.`,
+          '',
+          `Choose a new password here (the link works once, until ${new Date(expiresAt).toISOString()}):`,
+          link,
+          '',
+          'If it was not you, ignore this mail: your password stays as it is.',
+        ].join('\n'),
+      })
+      .catch((err: unknown) =>
+        this.#audit.record({
+          workspaceIds: workspaces,
+          actor,
+          action: 'auth.password_reset_mail_failed',
+          object: { kind: 'person', id: person.id },
+          outcome: 'refused',
+          detail: { reason: err instanceof Error ? err.message : String(err) },
+          origin,
+        }),
+      )
+  }
+
+  /**
+   * Sets a new password with a mailed reset link: every session of the person ends (on every
+   * instance), their failed sign-ins are forgotten, and a new session starts. The link works once.
+   */
+  async resetPassword(
+    input: { token: string; password: string },
+    origin: RequestOrigin,
+  ): Promise<StartedSession> {
+    const last = input.token.lastIndexOf('.')
+    const middle = input.token.lastIndexOf('.', last - 1)
+    const personId = middle > 0 ? input.token.slice(0, middle) : ''
+    const expiresAt = Number(input.token.slice(middle + 1, last))
+    const person = personId ? await this.people.byId(personId) : undefined
+    const given = Buffer.from(input.token.slice(last + 1))
+    const expected =
+      person && Number.isSafeInteger(expiresAt) ? Buffer.from(this.#resetMac(person, expiresAt)) : null
+    const genuine = expected !== null && given.length === expected.length && timingSafeEqual(given, expected)
+    const workspaces = person ? await this.#workspacesOf(person.id) : []
+    const actor: AuditActor = person ? personActor(person) : anonymous
+    const refuse = async (reason: string) =>
+      this.#audit.record({
+        workspaceIds: genuine ? workspaces : [],
+        actor: genuine ? actor : anonymous,
+        action: 'auth.password_reset',
+        outcome: 'refused',
+        detail: { reason },
+        origin,
+      })
+    if (!person || !genuine) {
+      await refuse('not a valid link (forged, or used already)')
+      throw new PatchbayError(
+        'PASSWORD_RESET_INVALID',
+        'This password-reset link is not valid, or was used already.',
+      )
+    }
+    if (expiresAt <= Date.now()) {
+      await refuse('expired')
+      throw new PatchbayError(
+        'PASSWORD_RESET_INVALID',
+        `This password-reset link expired at ${new Date(expiresAt).toISOString()}.`,
+      )
+    }
+    const problem = passwordProblem(input.password, person.email)
+    if (problem) {
+      await refuse('weak password')
+      throw new PatchbayError('WEAK_PASSWORD', problem, { hint: PASSWORD_RULES })
+    }
+    // Opening the mailed link proves the mailbox.
+    await this.people.update(person.id, {
+      password_hash: await hashPassword(input.password),
+      email_verified: 1,
+    })
+    const ended = await this.sessions.endAll(person.id)
+    if (ended.length) this.#changes.publish('sessions', ended)
+    await this.#attempts.clear(`account:${person.email}`)
+    await this.#audit.record({
+      workspaceIds: workspaces,
+      actor,
+      action: 'auth.password_reset',
+      object: { kind: 'person', id: person.id },
+      outcome: 'ok',
+      detail: { sessionsEnded: ended.length },
+      origin,
+    })
+    return this.startSession((await this.people.byId(person.id))!, 'password', origin)
   }
 
   /** Records a refused cookie-authenticated write (no or a wrong CSRF token). */

@@ -2,7 +2,9 @@
 //   POST /v1/auth/sign-up, POST /v1/auth/sign-in       → the session cookie + { person, csrfToken, … }
 //   POST /v1/auth/sign-out                              → the session ends (on every instance)
 //   GET  /v1/auth/sso/start, GET /v1/auth/sso/callback  → single sign-on (OpenID Connect)
+//   POST /v1/auth/password-reset, POST /v1/auth/password-reset/confirm → a forgotten password, by mail
 //   GET  /v1/me, GET /v1/me/sessions, DELETE /v1/me/sessions/{id}, POST /v1/me/sessions/end-all
+//   POST /v1/me/password                                → change it (other sessions end)
 import type { FastifyReply } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
@@ -158,6 +160,60 @@ export const authRoutes =
     )
 
     app.post(
+      '/v1/auth/password-reset',
+      {
+        config: publicRoute,
+        schema: {
+          operationId: 'requestPasswordReset',
+          tags: ['people'],
+          summary:
+            'Forgot the password: mails a single-use reset link (30 minutes) to the account with this email',
+          description:
+            'The answer is the same whether an account has the email or not. Needs SMTP (PATCHBAY_SMTP_URL): without it 409 PASSWORD_RESET_UNAVAILABLE. Limited per email (5) and per address (30) in 15 minutes: 429 PASSWORD_RESET_RATE_LIMITED with Retry-After.',
+          security: [],
+          body: z.object({ email: z.string().min(3).max(320) }).strict(),
+          response: { 202: z.object({ message: z.string() }), ...errorResponses },
+        },
+      },
+      async (req, reply) => {
+        await engine.accounts.requestPasswordReset(req.body.email, originOf(req))
+        return reply.code(202).send({
+          message:
+            'If an account has this email, a link to choose a new password is on its way (it works for 30 minutes).',
+        })
+      },
+    )
+
+    app.post(
+      '/v1/auth/password-reset/confirm',
+      {
+        config: publicRoute,
+        schema: {
+          operationId: 'resetPassword',
+          tags: ['people'],
+          summary:
+            "Choose a new password with the mailed link's token: every session of the account ends, and a new one starts (the session cookie)",
+          description:
+            'The link works once (it names the password it replaces) and for 30 minutes; otherwise 400 PASSWORD_RESET_INVALID. Opening it proves the mailbox: the email counts as verified.',
+          security: [],
+          body: z
+            .object({
+              token: z
+                .string()
+                .min(1)
+                .max(500)
+                .describe('The token of the mailed link (…/#/reset-password/<token>).'),
+              password: z.string().max(200).describe('The new password.'),
+            })
+            .strict(),
+          response: { 200: SignedIn, ...errorResponses },
+        },
+      },
+      async (req, reply) =>
+        signedIn(reply, await engine.accounts.resetPassword(req.body, originOf(req)), 200),
+    )
+
+    app.post(
       '/v1/auth/sign-out',
       {
         schema: {
@@ -215,6 +271,36 @@ export const authRoutes =
         const { person, session } = requirePerson(req)
         const sessions = await engine.accounts.listSessions(person.id)
         return { sessions: sessions.map((s) => ({ ...s, current: s.id === session.id })) }
+      },
+    )
+
+    app.post(
+      '/v1/me/password',
+      {
+        schema: {
+          operationId: 'changeMyPassword',
+          tags: ['people'],
+          summary:
+            'Change your password, given the current one: your other sessions end (on every instance), this one stays',
+          description:
+            'A wrong current password is 400 CURRENT_PASSWORD_WRONG and counts as a failed sign-in; an account of single sign-on only is 409 PASSWORD_NOT_SET.',
+          body: z
+            .object({
+              currentPassword: z.string().max(200),
+              newPassword: z.string().max(200),
+            })
+            .strict(),
+          response: {
+            200: z.object({
+              otherSessionsEnded: z.number().int().describe('How many other sessions ended.'),
+            }),
+            ...errorResponses,
+          },
+        },
+      },
+      async (req) => {
+        const identity = requirePerson(req)
+        return { otherSessionsEnded: await engine.accounts.changePassword(identity, req.body, originOf(req)) }
       },
     )
 
@@ -280,6 +366,9 @@ export const authRoutes =
               sso: z.boolean(),
               issuer: z.string().nullable(),
               signup: z.enum(['open', 'invite', 'off']).describe('PATCHBAY_SIGNUP.'),
+              passwordReset: z
+                .boolean()
+                .describe('Whether a forgotten password can be reset by mail (SMTP configured).'),
             }),
             ...errorResponses,
           },
@@ -289,6 +378,7 @@ export const authRoutes =
         sso: engine.sso !== null,
         issuer: engine.sso?.issuer ?? null,
         signup: engine.accounts.signup,
+        passwordReset: engine.accounts.resetsByMail,
       }),
     )
 

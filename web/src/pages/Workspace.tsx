@@ -13,7 +13,7 @@ const tabs = [
   { id: 'members', label: 'Members' },
   { id: 'keys', label: 'Keys' },
   { id: 'audit', label: 'Audit log' },
-  { id: 'sessions', label: 'My sessions' },
+  { id: 'sessions', label: 'My sessions and password' },
   { id: 'settings', label: 'Settings' },
 ] as const
 
@@ -512,7 +512,61 @@ function Sessions() {
       <button type="button" onClick={() => all.run()}>
         Sign out everywhere
       </button>
+      <ChangePassword onChanged={() => sessions.reload()} />
     </div>
+  )
+}
+
+/** The signed-in person's password: the current one, then the new; their other sessions end. */
+function ChangePassword({ onChanged }: { onChanged: () => void }) {
+  const [current, setCurrent] = useState('')
+  const [next, setNext] = useState('')
+  const [done, setDone] = useState<string | null>(null)
+  const change = useAction(async (e: FormEvent) => {
+    e.preventDefault()
+    setDone(null)
+    const res = await post<{ otherSessionsEnded: number }>('/v1/me/password', {
+      currentPassword: current,
+      newPassword: next,
+    })
+    setCurrent('')
+    setNext('')
+    setDone(
+      `Your password was changed; ${res.otherSessionsEnded} other session${res.otherSessionsEnded === 1 ? '' : 's'} ended.`,
+    )
+    onChanged()
+  })
+  return (
+    <form onSubmit={(e) => change.run(e)} aria-labelledby="password-title">
+      <h2 id="password-title">My password</h2>
+      <Field label="Current password" required>
+        {(p) => (
+          <input
+            {...p}
+            type="password"
+            autoComplete="current-password"
+            value={current}
+            onChange={(e) => setCurrent(e.target.value)}
+          />
+        )}
+      </Field>
+      <Field label="New password" required>
+        {(p) => (
+          <input
+            {...p}
+            type="password"
+            autoComplete="new-password"
+            value={next}
+            onChange={(e) => setNext(e.target.value)}
+          />
+        )}
+      </Field>
+      <ErrorBox error={change.error} title="The password was not changed" />
+      {done ? <Notice>{done}</Notice> : null}
+      <button type="submit" className="primary" disabled={change.pending || !current || !next}>
+        Change password
+      </button>
+    </form>
   )
 }
 
