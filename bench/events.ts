@@ -471,6 +471,12 @@ interface RunResult {
   postgresCpuMsPerDelivery: number | null
   /** Patchbay's and PostgreSQL's together. */
   totalCpuMsPerDelivery: number | null
+  /**
+   * PostgreSQL transactions committed in the deployment's database per delivery (pg_stat_database:
+   * every statement outside a transaction is one), and rows read by sequential and index scans:
+   * what the database was asked, without pg_stat_statements.
+   */
+  postgresXactsPerDelivery: number | null
   benchCpuMsPerDelivery: number
 }
 
@@ -487,7 +493,12 @@ async function run(
   let refused = 0
   let failures = 0
   let sent = 0
-  const cpuAtStart = { patchbay: cpuMs(o.d), postgres: await postgresCpu(o.d), bench: process.cpuUsage() }
+  const cpuAtStart = {
+    patchbay: cpuMs(o.d),
+    postgres: await postgresCpu(o.d),
+    xacts: await postgresXacts(o.d),
+    bench: process.cpuUsage(),
+  }
   const started = performance.now()
   const stopAt = started + o.seconds * 1000
   await Promise.all(
@@ -542,6 +553,7 @@ async function run(
     await sleep(50)
   const patchbayCpu = cpuMs(o.d)
   const postgresCpuMs = postgresCpuSince(cpuAtStart.postgres, await postgresCpu(o.d))
+  const xactsAtEnd = await postgresXacts(o.d)
   const benchCpu = process.cpuUsage(cpuAtStart.bench)
   const latencies: number[] = []
   const late: number[] = []
@@ -576,6 +588,10 @@ async function run(
     lost,
     patchbayCpuMsPerDelivery,
     postgresCpuMsPerDelivery,
+    postgresXactsPerDelivery:
+      xactsAtEnd !== null && cpuAtStart.xacts !== null
+        ? (xactsAtEnd - cpuAtStart.xacts) / latencies.length
+        : null,
     totalCpuMsPerDelivery:
       patchbayCpuMsPerDelivery !== null ? patchbayCpuMsPerDelivery + (postgresCpuMsPerDelivery ?? 0) : null,
     benchCpuMsPerDelivery: (benchCpu.user + benchCpu.system) / 1000 / latencies.length,
@@ -623,6 +639,7 @@ const med = (xs: RunResult[]) => {
     ...(xs[0]?.lateE2eP99Ms !== undefined ? { lateE2eP99Ms: m((r) => r.lateE2eP99Ms) } : {}),
     patchbayCpuMsPerDelivery: m((r) => r.patchbayCpuMsPerDelivery),
     postgresCpuMsPerDelivery: m((r) => r.postgresCpuMsPerDelivery),
+    postgresXactsPerDelivery: m((r) => r.postgresXactsPerDelivery),
     totalCpuMsPerDelivery: m((r) => r.totalCpuMsPerDelivery),
     benchCpuMsPerDelivery: m((r) => r.benchCpuMsPerDelivery),
     refused: xs.reduce((a, r) => a + r.refused, 0),
@@ -678,6 +695,23 @@ async function postgresCpu(d: Deployment | undefined): Promise<Map<number, numbe
       if (t !== null) out.set(pid, t)
     }
     return out
+  } finally {
+    await c.end()
+  }
+}
+
+/** Transactions committed so far in the deployment's database (pg_stat_database; null on SQLite). */
+async function postgresXacts(d: Deployment | undefined): Promise<number | null> {
+  if (!d?.database) return null
+  const c = new pg.Client({ connectionString: PG_SERVER })
+  await c.connect()
+  try {
+    // The statistics a backend reports are read as of its last report: cleared, they are read anew.
+    await c.query('SELECT pg_stat_clear_snapshot()')
+    const { rows } = await c.query('SELECT xact_commit FROM pg_stat_database WHERE datname = $1', [
+      d.database,
+    ])
+    return rows[0] ? Number(rows[0].xact_commit) : null
   } finally {
     await c.end()
   }
@@ -830,6 +864,10 @@ const scaleOut = onePg
           {
             c32TotalCpuVsOne: ratio(r.c32.totalCpuMsPerDelivery, onePg.c32.totalCpuMsPerDelivery),
             c256TotalCpuVsOne: ratio(r.c256.totalCpuMsPerDelivery, onePg.c256.totalCpuMsPerDelivery),
+            c256PostgresXactsVsOne: ratio(
+              r.c256.postgresXactsPerDelivery,
+              onePg.c256.postgresXactsPerDelivery,
+            ),
           },
         ]),
     )
