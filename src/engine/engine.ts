@@ -186,6 +186,11 @@ export class Engine {
   /** Pushes to agents: a pool of their own (PUSH_CONNECTIONS_PER_ENDPOINT), unless one was given for everything. */
   #pushDispatcher: Dispatcher
 
+  /** The address people and upstreams reach Patchbay at (PATCHBAY_PUBLIC_URL, or where it listens), no trailing slash; '' before the start. */
+  get publicUrl(): string {
+    return this.events.triggers.webhooks.publicUrl
+  }
+
   constructor(opts: EngineOptions) {
     this.store = opts.store
     this.log = opts.log
@@ -250,7 +255,9 @@ export class Engine {
     })
     this.connections = new ConnectionService({
       lifecycle: this.notices,
+      db: opts.store.db,
       repo: connectionRows,
+      triggers: triggerRows,
       disconnections,
       vault: opts.vault,
       registry: this.registry,
@@ -384,9 +391,7 @@ export class Engine {
     })
     // Connections with triggers checked upstream; a lapse pauses them and tells their agents.
     const health = new ConnectionHealth({
-      db,
       repo: connectionRows,
-      triggers: triggerRows,
       agents: agentRows,
       connections: this.connections,
       registry: this.registry,

@@ -247,6 +247,10 @@ export const POLICY = {
 
   // MCP: the route lets every caller in; each JSON-RPC method has its rule in MCP_POLICY.
   callMcp: read('viewer', true),
+  getMcpResourceMetadata: {
+    access: 'public',
+    why: "/mcp's protected resource metadata (RFC 9728): where MCP clients learn how to get a token",
+  },
 } as const satisfies Record<string, Rule>
 
 /**

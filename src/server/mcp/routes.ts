@@ -11,6 +11,7 @@ import { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { ErrorBody, errorResponses } from '../schemas.ts'
+import { installProtectedResource } from './protected-resource.ts'
 
 /**
  * The MCP SDK and the agent's server are loaded at the first MCP request, not at start: a service
@@ -76,6 +77,8 @@ export const mcpRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
   async (app) => {
     const toolbox = new AgentToolbox(engine)
+    // 401s carry the OAuth challenge; the metadata says where to get a token.
+    installProtectedResource(app, engine, { authorizationServer: false })
     // This plugin's own JSON parser: a body that is not JSON reaches the route (as MALFORMED), to
     // be answered with JSON-RPC's parse error (-32700) instead of the REST API's MALFORMED_JSON.
     app.removeContentTypeParser('application/json')
