@@ -86,7 +86,7 @@ export const PUSH_CONNECTIONS_PER_ENDPOINT = 256
  * it at once on every instance (the `agents` change); the age limit is a backstop, long enough
  * that thousands of agents sharing the traffic stay cached between their events (issue 22).
  */
-const TARGET_CACHE_MS = 60_000
+const TARGET_CACHE_MS = 10 * 60_000
 /** Push targets kept at most. */
 const TARGETS_KEPT = 100_000
 /** A sweep leaves fresh deliveries this long to the instance that stored them. */
