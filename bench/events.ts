@@ -826,7 +826,13 @@ for (const [n, p] of plan.entries()) {
   const one = await prepare(p.store, p.instances, n)
   // Tenancy: both deployments up at once, their rounds taken in turn, so a machine whose load
   // changes meanwhile weighs on both alike.
-  const many = WORKSPACES > 1 && p.instances === 1 ? await prepare(p.store, 1, 100 + n, WORKSPACES) : null
+  const many =
+    WORKSPACES > 1 && p.instances === 1
+      ? await prepare(p.store, 1, 100 + n, WORKSPACES).catch(async (err) => {
+          await one.finish()
+          throw err
+        })
+      : null
   for (let r = 0; r < ROUNDS; r++) {
     await one.round()
     await many?.round()
