@@ -78,6 +78,7 @@ export class Ingress {
   #refusalsOwed = 0
   /** Whether other instances may change triggers (a shared store): listeners are confirmed at each commit. */
   #confirmListeners: boolean
+  #heard: (connectionId: string) => void
 
   constructor(deps: {
     db: Kysely<Database>
@@ -106,7 +107,10 @@ export class Ingress {
      * one process, whose cache changes before the request that changed it answers.
      */
     sharedStore?: boolean
+    /** Told of each verified delivery whose connector's webhooks prove its credentials (provesCredentials). */
+    heard?: (connectionId: string) => void
   }) {
+    this.#heard = deps.heard ?? (() => {})
     this.#maxCommits = Math.max(1, deps.concurrentCommits ?? 1)
     this.#confirmListeners = deps.sharedStore ?? false
     this.#deliverer = deps.deliverer
@@ -169,6 +173,7 @@ export class Ingress {
         hint: 'Deliveries must be signed by the upstream with the secret of this webhook.',
       })
     }
+    if (connector.webhooks!.provesCredentials) this.#heard(known.sub.connection_id)
     const read = readDelivery(connector.webhooks!, delivery)
     if (read.kind === 'ignored') return { status: 'ignored', reason: read.reason }
     if (read.kind === 'unreadable')
