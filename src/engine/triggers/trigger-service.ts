@@ -4,6 +4,7 @@
 // model) from webhook-subscriptions.ts (shared by every trigger on it, removed with the last);
 // a polled one gets a schedule. The webhook source (events/sources/) asks here which triggers
 // listen on a webhook.
+import { createHash } from 'node:crypto'
 import type { TriggerDefinition } from '../../kit/define.ts'
 import { triggerMechanism } from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
@@ -241,20 +242,12 @@ export class TriggerService {
    * again (listeningOn). One query for a whole group of deliveries.
    */
   async dropStaleListeners(subscriptionIds: string[]): Promise<Set<string>> {
-    const now = new Map<string, Set<string>>()
-    for (const r of await this.#triggers.listeningOn(subscriptionIds)) {
-      // As listeningOn reads them: a trigger whose key this release does not know hears nothing.
-      if (!this.#registry.triggers.get(r.trigger_key)) continue
-      const ids = now.get(r.subscription_id) ?? new Set<string>()
-      ids.add(r.id)
-      now.set(r.subscription_id, ids)
-    }
+    const now = await this.#triggers.listenerDigests(subscriptionIds, [...this.#registry.triggers.keys()])
     const stale = new Set<string>()
     for (const id of subscriptionIds) {
       const cached = this.#listening.get(id)
-      const ids = now.get(id)
       if (!cached) continue
-      if (cached.length !== (ids?.size ?? 0) || cached.some((t) => !ids?.has(t.row.id))) {
+      if (listenerDigest(cached) !== now.get(id)) {
         this.#listening.delete(id)
         stale.add(id)
       }
@@ -304,4 +297,14 @@ export class TriggerService {
       }
     }
   }
+}
+
+/** The digest listenerDigests reads of the store, of cached listeners (undefined for none); kept with them. */
+const digests = new WeakMap<ListeningTrigger[], string | undefined>()
+function listenerDigest(list: ListeningTrigger[]): string | undefined {
+  if (digests.has(list)) return digests.get(list)
+  const ids = list.map((t) => t.row.id).sort()
+  const digest = ids.length ? createHash('md5').update(ids.join(',')).digest('hex') : undefined
+  digests.set(list, digest)
+  return digest
 }
