@@ -20,7 +20,9 @@ import { CreditBudgets, CreditHolds, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
 import { Disconnections } from '../store/disconnections.ts'
 import { ConnectSessions, EndUsers, OperatorNoticeRows } from '../store/end-users.ts'
+import { Jobs } from '../store/jobs.ts'
 import { Leases } from '../store/leases.ts'
+import { McpGrantRows, ProviderKeys, ProviderRecords } from '../store/mcp-grants.ts'
 import { Memberships } from '../store/memberships.ts'
 import { OAuthFlowRows } from '../store/oauth-flows.ts'
 import { ParkedInbox } from '../store/parked-inbox.ts'
@@ -59,8 +61,11 @@ import { LoopGuard } from './events/loop-guard.ts'
 import { Recorder } from './events/recorder.ts'
 import { Poller } from './events/sources/poller.ts'
 import { Ingress } from './events/sources/webhook-ingress.ts'
+import { JobService } from './jobs/job-kinds.ts'
 import { InProcessJobQueue } from './jobs/job-queue.ts'
+import { LongJobs } from './jobs/long-jobs.ts'
 import { type Sweeps, TimerSweeps } from './jobs/sweeps.ts'
+import { McpGrants } from './mcp-grants/mcp-grants.ts'
 import { Accounts, type SignupMode } from './people/accounts.ts'
 import { AuditTrail } from './people/audit-trail.ts'
 import { Members } from './people/members.ts'
@@ -175,12 +180,18 @@ export class Engine {
   readonly stats: Stats
   /** A run's timeline (the dashboard's waterfall), from the stored records. */
   readonly timelines: Timelines
+  /** Long work with progress: bulk enrichments and replays of many deliveries (GET /v1/jobs). */
+  readonly jobs: JobService
   /** A workspace's members and invitations (mailed when SMTP is configured). */
   readonly members: Members
   /** People's accounts: sign-up, sign-in, sessions. */
   readonly accounts: Accounts
   /** Single sign-on with OpenID Connect, when configured. */
   readonly sso: SingleSignOn | null
+  /** MCP clients' OAuth grants (one agent each) and the authorization server's records. */
+  readonly mcpGrants: McpGrants
+  /** The authorization server's keys (signing, cookies), sealed in the store. */
+  readonly oauthProviderKeys: ProviderKeys
   #mailer: Mailer | null
   #dispatcher: Dispatcher
   /** Pushes to agents: a pool of their own (PUSH_CONNECTIONS_PER_ENDPOINT), unless one was given for everything. */
@@ -299,6 +310,12 @@ export class Engine {
       egress: this.egress,
       registry: this.registry,
     })
+    this.mcpGrants = new McpGrants({
+      rows: new McpGrantRows(opts.store.db),
+      records: new ProviderRecords(opts.store.db, opts.vault),
+      agents: this.agents,
+    })
+    this.oauthProviderKeys = new ProviderKeys(opts.store.db, opts.vault)
     this.scope = new ScopeGuard({
       agents: this.agents,
       clients: this.clients,
@@ -391,6 +408,7 @@ export class Engine {
         sharedResults: opts.sharedResults,
         options: ev.attribution,
       }),
+      owners: this.connections,
     })
     // Connections with triggers checked upstream; a lapse pauses them and tells their agents.
     const health = new ConnectionHealth({
@@ -402,6 +420,7 @@ export class Engine {
       changes: this.changes,
       log: opts.log,
       everyMs: ev.connectionCheckMs,
+      triggerLifecycle: this.notices,
     })
     this.events = new EventSystem({
       jobs,
@@ -458,6 +477,15 @@ export class Engine {
       connections: this.connections,
       log: opts.log,
     })
+    this.jobs = new JobService({
+      jobs: new LongJobs({ rows: new Jobs(db), queue: jobs, clock, log: opts.log }),
+      steps: this.steps,
+      deliverer,
+      registry: this.registry,
+      connections: this.connections,
+      history,
+    })
+    this.events.alsoSweep(() => this.jobs.jobs.sweep())
     const connectSessions = new ConnectSessions(opts.store.db)
     const audit = new AuditTrail(opts.store.db)
     const publicUrl = () => this.events.triggers.webhooks.publicUrl
@@ -557,6 +585,8 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    // Jobs under way are given back at once (resumed by the next instance to sweep).
+    await this.jobs.jobs.stop()
     await this.stats.close()
     await this.events.stop()
     await this.notices.close()
