@@ -210,9 +210,12 @@ export class TriggerService {
     return { triggers: rows.length, cleanupErrors: errors }
   }
 
-  /** The triggers listening on a subscription (cached for the webhook source). */
-  async listeningOn(subscriptionId: string): Promise<ListeningTrigger[]> {
-    let list = this.#listening.get(subscriptionId)
+  /**
+   * The triggers listening on a subscription (cached for the webhook source); `fresh` reads them
+   * from the store whatever is cached (and caches that).
+   */
+  async listeningOn(subscriptionId: string, opts: { fresh?: boolean } = {}): Promise<ListeningTrigger[]> {
+    let list = opts.fresh ? undefined : this.#listening.get(subscriptionId)
     if (!list) {
       const rows = await this.#triggers.forSubscription(subscriptionId)
       list = rows.flatMap((row) => {
@@ -234,25 +237,18 @@ export class TriggerService {
   }
 
   /**
-   * Holds the cached listeners of these webhooks against the store (issue 29: a change in effect
-   * everywhere when the API answers). A trigger created or deleted through another instance
-   * reaches this one's cache by a change message a few milliseconds after its request answered;
-   * an event received meanwhile is matched against the triggers as they are in the store, not as
-   * cached. Drops the entries that differ and answers their webhooks, whose listeners are read
-   * again (listeningOn). One query for a whole group of deliveries.
+   * Whether listeners read earlier are those listening on their webhook in the store now (issue
+   * 29: a change in effect everywhere when the API answers). A trigger created or deleted through
+   * another instance reaches this one's cache by a change message a few milliseconds after its
+   * request answered; an event received meanwhile was matched with the listeners as they were. The
+   * store is read once for a whole group of deliveries (a digest per webhook); `current(sub, list)`
+   * then says, for each, whether the listeners it was read with still hold.
    */
-  async dropStaleListeners(subscriptionIds: string[]): Promise<Set<string>> {
+  async listenersNow(
+    subscriptionIds: string[],
+  ): Promise<(subscriptionId: string, list: ListeningTrigger[]) => boolean> {
     const now = await this.#triggers.listenerDigests(subscriptionIds, [...this.#registry.triggers.keys()])
-    const stale = new Set<string>()
-    for (const id of subscriptionIds) {
-      const cached = this.#listening.get(id)
-      if (!cached) continue
-      if (listenerDigest(cached) !== now.get(id)) {
-        this.#listening.delete(id)
-        stale.add(id)
-      }
-    }
-    return stale
+    return (subscriptionId, list) => listenerDigest(list) === now.get(subscriptionId)
   }
 
   /** The webhook a callback names (for the webhook source). */
@@ -299,7 +295,7 @@ export class TriggerService {
   }
 }
 
-/** The digest listenerDigests reads of the store, of cached listeners (undefined for none); kept with them. */
+/** The digest listenerDigests reads of the store, of listeners read earlier (undefined for none); kept with them. */
 const digests = new WeakMap<ListeningTrigger[], string | undefined>()
 function listenerDigest(list: ListeningTrigger[]): string | undefined {
   if (digests.has(list)) return digests.get(list)

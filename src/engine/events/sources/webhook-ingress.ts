@@ -19,7 +19,7 @@ import type { Changes } from '../../changes/changes.ts'
 import type { ConnectionService } from '../../connections/connection-service.ts'
 import type { JobQueue } from '../../jobs/job-queue.ts'
 import type { Registry } from '../../registry.ts'
-import type { TriggerService } from '../../triggers/trigger-service.ts'
+import type { ListeningTrigger, TriggerService } from '../../triggers/trigger-service.ts'
 import type { Deliverer } from '../deliverer.ts'
 import { type EventSource, type Recorder, triggerListener } from '../recorder.ts'
 import { readDelivery } from './webhook-delivery.ts'
@@ -79,6 +79,8 @@ export class Ingress {
   /** Whether other instances may change triggers (a shared store): listeners are confirmed at each commit. */
   #confirmListeners: boolean
   #heard: (connectionId: string) => void
+  /** The listeners each source was made with (held against the store before its commit). */
+  #listenedWith = new WeakMap<EventSource, ListeningTrigger[]>()
 
   constructor(deps: {
     db: Kysely<Database>
@@ -207,10 +209,13 @@ export class Ingress {
     return { status: 'accepted' }
   }
 
-  /** Where a webhook's events come from: the webhook, heard by the triggers listening on it. */
-  async sourceOf(sub: SubscriptionRow, receivedAt: string): Promise<EventSource> {
-    const listening = await this.#triggers.listeningOn(sub.id)
-    return {
+  /**
+   * Where a webhook's events come from: the webhook, heard by the triggers listening on it (read
+   * from the store when `fresh`, else as cached).
+   */
+  async sourceOf(sub: SubscriptionRow, receivedAt: string, fresh = false): Promise<EventSource> {
+    const listening = await this.#triggers.listeningOn(sub.id, { fresh })
+    const source: EventSource = {
       workspaceId: sub.workspace_id,
       connector: sub.connector,
       connectionId: sub.connection_id,
@@ -220,6 +225,8 @@ export class Ingress {
       listeners: listening.map((t) => triggerListener(t.row, t.def, t.target, t.config, 'when-matched')),
       keepUnheard: true,
     }
+    this.#listenedWith.set(source, listening)
+    return source
   }
 
   /**
@@ -398,11 +405,17 @@ export class Ingress {
    */
   async #confirm(batch: Array<{ sub: SubscriptionRow; source: EventSource }>): Promise<void> {
     if (!this.#confirmListeners || batch.length === 0) return
-    const stale = await this.#triggers.dropStaleListeners([...new Set(batch.map((b) => b.sub.id))])
-    if (stale.size === 0) return
+    const current = await this.#triggers.listenersNow([...new Set(batch.map((b) => b.sub.id))])
+    const isCurrent = (sub: string, source: EventSource) => {
+      const list = this.#listenedWith.get(source)
+      return list !== undefined && current(sub, list)
+    }
     for (const b of batch) {
-      if (!stale.has(b.sub.id)) continue
-      const fresh = await this.sourceOf(b.sub, b.source.receivedAt)
+      if (isCurrent(b.sub.id, b.source)) continue
+      // As cached now (another delivery of this group may have read them again), else read again
+      // from the store: the cache may hold the same listeners, or others read before the change.
+      let fresh = await this.sourceOf(b.sub, b.source.receivedAt)
+      if (!isCurrent(b.sub.id, fresh)) fresh = await this.sourceOf(b.sub, b.source.receivedAt, true)
       fresh.trace = b.source.trace
       b.source = fresh
     }
