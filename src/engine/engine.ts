@@ -260,7 +260,9 @@ export class Engine {
     })
     this.connections = new ConnectionService({
       lifecycle: this.notices,
+      db: opts.store.db,
       repo: connectionRows,
+      triggers: triggerRows,
       disconnections,
       vault: opts.vault,
       registry: this.registry,
@@ -394,9 +396,7 @@ export class Engine {
     })
     // Connections with triggers checked upstream; a lapse pauses them and tells their agents.
     const health = new ConnectionHealth({
-      db,
       repo: connectionRows,
-      triggers: triggerRows,
       agents: agentRows,
       connections: this.connections,
       registry: this.registry,

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import type { ConnectionsTable, Database } from './schema.ts'
+import type { Db } from './transaction.ts'
 
 export type ConnectionRow = ConnectionsTable
 
@@ -72,8 +73,8 @@ export class Connections {
   }
 
   /** Marks it lapsed, only while it is active: true when this call made the change. */
-  async lapse(id: string, reason: string, at: string): Promise<boolean> {
-    const r = await this.#db
+  async lapse(id: string, reason: string, at: string, db: Db = this.#db): Promise<boolean> {
+    const r = await db
       .updateTable('connections')
       .set({ status: 'lapsed', status_reason: reason, lapsed_at: at, updated_at: at })
       .where('id', '=', id)
@@ -135,8 +136,9 @@ export class Connections {
   async replaceSecret(
     id: string,
     values: Pick<ConnectionRow, 'secret' | 'account_name' | 'account_id' | 'auth_method'>,
+    db: Db = this.#db,
   ) {
-    await this.#db
+    await db
       .updateTable('connections')
       .set({
         ...values,

@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import type { Database, TriggersTable } from './schema.ts'
+import { type Db, transact } from './transaction.ts'
 
 /** Where a trigger's deliveries go: the agent (its webhook or stream), or one of its tools. */
 export type TriggerTarget = { type: 'agent' } | { type: 'tool'; toolId: string }
@@ -149,9 +150,17 @@ export class Triggers {
     )
   }
 
-  /** Pauses the connection's triggers that run (its connection lapsed); answers those paused. */
-  async pauseForConnection(connectionId: string, reason: string, at: string): Promise<TriggerRow[]> {
-    return this.#db.transaction().execute(async (tx) => {
+  /**
+   * Pauses the connection's triggers that run (its connection lapsed); answers those paused. In
+   * `db` when it is a transaction (ConnectionService.markLapsed: in the commit that lapses it).
+   */
+  async pauseForConnection(
+    connectionId: string,
+    reason: string,
+    at: string,
+    db: Db = this.#db,
+  ): Promise<TriggerRow[]> {
+    return transact(db, async (tx) => {
       const rows = await tx
         .selectFrom('triggers')
         .selectAll()
@@ -172,9 +181,12 @@ export class Triggers {
     })
   }
 
-  /** Resumes the connection's paused triggers (a polled one polls at once); answers those resumed. */
-  async resumeForConnection(connectionId: string): Promise<TriggerRow[]> {
-    return this.#db.transaction().execute(async (tx) => {
+  /**
+   * Resumes the connection's paused triggers (a polled one polls at once); answers those resumed.
+   * In `db` when it is a transaction (ConnectionService: in the commit that reconnects it).
+   */
+  async resumeForConnection(connectionId: string, db: Db = this.#db): Promise<TriggerRow[]> {
+    return transact(db, async (tx) => {
       const rows = await tx
         .selectFrom('triggers')
         .selectAll()

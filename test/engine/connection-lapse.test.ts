@@ -84,16 +84,21 @@ test('a revoked task-board token: lapsed with reason and time, trigger paused, a
   // The user revokes the token upstream; the task-board deletes its webhooks with it.
   const revokedAt = Date.now()
   await taskboardRest(sandbox, 'DELETE', `/1/tokens/${token}`, undefined, token)
-  const lapsed = await eventually(
-    async () => (await t.api('GET', `/v1/connections/${id}`)).body,
-    (c: any) => c.status === 'lapsed',
+  // Read as a user would while it lapses, back to back: the connection, then its trigger. The lapse
+  // and the pause are one commit, so a trigger read after its connection said lapsed says paused.
+  const { lapsed, paused } = await eventually(
+    async () => {
+      const connection = (await t.api('GET', `/v1/connections/${id}`)).body
+      const trigger = (await t.api('GET', `/v1/triggers/${triggerId}`)).body
+      return { lapsed: connection, paused: trigger }
+    },
+    (r: any) => r.lapsed.status === 'lapsed',
   )
+  assert.equal(paused.status, 'paused', 'paused in the commit that lapsed its connection')
   assert.match(lapsed.statusReason, /refused the credentials/)
   assert.ok(Date.parse(lapsed.lapsedAt) >= revokedAt - 1000, lapsed.lapsedAt)
   const listed = (await t.api('GET', '/v1/connections')).body.connections.find((c: any) => c.id === id)
   assert.equal(listed.status, 'lapsed', 'the list shows it too')
-  const paused = (await t.api('GET', `/v1/triggers/${triggerId}`)).body
-  assert.equal(paused.status, 'paused')
   assert.match(paused.paused.reason, /lapsed/)
   assert.equal(paused.paused.at, lapsed.lapsedAt)
 
@@ -164,12 +169,15 @@ test('a revoked code-host token: lapsed, its trigger paused, and a connection.la
     { trigger: 'codehost.new_issue', config: { owner: 'octo-demo', repo: 'hello-world' } },
   )
   await control(codehost, 'DELETE', `/tokens/${token}`)
-  const lapsed = await eventually(
-    async () => (await t.api('GET', `/v1/connections/${id}`)).body,
-    (c: any) => c.status === 'lapsed',
+  const { lapsed, trigger } = await eventually(
+    async () => {
+      const connection = (await t.api('GET', `/v1/connections/${id}`)).body
+      return { lapsed: connection, trigger: (await t.api('GET', `/v1/triggers/${triggerId}`)).body }
+    },
+    (r: any) => r.lapsed.status === 'lapsed',
   )
   assert.ok(lapsed.lapsedAt)
-  assert.equal((await t.api('GET', `/v1/triggers/${triggerId}`)).body.status, 'paused')
+  assert.equal(trigger.status, 'paused', 'paused in the commit that lapsed its connection')
   await receiver.until(() => notices('connection.lapsed', id).length === 1)
 })
 

@@ -9,27 +9,26 @@
 //   written at most every ALIVE_WRITE_MS per instance from its clients' answers).
 // - A refused credential (401: revoked, expired, account gone) marks it `lapsed` with the reason
 //   and time (ConnectionService.markLapsed, from any caller that meets the 401: a check, a step, a
-//   poll); the instance whose update made the change pauses its triggers (`paused`, with why) and
-//   tells the agents that hold it: a signed `connection.lapsed` notice in their delivery stream,
-//   through the one recorder (events/notices.ts).
+//   poll) and pauses its triggers (`paused`, with why) in the same commit; the instance whose
+//   update made the change tells the agents that hold it: a signed `connection.lapsed` notice in
+//   their delivery stream, through the one recorder (events/notices.ts).
 // - An upstream that cannot be reached is no lapse: the check says so (check_error), is tried
 //   again sooner, and the connection stays active.
-// - Reconnecting (new credentials, in place) resumes its triggers, registers its webhooks again
-//   (ConnectionService.onReplaced) and sends `connection.reconnected`.
+// - Reconnecting (new credentials, in place) resumes its triggers (in the commit that stores the
+//   credentials), registers its webhooks again (ConnectionService.onReplaced) and sends
+//   `connection.reconnected`.
 import type { FastifyBaseLogger } from 'fastify'
-import type { Kysely } from 'kysely'
 import { type Clock, systemClock } from '../../kit/clock.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { Agents } from '../../store/agents.ts'
 import type { Connections } from '../../store/connections.ts'
 import { isoAt } from '../../store/ids.ts'
-import type { Database } from '../../store/schema.ts'
-import type { Triggers } from '../../store/triggers.ts'
+import type { TriggerRow } from '../../store/triggers.ts'
 import type { Changes } from '../changes/changes.ts'
 import { noticeSource } from '../events/notices.ts'
 import type { Recorder } from '../events/recorder.ts'
 import type { Registry } from '../registry.ts'
-import type { ConnectionService } from './connection-service.ts'
+import type { ConnectionService, Lapse } from './connection-service.ts'
 
 /** How often a connection with triggers is checked upstream by default. */
 export const DEFAULT_CONNECTION_CHECK_MS = 25_000
@@ -40,7 +39,6 @@ const CHECK_LEASE_MS = 60_000
 
 export class ConnectionHealth {
   #repo: Connections
-  #triggers: Triggers
   #agents: Agents
   #connections: ConnectionService
   #registry: Registry
@@ -52,9 +50,7 @@ export class ConnectionHealth {
   #running = new Set<Promise<void>>()
 
   constructor(deps: {
-    db: Kysely<Database>
     repo: Connections
-    triggers: Triggers
     agents: Agents
     connections: ConnectionService
     registry: Registry
@@ -65,7 +61,6 @@ export class ConnectionHealth {
     everyMs?: number
   }) {
     this.#repo = deps.repo
-    this.#triggers = deps.triggers
     this.#agents = deps.agents
     this.#connections = deps.connections
     this.#registry = deps.registry
@@ -77,7 +72,7 @@ export class ConnectionHealth {
     // Whoever meets the refusal (a check, a step, a poll, a reconcile) lapses it; the instance
     // whose update made the change tells the rest.
     deps.connections.onLapsed((id, lapse) => this.#lapsed(id, lapse))
-    deps.connections.onReconnected((id) => this.#reconnected(id))
+    deps.connections.onReconnected((id, resumed) => this.#reconnected(id, resumed))
   }
 
   /** Due checks: each claimed (no other instance runs it) and run; answers how many were claimed. */
@@ -138,28 +133,25 @@ export class ConnectionHealth {
     }
   }
 
-  /** The connection lapsed (this instance made the change): pause its triggers, tell its agents. */
-  async #lapsed(id: string, lapse: { reason: string; at: string }): Promise<void> {
+  /**
+   * The connection lapsed (this instance made the change, pausing its triggers in the same
+   * commit): tell the other instances of the triggers, and its agents.
+   */
+  async #lapsed(id: string, { paused, ...lapse }: Lapse): Promise<void> {
+    this.#publishTriggers(paused)
     const row = await this.#repo.getById(id)
     if (!row) return
-    const paused = await this.#triggers.pauseForConnection(
-      id,
-      `connection ${id} (${row.account_name}) lapsed at ${lapse.at}: ${lapse.reason}; reconnecting resumes it`,
-      lapse.at,
-    )
-    this.#publishTriggers(paused)
     await this.#notify(row, 'connection.lapsed', lapse.at, {
       reason: lapse.reason,
       pausedTriggers: paused.map((t) => t.id),
     })
   }
 
-  /** The connection was reconnected from lapsed: resume its triggers, tell its agents. */
-  async #reconnected(id: string): Promise<void> {
+  /** The connection was reconnected from lapsed (its triggers resumed with it): tell its agents. */
+  async #reconnected(id: string, resumed: TriggerRow[]): Promise<void> {
+    this.#publishTriggers(resumed)
     const row = await this.#repo.getById(id)
     if (!row) return
-    const resumed = await this.#triggers.resumeForConnection(id)
-    this.#publishTriggers(resumed)
     await this.#notify(row, 'connection.reconnected', isoAt(this.#clock.now()), {
       resumedTriggers: resumed.map((t) => t.id),
     })

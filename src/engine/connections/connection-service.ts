@@ -9,6 +9,8 @@ import type { Budget } from '../../kit/pacer.ts'
 import type { ConnectionRow, Connections } from '../../store/connections.ts'
 import type { DisconnectionRow, Disconnections } from '../../store/disconnections.ts'
 import { nowIso } from '../../store/ids.ts'
+import { type Db, transact } from '../../store/transaction.ts'
+import type { TriggerRow, Triggers } from '../../store/triggers.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { Registry } from '../registry.ts'
@@ -126,25 +128,38 @@ function restorableOf(d: DisconnectionRow): Restorable {
   }
 }
 
+/** A lapse as told to its listeners: why, when, and the triggers paused in the same commit. */
+export interface Lapse {
+  reason: string
+  at: string
+  paused: TriggerRow[]
+}
+
 export class ConnectionService {
   /** Runs after a reconnect put new credentials in place (the engine re-registers webhooks). */
   onReplaced: (connectionId: string, previous: Credentials) => Promise<void> = async () => {}
+  #db: Db
   #repo: Connections
+  #triggers: Triggers
   #vault: Vault
   #registry: Registry
   #clients: UpstreamClients
   #cache = new Map<string, LoadedConnection>()
   #changes: Changes
   #disconnections: Disconnections
-  #lapsedListeners = new Set<(id: string, lapse: { reason: string; at: string }) => Promise<void> | void>()
-  #reconnectedListeners = new Set<(id: string) => Promise<void> | void>()
+  #lapsedListeners = new Set<(id: string, lapse: Lapse) => Promise<void> | void>()
+  #reconnectedListeners = new Set<(id: string, resumed: TriggerRow[]) => Promise<void> | void>()
   /** When this instance last wrote each connection's alive_at. */
   #aliveWritten = new Map<string, number>()
 
   #egress: EgressGuard
   #lifecycle: ConnectionLifecycle | undefined
   constructor(deps: {
+    /** The database: a lapse (reconnect) and the pause (resume) of its triggers are one commit. */
+    db: Db
     repo: Connections
+    /** The connection's triggers, paused and resumed with it. */
+    triggers: Triggers
     /** Disconnected connections of the same accounts, offered for restoring. */
     disconnections: Disconnections
     vault: Vault
@@ -164,7 +179,9 @@ export class ConnectionService {
       if (ids.length === 0) this.#cache.clear()
       for (const id of ids) this.#cache.delete(id)
     })
+    this.#db = deps.db
     this.#repo = deps.repo
+    this.#triggers = deps.triggers
     this.#vault = deps.vault
     this.#registry = deps.registry
     this.#clients = deps.clients
@@ -259,17 +276,26 @@ export class ConnectionService {
     }: { credentials: Credentials; identity: { accountName: string; accountId: string } },
   ): Promise<ConnectionView> {
     const previous = this.#vault.open<Credentials>(row.secret)
-    await this.#repo.replaceSecret(row.id, {
-      secret: this.#vault.seal(credentials),
-      account_name: identity.accountName,
-      account_id: identity.accountId,
-      auth_method: authMethod,
+    // Active again and its paused triggers resumed in one commit: no reader sees one without the other.
+    const resumed = await transact(this.#db, async (tx) => {
+      await this.#repo.replaceSecret(
+        row.id,
+        {
+          secret: this.#vault.seal(credentials),
+          account_name: identity.accountName,
+          account_id: identity.accountId,
+          auth_method: authMethod,
+        },
+        tx,
+      )
+      return this.#triggers.resumeForConnection(row.id, tx)
     })
     this.#cache.delete(row.id)
     this.#changes.publish('connections', [row.id])
     await this.onReplaced(row.id, previous)
-    // From lapsed to working: its triggers resume and its agents hear of it.
-    if (row.status === 'lapsed') for (const l of this.#reconnectedListeners) await l(row.id)
+    // From lapsed to working: its agents hear of it (and the other instances of its triggers).
+    if (row.status === 'lapsed' || resumed.length > 0)
+      for (const l of this.#reconnectedListeners) await l(row.id, resumed)
     const replaced = (await this.#repo.get(workspaceId, row.id))!
     this.#lifecycle?.connectionChanged(
       'connection.reconnected',
@@ -413,23 +439,39 @@ export class ConnectionService {
     }
     const at = nowIso()
     // Of every instance that meets the refusal, the one whose update made the change tells the rest.
-    const changed = await this.#repo.lapse(id, reason, at)
+    // Lapsed and its triggers paused in one commit: no reader sees a lapsed connection beside a
+    // running trigger.
+    const paused = await transact(this.#db, async (tx) => {
+      if (!(await this.#repo.lapse(id, reason, at, tx))) return null
+      return this.#triggers.pauseForConnection(
+        id,
+        `connection ${id} (${row.account_name}) lapsed at ${at}: ${reason}; reconnecting resumes it`,
+        at,
+        tx,
+      )
+    })
     this.#cache.delete(id)
     this.#changes.publish('connections', [id])
-    if (!changed) return
+    if (!paused) return
     // Told once, when it goes from active to lapsed.
     const lapsedRow = await this.#repo.getById(id)
     if (lapsedRow) this.#lifecycle?.connectionChanged('connection.lapsed', lapsedRow, reason)
-    for (const l of this.#lapsedListeners) await l(id, { reason, at })
+    for (const l of this.#lapsedListeners) await l(id, { reason, at, paused })
   }
 
-  /** Runs when a connection lapses, on the instance that marked it (connections/connection-health.ts). */
-  onLapsed(listener: (id: string, lapse: { reason: string; at: string }) => Promise<void> | void): void {
+  /**
+   * Runs when a connection lapses, on the instance that marked it, after the commit that lapsed it
+   * and paused its triggers (connections/connection-health.ts tells the agents).
+   */
+  onLapsed(listener: (id: string, lapse: Lapse) => Promise<void> | void): void {
     this.#lapsedListeners.add(listener)
   }
 
-  /** Runs when a lapsed connection gets working credentials in place (after its webhooks are registered). */
-  onReconnected(listener: (id: string) => Promise<void> | void): void {
+  /**
+   * Runs when a lapsed connection gets working credentials in place, after the commit that resumed
+   * its triggers and after its webhooks are registered again.
+   */
+  onReconnected(listener: (id: string, resumed: TriggerRow[]) => Promise<void> | void): void {
     this.#reconnectedListeners.add(listener)
   }
 
