@@ -128,6 +128,9 @@ function restorableOf(d: DisconnectionRow): Restorable {
   }
 }
 
+/** How many connections' owners ownerOf remembers before starting again. */
+const OWNERS_REMEMBERED = 10_000
+
 /** A lapse as told to its listeners: why, when, and the triggers paused in the same commit. */
 export interface Lapse {
   reason: string
@@ -145,6 +148,8 @@ export class ConnectionService {
   #registry: Registry
   #clients: UpstreamClients
   #cache = new Map<string, LoadedConnection>()
+  /** Each connection's owner (ownerOf), by workspace and id. */
+  #owners = new Map<string, string | null>()
   #changes: Changes
   #disconnections: Disconnections
   #lapsedListeners = new Set<(id: string, lapse: Lapse) => Promise<void> | void>()
@@ -352,6 +357,24 @@ export class ConnectionService {
     if (!deleted || !row) throw connectionNotFound(id)
     this.#cache.delete(id)
     this.#lifecycle?.connectionChanged('connection.deleted', row, reason)
+  }
+
+  /**
+   * The end user a connection belongs to, null for the workspace's own (or a connection that is
+   * gone): what its events are stored under (the recorder). A connection's owner never changes,
+   * so it is remembered once read (a bounded map, no secrets).
+   */
+  async ownerOf(workspaceId: string, id: string): Promise<string | null> {
+    const cached = this.#cache.get(id)
+    if (cached && cached.row.workspace_id === workspaceId) return cached.row.end_user_id ?? null
+    const key = `${workspaceId}\n${id}`
+    const known = this.#owners.get(key)
+    if (known !== undefined) return known
+    const row = await this.#repo.get(workspaceId, id)
+    if (!row) return null
+    if (this.#owners.size >= OWNERS_REMEMBERED) this.#owners.clear()
+    this.#owners.set(key, row.end_user_id ?? null)
+    return row.end_user_id ?? null
   }
 
   /** The connection with its decrypted credentials, for running a step. */
