@@ -58,6 +58,8 @@ export type PickerSummary = Schemas['Picker']
 export type Choice = Schemas['FieldChoices']['choices'][number]
 export type Agent = Schemas['Agent']
 export type AgentKey = Schemas['AgentKey']
+/** An MCP client's OAuth access to one agent (GET /v1/mcp-grants). */
+export type McpGrant = Schemas['McpGrant']
 export type Trigger = Schemas['Trigger']
 export type Diagnosis = Schemas['Diagnosis']
 export type ToolStepSpec = Schemas['Tool']['steps'][number]
