@@ -68,6 +68,8 @@ export type ToolRun = Schemas['ToolRun']
 export type PatchbayEvent = Schemas['Event']
 export type Attempt = Schemas['DeliveryAttempt']
 export type Delivery = Schemas['Delivery']
+/** Long work with its progress (GET /v1/jobs/{id}). */
+export type Job = Schemas['Job']
 export type DeliveryBacklog = Schemas['DeliveryBacklog']
 /** One delivery as GET /v1/deliveries/{id} shows it: each attempt, and the payload. */
 export type DeliveryDetail = Schemas['DeliveryWithAttempts']
