@@ -290,11 +290,14 @@ export const events = {
       type?: string
       subscriptionId?: string
       connectionId?: string
+      /** Whose: an end user's id, '' for the workspace's own (the events' owner). */
+      owner?: string
       beforeSeq?: number
       limit: number
     },
   ) {
     let q = db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId)
+    if (f.owner !== undefined) q = q.where('owner', '=', f.owner)
     if (f.connector) q = q.where('connector', '=', f.connector)
     if (f.type) q = q.where('type', '=', f.type)
     if (f.subscriptionId) q = q.where('subscription_id', '=', f.subscriptionId)
