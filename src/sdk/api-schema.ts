@@ -2605,7 +2605,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description createdAt of the last run of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+                /** @description Deprecated (use cursor; runs made in the same millisecond as the last one are skipped): runs made before this createdAt. */
                 before?: string;
             };
             header?: never;
@@ -2622,6 +2624,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         runs: components["schemas"]["StepRun"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -3952,7 +3955,7 @@ export interface operations {
                 /** @description Only runs of this tool. */
                 toolId?: string;
                 limit?: number;
-                /** @description The next value of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
                 cursor?: string;
             };
             header?: never;
@@ -3971,6 +3974,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         runs: components["schemas"]["ToolRun"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -4320,7 +4324,9 @@ export interface operations {
                 type?: string;
                 connectionId?: string;
                 limit?: number;
-                /** @description The seq of the last item of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+                /** @description Deprecated (use cursor): the seq of the last item of the previous page. */
                 before?: number;
             };
             header?: never;
@@ -4337,7 +4343,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         events: components["schemas"]["Event"][];
-                        next: number | null;
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -4409,7 +4416,9 @@ export interface operations {
                 eventId?: string;
                 triggerId?: string;
                 limit?: number;
-                /** @description The seq of the last item of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+                /** @description Deprecated (use cursor): the seq of the last item of the previous page. */
                 before?: number;
             };
             header?: never;
@@ -4426,7 +4435,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         deliveries: components["schemas"]["Delivery"][];
-                        next: number | null;
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -4534,7 +4544,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The seq of the last item of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+                /** @description Deprecated (use cursor): the seq of the last item of the previous page. */
                 before?: number;
             };
             header?: never;
@@ -4551,7 +4563,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         parked: components["schemas"]["ParkedInboxRow"][];
-                        next: number | null;
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -4713,7 +4726,7 @@ export interface operations {
                 /** @description Before this time. */
                 until?: string;
                 limit?: number;
-                /** @description The next value of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
                 cursor?: string;
             };
             header?: never;
@@ -4761,6 +4774,7 @@ export interface operations {
                             remaining: number | null;
                             createdAt: string;
                         }[];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -5403,7 +5417,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The next value of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
                 cursor?: string;
             };
             header?: never;
@@ -5420,6 +5434,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         endUsers: components["schemas"]["EndUser"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -5702,7 +5717,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The next value of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
                 cursor?: string;
                 type?: "connection.created" | "connection.reconnected" | "connection.lapsed" | "connection.deleted" | "trigger.paused" | "trigger.resumed";
                 status?: "pending" | "delivered" | "failed";
@@ -5721,6 +5736,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         notices: components["schemas"]["Notice"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -6634,7 +6650,7 @@ export interface operations {
                 /** @description Before this time. */
                 to?: string;
                 limit?: number;
-                /** @description The next value of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
                 cursor?: string;
             };
             header?: never;
@@ -6651,6 +6667,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         entries: components["schemas"]["AuditEntry"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };

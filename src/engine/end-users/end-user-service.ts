@@ -162,9 +162,8 @@ export class EndUserService {
     workspaceId: string,
     q: { cursor?: string; limit: number },
   ): Promise<{ endUsers: EndUserView[]; next: string | null }> {
-    const rows = await this.#rows.page(workspaceId, q.cursor ?? null, q.limit + 1)
-    const page = rows.slice(0, q.limit)
-    return { endUsers: page.map(endUserView), next: rows.length > q.limit ? page[page.length - 1].id : null }
+    const page = await this.#rows.page(workspaceId, q)
+    return { endUsers: page.items.map(endUserView), next: page.next }
   }
 
   async get(
