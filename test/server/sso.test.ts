@@ -51,7 +51,12 @@ const callbackHop = (hops: Hop[]) => hops.find((h) => h.url.startsWith(`${t.url}
 describe('single sign-on', () => {
   test('GET /v1/auth/sso tells the sign-in page that single sign-on is offered', async () => {
     const res = await fetch(`${t.url}/v1/auth/sso`)
-    assert.deepEqual(await res.json(), { sso: true, issuer: idp.issuer, signup: 'invite', passwordReset: false })
+    assert.deepEqual(await res.json(), {
+      sso: true,
+      issuer: idp.issuer,
+      signup: 'invite',
+      passwordReset: false,
+    })
   })
 
   test('an invited person signs in with the provider, joins the workspace, and is linked to the identity', async () => {

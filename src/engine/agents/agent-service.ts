@@ -12,6 +12,7 @@ import type { Caller } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
+import type { EngineEvents } from '../engine-events.ts'
 import type { Registry } from '../registry.ts'
 import type { StepConnectionNeeded } from '../tools/tool-input.ts'
 import {
@@ -61,8 +62,6 @@ export interface SigningSecrets {
   /** The secret before the last rotation, while its overlap lasts (until: epoch ms). */
   previous: { secret: string; until: number } | null
 }
-
-export type AgentDeletedListener = (workspaceId: string, agentId: string) => Promise<void> | void
 
 // Agents are read on every step an agent key runs; a short cache keeps that off the database.
 // Changes made through this process drop the entry at once; other instances see them within this.
@@ -114,7 +113,7 @@ export class AgentService {
   #revocations: KeyRevocations
   #egress: EgressGuard
   #cache = new Map<string, { view: AgentView; workspaceId: string; at: number }>()
-  #deletedListeners = new Set<AgentDeletedListener>()
+  #bus: EngineEvents
   #changes: Changes
   #registry: Registry
   #endUsers: EndUsers
@@ -132,7 +131,10 @@ export class AgentService {
     egress: EgressGuard
     /** The steps and connectors a tool selection may name. */
     registry: Registry
+    /** Told when an agent is deleted (its triggers go with it: triggers/trigger-service.ts). */
+    bus: EngineEvents
   }) {
+    this.#bus = deps.bus
     this.#registry = deps.registry
     this.#egress = deps.egress
     this.#endUsers = deps.endUsers
@@ -258,13 +260,7 @@ export class AgentService {
     const deleted = await this.#repo.delete(workspaceId, agentId)
     this.#changes.publish('agents', [agentId])
     if (!deleted) throw agentNotFound(agentId)
-    for (const l of this.#deletedListeners) await l(workspaceId, agentId)
-  }
-
-  /** Lets other parts (triggers, deliveries) let go of an agent when it is deleted. */
-  onDeleted(listener: AgentDeletedListener): () => void {
-    this.#deletedListeners.add(listener)
-    return () => this.#deletedListeners.delete(listener)
+    await this.#bus.emit('agentDeleted', { workspaceId, agentId })
   }
 
   /** The agent's Standard Webhooks signing secret in clear. */
