@@ -1,7 +1,7 @@
 // The `patchbay` commands. Each talks to a running Patchbay through the SDK (serve and sandbox
 // start one); none knows anything about a particular step or trigger — those come from the API.
-import { existsSync } from 'node:fs'
-import type { ParkedInboxView, PatchbayClient } from '../sdk/client.ts'
+import { existsSync, readFileSync } from 'node:fs'
+import type { JobView, ParkedInboxView, PatchbayClient } from '../sdk/client.ts'
 import type { StreamedDelivery } from '../sdk/events.ts'
 import { ask, forgetLogin, logIn, logOut, readLogin, writeLogin } from './login.ts'
 import { dim, green, type Output, progressBar, table, UsageError, withProgress } from './output.ts'
@@ -66,6 +66,71 @@ const print = (ctx: Context, value: unknown, human: () => string) =>
   ctx.o.out(ctx.o.json ? JSON.stringify(value) : human())
 
 const pretty = (v: unknown) => JSON.stringify(v, null, 2)
+
+/** A job's state in words (jobs show, and the end of a followed job). */
+function jobText(job: JobView): string {
+  const head = `${job.id}  ${job.kind}  ${job.status}  ${job.done} of ${job.total} done${job.errors ? `, ${job.errors} with errors` : ''}`
+  const lines = [head]
+  const r = job.result as Record<string, unknown> | null
+  if (job.kind === 'enrich_contacts' && r)
+    lines.push(`matched ${r.matched}, not matched ${r.notMatched}, credits charged ${r.creditsCharged}`)
+  if (job.kind === 'replay_deliveries' && r) lines.push(`replayed ${r.replayed}`)
+  if (job.error) lines.push(`${job.error.code}: ${job.error.message}`)
+  return lines.join('\n')
+}
+
+/** Follows a job with a progress bar (unless --no-wait), then prints it; exit 0 when it succeeded. */
+async function followJob(ctx: Context, started: JobView, label: string): Promise<number> {
+  if (ctx.values['no-wait'] === true) {
+    print(
+      ctx,
+      started,
+      () =>
+        `${started.id} started (${started.total} items); follow it with patchbay jobs show ${started.id} --wait`,
+    )
+    return 0
+  }
+  const bar = progressBar(label, { lines: ctx.values.progress === true })
+  const job = await ctx.client().jobs.wait(started.id, {
+    intervalMs: 300,
+    onProgress: (j) => bar.update(j.done, j.total),
+  })
+  print(ctx, job, () => jobText(job))
+  return job.status === 'succeeded' ? 0 : 1
+}
+
+/** Contacts from a file: a JSON array, or CSV whose header names the fields (email, linkedInUrl …). */
+function readContacts(file: string): Array<Record<string, string>> {
+  let text: string
+  try {
+    text = readFileSync(file === '-' ? 0 : file, 'utf8')
+  } catch (err) {
+    throw new UsageError(`Cannot read ${file}: ${(err as Error).message}`)
+  }
+  const trimmed = text.trim()
+  if (trimmed.startsWith('[')) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(trimmed)
+    } catch (err) {
+      throw new UsageError(`${file} is not valid JSON: ${(err as Error).message}`)
+    }
+    if (!Array.isArray(parsed)) throw new UsageError(`${file} must hold a JSON array of contacts.`)
+    return parsed as Array<Record<string, string>>
+  }
+  const [header, ...rows] = trimmed.split(/\r?\n/).filter((l) => l.trim() !== '')
+  const fields = (header ?? '').split(',').map((f) => f.trim())
+  const known = ['email', 'linkedInUrl', 'firstName', 'lastName', 'company']
+  const unknown = fields.filter((f) => !known.includes(f))
+  if (fields.length === 0 || unknown.length)
+    throw new UsageError(
+      `${file}: the CSV header names ${unknown.join(', ') || 'nothing'}; use ${known.join(', ')}.`,
+    )
+  return rows.map((line) => {
+    const cells = line.split(',').map((c) => c.trim())
+    return Object.fromEntries(fields.flatMap((f, i) => (cells[i] ? [[f, cells[i]]] : [])))
+  })
+}
 
 /**
  * The service and the sandbox run from a clone of the repository (Node runs their TypeScript);
@@ -723,6 +788,121 @@ ${dim(`Keys kept in ${file}; "patchbay workspace use" switches, "patchbay logout
       if (!Number.isInteger(seq) || seq <= 0) throw new UsageError('<seq> is the number inbox list shows.')
       await withProgress('Putting it back in line', ctx.client().inbox.retry(seq))
       print(ctx, { seq, status: 'pending' }, () => `${green('✓')} #${seq} is back in line`)
+      return 0
+    },
+  },
+
+  // ---- jobs: long work with progress
+  {
+    path: ['jobs', 'enrich'],
+    summary: 'Enrich many contacts as a job (up to 5,000; 100 a piece) and show its progress',
+    options: {
+      connection: { type: 'string', help: 'A contact-data connection', value: 'id' },
+      file: {
+        type: 'string',
+        help: 'The contacts: a JSON array, or CSV with a header (email, linkedInUrl, firstName, lastName, company); - for stdin',
+        value: 'file',
+      },
+      'no-wait': { type: 'boolean', help: 'Start it and print the job without waiting' },
+      progress: {
+        type: 'boolean',
+        help: 'Report progress as lines on stderr (a terminal shows a bar anyway)',
+      },
+    },
+    async run(ctx) {
+      const contacts = readContacts(need(ctx, 'file'))
+      const job = await withProgress(
+        'Starting',
+        ctx.client().jobs.start({ kind: 'enrich_contacts', connectionId: need(ctx, 'connection'), contacts }),
+      )
+      return followJob(ctx, job, 'Enriching contacts')
+    },
+  },
+  {
+    path: ['jobs', 'replay'],
+    summary: 'Send again every delivery a filter matches (the dead ones by default) as a job, with progress',
+    options: {
+      status: { type: 'string', help: 'pending, delivered, failed or dead (default dead)', value: 'status' },
+      agent: { type: 'string', help: 'Only this agent’s deliveries', value: 'id' },
+      trigger: { type: 'string', help: 'Only this trigger’s deliveries', value: 'id' },
+      event: { type: 'string', help: 'Only this event’s deliveries', value: 'id' },
+      'no-wait': { type: 'boolean', help: 'Start it and print the job without waiting' },
+      progress: {
+        type: 'boolean',
+        help: 'Report progress as lines on stderr (a terminal shows a bar anyway)',
+      },
+    },
+    async run(ctx) {
+      const status = str(ctx, 'status') ?? 'dead'
+      if (!['pending', 'delivered', 'failed', 'dead'].includes(status))
+        throw new UsageError('--status is one of pending, delivered, failed, dead.')
+      const job = await withProgress(
+        'Starting',
+        ctx.client().jobs.start({
+          kind: 'replay_deliveries',
+          status: status as 'dead',
+          agentId: str(ctx, 'agent'),
+          triggerId: str(ctx, 'trigger'),
+          eventId: str(ctx, 'event'),
+        }),
+      )
+      return followJob(ctx, job, 'Replaying deliveries')
+    },
+  },
+  {
+    path: ['jobs', 'list'],
+    summary: 'The workspace’s jobs, newest first, with their progress',
+    options: {
+      status: { type: 'string', help: 'queued, running, succeeded, failed or cancelled', value: 'status' },
+    },
+    async run(ctx) {
+      const rows = await withProgress(
+        'Listing',
+        ctx.client().jobs.list({ status: str(ctx, 'status'), limit: 100 }),
+      )
+      print(ctx, rows, () =>
+        rows.length === 0
+          ? 'No jobs.'
+          : table(
+              rows.map((j) => ({ ...j, progress: `${j.done}/${j.total}`, errors: String(j.errors) })),
+              ['id', 'kind', 'status', 'progress', 'errors', 'createdAt'],
+            ),
+      )
+      return 0
+    },
+  },
+  {
+    path: ['jobs', 'show'],
+    args: '<id>',
+    positionals: [1, 1],
+    summary: 'One job: its progress and result (--wait: follow it with a progress bar until it ends)',
+    options: {
+      wait: { type: 'boolean', help: 'Follow it until it ends' },
+      progress: {
+        type: 'boolean',
+        help: 'Report progress as lines on stderr (a terminal shows a bar anyway)',
+      },
+    },
+    async run(ctx) {
+      const job = await withProgress('Reading', ctx.client().jobs.get(ctx.positionals[0]))
+      if (ctx.values.wait === true) return followJob(ctx, job, 'Working')
+      print(ctx, job, () => jobText(job))
+      return 0
+    },
+  },
+  {
+    path: ['jobs', 'cancel'],
+    args: '<id>',
+    positionals: [1, 1],
+    summary: 'Cancel a job (a running one stops after the piece under way; what was done stays)',
+    async run(ctx) {
+      const job = await withProgress('Cancelling', ctx.client().jobs.cancel(ctx.positionals[0]))
+      print(
+        ctx,
+        job,
+        () =>
+          `${green('✓')} ${job.id} ${job.status === 'cancelled' ? 'cancelled' : 'stops after the piece under way'} (${job.done} of ${job.total} done)`,
+      )
       return 0
     },
   },

@@ -20,6 +20,7 @@ import { CreditBudgets, CreditHolds, CreditLedger } from '../store/credits.ts'
 import type { Store } from '../store/database.ts'
 import { Disconnections } from '../store/disconnections.ts'
 import { ConnectSessions, EndUsers, OperatorNoticeRows } from '../store/end-users.ts'
+import { Jobs } from '../store/jobs.ts'
 import { Leases } from '../store/leases.ts'
 import { Memberships } from '../store/memberships.ts'
 import { OAuthFlowRows } from '../store/oauth-flows.ts'
@@ -60,7 +61,9 @@ import { LoopGuard } from './events/loop-guard.ts'
 import { Recorder } from './events/recorder.ts'
 import { Poller } from './events/sources/poller.ts'
 import { Ingress } from './events/sources/webhook-ingress.ts'
+import { JobService } from './jobs/job-kinds.ts'
 import { InProcessJobQueue } from './jobs/job-queue.ts'
+import { LongJobs } from './jobs/long-jobs.ts'
 import { type Sweeps, TimerSweeps } from './jobs/sweeps.ts'
 import { Accounts, type SignupMode } from './people/accounts.ts'
 import { AuditTrail } from './people/audit-trail.ts'
@@ -177,6 +180,8 @@ export class Engine {
   readonly stats: Stats
   /** A run's timeline (the dashboard's waterfall), from the stored records. */
   readonly timelines: Timelines
+  /** Long work with progress: bulk enrichments and replays of many deliveries (GET /v1/jobs). */
+  readonly jobs: JobService
   /** A workspace's members and invitations (mailed when SMTP is configured). */
   readonly members: Members
   /** People's accounts: sign-up, sign-in, sessions. */
@@ -399,6 +404,7 @@ export class Engine {
         sharedResults: opts.sharedResults,
         options: ev.attribution,
       }),
+      owners: this.connections,
     })
     // Connections with triggers checked upstream; a lapse pauses them and tells their agents.
     const health = new ConnectionHealth({
@@ -411,6 +417,7 @@ export class Engine {
       changes: this.changes,
       log: opts.log,
       everyMs: ev.connectionCheckMs,
+      triggerLifecycle: this.notices,
     })
     this.events = new EventSystem({
       jobs,
@@ -466,6 +473,15 @@ export class Engine {
       log: opts.log,
       address: this.address,
     })
+    this.jobs = new JobService({
+      jobs: new LongJobs({ rows: new Jobs(db), queue: jobs, clock, log: opts.log }),
+      steps: this.steps,
+      deliverer,
+      registry: this.registry,
+      connections: this.connections,
+      history,
+    })
+    this.events.alsoSweep(() => this.jobs.jobs.sweep())
     const connectSessions = new ConnectSessions(opts.store.db)
     const audit = new AuditTrail(opts.store.db)
     const publicUrl = () => this.address.url
@@ -560,6 +576,8 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    // Jobs under way are given back at once (resumed by the next instance to sweep).
+    await this.jobs.jobs.stop()
     await this.stats.close()
     await this.events.stop()
     await this.notices.close()

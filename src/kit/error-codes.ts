@@ -610,6 +610,19 @@ export const ERROR_CODES = {
     meaning: 'There is no delivery with that id.',
     hint: 'List deliveries with GET /v1/deliveries.',
   },
+  JOB_NOT_FOUND: {
+    status: 404,
+    meaning: 'There is no job with that id in the workspace.',
+    hint: 'List jobs with GET /v1/jobs.',
+    dashboard: 'Jobs started in the dashboard show their progress where they were started.',
+    cli: 'List them with patchbay jobs list.',
+  },
+  JOB_FINISHED: {
+    status: 409,
+    meaning: 'A cancel of a job that already ended (succeeded, failed or cancelled).',
+    hint: 'Nothing to cancel: read the job with GET /v1/jobs/{id} for its result.',
+    cli: 'Read it with patchbay jobs show <id>.',
+  },
   INBOX_ROW_NOT_FOUND: {
     status: 404,
     meaning: 'No upstream delivery with that number is set aside in the inbox.',
@@ -678,7 +691,7 @@ export const ERROR_CODES = {
   RETURN_TO_NOT_ALLOWED: {
     status: 400,
     meaning: "The connect link's returnTo is not on one of the workspace's allowed origins.",
-    hint: 'Add its origin to the allowed origins (PUT /v1/end-user-settings {"allowedOrigins": [...]}) or give a returnTo on one of them.',
+    hint: 'Add its origin to the allowed origins (PATCH /v1/workspace/settings {"allowedOrigins": [...]}) or give a returnTo on one of them.',
     dashboard: 'End users page: allowed origins.',
   },
   NOTICE_NOT_FOUND: {

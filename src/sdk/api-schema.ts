@@ -678,7 +678,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change the given settings of the workspace; the others stay */
+        /** Change the given settings of the workspace; the others stay (a notification URL set the first time, or rotateNotificationSecret, answers the signing secret once) */
         patch: operations["updateWorkspaceSettings"];
         trace?: never;
     };
@@ -811,9 +811,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Allowed origins of connect links and the notification URL */
+        /**
+         * Deprecated: GET /v1/workspace/settings has these. Allowed origins of connect links and the notification URL
+         * @deprecated
+         */
         get: operations["getEndUserSettings"];
-        /** Change the allowed origins or the notification URL (the first URL set makes the signing secret, shown once) */
+        /**
+         * Deprecated: PATCH /v1/workspace/settings takes these. Change the allowed origins or the notification URL
+         * @deprecated
+         */
         put: operations["updateEndUserSettings"];
         post?: never;
         delete?: never;
@@ -1129,6 +1135,58 @@ export interface paths {
         get: operations["getTimeline"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Jobs of the workspace, newest first (without their results) */
+        get: operations["listJobs"];
+        put?: never;
+        /** Start long work as a job: a bulk enrichment or a replay of many deliveries; answers 202 with the job, whose progress GET /v1/jobs/{id} shows */
+        post: operations["startJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One job: its progress (done of total, errors), its result so far, why it failed */
+        get: operations["getJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a job: a queued one at once, a running one after the piece under way (what was done stays done) */
+        post: operations["cancelJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1521,6 +1579,37 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        StartJobInput: {
+            /** @constant */
+            kind: "enrich_contacts";
+            /** @description A contact-data connection (GET /v1/connections). */
+            connectionId: string;
+            /** @description The contacts to enrich (1 to 5000), each as the Enrich Contacts step takes it; done 100 at a time. */
+            contacts: {
+                /** @description Email address of the person (work or personal). */
+                email?: string;
+                /** @description LinkedIn profile URL, such as https://www.linkedin.com/in/jane-doe (Search Contacts results carry it). */
+                linkedInUrl?: string;
+                /** @description First name; needs lastName and company too. */
+                firstName?: string;
+                /** @description Last name; needs firstName and company too. */
+                lastName?: string;
+                /** @description Company name or domain the person works at; needs firstName and lastName too. */
+                company?: string;
+            }[];
+        } | {
+            /** @constant */
+            kind: "replay_deliveries";
+            /**
+             * @description Which deliveries to send again (default: the dead ones).
+             * @default dead
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed" | "dead";
+            agentId?: string;
+            triggerId?: string;
+            eventId?: string;
+        };
         /** @description What the event is about (board, list, card, repository …). */
         EventRefs: {
             board?: string;
@@ -1573,7 +1662,7 @@ export interface components {
                  * @description Stable, machine-readable error code (docs/api.md lists what each means).
                  * @enum {string}
                  */
-                code: "UNAUTHORIZED" | "KEY_EXPIRED" | "ROLE_FORBIDDEN" | "AGENT_KEY_FORBIDDEN" | "PERSON_REQUIRED" | "OWNER_SETUP_INVALID" | "WORKSPACE_NOT_FOUND" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "STATS_RANGE_INVALID" | "INVALID_CURSOR" | "INTERNAL" | "SERVICE_STARTING" | "SERVICE_STOPPING" | "DATABASE_UNAVAILABLE" | "STORAGE_FULL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_IN_USE" | "CONNECTION_NEEDED" | "NOTHING_TO_RESTORE" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY" | "CONNECTION_OF_OTHER_OWNER" | "END_USER_NOT_FOUND" | "CONNECT_SESSION_INVALID" | "CONNECT_SESSION_EXPIRED" | "CONNECT_SESSION_USED" | "CONNECT_NOT_ALLOWED" | "RETURN_TO_NOT_ALLOWED" | "NOTICE_NOT_FOUND" | "SIGN_UP_CLOSED" | "WEAK_PASSWORD" | "EMAIL_TAKEN" | "SIGN_IN_FAILED" | "SIGN_IN_RATE_LIMITED" | "CURRENT_PASSWORD_WRONG" | "PASSWORD_NOT_SET" | "PASSWORD_RESET_UNAVAILABLE" | "PASSWORD_RESET_INVALID" | "PASSWORD_RESET_RATE_LIMITED" | "CSRF_TOKEN_INVALID" | "SESSION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "LAST_OWNER" | "INVITATION_NOT_FOUND" | "INVITATION_NOT_USABLE" | "INVITATION_EMAIL_MISMATCH" | "SSO_NOT_CONFIGURED" | "SSO_FAILED" | "SSO_NO_ACCESS";
+                code: "UNAUTHORIZED" | "KEY_EXPIRED" | "ROLE_FORBIDDEN" | "AGENT_KEY_FORBIDDEN" | "PERSON_REQUIRED" | "OWNER_SETUP_INVALID" | "WORKSPACE_NOT_FOUND" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "STATS_RANGE_INVALID" | "INVALID_CURSOR" | "INTERNAL" | "SERVICE_STARTING" | "SERVICE_STOPPING" | "DATABASE_UNAVAILABLE" | "STORAGE_FULL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_IN_USE" | "CONNECTION_NEEDED" | "NOTHING_TO_RESTORE" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "JOB_NOT_FOUND" | "JOB_FINISHED" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY" | "CONNECTION_OF_OTHER_OWNER" | "END_USER_NOT_FOUND" | "CONNECT_SESSION_INVALID" | "CONNECT_SESSION_EXPIRED" | "CONNECT_SESSION_USED" | "CONNECT_NOT_ALLOWED" | "RETURN_TO_NOT_ALLOWED" | "NOTICE_NOT_FOUND" | "SIGN_UP_CLOSED" | "WEAK_PASSWORD" | "EMAIL_TAKEN" | "SIGN_IN_FAILED" | "SIGN_IN_RATE_LIMITED" | "CURRENT_PASSWORD_WRONG" | "PASSWORD_NOT_SET" | "PASSWORD_RESET_UNAVAILABLE" | "PASSWORD_RESET_INVALID" | "PASSWORD_RESET_RATE_LIMITED" | "CSRF_TOKEN_INVALID" | "SESSION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "LAST_OWNER" | "INVITATION_NOT_FOUND" | "INVITATION_NOT_USABLE" | "INVITATION_EMAIL_MISMATCH" | "SSO_NOT_CONFIGURED" | "SSO_FAILED" | "SSO_NO_ACCESS";
                 /** @description What was wrong. */
                 message: string;
                 /** @description What to do about it. */
@@ -2029,6 +2118,75 @@ export interface components {
             description: string;
             parameters?: components["schemas"]["JsonSchema"];
         };
+        EnrichJobResult: {
+            /** @description One per contact done so far, in the given order, as the Enrich Contacts step returns them. */
+            results: unknown[];
+            matched: number;
+            notMatched: number;
+            creditsCharged: number;
+        };
+        ReplayJobResult: {
+            /** @description Deliveries handed on to be sent again. */
+            replayed: number;
+            /** @description Deliveries that could not be replayed (at most 100 listed; `errors` counts them all). */
+            failed: {
+                id: string;
+                code: string;
+                message: string;
+            }[];
+        };
+        JobSummary: {
+            id: string;
+            /** @enum {string} */
+            kind: "enrich_contacts" | "replay_deliveries";
+            /**
+             * @description queued → running → succeeded, failed (error says why) or cancelled.
+             * @enum {string}
+             */
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            /** @description Items done so far (contacts enriched, deliveries replayed). */
+            done: number;
+            /** @description Items in the job. */
+            total: number;
+            /** @description Items done that failed (a contact with an error, a delivery not replayed). */
+            errors: number;
+            /** @description Why the whole job failed (an error code of the API), or null. */
+            error: {
+                code: string;
+                message: string;
+            } | null;
+            cancelRequested: boolean;
+            createdAt: string;
+            startedAt: string | null;
+            finishedAt: string | null;
+        };
+        Job: {
+            id: string;
+            /** @enum {string} */
+            kind: "enrich_contacts" | "replay_deliveries";
+            /**
+             * @description queued → running → succeeded, failed (error says why) or cancelled.
+             * @enum {string}
+             */
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            /** @description Items done so far (contacts enriched, deliveries replayed). */
+            done: number;
+            /** @description Items in the job. */
+            total: number;
+            /** @description Items done that failed (a contact with an error, a delivery not replayed). */
+            errors: number;
+            /** @description Why the whole job failed (an error code of the API), or null. */
+            error: {
+                code: string;
+                message: string;
+            } | null;
+            cancelRequested: boolean;
+            createdAt: string;
+            startedAt: string | null;
+            finishedAt: string | null;
+            /** @description The result so far (complete once the job has succeeded); null before the first piece. */
+            result: (components["schemas"]["EnrichJobResult"] | components["schemas"]["ReplayJobResult"]) | null;
+        };
         Member: {
             personId: string;
             email: string;
@@ -2199,6 +2357,12 @@ export interface components {
         WorkspaceSettings: {
             /** @description Agent keys may give credentials inline in API Call steps (auth: api_key_token) instead of the agent's connections; only then is the auth field offered to models. */
             allowInlineAuth: boolean;
+            /** @description Origins a connect session's returnTo may be on (https://app.example.com). */
+            allowedOrigins: string[];
+            /** @description Where lifecycle notices are POSTed (signed, Standard Webhooks); null: none are. */
+            notificationUrl: string | null;
+            /** @description The whsec_… secret notices are signed with: shown once, when made or rotated. */
+            notificationSecret?: string;
         };
         Workspace: {
             id: string;
@@ -5056,6 +5220,12 @@ export interface operations {
                 "application/json": {
                     /** @description Agent keys may run API Call steps with credentials given inline (auth: api_key_token) instead of the agent's connections; the auth field is offered to models only then. Default false. */
                     allowInlineAuth?: boolean;
+                    /** @description Origins a connect session's returnTo may be on (https://app.example.com); replaces the list. */
+                    allowedOrigins?: string[];
+                    /** @description Where lifecycle notices are POSTed; null: none are. The first one set makes the signing secret. */
+                    notificationUrl?: string | null;
+                    /** @description Make a new notification secret (answered this once). */
+                    rotateNotificationSecret?: boolean;
                 };
             };
         };
@@ -5677,8 +5847,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Origins a connect session's returnTo may be on (https://app.example.com); replaces the list. */
                     allowedOrigins?: string[];
+                    /** @description Where lifecycle notices are POSTed; null: none are. The first one set makes the signing secret. */
                     notificationUrl?: string | null;
+                    /** @description Make a new notification secret (answered this once). */
                     rotateNotificationSecret?: boolean;
                 };
             };
@@ -6758,6 +6931,177 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Timeline"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listJobs: {
+        parameters: {
+            query?: {
+                status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+                /** @description Deprecated (use cursor): the id of the last job of the previous page. */
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        jobs: components["schemas"]["JobSummary"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartJobInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
                 };
             };
             /** @description Default Response */

@@ -58,6 +58,10 @@ export type DeliveryView = Schemas['Delivery'] & { payload?: DeliveryPayload }
 export type ParkedInboxView = Schemas['ParkedInboxRow']
 /** Time series of the workspace (GET /v1/stats): what the dashboard's Overview charts. */
 export type StatsView = Schemas['Stats']
+/** Long work with its progress (GET /v1/jobs/{id}); the list leaves `result` out. */
+export type JobView = Schemas['Job']
+export type JobSummaryView = Schemas['JobSummary']
+export type NewJob = RequestBody<'startJob'>
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080'
 
@@ -316,6 +320,36 @@ export class PatchbayClient {
       ),
     retry: (seq: number): Promise<{ seq: number; status: 'pending' }> =>
       this.request('POST', `/v1/inbox/${enc(String(seq))}/retry`),
+  }
+
+  /**
+   * Long work as jobs: a bulk enrichment or a replay of many deliveries. `start` answers at once;
+   * `wait` polls the job until it ends, telling `onProgress` each time it is read.
+   */
+  readonly jobs = {
+    start: (body: NewJob): Promise<JobView> => this.request('POST', '/v1/jobs', { body }),
+    get: (id: string): Promise<JobView> => this.request('GET', `/v1/jobs/${enc(id)}`),
+    /** One page, newest first (pass `cursor` from `page` for the next). */
+    list: async (q: { status?: string } & PageQuery = {}): Promise<JobSummaryView[]> =>
+      (await this.jobs.page(q)).jobs,
+    /** One page with its `next` (null on the last page). */
+    page: (
+      q: { status?: string } & PageQuery = {},
+    ): Promise<{ jobs: JobSummaryView[]; next: string | null }> =>
+      this.request('GET', '/v1/jobs', { query: q }),
+    cancel: (id: string): Promise<JobView> => this.request('POST', `/v1/jobs/${enc(id)}/cancel`),
+    wait: async (
+      id: string,
+      opts: { onProgress?: (job: JobView) => void; intervalMs?: number; signal?: AbortSignal } = {},
+    ): Promise<JobView> => {
+      for (;;) {
+        const job = await this.request<JobView>('GET', `/v1/jobs/${enc(id)}`, { signal: opts.signal })
+        opts.onProgress?.(job)
+        if (job.status !== 'queued' && job.status !== 'running') return job
+        await new Promise((r) => setTimeout(r, opts.intervalMs ?? 500))
+        opts.signal?.throwIfAborted()
+      }
+    },
   }
 
   /**

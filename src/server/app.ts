@@ -44,6 +44,7 @@ import { endUserRoutes } from './routes/end-users.ts'
 import { eventRoutes } from './routes/events.ts'
 import { functionToolRoutes } from './routes/function-tools.ts'
 import { hookRoutes } from './routes/hooks.ts'
+import { jobRoutes } from './routes/jobs.ts'
 import { memberRoutes } from './routes/members.ts'
 import { oauthRoutes } from './routes/oauth.ts'
 import { rateLimitStatusRoutes } from './routes/rate-limit-status.ts'
@@ -209,6 +210,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(functionToolRoutes(engine))
   await app.register(workspaceRoutes(engine))
   await app.register(statsRoutes(engine))
+  await app.register(jobRoutes(engine))
   await app.register(mcpRoutes(engine))
   await app.register(authRoutes(engine, sessions))
   await app.register(memberRoutes(engine))

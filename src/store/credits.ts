@@ -62,7 +62,7 @@ export class CreditLedger {
     f: CreditFilter,
     page: { limit: number; cursor?: string },
   ): Promise<{ entries: CreditEntryRow[]; next: string | null }> {
-    let q: SelectQueryBuilder<Database, 'credit_ledger', CreditEntryRow> = this.#filtered(
+    const q: SelectQueryBuilder<Database, 'credit_ledger', CreditEntryRow> = this.#filtered(
       workspaceId,
       f,
     ).selectAll()

@@ -138,6 +138,24 @@ export const inbox = {
   },
 }
 
+/**
+ * What makes an event one (migration 0015's unique index): its workspace, connector, owner (the end
+ * user of the connection it came through, '' for the workspace's own) and upstream id. The same
+ * upstream change seen by two end users is two events; by two connections of one owner, one.
+ */
+const EVENT_IDENTITY = ['workspace_id', 'connector', 'owner', 'upstream_id'] as const
+
+/**
+ * An event's identity, as a map key (events.upsertMany, the recorder): a batch may hold events of
+ * several workspaces (the ingress's group commit), so the workspace is part of it.
+ */
+export const eventKey = (e: {
+  workspace_id: string
+  connector: string
+  owner: string
+  upstream_id: string
+}): string => JSON.stringify([e.workspace_id, e.connector, e.owner, e.upstream_id])
+
 export const events = {
   /** Lists `connectionId` among the connections the event also came through (once). */
   async addVia(db: Db, eventId: string, connectionId: string): Promise<void> {
@@ -156,8 +174,9 @@ export const events = {
       .execute()
   },
   /**
-   * Inserts events not stored yet; returns the stored event for each `connector:upstream id`
-   * (the row given, with its seq, when it is new; the row stored before when it is a repeat).
+   * Inserts events not stored yet; returns the stored event for each eventKey (the row given, with
+   * its seq, when it is new; the row stored before when it is a repeat: the same owner's change
+   * seen again, or through another of that owner's connections).
    */
   async upsertMany(db: Db, rows: NewEvent[]): Promise<Map<string, StoredEvent>> {
     const out = new Map<string, StoredEvent>()
@@ -165,30 +184,26 @@ export const events = {
     const inserted = await db
       .insertInto('events')
       .values(rows)
-      .onConflict((oc) => oc.columns(['workspace_id', 'connector', 'upstream_id']).doNothing())
+      .onConflict((oc) => oc.columns(EVENT_IDENTITY).doNothing())
       .returning(['id', 'seq'])
       .execute()
     const seqOf = new Map(inserted.map((r) => [r.id, Number(r.seq)]))
     for (const r of rows) {
       const seq = seqOf.get(r.id)
-      if (seq !== undefined) out.set(`${r.connector}:${r.upstream_id}`, { ...r, seq })
+      if (seq !== undefined) out.set(eventKey(r), { ...r, seq })
     }
     // Events stored before (a redelivery, or the same change seen through another webhook).
-    const missing = rows.filter((r) => !out.has(`${r.connector}:${r.upstream_id}`))
+    const missing = rows.filter((r) => !out.has(eventKey(r)))
     for (const r of missing) {
       const stored = await db
         .selectFrom('events')
         .selectAll()
         .where('workspace_id', '=', r.workspace_id)
         .where('connector', '=', r.connector)
+        .where('owner', '=', r.owner)
         .where('upstream_id', '=', r.upstream_id)
         .executeTakeFirst()
-      if (stored)
-        out.set(`${stored.connector}:${stored.upstream_id}`, {
-          ...stored,
-          seq: Number(stored.seq),
-          repeat: true,
-        })
+      if (stored) out.set(eventKey(stored), { ...stored, seq: Number(stored.seq), repeat: true })
     }
     return out
   },
@@ -210,7 +225,7 @@ export const events = {
     const eventValues = sql.join(
       rows.map(
         (e) =>
-          sql`(${e.id}, ${e.workspace_id}, ${e.connector}, ${e.subscription_id}, ${e.connection_id}, ${e.model}, ${e.upstream_id}, ${e.type}, ${e.refs}, ${e.data}, ${e.occurred_at}, ${e.received_at}, ${e.matched})`,
+          sql`(${e.id}, ${e.workspace_id}, ${e.connector}, ${e.subscription_id}, ${e.connection_id}, ${e.model}, ${e.owner}, ${e.upstream_id}, ${e.type}, ${e.refs}, ${e.data}, ${e.occurred_at}, ${e.received_at}, ${e.matched})`,
       ),
     )
     const written_ = deliveryRows.map(writeDelivery)
@@ -218,9 +233,9 @@ export const events = {
     const { rows: written } = await sql<{ kind: 'event' | 'delivery'; id: string; seq: string }>`
       WITH ev AS (
         INSERT INTO events (id, workspace_id, connector, subscription_id, connection_id, model,
-          upstream_id, type, refs, data, occurred_at, received_at, matched)
+          owner, upstream_id, type, refs, data, occurred_at, received_at, matched)
         VALUES ${eventValues}
-        ON CONFLICT (workspace_id, connector, upstream_id) DO NOTHING
+        ON CONFLICT (workspace_id, connector, owner, upstream_id) DO NOTHING
         RETURNING id, seq
       ), dl AS (
         INSERT INTO deliveries (id, workspace_id, agent_id, event_id, trigger_id, target, status,

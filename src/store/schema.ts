@@ -276,6 +276,11 @@ export interface EventsTable {
   matched: number
   /** JSON: the other connections it came through, when several heard it (migration 0011). */
   via?: string | null
+  /**
+   * Whose it is: the end user of the connection it came through, '' for the workspace's own
+   * (migration 0015). Part of its identity: one row per (workspace, connector, owner, upstream id).
+   */
+  owner: string
 }
 
 export interface DeliveriesTable {
@@ -402,6 +407,7 @@ export interface Database {
   operator_notices: OperatorNoticesTable
   stat_hours: StatHoursTable
   stat_rollups: StatRollupsTable
+  jobs: JobsTable
 }
 
 /** A disconnected connection and what used it, for restoring on reconnect (migration 0011). */
@@ -490,4 +496,29 @@ export interface CreditHoldsTable {
   agent_id: string
   amount: number
   expires_at: string
+}
+
+/** A long piece of work with its progress (migration 0015): engine/jobs/long-jobs.ts. */
+export interface JobsTable {
+  id: string
+  workspace_id: string
+  kind: string
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled'
+  /** JSON: the Caller that started it (ids and a role). */
+  caller: string
+  /** JSON: the kind's input. */
+  input: string
+  done: number
+  total: number
+  errors: number
+  /** JSON: the kind's result so far. */
+  result: string | null
+  /** JSON { code, message }. */
+  error: string | null
+  cancel_requested: number
+  holder: string | null
+  lease_until: string | null
+  created_at: string
+  started_at: string | null
+  finished_at: string | null
 }

@@ -177,7 +177,7 @@ export class Triggers {
           rows.map((r) => r.id),
         )
         .execute()
-      return decodeAll(rows)
+      return decodeAll(rows.map((r) => ({ ...r, paused_at: at, paused_reason: reason, updated_at: at })))
     })
   }
 

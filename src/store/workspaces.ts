@@ -9,12 +9,16 @@ const OWNER_CLAIM_LOCK = 7_254_003
 
 export type WorkspaceRow = Omit<WorkspacesTable, 'settings'> & { settings: string }
 
-/** The tables whose rows belong to one workspace (a workspace_id column). */
-const OWNED = [
+/**
+ * The tables whose rows belong to one workspace (a workspace_id column): deleting the workspace
+ * empties each. test/store/workspace-owned-tables.test.ts holds this list against the schema.
+ */
+export const OWNED = [
   'api_keys',
   'memberships',
   'invitations',
   'connections',
+  'disconnections',
   'connection_rate_limits',
   'agents',
   'tools',
@@ -34,6 +38,7 @@ const OWNED = [
   'operator_notices',
   'stat_hours',
   'stat_rollups',
+  'jobs',
 ] as const satisfies readonly (keyof Database)[]
 
 export type OwnedTable = (typeof OWNED)[number] | 'inbox' | 'delivery_attempts'

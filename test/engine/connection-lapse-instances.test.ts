@@ -123,6 +123,7 @@ test('three instances: one check per connection and interval, and one lapse with
     (c: any) => c.status === 'lapsed',
   )
   assert.ok(lapsed.lapsedAt)
+  // Lapsed and paused in one commit (ConnectionService.markLapsed): a reader never sees one alone.
   const trigger = (await api('GET', `/v1/triggers/${trig.body.id}`)).body
   assert.equal(trigger.status, 'paused')
   const isNotice = (r: any) =>

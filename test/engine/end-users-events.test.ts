@@ -1,8 +1,11 @@
 // Isolation of events between end users: the same task-board account connected by two end users
 // is two connections; an agent bound to each, with a New Card trigger on its own connection,
-// receives the card's event through its own connection only, in its deliveries and on its stream.
+// receives the card's event through its own connection only: in its deliveries, on its stream and
+// in its MCP resources.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { eventually } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
@@ -83,15 +86,9 @@ async function readStream(agentId: string, key: string, count: number) {
   return got
 }
 
-// KNOWN DEFECT (todo): events are stored once per (workspace, connector, upstream id)
-// (migration 0004's events_upstream), so the card seen through bob's webhook is recorded as the
-// event first stored through alice's connection, and bob's delivery points at it. Each end user's
-// agent still gets exactly one delivery, and never any credentials, but the event it is given names
-// the other end user's connection. Fixing it means the event's identity includes its connection's
-// owner (a new unique index, the recorder's conflict target): see docs/end-users.md.
-test("each end user's agent receives the event through its own connection only, on its stream too", {
-  todo: 'events are deduplicated across end users (one row per workspace, connector, upstream id)',
-}, async () => {
+// An event's identity includes its owner (migration 0015): the card seen through alice's webhook
+// and through bob's is two events, each naming its own end user's connection.
+test("each end user's agent receives the event through its own connection only, on its stream too", async () => {
   const aliceConn = await endUserConnects('alice')
   const bobConn = await endUserConnects('bob')
   assert.notEqual(aliceConn, bobConn)
@@ -124,10 +121,35 @@ test("each end user's agent receives the event through its own connection only, 
   assert.equal(bobEvent.connectionId, bobConn, "bob's agent hears it through bob's connection")
   assert.ok(JSON.stringify(aliceEvent).includes(card.id))
 
-  // Alice's stream (read with her agent's key) has her delivery and nothing of bob's.
+  assert.notEqual(aliceEvent.id, bobEvent.id, 'one event per end user')
+  assert.deepEqual(aliceEvent.connectionIds, [aliceConn])
+  assert.deepEqual(bobEvent.connectionIds, [bobConn])
+
+  // Alice's stream (read with her agent's key) has her delivery, of her event, and nothing of bob's.
   const streamed = await readStream(aliceAgent, aliceKey, 1)
   assert.equal(streamed.length, 1)
+  assert.equal(streamed[0].data.event.id, aliceEvent.id)
   assert.ok(!JSON.stringify(streamed).includes(bobConn))
+  assert.ok(!JSON.stringify(streamed).includes(bobEvent.id))
+
+  // On MCP, her agent's recent events are her delivery of her event; bob's delivery is not hers to read.
+  const mcp = new Client({ name: 'end-user-test', version: '1.0.0' })
+  await mcp.connect(
+    new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${aliceKey}` } },
+    }),
+  )
+  try {
+    const recent = await mcp.readResource({ uri: 'patchbay://events/recent' })
+    const listed = JSON.parse((recent.contents[0] as { text: string }).text).deliveries
+    assert.deepEqual(
+      listed.map((d: any) => [d.id, d.payload.data.event.id]),
+      [[toAlice[0].id, aliceEvent.id]],
+    )
+    await assert.rejects(mcp.readResource({ uri: `patchbay://deliveries/${toBob[0].id}` }), /no delivery/)
+  } finally {
+    await mcp.close()
+  }
   // Her agent key cannot read bob's deliveries or events.
   const foreign = await t.api('GET', `/v1/deliveries?agentId=${bobAgent}`, undefined, aliceKey)
   assert.ok(!JSON.stringify(foreign.body).includes(bobConn))

@@ -66,17 +66,50 @@ describe('end users', () => {
   })
 
   test('settings: allowed origins and a notification URL, whose signing secret is shown once', async () => {
-    const res = await t.api('PUT', '/v1/end-user-settings', {
+    const res = await t.api('PATCH', '/v1/workspace/settings', {
       allowedOrigins: [APP],
       notificationUrl: notices.url,
     })
     assert.equal(res.status, 200, JSON.stringify(res.body))
     assert.match(res.body.notificationSecret, /^whsec_/)
     notices.secret = res.body.notificationSecret
-    const read = await t.api('GET', '/v1/end-user-settings')
-    assert.deepEqual(read.body, { allowedOrigins: [APP], notificationUrl: notices.url })
-    const bad = await t.api('PUT', '/v1/end-user-settings', { allowedOrigins: ['https://x.test/path'] })
+    // One resource: the workspace's other settings beside them, each kept when another changes.
+    const read = await t.api('GET', '/v1/workspace/settings')
+    assert.deepEqual(read.body, {
+      allowInlineAuth: false,
+      allowedOrigins: [APP],
+      notificationUrl: notices.url,
+    })
+    const inline = await t.api('PATCH', '/v1/workspace/settings', { allowInlineAuth: true })
+    assert.deepEqual(inline.body, {
+      allowInlineAuth: true,
+      allowedOrigins: [APP],
+      notificationUrl: notices.url,
+    })
+    // A refused change changes nothing, not even the part that was fine.
+    const bad = await t.api('PATCH', '/v1/workspace/settings', {
+      allowInlineAuth: false,
+      allowedOrigins: ['https://x.test/path'],
+    })
     assert.equal(bad.status, 400)
+    const after = await t.api('PATCH', '/v1/workspace/settings', { allowInlineAuth: false })
+    assert.deepEqual(after.body, {
+      allowInlineAuth: false,
+      allowedOrigins: [APP],
+      notificationUrl: notices.url,
+    })
+    assert.ok(!('notificationSecret' in after.body), 'the secret is shown once only')
+    // The old path answers for one more release, saying it is deprecated and where to go instead.
+    const old = await fetch(`${t.url}/v1/end-user-settings`, {
+      headers: { authorization: `Bearer ${t.adminKey}` },
+    })
+    assert.equal(old.status, 200)
+    assert.match(old.headers.get('deprecation') ?? '', /^@\d+$/)
+    assert.match(old.headers.get('link') ?? '', /<\/v1\/workspace\/settings>; rel="successor-version"/)
+    assert.deepEqual(await old.json(), { allowedOrigins: [APP], notificationUrl: notices.url })
+    const oldPut = await t.api('PUT', '/v1/end-user-settings', { allowedOrigins: [APP] })
+    assert.equal(oldPut.status, 200, JSON.stringify(oldPut.body))
+    assert.deepEqual(oldPut.body, { allowedOrigins: [APP], notificationUrl: notices.url })
   })
 
   test('a connect session with a returnTo outside the allowed origins is refused and makes nothing', async () => {
@@ -186,6 +219,10 @@ describe('end users', () => {
     })
     assert.equal(res.status, 410)
     assert.equal(res.body.error.code, 'CONNECT_SESSION_EXPIRED')
+    // Made with a returnTo on an allowed origin: the page is told where to send the browser back.
+    const back = new URL(res.body.error.details.returnTo)
+    assert.equal(`${back.origin}${back.pathname}`, `${APP}/done`)
+    assert.equal(back.searchParams.get('error'), 'CONNECT_SESSION_EXPIRED')
     assert.deepEqual((await t.api('GET', '/v1/connections?endUserId=carol')).body.connections, [])
   })
 

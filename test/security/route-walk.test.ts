@@ -89,6 +89,10 @@ before(async () => {
   )
   a.delivery = deliveries.body.deliveries[0].id
   a.event = deliveries.body.deliveries[0].eventId
+  // A job (a replay of A's dead deliveries: none, so it ends at once).
+  const job = await t.api('POST', '/v1/jobs', { kind: 'replay_deliveries', agentId: a.agent })
+  assert.equal(job.status, 202, JSON.stringify(job.body))
+  a.job = job.body.id
 })
 after(() => t.close())
 
@@ -109,6 +113,7 @@ function idFor(path: string, param: string): string {
     'tool-runs': a.toolRun,
     events: a.event,
     deliveries: a.delivery,
+    jobs: a.job,
     keys: a.workspaceKey,
     workspaces: a.workspace,
     steps: 'taskboard.get_card',

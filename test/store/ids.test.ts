@@ -25,6 +25,7 @@ test('events and deliveries get time-ordered ids with their prefixes', () => {
     connector: 'taskboard',
     subscriptionId: 'hook_1',
     connectionId: 'con_1',
+    owner: '',
     model: 'board_1',
     receivedAt: now,
     now,

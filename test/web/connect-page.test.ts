@@ -47,7 +47,7 @@ describe('hosted connect page (browser)', { skip: skip ?? false }, () => {
       }),
     })
     assert.equal(res.status, 201)
-    return (await res.json()) as { url: string; token: string }
+    return (await res.json()) as { id: string; url: string; token: string }
   }
 
   before(async () => {
@@ -61,7 +61,7 @@ describe('hosted connect page (browser)', { skip: skip ?? false }, () => {
     )
     await new Promise<void>((r) => app.listen(0, '127.0.0.1', r))
     appOrigin = `http://127.0.0.1:${(app.address() as { port: number }).port}`
-    const settings = await t.api('PUT', '/v1/end-user-settings', {
+    const settings = await t.api('PATCH', '/v1/workspace/settings', {
       allowedOrigins: [appOrigin],
       notificationUrl: notices.url,
     })
@@ -173,7 +173,7 @@ describe('hosted connect page (browser)', { skip: skip ?? false }, () => {
     assert.deepEqual(dashErrors, [])
   })
 
-  it('the link is single use: opened again it says so in words', async () => {
+  it('the link is single use: opened again it ends back in the app with the error code; a forged one says so in words', async () => {
     const session = await backendMakesConnectSession('frank')
     const account = await mintTaskboardToken(sandbox, { username: `frank${Date.now()}` })
     await page.goto(session.url)
@@ -186,10 +186,56 @@ describe('hosted connect page (browser)', { skip: skip ?? false }, () => {
     await form.getByLabel('token').fill(account.token)
     await form.getByRole('button', { name: /^Connect/ }).click()
     await page.waitForURL(`${appOrigin}/connected?**`)
+    assert.match(new URL(page.url()).searchParams.get('connectionId') ?? '', /^con_/)
+    // Opened again: spent, and the app it came from is told so.
     await page.goto(session.url)
-    await page.getByRole('alert').filter({ hasText: 'already been used' }).waitFor()
+    await page.waitForURL(`${appOrigin}/connected?**error=**`)
+    const back = new URL(page.url())
+    assert.equal(back.searchParams.get('error'), 'CONNECT_SESSION_USED')
+    assert.match(back.searchParams.get('error_description') ?? '', /already been used/)
+    assert.equal(back.searchParams.get('connectionId'), null)
+    // A forged link names no app to go back to: the page says what happened.
     await page.goto(`${t.url}/connect#pbcs_forged`)
     await page.getByRole('alert').filter({ hasText: 'not valid' }).waitFor()
+    assert.ok(page.url().startsWith(t.url))
+  })
+
+  it('an expired link ends back in the app with the error code, unless its returnTo is missing or no longer allowed', async () => {
+    const expire = (id: string) =>
+      t.service.engine.store.db
+        .updateTable('connect_sessions')
+        .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('id', '=', id)
+        .execute()
+    const session = await backendMakesConnectSession('heidi')
+    await expire(session.id)
+    await page.goto(session.url)
+    await page.waitForURL(`${appOrigin}/connected?**error=**`)
+    assert.equal(new URL(page.url()).searchParams.get('error'), 'CONNECT_SESSION_EXPIRED')
+
+    // Made without a returnTo: nowhere to go back to, said in words.
+    const plain = await t.api('POST', '/v1/connect-sessions', { endUserId: 'heidi' })
+    assert.equal(plain.status, 201, JSON.stringify(plain.body))
+    await expire(plain.body.id)
+    await page.goto(plain.body.url)
+    await page.getByRole('alert').filter({ hasText: 'expired' }).waitFor()
+    assert.ok(page.url().startsWith(t.url))
+
+    // Its returnTo's origin taken off the allowed origins since: not followed, said in words.
+    const later = await backendMakesConnectSession('heidi')
+    await expire(later.id)
+    const narrowed = await t.api('PATCH', '/v1/workspace/settings', {
+      allowedOrigins: ['https://other.example.test'],
+    })
+    assert.equal(narrowed.status, 200, JSON.stringify(narrowed.body))
+    try {
+      await page.goto(later.url)
+      await page.getByRole('alert').filter({ hasText: 'expired' }).waitFor()
+      assert.ok(page.url().startsWith(t.url))
+    } finally {
+      await t.api('PATCH', '/v1/workspace/settings', { allowedOrigins: [appOrigin] })
+    }
+    assert.deepEqual(errors, [])
   })
 
   it('an end user connects through the task-board OAuth redirect and lands back in the app', async () => {

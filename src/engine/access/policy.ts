@@ -185,6 +185,11 @@ export const POLICY = {
   // Stats and timelines: the workspace's numbers and run records (no payloads, no secrets).
   getStats: read('viewer', false),
   getTimeline: read('viewer', false),
+  // Jobs: long work with progress (bulk enrichments spend credits; replays send deliveries again).
+  startJob: change('member', 'job.started'),
+  listJobs: read('viewer', false),
+  getJob: read('viewer', false),
+  cancelJob: change('member', 'job.cancelled'),
   // People: signing in and out, and what a person sees of themselves (routes/auth.ts).
   claimOwner: {
     access: 'public',

@@ -11,17 +11,18 @@
 //   and time (ConnectionService.markLapsed, from any caller that meets the 401: a check, a step, a
 //   poll) and pauses its triggers (`paused`, with why) in the same commit; the instance whose
 //   update made the change tells the agents that hold it: a signed `connection.lapsed` notice in
-//   their delivery stream, through the one recorder (events/notices.ts).
+//   their delivery stream, through the one recorder (events/notices.ts) — and the operator of each
+//   trigger paused (`trigger.paused` to the workspace's notification URL, end-users/operator-notices.ts).
 // - An upstream that cannot be reached is no lapse: the check says so (check_error), is tried
 //   again sooner, and the connection stays active.
 // - Reconnecting (new credentials, in place) resumes its triggers (in the commit that stores the
 //   credentials), registers its webhooks again (the engine event connectionReplaced) and sends
-//   `connection.reconnected`.
+//   `connection.reconnected` (and the operator `trigger.resumed` for each trigger resumed).
 import type { FastifyBaseLogger } from 'fastify'
 import { type Clock, systemClock } from '../../kit/clock.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { Agents } from '../../store/agents.ts'
-import type { Connections } from '../../store/connections.ts'
+import type { ConnectionRow, Connections } from '../../store/connections.ts'
 import { isoAt } from '../../store/ids.ts'
 import type { TriggerRow } from '../../store/triggers.ts'
 import type { Changes } from '../changes/changes.ts'
@@ -38,6 +39,16 @@ const RETRY_DIVISOR = 3
 /** How long a claimed check is held before another instance may run it. */
 const CHECK_LEASE_MS = 60_000
 
+/** Who is told of each trigger a lapse paused or a reconnect resumed (the operator's notices). */
+export interface TriggerLifecycle {
+  triggerChanged(
+    type: 'trigger.paused' | 'trigger.resumed',
+    trigger: { id: string; agentId: string },
+    connection: ConnectionRow,
+    reason: string | null,
+  ): void
+}
+
 export class ConnectionHealth {
   #repo: Connections
   #agents: Agents
@@ -48,6 +59,7 @@ export class ConnectionHealth {
   #log: FastifyBaseLogger
   #clock: Clock
   #everyMs: number
+  #triggerLifecycle: TriggerLifecycle | undefined
   #running = new Set<Promise<void>>()
 
   constructor(deps: {
@@ -62,7 +74,10 @@ export class ConnectionHealth {
     everyMs?: number
     /** Lapses and reconnects, told after their commits: the agents hear of them from here. */
     bus: EngineEvents
+    /** Told of each trigger paused or resumed here. */
+    triggerLifecycle?: TriggerLifecycle
   }) {
+    this.#triggerLifecycle = deps.triggerLifecycle
     this.#repo = deps.repo
     this.#agents = deps.agents
     this.#connections = deps.connections
@@ -144,6 +159,13 @@ export class ConnectionHealth {
     this.#publishTriggers(paused)
     const row = await this.#repo.getById(id)
     if (!row) return
+    for (const t of paused)
+      this.#triggerLifecycle?.triggerChanged(
+        'trigger.paused',
+        { id: t.id, agentId: t.agent_id },
+        row,
+        t.paused_reason ?? lapse.reason,
+      )
     await this.#notify(row, 'connection.lapsed', lapse.at, {
       reason: lapse.reason,
       pausedTriggers: paused.map((t) => t.id),
@@ -155,6 +177,13 @@ export class ConnectionHealth {
     this.#publishTriggers(resumed)
     const row = await this.#repo.getById(id)
     if (!row) return
+    for (const t of resumed)
+      this.#triggerLifecycle?.triggerChanged(
+        'trigger.resumed',
+        { id: t.id, agentId: t.agent_id },
+        row,
+        `connection ${id} (${row.account_name}) was reconnected`,
+      )
     await this.#notify(row, 'connection.reconnected', isoAt(this.#clock.now()), {
       resumedTriggers: resumed.map((t) => t.id),
     })

@@ -129,6 +129,9 @@ function restorableOf(d: DisconnectionRow): Restorable {
   }
 }
 
+/** How many connections' owners ownerOf remembers before starting again. */
+const OWNERS_REMEMBERED = 10_000
+
 export class ConnectionService {
   #db: Db
   #bus: EngineEvents
@@ -138,6 +141,8 @@ export class ConnectionService {
   #registry: Registry
   #clients: UpstreamClients
   #cache = new Map<string, LoadedConnection>()
+  /** Each connection's owner (ownerOf), by workspace and id. */
+  #owners = new Map<string, string | null>()
   #changes: Changes
   #disconnections: Disconnections
   /** When this instance last wrote each connection's alive_at. */
@@ -347,6 +352,24 @@ export class ConnectionService {
     if (!deleted || !row) throw connectionNotFound(id)
     this.#cache.delete(id)
     this.#lifecycle?.connectionChanged('connection.deleted', row, reason)
+  }
+
+  /**
+   * The end user a connection belongs to, null for the workspace's own (or a connection that is
+   * gone): what its events are stored under (the recorder). A connection's owner never changes,
+   * so it is remembered once read (a bounded map, no secrets).
+   */
+  async ownerOf(workspaceId: string, id: string): Promise<string | null> {
+    const cached = this.#cache.get(id)
+    if (cached && cached.row.workspace_id === workspaceId) return cached.row.end_user_id ?? null
+    const key = `${workspaceId}\n${id}`
+    const known = this.#owners.get(key)
+    if (known !== undefined) return known
+    const row = await this.#repo.get(workspaceId, id)
+    if (!row) return null
+    if (this.#owners.size >= OWNERS_REMEMBERED) this.#owners.clear()
+    this.#owners.set(key, row.end_user_id ?? null)
+    return row.end_user_id ?? null
   }
 
   /** The connection with its decrypted credentials, for running a step. */

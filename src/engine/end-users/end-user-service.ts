@@ -5,7 +5,7 @@
 // Deleting an end user removes their connections (upstream webhooks first, then the sealed
 // credentials with the row), the bindings of agents to them, their events and their sessions.
 import { createHash, randomBytes } from 'node:crypto'
-import type { Kysely } from 'kysely'
+import type { ExpressionBuilder, Kysely } from 'kysely'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { ConnectSessionRow, ConnectSessions, EndUserRow, EndUsers } from '../../store/end-users.ts'
 import type { Database } from '../../store/schema.ts'
@@ -231,8 +231,35 @@ export class EndUserService {
     try {
       return this.#usable(row)
     } catch (err) {
-      return this.#refuse(err, row?.workspace_id ?? null, 'connect_session.refused')
+      return this.#refuse(
+        await this.#backToApp(err, row),
+        row?.workspace_id ?? null,
+        'connect_session.refused',
+      )
     }
+  }
+
+  /**
+   * A dead link (expired or used) whose session was made with a returnTo still on the workspace's
+   * allowed origins: the refusal names where the hosted page sends the browser back, with
+   * `?error=<code>&error_description=` (as a failed sign-in comes back). A forged token has no
+   * session, so no returnTo: the page says what happened in words.
+   */
+  async #backToApp(err: unknown, row: ConnectSessionRow | undefined): Promise<unknown> {
+    if (!(err instanceof PatchbayError) || !row?.return_to) return err
+    let returnTo: string
+    try {
+      returnTo = await this.#settings.checkReturnTo(row.workspace_id, row.return_to)
+    } catch {
+      return err
+    }
+    const url = new URL(returnTo)
+    url.searchParams.set('error', err.code)
+    url.searchParams.set('error_description', err.message)
+    return new PatchbayError(err.code, err.message, {
+      hint: err.hint,
+      details: { returnTo: url.toString() },
+    })
   }
 
   #usable(row: ConnectSessionRow | undefined): ConnectSessionRow {
@@ -376,7 +403,7 @@ export class EndUserService {
       })
       agentsUnbound.push(a.id)
     }
-    const { events, deliveries } = await this.#deleteEvents(workspaceId, ids)
+    const { events, deliveries } = await this.#deleteEvents(workspaceId, id, ids)
     for (const c of connections)
       await this.#connections.delete(workspaceId, c.id, `end user "${id}" was deleted`)
     const connectSessions = await this.#sessions.deleteForEndUser(workspaceId, id)
@@ -393,14 +420,18 @@ export class EndUserService {
     }
   }
 
-  async #deleteEvents(workspaceId: string, connectionIds: string[]) {
-    if (connectionIds.length === 0) return { events: 0, deliveries: 0 }
+  /** Their events (stored under them as owner, or heard through their connections) and those events' deliveries. */
+  async #deleteEvents(workspaceId: string, endUserId: string, connectionIds: string[]) {
+    const theirs = (w: ExpressionBuilder<Database, 'events'>) =>
+      connectionIds.length > 0
+        ? w.or([w('owner', '=', endUserId), w('connection_id', 'in', connectionIds)])
+        : w('owner', '=', endUserId)
     return this.#db.transaction().execute(async (tx) => {
       const eventIds = tx
         .selectFrom('events')
         .select('id')
         .where('workspace_id', '=', workspaceId)
-        .where('connection_id', 'in', connectionIds)
+        .where(theirs)
       const deliveryIds = tx.selectFrom('deliveries').select('id').where('event_id', 'in', eventIds)
       await tx.deleteFrom('delivery_attempts').where('delivery_id', 'in', deliveryIds).execute()
       const d = await tx
@@ -411,7 +442,7 @@ export class EndUserService {
       const e = await tx
         .deleteFrom('events')
         .where('workspace_id', '=', workspaceId)
-        .where('connection_id', 'in', connectionIds)
+        .where(theirs)
         .executeTakeFirst()
       return { events: Number(e.numDeletedRows), deliveries: Number(d.numDeletedRows) }
     })

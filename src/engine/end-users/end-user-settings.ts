@@ -116,7 +116,7 @@ export class EndUserSettings {
         'RETURN_TO_NOT_ALLOWED',
         `returnTo "${returnTo.slice(0, 300)}" is not on one of the workspace's allowed origins (${allowedOrigins.join(', ') || 'none set'}). Nothing was made.`,
         {
-          hint: 'Add its origin with PUT /v1/end-user-settings {"allowedOrigins": ["https://app.example.com"]}, or give a returnTo on an allowed origin.',
+          hint: 'Add its origin with PATCH /v1/workspace/settings {"allowedOrigins": ["https://app.example.com"]}, or give a returnTo on an allowed origin.',
         },
       )
     return url!.toString()

@@ -79,6 +79,8 @@ export class EventSystem {
   #reconciler: NodeJS.Timeout | null = null
   #reconciling: Promise<void> | null = null
   #address: PublicAddress
+  /** Other parts' due work, looked for in the same sweep (the jobs: jobs/long-jobs.ts). */
+  #alsoSweep: Array<() => Promise<void>> = []
 
   constructor(parts: {
     jobs: InProcessJobQueue
@@ -158,6 +160,12 @@ export class EventSystem {
     await this.deliverer.sweep()
     await this.poller.sweep()
     await this.#health.sweep()
+    for (const sweep of this.#alsoSweep) await sweep()
+  }
+
+  /** Looks for another part's due work in the one sweep (one instance at a time). */
+  alsoSweep(sweep: () => Promise<void>): void {
+    this.#alsoSweep.push(sweep)
   }
 
   /** Stops sweeping and ends the streams; claimed work under way finishes within `graceMs`. */

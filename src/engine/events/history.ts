@@ -59,6 +59,14 @@ export class EventHistory {
     return deliveries.page(this.#db, workspaceId, filter)
   }
 
+  /** Deliveries that pass the filter after `afterSeq`, oldest first (a scan: a replay job's). */
+  deliveriesAfter(
+    workspaceId: string,
+    filter: DeliveryFilter & { afterSeq: number; limit: number },
+  ): Promise<DeliveryRow[]> {
+    return deliveries.list(this.#db, workspaceId, { ...filter, ascending: true })
+  }
+
   /** One delivery, or undefined. */
   findDelivery(workspaceId: string, id: string): Promise<DeliveryRow | undefined> {
     return deliveries.get(this.#db, workspaceId, id)

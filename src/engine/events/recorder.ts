@@ -5,8 +5,9 @@
 //   attribute (read the place of events whose source did not name it, events/attribution.ts)
 //   → match (each of the source's listeners that fires, held against its agent's scope and
 //     connections as they are now, events/event-scope.ts)
-//   → store (the events, once by the upstream's id, with how many listeners they matched, and one
-//     delivery per match, in one commit — with whatever the source writes in the same commit)
+//   → store (the events, once per owner by the upstream's id — the owner being the end user of
+//     the connection they came through, or the workspace — with how many listeners they matched,
+//     and one delivery per match, in one commit — with whatever the source writes in the same commit)
 //   → dispatch (the new deliveries handed to the deliverer at once, events/deliverer.ts).
 //
 // A source says where its events come from and who listens there (EventSource); the recorder
@@ -16,7 +17,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
 import type { NormalizedEvent, TriggerDefinition } from '../../kit/define.ts'
 import { closedSpan, openSpan, type TraceContext, tracingOn } from '../../kit/tracing.ts'
-import { deliveries, events, type NewDelivery, type NewEvent } from '../../store/event-log.ts'
+import { deliveries, eventKey, events, type NewDelivery, type NewEvent } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
 import type { PlacementChanges } from '../access/placement-changes.ts'
@@ -84,6 +85,8 @@ export interface Recorded {
 
 /** What the recorder needs of the agents: each listener's agent as it is now. */
 type RecipientAgents = Pick<AgentService, 'get'>
+/** What the recorder needs of the connections: whose each source's connection is. */
+type SourceOwners = { ownerOf(workspaceId: string, connectionId: string): Promise<string | null> }
 type Recipient = EventScopeAgent & { delivery: { type: 'webhook' | 'stream' } }
 
 /** A listener a source derives from a trigger: `match` applies the trigger's own match to its config. */
@@ -120,6 +123,7 @@ export class Recorder {
   #placements: PlacementChanges
   #agents: RecipientAgents
   #attributor: EventAttributor
+  #owners: SourceOwners
 
   constructor(deps: {
     db: Kysely<Database>
@@ -130,7 +134,10 @@ export class Recorder {
     placements: PlacementChanges
     /** Reads the place of events whose source does not name it, before they are matched. */
     attributor: EventAttributor
+    /** Whose each source's connection is: an event is stored once per owner. */
+    owners: SourceOwners
   }) {
+    this.#owners = deps.owners
     this.#db = deps.db
     this.#deliverer = deps.deliverer
     this.#agents = deps.agents
@@ -182,15 +189,17 @@ export class Recorder {
     const times: number[] = []
     const made = items.map(() => [] as string[])
     try {
+      // A delivery belongs to the source whose listener it was made for.
       const itemOf = new Map<string, number>()
       items.forEach(({ source, events: evs }, i) => {
-        for (const e of evs) itemOf.set(`${source.connector}:${e.id}`, i)
+        for (const e of evs)
+          for (const l of source.listeners) itemOf.set(`${l.triggerId}\n${source.connector}\n${e.id}`, i)
       })
       const recorded = await this.#recordMany(items, opts, {
         times,
         made: (created) => {
           for (const d of created) {
-            const i = itemOf.get(`${d.e_connector}:${d.e_upstream_id}`)
+            const i = itemOf.get(`${d.trigger_id}\n${d.e_connector}\n${d.e_upstream_id}`)
             if (i !== undefined) made[i].push(d.id)
           }
           made.forEach((ids, i) => {
@@ -222,9 +231,9 @@ export class Recorder {
     trace?: { times: number[]; made(created: SendableDelivery[]): void },
   ): Promise<Recorded> {
     trace?.times.push(Date.now())
-    const agents = await this.#prepare(items)
+    const { agents, owners } = await this.#prepare(items)
     trace?.times.push(Date.now())
-    const matched = this.#match(items, agents)
+    const matched = this.#match(items, agents, owners)
     trace?.times.push(Date.now())
     const inCommit = opts.inCommit
     const created = inCommit
@@ -243,8 +252,9 @@ export class Recorder {
 
   /**
    * What matching needs, read before the transaction: the place of events whose source does not
-   * name it (looked up only for events a listener needing a place fires for), and the listening
-   * agents as they are now (null when gone).
+   * name it (looked up only for events a listener needing a place fires for), the listening
+   * agents as they are now (null when gone), and whose each source's connection is ('' for the
+   * workspace's own).
    */
   async #prepare(items: Array<{ source: EventSource; events: NormalizedEvent[] }>) {
     const lookups = items.flatMap(
@@ -256,7 +266,10 @@ export class Recorder {
       for (const l of source.listeners)
         if (!agents.has(l.agentId))
           agents.set(l.agentId, (await this.#agents.get(l.workspaceId, l.agentId).catch(() => null)) ?? null)
-    return agents
+    const owners = new Map<EventSource, string>()
+    for (const { source } of items)
+      owners.set(source, (await this.#owners.ownerOf(source.workspaceId, source.connectionId)) ?? '')
+    return { agents, owners }
   }
 
   #fires(l: Listener, e: NormalizedEvent): boolean {
@@ -273,11 +286,13 @@ export class Recorder {
   #match(
     items: Array<{ source: EventSource; events: NormalizedEvent[] }>,
     agents: Map<string, Recipient | null>,
+    owners: Map<EventSource, string>,
   ): Matched {
     const now = nowIso()
     const newEvents: NewEvent[] = []
     const firing: Matched['firing'] = []
     for (const { source, events: evs } of items) {
+      const owner = owners.get(source) ?? ''
       // Every event tells where its card lies now, delivered or not.
       this.#placements.publish(source.connector, evs)
       for (const e of evs) {
@@ -294,13 +309,20 @@ export class Recorder {
           reached.push({ l, agent })
         }
         if (reached.length === 0 && !source.keepUnheard) continue
-        firing.push({ key: `${source.connector}:${e.id}`, reached })
+        const key = eventKey({
+          workspace_id: source.workspaceId,
+          connector: source.connector,
+          owner,
+          upstream_id: e.id,
+        })
+        firing.push({ key, reached })
         newEvents.push(
           eventRow(e, {
             workspaceId: source.workspaceId,
             connector: source.connector,
             subscriptionId: source.subscriptionId,
             connectionId: source.connectionId,
+            owner,
             model: source.model,
             receivedAt: source.receivedAt,
             now,
@@ -315,10 +337,10 @@ export class Recorder {
   /** Stores matched events (those stored before are kept, their matches counted again) and their deliveries. */
   async #store(trx: Transaction<Database>, m: Matched): Promise<SendableDelivery[]> {
     const stored = await events.upsertMany(trx, m.newEvents)
-    // The same change through another connection (two webhooks on one repository or board):
-    // stored once, the connection it also came through recorded on it.
+    // The same change through another connection of the same owner (two webhooks on one
+    // repository or board): stored once, the connection it also came through recorded on it.
     for (const e of m.newEvents) {
-      const kept = stored.get(`${e.connector}:${e.upstream_id}`)
+      const kept = stored.get(eventKey(e))
       if (kept && kept.id !== e.id && kept.connection_id !== e.connection_id)
         await events.addVia(trx, kept.id, e.connection_id)
     }

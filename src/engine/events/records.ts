@@ -17,6 +17,8 @@ export function eventRow(
     connector: string
     subscriptionId: string
     connectionId: string
+    /** The connection's end user, '' for the workspace's own (part of the event's identity). */
+    owner: string
     model: string
     receivedAt: string
     now: string
@@ -30,6 +32,7 @@ export function eventRow(
     subscription_id: where.subscriptionId,
     connection_id: where.connectionId,
     model: where.model,
+    owner: where.owner,
     upstream_id: e.id,
     type: e.type,
     refs: JSON.stringify(e.refs),

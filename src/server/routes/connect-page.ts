@@ -4,7 +4,8 @@
 // name and the allowed connectors, and runs the same sign-ins as the dashboard: credentials (the
 // task-board's key + token, the contact-data API key, a code-host token) or the upstream's own
 // sign-in pages (redirect). It ends at the link's returnTo with the connection id (or, for a
-// sign-in that failed, the error code), or says in words what happened.
+// sign-in that failed or a link that expired or was used, the error code), or says in words what
+// happened (a forged link, a link without a returnTo or whose returnTo is no longer allowed).
 import { randomBytes } from 'node:crypto'
 import type { FastifyReply } from 'fastify'
 import { html, scriptJson } from './html-page.ts'
@@ -44,6 +45,15 @@ export function connectPage(reply: FastifyReply, connector: string | null) {
   function fail(body) {
     var e = (body && body.error) || {};
     $('err').textContent = (e.message || 'Something went wrong.') + (e.hint ? ' ' + e.hint : '');
+    // A dead link (expired, used) made with a returnTo on the workspace's allowed origins: back to
+    // the app with the error code (the server checked the address; a forged link has none).
+    var back = e.details && typeof e.details.returnTo === 'string' ? e.details.returnTo : null;
+    if (back && /^https?:/i.test(back)) {
+      sessionStorage.removeItem('patchbay-connect-token');
+      $('connectors').textContent = '';
+      $('out').textContent = 'Taking you back…';
+      location.href = back;
+    }
   }
   if (!token) {
     $('err').textContent = 'This page needs a connect link. Ask the app that sent you here for one.';

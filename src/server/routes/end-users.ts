@@ -25,21 +25,52 @@ const EndUser = z
   })
   .meta({ id: 'EndUser' })
 
-const EndUserSettings = z
-  .object({
-    allowedOrigins: z
-      .array(z.string())
-      .describe("Origins a connect session's returnTo may be on (https://app.example.com)."),
-    notificationUrl: z
-      .string()
-      .nullable()
-      .describe('Where lifecycle notices are POSTed (signed, Standard Webhooks); null: none are.'),
-    notificationSecret: z
-      .string()
-      .optional()
-      .describe('The whsec_… secret notices are signed with: shown once, when made or rotated.'),
-  })
-  .meta({ id: 'EndUserSettings' })
+/** The end-user part of the workspace's settings (GET/PATCH /v1/workspace/settings). */
+export const EndUserSettingsFields = z.object({
+  allowedOrigins: z
+    .array(z.string())
+    .describe("Origins a connect session's returnTo may be on (https://app.example.com)."),
+  notificationUrl: z
+    .string()
+    .nullable()
+    .describe('Where lifecycle notices are POSTed (signed, Standard Webhooks); null: none are.'),
+  notificationSecret: z
+    .string()
+    .optional()
+    .describe('The whsec_… secret notices are signed with: shown once, when made or rotated.'),
+})
+const EndUserSettings = EndUserSettingsFields.meta({ id: 'EndUserSettings' })
+
+/** Changes to the end-user part of the workspace's settings; what is not given stays. */
+export const EndUserSettingsInput = z.object({
+  allowedOrigins: z
+    .array(z.string().max(300))
+    .max(50)
+    .optional()
+    .describe("Origins a connect session's returnTo may be on (https://app.example.com); replaces the list."),
+  notificationUrl: z
+    .url({ protocol: /^https?$/ })
+    .max(2048)
+    .nullable()
+    .optional()
+    .describe(
+      'Where lifecycle notices are POSTed; null: none are. The first one set makes the signing secret.',
+    ),
+  rotateNotificationSecret: z
+    .boolean()
+    .optional()
+    .describe('Make a new notification secret (answered this once).'),
+})
+
+/**
+ * The old path of the end-user settings, answering for one more release: its answers say it is
+ * deprecated (RFC 9745) and name its successor, GET/PATCH /v1/workspace/settings.
+ */
+const DEPRECATED_SINCE = Math.floor(Date.parse('2026-11-25T00:00:00Z') / 1000)
+const deprecated = (reply: { header(k: string, v: string): unknown }) => {
+  reply.header('deprecation', `@${DEPRECATED_SINCE}`)
+  reply.header('link', '</v1/workspace/settings>; rel="successor-version"')
+}
 
 const NoticeBody = z
   .object({
@@ -227,11 +258,14 @@ export const endUserRoutes =
         schema: {
           operationId: 'getEndUserSettings',
           tags: ['end users'],
-          summary: 'Allowed origins of connect links and the notification URL',
+          deprecated: true,
+          summary:
+            'Deprecated: GET /v1/workspace/settings has these. Allowed origins of connect links and the notification URL',
           response: { 200: EndUserSettings, ...errorResponses },
         },
       },
-      async (req) => {
+      async (req, reply) => {
+        deprecated(reply)
         const { allowedOrigins, notificationUrl } = await engine.endUsers.settings.get(req.caller.workspaceId)
         return { allowedOrigins, notificationUrl }
       },
@@ -242,23 +276,17 @@ export const endUserRoutes =
         schema: {
           operationId: 'updateEndUserSettings',
           tags: ['end users'],
+          deprecated: true,
           summary:
-            'Change the allowed origins or the notification URL (the first URL set makes the signing secret, shown once)',
-          body: z
-            .object({
-              allowedOrigins: z.array(z.string().max(300)).max(50).optional(),
-              notificationUrl: z
-                .url({ protocol: /^https?$/ })
-                .max(2048)
-                .nullable()
-                .optional(),
-              rotateNotificationSecret: z.boolean().optional(),
-            })
-            .strict(),
+            'Deprecated: PATCH /v1/workspace/settings takes these. Change the allowed origins or the notification URL',
+          body: EndUserSettingsInput.strict(),
           response: { 200: EndUserSettings, ...errorResponses },
         },
       },
-      async (req) => engine.endUsers.settings.update(req.caller.workspaceId, req.body),
+      async (req, reply) => {
+        deprecated(reply)
+        return engine.endUsers.settings.update(req.caller.workspaceId, req.body)
+      },
     )
     app.get(
       '/v1/notices',
@@ -320,7 +348,12 @@ export const endUserRoutes =
           response: { 200: ConnectSessionInfo, ...errorResponses },
         },
       },
-      async (req) => engine.endUsers.describeSession(req.headers[TOKEN_HEADER] as string | undefined),
+      async (req, reply) => {
+        // Per link (the token is a header, not part of the address): never answered from a cache,
+        // or a browser would show one link's answer for another (a 410 is cacheable by default).
+        reply.header('cache-control', 'no-store')
+        return engine.endUsers.describeSession(req.headers[TOKEN_HEADER] as string | undefined)
+      },
     )
     app.post(
       '/v1/connect/connections',

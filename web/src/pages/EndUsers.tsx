@@ -2,7 +2,7 @@
 // links, the workspace's end-user settings (allowed origins, notification URL) and the lifecycle
 // notices sent there.
 import { type FormEvent, useState } from 'react'
-import { del, enc, get, post, put } from '../api.ts'
+import { del, enc, get, patch, post } from '../api.ts'
 import { ErrorBox, Loading, ShownOnce, Status, Time, useAction, useLoad } from '../components.tsx'
 import { href, navigate } from '../router.ts'
 import type { Agent, Connection } from '../types.ts'
@@ -93,7 +93,7 @@ export function EndUsersPage() {
 }
 
 function SettingsPanel() {
-  const settings = useLoad((signal) => get<Settings>('/v1/end-user-settings', undefined, signal), [])
+  const settings = useLoad((signal) => get<Settings>('/v1/workspace/settings', undefined, signal), [])
   if (settings.error) return <ErrorBox error={settings.error} title="End-user settings" />
   if (!settings.data) return <Loading what="Loading the settings" />
   return (
@@ -106,7 +106,7 @@ function SettingsForm({ initial, onSaved }: { initial: Settings; onSaved: () => 
   const [url, setUrl] = useState(initial.notificationUrl ?? '')
   const [secret, setSecret] = useState<string | null>(null)
   const save = useAction(async (rotate: boolean) => {
-    const r = await put<Settings>('/v1/end-user-settings', {
+    const r = await patch<Settings>('/v1/workspace/settings', {
       allowedOrigins: origins
         .split(/[\s,]+/)
         .map((o) => o.trim())
