@@ -6,18 +6,16 @@ import type { ClassifiedError, RateBudgetState, RateBudgetSupport, RateLimitHint
 import { parseRetryAfter } from '../../kit/retry-policy.ts'
 
 export function codehostErrorMessage(_status: number, text: string): string | undefined {
-  let j: { message?: unknown; errors?: unknown } | null
+  let j: any
   try {
     j = JSON.parse(text)
   } catch {
     return text.trim().slice(0, 200) || undefined
   }
   if (typeof j?.message !== 'string') return undefined
-  // A 422's errors[]: strings, or objects naming the resource, field and code (or a message).
-  type Detail = string | { message?: string; resource?: string; field?: string; code?: string } | null
   const details = Array.isArray(j.errors)
-    ? (j.errors as Detail[])
-        .map((e) =>
+    ? j.errors
+        .map((e: any) =>
           typeof e === 'string'
             ? e
             : (e?.message ?? [e?.resource, e?.field, e?.code].filter(Boolean).join(' ')),
@@ -91,9 +89,7 @@ export const codehostRateBudget: RateBudgetSupport = {
   resourceOf: ({ path }) =>
     path.startsWith('/search/') ? 'search' : path === '/graphql' ? 'graphql' : 'core',
   status: async (http) => {
-    const body = await http.get<{
-      resources?: Record<string, { limit?: number; remaining: number; used: number; reset: number } | null>
-    }>('/rate_limit')
+    const body = await http.get<{ resources: Record<string, any> }>('/rate_limit')
     const out: Record<string, RateBudgetState> = {}
     for (const [k, v] of Object.entries(body?.resources ?? {}))
       if (v && typeof v.limit === 'number')

@@ -72,32 +72,7 @@ function orgOrPoll(
   }
 }
 
-/** What the triggers read of an event's data (webhooks.ts normalizeDelivery: the slimmed payload). */
-interface EventData {
-  ref?: string
-  ref_type?: string
-  branch?: string | null
-  deleted?: boolean
-  changes?: {
-    field_value?: { field_name?: string; project_number?: number; to?: { name?: string } | null }
-    column_id?: unknown
-    [field: string]: unknown
-  }
-  issue?: { title?: string; body?: string | null; pull_request?: unknown }
-  pull_request?: { title?: string; body?: string | null; draft?: boolean; merged?: boolean }
-  comment?: { body?: string }
-  review?: { state?: string; body?: string | null }
-  label?: { name?: string }
-  requested_reviewer?: { login?: string }
-  sender?: { login?: string }
-  workflow_run?: { conclusion?: string; path?: string; name?: string }
-  workflow?: { path?: string }
-  workflow_job?: { conclusion?: string; name?: string }
-  project_card?: { column_id?: number }
-  release?: { prerelease?: boolean }
-  discussion?: { category?: { name?: string } }
-}
-const d = (e: NormalizedEvent) => e.data as EventData
+const d = (e: NormalizedEvent) => e.data as Record<string, any>
 const is = (e: NormalizedEvent, ...types: string[]) => types.includes(e.type)
 const same = (a: unknown, b: string | undefined) =>
   b === undefined || String(a ?? '').toLowerCase() === b.toLowerCase()
@@ -544,7 +519,7 @@ export const workflowRunCompleted = defineTrigger({
   match: (e, c) => {
     if (!is(e, 'workflow_run.completed')) return false
     const run = d(e).workflow_run ?? {}
-    if (c.conclusions && !(c.conclusions as readonly unknown[]).includes(run.conclusion)) return false
+    if (c.conclusions && !c.conclusions.includes(run.conclusion)) return false
     if (!c.workflow) return true
     const w = c.workflow.toLowerCase()
     const path = String(run.path ?? d(e).workflow?.path ?? '').toLowerCase()
@@ -580,10 +555,7 @@ export const workflowJobCompleted = defineTrigger({
   match: (e, c) => {
     if (!is(e, 'workflow_job.completed')) return false
     const job = d(e).workflow_job ?? {}
-    return (
-      (!c.conclusions || (c.conclusions as readonly unknown[]).includes(job.conclusion)) &&
-      same(job.name, c.job)
-    )
+    return (!c.conclusions || c.conclusions.includes(job.conclusion)) && same(job.name, c.job)
   },
   sample: sample('workflow_job.completed', {
     workflow_job: {

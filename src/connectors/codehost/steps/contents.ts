@@ -1,9 +1,7 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { PatchbayError } from '../../../kit/errors.ts'
-import type { UpstreamResponse } from '../../../kit/http.ts'
 import { branchRef, filePath, onRepository, repoPath, repository } from '../schemas.ts'
-import type { WireContent, WireFileWrite } from '../wire.ts'
 
 const pathField = z
   .string()
@@ -51,7 +49,7 @@ export const getRepositoryContent = defineStep({
   scoped: onRepository,
   run: async (ctx, input) => {
     const path = filePath(input.path)
-    const got = await ctx.http.get<WireContent>(repoPath(input, 'contents') + (path ? `/${path}` : ''), {
+    const got = await ctx.http.get<any>(repoPath(input, 'contents') + (path ? `/${path}` : ''), {
       ref: input.ref,
     })
     if (Array.isArray(got))
@@ -129,7 +127,7 @@ export const createOrUpdateFile = defineStep({
     let sha = input.sha
     if (!sha) {
       try {
-        const current = await ctx.http.get<WireContent | null>(path, { ref: input.branch })
+        const current = await ctx.http.get<any>(path, { ref: input.branch })
         if (Array.isArray(current) || current?.type !== 'file')
           throw new PatchbayError(
             'PATH_IS_NOT_A_FILE',
@@ -145,9 +143,9 @@ export const createOrUpdateFile = defineStep({
     }
     const content =
       input.encoding === 'base64' ? input.content : Buffer.from(input.content, 'utf8').toString('base64')
-    let res: UpstreamResponse<WireFileWrite>
+    let res: any
     try {
-      res = await ctx.http.request<WireFileWrite>({
+      res = await ctx.http.request({
         method: 'PUT',
         path,
         body: { message: input.message, content, sha, branch: input.branch },

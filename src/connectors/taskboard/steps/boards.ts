@@ -2,7 +2,6 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { board, list, page, paging, position, slimBoard, slimList, taskboardRef } from '../schemas.ts'
-import type { WireBoard } from '../wire.ts'
 
 export const getBoards = defineStep({
   key: 'get_boards',
@@ -25,7 +24,7 @@ export const getBoards = defineStep({
   }),
   hints: { readOnly: true, idempotent: true },
   run: async (ctx, input) => {
-    const all = await ctx.http.get<WireBoard[]>('/1/members/me/boards', {
+    const all = await ctx.http.get<any[]>('/1/members/me/boards', {
       filter: input.filter,
       fields: 'id,name,desc,closed,url',
     })

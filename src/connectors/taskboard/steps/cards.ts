@@ -2,7 +2,6 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { card, dueDate, page, paging, position, slimCard, taskboardId, taskboardRef } from '../schemas.ts'
-import type { WireCard } from '../wire.ts'
 import { boardOfCard, boardOfList, listNotOnBoard, requireLabelsOnBoard } from './placement.ts'
 
 const cardSource =
@@ -184,7 +183,7 @@ export const getListCards = defineStep({
   hints: { readOnly: true, idempotent: true },
   scoped: [{ field: 'idList', kind: 'list' }],
   run: async (ctx, input) => {
-    const cards = await ctx.http.get<WireCard[]>(`/1/lists/${input.idList}/cards`, {
+    const cards = await ctx.http.get<any[]>(`/1/lists/${input.idList}/cards`, {
       filter: input.filter,
       fields: CARD_FIELDS,
     })
