@@ -22,6 +22,7 @@ import { Disconnections } from '../store/disconnections.ts'
 import { ConnectSessions, EndUsers, OperatorNoticeRows } from '../store/end-users.ts'
 import { Jobs } from '../store/jobs.ts'
 import { Leases } from '../store/leases.ts'
+import { McpGrantRows, ProviderKeys, ProviderRecords } from '../store/mcp-grants.ts'
 import { Memberships } from '../store/memberships.ts'
 import { OAuthFlowRows } from '../store/oauth-flows.ts'
 import { ParkedInbox } from '../store/parked-inbox.ts'
@@ -65,6 +66,7 @@ import { JobService } from './jobs/job-kinds.ts'
 import { InProcessJobQueue } from './jobs/job-queue.ts'
 import { LongJobs } from './jobs/long-jobs.ts'
 import { type Sweeps, TimerSweeps } from './jobs/sweeps.ts'
+import { McpGrants } from './mcp-grants/mcp-grants.ts'
 import { Accounts, type SignupMode } from './people/accounts.ts'
 import { AuditTrail } from './people/audit-trail.ts'
 import { Members } from './people/members.ts'
@@ -188,6 +190,10 @@ export class Engine {
   readonly accounts: Accounts
   /** Single sign-on with OpenID Connect, when configured. */
   readonly sso: SingleSignOn | null
+  /** MCP clients' OAuth grants (one agent each) and the authorization server's records. */
+  readonly mcpGrants: McpGrants
+  /** The authorization server's keys (signing, cookies), sealed in the store. */
+  readonly oauthProviderKeys: ProviderKeys
   #mailer: Mailer | null
   #dispatcher: Dispatcher
   /** Pushes to agents: a pool of their own (PUSH_CONNECTIONS_PER_ENDPOINT), unless one was given for everything. */
@@ -309,6 +315,12 @@ export class Engine {
       egress: this.egress,
       registry: this.registry,
     })
+    this.mcpGrants = new McpGrants({
+      rows: new McpGrantRows(opts.store.db),
+      records: new ProviderRecords(opts.store.db, opts.vault),
+      agents: this.agents,
+    })
+    this.oauthProviderKeys = new ProviderKeys(opts.store.db, opts.vault)
     this.scope = new ScopeGuard({
       agents: this.agents,
       clients: this.clients,

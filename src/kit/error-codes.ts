@@ -663,6 +663,17 @@ export const ERROR_CODES = {
       "An agent was given a connection of another end user (or of the workspace while bound to an end user, or an end user's while unbound).",
     hint: "Name connections of whom the agent acts for: GET /v1/connections?endUserId=<id> (an unbound agent: the workspace's own).",
   },
+  MCP_GRANT_NOT_FOUND: {
+    status: 404,
+    meaning: 'The workspace has no MCP grant with that id (or it was revoked already).',
+    hint: 'List grants with GET /v1/mcp-grants.',
+  },
+  MCP_CONSENT_INVALID: {
+    status: 400,
+    meaning:
+      "An MCP client's sign-in could not be finished: the authorization request it belongs to is unknown or expired in this browser.",
+    hint: 'Start again from the MCP client (add or reconnect Patchbay there); the sign-in page is good for one request, for a few minutes.',
+  },
   END_USER_NOT_FOUND: {
     status: 404,
     meaning: 'The workspace has no end user with that id.',

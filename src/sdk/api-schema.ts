@@ -1210,6 +1210,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/mcp-grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The MCP clients allowed to act as an agent of this workspace (OAuth grants in force) */
+        get: operations["listMcpGrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mcp-grants/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an MCP client's grant: its tokens are refused from the next request on */
+        delete: operations["revokeMcpGrant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/sign-up": {
         parameters: {
             query?: never;
@@ -1662,7 +1696,7 @@ export interface components {
                  * @description Stable, machine-readable error code (docs/api.md lists what each means).
                  * @enum {string}
                  */
-                code: "UNAUTHORIZED" | "KEY_EXPIRED" | "ROLE_FORBIDDEN" | "AGENT_KEY_FORBIDDEN" | "PERSON_REQUIRED" | "OWNER_SETUP_INVALID" | "WORKSPACE_NOT_FOUND" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "STATS_RANGE_INVALID" | "INVALID_CURSOR" | "INTERNAL" | "SERVICE_STARTING" | "SERVICE_STOPPING" | "DATABASE_UNAVAILABLE" | "STORAGE_FULL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_IN_USE" | "CONNECTION_NEEDED" | "NOTHING_TO_RESTORE" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "JOB_NOT_FOUND" | "JOB_FINISHED" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY" | "CONNECTION_OF_OTHER_OWNER" | "END_USER_NOT_FOUND" | "CONNECT_SESSION_INVALID" | "CONNECT_SESSION_EXPIRED" | "CONNECT_SESSION_USED" | "CONNECT_NOT_ALLOWED" | "RETURN_TO_NOT_ALLOWED" | "NOTICE_NOT_FOUND" | "SIGN_UP_CLOSED" | "WEAK_PASSWORD" | "EMAIL_TAKEN" | "SIGN_IN_FAILED" | "SIGN_IN_RATE_LIMITED" | "CURRENT_PASSWORD_WRONG" | "PASSWORD_NOT_SET" | "PASSWORD_RESET_UNAVAILABLE" | "PASSWORD_RESET_INVALID" | "PASSWORD_RESET_RATE_LIMITED" | "CSRF_TOKEN_INVALID" | "SESSION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "LAST_OWNER" | "INVITATION_NOT_FOUND" | "INVITATION_NOT_USABLE" | "INVITATION_EMAIL_MISMATCH" | "SSO_NOT_CONFIGURED" | "SSO_FAILED" | "SSO_NO_ACCESS";
+                code: "UNAUTHORIZED" | "KEY_EXPIRED" | "ROLE_FORBIDDEN" | "AGENT_KEY_FORBIDDEN" | "PERSON_REQUIRED" | "OWNER_SETUP_INVALID" | "WORKSPACE_NOT_FOUND" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "STATS_RANGE_INVALID" | "INVALID_CURSOR" | "INTERNAL" | "SERVICE_STARTING" | "SERVICE_STOPPING" | "DATABASE_UNAVAILABLE" | "STORAGE_FULL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_IN_USE" | "CONNECTION_NEEDED" | "NOTHING_TO_RESTORE" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "JOB_NOT_FOUND" | "JOB_FINISHED" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY" | "CONNECTION_OF_OTHER_OWNER" | "MCP_GRANT_NOT_FOUND" | "MCP_CONSENT_INVALID" | "END_USER_NOT_FOUND" | "CONNECT_SESSION_INVALID" | "CONNECT_SESSION_EXPIRED" | "CONNECT_SESSION_USED" | "CONNECT_NOT_ALLOWED" | "RETURN_TO_NOT_ALLOWED" | "NOTICE_NOT_FOUND" | "SIGN_UP_CLOSED" | "WEAK_PASSWORD" | "EMAIL_TAKEN" | "SIGN_IN_FAILED" | "SIGN_IN_RATE_LIMITED" | "CURRENT_PASSWORD_WRONG" | "PASSWORD_NOT_SET" | "PASSWORD_RESET_UNAVAILABLE" | "PASSWORD_RESET_INVALID" | "PASSWORD_RESET_RATE_LIMITED" | "CSRF_TOKEN_INVALID" | "SESSION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "LAST_OWNER" | "INVITATION_NOT_FOUND" | "INVITATION_NOT_USABLE" | "INVITATION_EMAIL_MISMATCH" | "SSO_NOT_CONFIGURED" | "SSO_FAILED" | "SSO_NO_ACCESS";
                 /** @description What was wrong. */
                 message: string;
                 /** @description What to do about it. */
@@ -2186,6 +2220,30 @@ export interface components {
             finishedAt: string | null;
             /** @description The result so far (complete once the job has succeeded); null before the first piece. */
             result: (components["schemas"]["EnrichJobResult"] | components["schemas"]["ReplayJobResult"]) | null;
+        };
+        McpGrant: {
+            id: string;
+            agent: {
+                id: string;
+                /** @description null: the agent was deleted. */
+                name: string | null;
+            };
+            /** @description The end user the agent acts for, if it is bound to one. */
+            endUserId: string | null;
+            client: {
+                /** @description The client id it registered with (dynamic client registration). */
+                id: string;
+                /** @description The name it registered with (client_name). */
+                name: string | null;
+            };
+            /** @description The person who allowed it. */
+            grantedBy: string;
+            /** @description The resource its tokens are for: this Patchbay's /mcp. */
+            resource: string;
+            scope: string;
+            createdAt: string;
+            /** @description Updated at most once a minute. */
+            lastUsedAt: string | null;
         };
         Member: {
             personId: string;
@@ -7178,6 +7236,86 @@ export interface operations {
                             data?: unknown;
                         };
                     } | components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMcpGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        grants: components["schemas"]["McpGrant"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeMcpGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpGrant"];
                 };
             };
             /** @description Default Response */

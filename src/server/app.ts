@@ -22,6 +22,8 @@ import { installAuthentication, type PersonAuthenticator, publicRoute } from './
 import { attachRules, enforcePolicy } from './authorize.ts'
 import { enforceContract, transformObject } from './contract.ts'
 import { installErrorHandling } from './error-handler.ts'
+import { authorizationServerRoutes, McpAuthorizationServer } from './mcp/authorization-server.ts'
+import { consentRoutes } from './mcp/consent.ts'
 import { mcpRoutes } from './mcp/routes.ts'
 import {
   installMetrics,
@@ -45,6 +47,7 @@ import { eventRoutes } from './routes/events.ts'
 import { functionToolRoutes } from './routes/function-tools.ts'
 import { hookRoutes } from './routes/hooks.ts'
 import { jobRoutes } from './routes/jobs.ts'
+import { mcpGrantRoutes } from './routes/mcp-grants.ts'
 import { memberRoutes } from './routes/members.ts'
 import { oauthRoutes } from './routes/oauth.ts'
 import { rateLimitStatusRoutes } from './routes/rate-limit-status.ts'
@@ -178,7 +181,9 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   // Sign-in plugs its authenticators (sessions, personal keys) in here.
   const sessions = await installSessions(app, engine, { secure: opts.secureCookies ?? false })
   const people: PersonAuthenticator[] = [sessions.authenticator, ...(opts.people ?? [])]
-  installAuthentication(app, engine, { people })
+  // MCP clients sign in with OAuth; their access tokens act at /mcp as the agent granted.
+  const authorizationServer = new McpAuthorizationServer(engine)
+  installAuthentication(app, engine, { people, mcpTokens: authorizationServer })
   enforcePolicy(app)
   installAuditLog(app, engine)
   // The API reference pages are public; every route they register says so.
@@ -212,6 +217,9 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(statsRoutes(engine))
   await app.register(jobRoutes(engine))
   await app.register(mcpRoutes(engine))
+  await app.register(authorizationServerRoutes(authorizationServer))
+  await app.register(consentRoutes(engine, authorizationServer))
+  await app.register(mcpGrantRoutes(engine))
   await app.register(authRoutes(engine, sessions))
   await app.register(memberRoutes(engine))
   await app.register(dashboardRoutes())

@@ -16,7 +16,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Caller } from '../engine/access/caller.ts'
 import type { PersonWorkspaces } from '../engine/access/memberships.ts'
-import type { Rule } from '../engine/access/policy.ts'
+import { POLICY, type Rule } from '../engine/access/policy.ts'
 import type { Engine } from '../engine/engine.ts'
 import { PatchbayError } from '../kit/errors.ts'
 import { isPublic } from './authorize.ts'
@@ -40,6 +40,9 @@ declare module 'fastify' {
     rule?: Rule
   }
 }
+
+/** The rule of /mcp (the only route an MCP access token may call). */
+const MCP_RULE: Rule = POLICY.callMcp
 
 /** The route config of a hidden route anyone may reach. */
 export const publicRoute = { public: true } as const
@@ -70,9 +73,20 @@ export interface PersonAuthenticator {
   ): PersonIdentity | undefined | Promise<PersonIdentity | undefined>
 }
 
+/**
+ * Recognises an OAuth access token of an MCP client at /mcp (server/mcp/authorization-server.ts):
+ * the caller it acts as (its grant's agent), undefined when it is no such token, or a rejection
+ * saying why a token of ours is refused.
+ */
+export interface McpTokenAuthenticator {
+  callerOfToken(token: string, log: FastifyRequest['log']): Promise<Caller | undefined>
+}
+
 export interface AuthenticationOptions {
   /** Sign-in's authenticators, asked in order before workspace and agent keys. */
   people?: readonly PersonAuthenticator[]
+  /** MCP clients' access tokens, asked at /mcp for a bearer that is not a Patchbay key (pb_…). */
+  mcpTokens?: McpTokenAuthenticator
 }
 
 const unauthorized = (message: string) =>
@@ -132,6 +146,7 @@ export function installAuthentication(
   opts: AuthenticationOptions = {},
 ): void {
   const people = opts.people ?? []
+  const mcpTokens = opts.mcpTokens
   app.decorateRequest('caller', null as unknown as Caller)
   app.decorateRequest('person', null)
   const cache = new Map<string, CachedKey>()
@@ -228,6 +243,35 @@ export function installAuthentication(
     // process clears it at once, other instances see it within a few seconds.
     const hit = cache.get(bearer)
     if (hit && Date.now() - hit.at < CACHE_MS) return done(callerOfKey(req, hit))
+    // An MCP client's access token, read from the store at each request (never cached): a grant
+    // revoked on any instance is refused at the next request.
+    if (mcpTokens && !bearer.startsWith('pb_') && req.routeOptions.config?.rule === MCP_RULE) {
+      mcpTokens.callerOfToken(bearer, req.log).then(
+        (caller) => {
+          if (!caller)
+            return lookUpKey(req, bearer, (err) =>
+              done(
+                err instanceof PatchbayError && err.code === 'UNAUTHORIZED'
+                  ? unauthorized(
+                      'This access token (or key) is not known: an access token lasts ten minutes (the MCP client refreshes it) and ends when its grant is revoked.',
+                    )
+                  : err,
+              ),
+            )
+          const named = namedWorkspace(req)
+          if (named !== undefined && named !== caller.workspaceId)
+            return done(workspaceNotFound(named, 'for this access token (it acts only as its own agent)'))
+          req.caller = caller
+          done()
+        },
+        (err: Error) => done(err),
+      )
+      return
+    }
+    lookUpKey(req, bearer, done)
+  }
+
+  const lookUpKey = (req: FastifyRequest, bearer: string, done: (err?: Error) => void) => {
     lookUp(req, bearer).then(
       (looked) => done(callerOfKey(req, looked)),
       (err: Error) => done(err),

@@ -407,7 +407,45 @@ export interface Database {
   operator_notices: OperatorNoticesTable
   stat_hours: StatHoursTable
   stat_rollups: StatRollupsTable
+  oauth_provider_records: OAuthProviderRecordsTable
+  oauth_provider_keys: OAuthProviderKeysTable
   jobs: JobsTable
+  mcp_grants: McpGrantsTable
+}
+
+/** A record of the OAuth authorization server (migration 0015): keyed by sha256(model:id), payload sealed. */
+export interface OAuthProviderRecordsTable {
+  key: string
+  model: string
+  payload: string
+  grant_id: string | null
+  uid_hash: string | null
+  expires_at: string | null
+  consumed_at: string | null
+}
+
+/** The authorization server's keys (signing JWKS, cookie keys), sealed (migration 0015). */
+export interface OAuthProviderKeysTable {
+  name: string
+  sealed: string
+  created_at: string
+}
+
+/** An MCP client's OAuth access to one agent, given by a person (migration 0015). */
+export interface McpGrantsTable {
+  id: string
+  workspace_id: string
+  agent_id: string
+  end_user_id: string | null
+  person_id: string
+  client_id: string
+  client_name: string | null
+  resource: string
+  scope: string
+  created_at: string
+  last_used_at: string | null
+  revoked_at: string | null
+  revoked_by: string | null
 }
 
 /** A disconnected connection and what used it, for restoring on reconnect (migration 0011). */

@@ -38,6 +38,7 @@ export const OWNED = [
   'operator_notices',
   'stat_hours',
   'stat_rollups',
+  'mcp_grants',
   'jobs',
 ] as const satisfies readonly (keyof Database)[]
 

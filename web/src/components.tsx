@@ -2,7 +2,8 @@
 
 import { type ReactNode, useCallback, useEffect, useId, useRef, useState } from 'react'
 import { ERROR_CODES, type ErrorCodeDefinition } from '../../src/kit/error-codes.ts'
-import { ApiError } from './api.ts'
+import { ApiError, type ApiErrorCode, enc, get } from './api.ts'
+import type { Job } from './types.ts'
 
 /** Loads data on mount and when `deps` change; `reload` fetches again. */
 export function useLoad<T>(
@@ -239,4 +240,64 @@ export function useInterval(fn: () => void, ms: number | null): void {
 
 export function shortId(id: string): string {
   return id.length > 14 ? `${id.slice(0, 12)}…` : id
+}
+
+/**
+ * A job's progress (GET /v1/jobs/{id}: long work such as a replay of many deliveries), read every
+ * half second until it ends: a bar, how many of how many, and how it ended. `onEnded` is told once.
+ */
+export function JobProgress({
+  id,
+  label,
+  noun,
+  onEnded,
+}: {
+  id: string
+  label: string
+  /** What an item is, in the plural (deliveries replayed, contacts enriched). */
+  noun: string
+  onEnded?: (job: Job) => void
+}) {
+  const job = useLoad((signal) => get<Job>(`/v1/jobs/${enc(id)}`, undefined, signal), [id])
+  const j = job.data
+  const running = !j || j.status === 'queued' || j.status === 'running'
+  useInterval(() => void job.reload(), running ? 500 : null)
+  const told = useRef(false)
+  const onEndedRef = useRef(onEnded)
+  onEndedRef.current = onEnded
+  useEffect(() => {
+    if (j && !running && !told.current) {
+      told.current = true
+      onEndedRef.current?.(j)
+    }
+  }, [j, running])
+  const barId = useId()
+  const pct = j ? (j.total > 0 ? Math.floor((100 * j.done) / j.total) : 100) : 0
+  const how =
+    !j || j.status === 'queued'
+      ? 'waiting to start'
+      : j.status === 'running'
+        ? 'under way'
+        : j.status === 'succeeded'
+          ? 'done'
+          : j.status
+  return (
+    <div className="job" data-job-id={id} data-job-status={j?.status ?? 'queued'}>
+      <label htmlFor={barId}>{label}</label>
+      <progress id={barId} max={j?.total || 1} value={j ? (j.total > 0 ? j.done : 1) : 0}>
+        {pct} %
+      </progress>
+      <p role="status" className="small">
+        {j ? `${j.done} of ${j.total} ${noun} (${pct} %), ${how}` : 'Starting…'}
+        {j?.errors ? `; ${j.errors} failed` : ''}
+      </p>
+      {j?.error ? (
+        <ErrorBox
+          error={new ApiError(0, { code: j.error.code as ApiErrorCode, message: j.error.message })}
+          title={label}
+        />
+      ) : null}
+      <ErrorBox error={job.error} title={label} />
+    </div>
+  )
 }

@@ -58,6 +58,8 @@ export type PickerSummary = Schemas['Picker']
 export type Choice = Schemas['FieldChoices']['choices'][number]
 export type Agent = Schemas['Agent']
 export type AgentKey = Schemas['AgentKey']
+/** An MCP client's OAuth access to one agent (GET /v1/mcp-grants). */
+export type McpGrant = Schemas['McpGrant']
 export type Trigger = Schemas['Trigger']
 export type Diagnosis = Schemas['Diagnosis']
 export type ToolStepSpec = Schemas['Tool']['steps'][number]
@@ -66,6 +68,8 @@ export type ToolRun = Schemas['ToolRun']
 export type PatchbayEvent = Schemas['Event']
 export type Attempt = Schemas['DeliveryAttempt']
 export type Delivery = Schemas['Delivery']
+/** Long work with its progress (GET /v1/jobs/{id}). */
+export type Job = Schemas['Job']
 export type DeliveryBacklog = Schemas['DeliveryBacklog']
 /** One delivery as GET /v1/deliveries/{id} shows it: each attempt, and the payload. */
 export type DeliveryDetail = Schemas['DeliveryWithAttempts']

@@ -256,6 +256,22 @@ export const POLICY = {
     access: 'public',
     why: "/mcp's protected resource metadata (RFC 9728): where MCP clients learn how to get a token",
   },
+  // MCP clients signing in with OAuth (server/mcp/authorization-server.ts, consent.ts).
+  oauthAuthorizationServer: {
+    access: 'public',
+    why: 'the OAuth authorization server (oidc-provider): it authenticates its clients and checks PKCE, codes and tokens itself',
+  },
+  getMcpConsentPage: {
+    access: 'public',
+    why: "the sign-in and consent page of an MCP client's OAuth flow; its data comes from the interaction's signed cookie",
+  },
+  grantMcpAccess: change('member', 'mcp_grant.created'),
+  denyMcpAccess: {
+    access: 'public',
+    why: "ends an MCP client's OAuth flow with access_denied; the interaction's signed cookie is the credential",
+  },
+  listMcpGrants: read('viewer', false),
+  revokeMcpGrant: change('member', 'mcp_grant.revoked'),
 } as const satisfies Record<string, Rule>
 
 /**

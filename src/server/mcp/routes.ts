@@ -78,7 +78,7 @@ export const mcpRoutes =
   async (app) => {
     const toolbox = new AgentToolbox(engine)
     // 401s carry the OAuth challenge; the metadata says where to get a token.
-    installProtectedResource(app, engine, { authorizationServer: false })
+    installProtectedResource(app, engine, { authorizationServer: true })
     // This plugin's own JSON parser: a body that is not JSON reaches the route (as MALFORMED), to
     // be answered with JSON-RPC's parse error (-32700) instead of the REST API's MALFORMED_JSON.
     app.removeContentTypeParser('application/json')

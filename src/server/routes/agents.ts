@@ -88,6 +88,8 @@ export const agentRoutes =
       },
       async (req, reply) => {
         await engine.agents.delete(req.caller.workspaceId, req.params.id)
+        // MCP clients signed in as it lose their grants with it.
+        await engine.mcpGrants.endForAgent(req.caller.workspaceId, req.params.id)
         return reply.code(204).send(null)
       },
     )

@@ -1,9 +1,10 @@
-// One agent: its settings (connections, scope, delivery), signing secret, keys, triggers and tools.
+// One agent: its settings (connections, scope, delivery), signing secret, keys, the MCP clients
+// signed in as it (OAuth grants), triggers and tools.
 import { type FormEvent, useId, useState } from 'react'
 import { del, enc, get, patch, post } from '../api.ts'
 import { ErrorBox, Loading, Notice, ShownOnce, Status, Time, useAction, useLoad } from '../components.tsx'
 import { href, navigate } from '../router.ts'
-import type { Agent, AgentKey } from '../types.ts'
+import type { Agent, AgentKey, McpGrant } from '../types.ts'
 import { useWorkspace } from '../workspace.tsx'
 import {
   ConnectionsPicker,
@@ -49,6 +50,9 @@ export function AgentPage({ id }: { id: string }) {
         <button type="button" className="link" onClick={jump('agent-keys')}>
           Keys
         </button>
+        <button type="button" className="link" onClick={jump('agent-mcp-grants')}>
+          MCP clients
+        </button>
         <button type="button" className="link" onClick={jump('agent-triggers')}>
           Triggers
         </button>
@@ -58,6 +62,7 @@ export function AgentPage({ id }: { id: string }) {
       </nav>
       <Settings key={a.updatedAt} agent={a} onSaved={agent.reload} />
       <Keys agent={a} />
+      <McpGrants agent={a} />
       <TriggersSection agent={a} />
       <ToolsSection agent={a} />
       <DangerZone agent={a} />
@@ -252,6 +257,78 @@ function Keys({ agent }: { agent: Agent }) {
         </div>
       ) : keys.data ? (
         <p className="muted">No keys yet.</p>
+      ) : null}
+    </section>
+  )
+}
+
+/** The MCP clients a person allowed to act as this agent (signed in with OAuth), revocable. */
+function McpGrants({ agent }: { agent: Agent }) {
+  const grants = useLoad(
+    (signal) => get<{ grants: McpGrant[] }>('/v1/mcp-grants', undefined, signal),
+    [agent.id],
+  )
+  const revoke = useAction(async (g: McpGrant) => {
+    await del(`/v1/mcp-grants/${enc(g.id)}`)
+    await grants.reload()
+  })
+  const mine = grants.data?.grants.filter((g) => g.agent.id === agent.id) ?? []
+  return (
+    <section id="agent-mcp-grants" className="panel" aria-labelledby="agent-mcp-grants-title">
+      <h2 id="agent-mcp-grants-title" tabIndex={-1}>
+        MCP clients
+      </h2>
+      <p className="hint">
+        MCP clients (desktop assistants, IDEs) added by the address <code>{`${location.origin}/mcp`}</code>{' '}
+        sign in with OAuth: a member chooses this agent on Patchbay’s consent page, and the client acts as it.
+        Revoking ends its access at once.
+      </p>
+      <ErrorBox error={grants.error ?? revoke.error} title="MCP clients" />
+      {mine.length > 0 ? (
+        <div className="table-wrap">
+          <table className="stack">
+            <caption className="visually-hidden">MCP clients signed in as this agent</caption>
+            <thead>
+              <tr>
+                <th scope="col">Client</th>
+                <th scope="col">Granted</th>
+                <th scope="col">Last used</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {mine.map((g) => (
+                <tr key={g.id}>
+                  <td data-label="Client">
+                    {g.client.name ?? <span className="muted">unnamed</span>}{' '}
+                    <code className="small">{g.client.id}</code>
+                  </td>
+                  <td data-label="Granted">
+                    <Time iso={g.createdAt} />
+                  </td>
+                  <td data-label="Last used">
+                    <Time iso={g.lastUsedAt} />
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      className="danger"
+                      disabled={revoke.pending}
+                      onClick={() => revoke.run(g)}
+                      aria-label={`Revoke ${g.client.name ?? g.client.id}`}
+                    >
+                      Revoke
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : grants.data ? (
+        <p className="muted">No MCP client has signed in as this agent.</p>
       ) : null}
     </section>
   )

@@ -5,6 +5,7 @@ import { enc, get, post } from '../api.ts'
 import {
   Badge,
   ErrorBox,
+  JobProgress,
   JsonView,
   Loading,
   Status,
@@ -14,7 +15,7 @@ import {
   useLoad,
 } from '../components.tsx'
 import { href, navigate, type Route } from '../router.ts'
-import type { Agent, Delivery, DeliveryBacklog, DeliveryDetail, PatchbayEvent } from '../types.ts'
+import type { Agent, Delivery, DeliveryBacklog, DeliveryDetail, Job, PatchbayEvent } from '../types.ts'
 import { useWorkspace } from '../workspace.tsx'
 
 const POLL_MS = 1500
@@ -273,6 +274,16 @@ function DeliveryList() {
   useInterval(() => void list.reload(), POLL_MS)
   const agentName = (aid: string) => agents.data?.agents.find((a) => a.id === aid)?.name ?? aid
   const ids = { status: useId(), agent: useId() }
+  // Every dead delivery (of the chosen agent) sent again, as a job whose progress shows here.
+  const [replayJob, setReplayJob] = useState<string | null>(null)
+  const replayAll = useAction(async () => {
+    const job = await post<Job>('/v1/jobs', {
+      kind: 'replay_deliveries',
+      status: 'dead',
+      ...(agentId ? { agentId } : {}),
+    })
+    setReplayJob(job.id)
+  })
   return (
     <section aria-labelledby="deliveries-title">
       <h1 id="deliveries-title" tabIndex={-1}>
@@ -311,6 +322,23 @@ function DeliveryList() {
           </select>
         </div>
       </form>
+      {status === 'dead' && (list.data?.deliveries.length ?? 0) > 0 ? (
+        <div className="row">
+          <button type="button" disabled={replayAll.pending} onClick={() => void replayAll.run()}>
+            Replay all dead deliveries{agentId ? ` of ${agentName(agentId)}` : ''}
+          </button>
+        </div>
+      ) : null}
+      {replayJob ? (
+        <JobProgress
+          key={replayJob}
+          id={replayJob}
+          label="Replaying dead deliveries"
+          noun="deliveries replayed"
+          onEnded={() => void list.reload()}
+        />
+      ) : null}
+      <ErrorBox error={replayAll.error} title="Replay failed" />
       <ErrorBox error={list.error} title="Deliveries" />
       {!list.data ? (
         list.error ? null : (

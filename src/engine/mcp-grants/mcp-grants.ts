@@ -1,0 +1,151 @@
+// MCP grants: an MCP client's OAuth access to one agent of a workspace (and so to its end user, if
+// the agent is bound to one), given by a person of the workspace on the consent page. The OAuth
+// side (clients, codes, tokens) is the authorization server's (server/mcp/authorization-server.ts,
+// oidc-provider over store/mcp-grants.ts); this is what Patchbay decides: who may grant, what a
+// token of a grant acts as, listing and revoking. A revoked grant's tokens are refused at the
+// next request on every instance: each /mcp request with a token reads its grant from the store.
+
+import { PatchbayError } from '../../kit/errors.ts'
+import type { McpGrantRow, McpGrantRows, ProviderRecords } from '../../store/mcp-grants.ts'
+import type { Caller } from '../access/caller.ts'
+import type { AgentService } from '../agents/agent-service.ts'
+
+export interface McpGrantView {
+  id: string
+  agent: { id: string; name: string | null }
+  endUserId: string | null
+  client: { id: string; name: string | null }
+  grantedBy: string
+  resource: string
+  scope: string
+  createdAt: string
+  lastUsedAt: string | null
+}
+
+/** How often a grant's "last used" time is written at most (per grant and instance). */
+const LAST_USED_EVERY_MS = 60_000
+
+export const grantNotFound = (id: string) =>
+  new PatchbayError('MCP_GRANT_NOT_FOUND', `This workspace has no MCP grant "${id}".`)
+
+const tokenRefused = (message: string) =>
+  new PatchbayError('UNAUTHORIZED', message, {
+    hint: 'Sign in again from the MCP client (it starts the OAuth flow anew), or use an agent key.',
+  })
+
+export class McpGrants {
+  readonly rows: McpGrantRows
+  readonly records: ProviderRecords
+  #agents: AgentService
+  #lastUsed = new Map<string, number>()
+
+  constructor(deps: { rows: McpGrantRows; records: ProviderRecords; agents: AgentService }) {
+    this.rows = deps.rows
+    this.records = deps.records
+    this.#agents = deps.agents
+  }
+
+  /** Records a grant a person just gave (the provider's grant of the same id holds its scopes). */
+  async create(grant: {
+    id: string
+    workspaceId: string
+    agentId: string
+    personId: string
+    clientId: string
+    clientName: string | null
+    resource: string
+    scope: string
+  }): Promise<McpGrantView> {
+    const agent = await this.#agents.get(grant.workspaceId, grant.agentId)
+    const row: McpGrantRow = {
+      id: grant.id,
+      workspace_id: grant.workspaceId,
+      agent_id: agent.id,
+      end_user_id: agent.endUserId,
+      person_id: grant.personId,
+      client_id: grant.clientId,
+      client_name: grant.clientName,
+      resource: grant.resource,
+      scope: grant.scope,
+      created_at: new Date().toISOString(),
+      last_used_at: null,
+      revoked_at: null,
+      revoked_by: null,
+    }
+    await this.rows.insert(row)
+    return this.#view(row, agent.name)
+  }
+
+  async list(workspaceId: string): Promise<McpGrantView[]> {
+    const [rows, agents] = await Promise.all([this.rows.list(workspaceId), this.#agents.list(workspaceId)])
+    const names = new Map(agents.map((a) => [a.id, a.name]))
+    return rows.map((r) => this.#view(r, names.get(r.agent_id) ?? null))
+  }
+
+  /**
+   * Revokes a grant: it is marked revoked (every instance refuses its tokens from the next
+   * request on) and its codes and tokens are deleted from the authorization server's records.
+   */
+  async revoke(caller: Caller, id: string): Promise<McpGrantView> {
+    const row = await this.rows.get(id)
+    if (!row || row.workspace_id !== caller.workspaceId || row.revoked_at) throw grantNotFound(id)
+    if (!(await this.rows.revoke(caller.workspaceId, id, caller.personId ?? caller.keyId)))
+      throw grantNotFound(id)
+    await this.records.deleteGrant(id)
+    const agent = await this.#agents.get(row.workspace_id, row.agent_id).catch(() => null)
+    return this.#view(row, agent?.name ?? null)
+  }
+
+  /** Ends the grants of a deleted agent (revoked, their codes and tokens deleted); how many. */
+  async endForAgent(workspaceId: string, agentId: string): Promise<number> {
+    const ids = await this.rows.revokeForAgent(workspaceId, agentId)
+    for (const id of ids) await this.records.deleteGrant(id)
+    return ids.length
+  }
+
+  /**
+   * The caller an access token of grant `grantId` acts as: the grant's agent, as an agent key
+   * would (its scope, connections and end user), or why it may not. `audience` is the token's,
+   * checked against `resource` (this Patchbay's /mcp).
+   */
+  async callerOf(grantId: string, token: { audience: unknown; resource: string }): Promise<Caller> {
+    const aud = token.audience
+    if (aud !== token.resource && !(Array.isArray(aud) && aud.length === 1 && aud[0] === token.resource))
+      throw tokenRefused('This access token is for another resource, not this Patchbay’s /mcp.')
+    const row = await this.rows.get(grantId)
+    if (!row) throw tokenRefused('This access token’s grant no longer exists.')
+    if (row.revoked_at) throw tokenRefused('This access token’s grant was revoked.')
+    if (row.resource !== token.resource) throw tokenRefused('This access token is for another resource.')
+    const now = Date.now()
+    if (
+      now - (this.#lastUsed.get(grantId) ?? (row.last_used_at ? Date.parse(row.last_used_at) : 0)) >=
+      LAST_USED_EVERY_MS
+    ) {
+      if (this.#lastUsed.size > 10_000) this.#lastUsed.clear()
+      this.#lastUsed.set(grantId, now)
+      this.rows.touch(grantId, new Date(now).toISOString()).catch(() => {})
+    }
+    return {
+      workspaceId: row.workspace_id,
+      kind: 'agentKey',
+      role: null,
+      keyId: row.id,
+      personId: row.person_id,
+      agentId: row.agent_id,
+    }
+  }
+
+  #view(r: McpGrantRow, agentName: string | null): McpGrantView {
+    return {
+      id: r.id,
+      agent: { id: r.agent_id, name: agentName },
+      endUserId: r.end_user_id,
+      client: { id: r.client_id, name: r.client_name },
+      grantedBy: r.person_id,
+      resource: r.resource,
+      scope: r.scope,
+      createdAt: r.created_at,
+      lastUsedAt: r.last_used_at,
+    }
+  }
+}
