@@ -47,10 +47,15 @@ const HELP = `node bench/events.ts [flags]      (npm run bench -- events runs it
                                over what was sent after --settle-seconds (default 30)
   --settle-seconds <n>
   --rate <n> --rate-seconds <n> the fixed-rate run (default 500 events/s for 10 s)
+  --workspaces <n>             tenancy (issue 22): beside each one-instance store, the same store
+                               with <n> workspaces of 10 agents, each agent with a trigger, made
+                               through the API, the traffic spread over all of them; delivered/s
+                               and CPU per delivery against the one-workspace figures (tenancy)
   --short                      a quick look while developing: 1 round, 3 s at 32, 8 s at 256
                                (late p99 after 5 s), 3 s at 500/s
   --help
 
+  BENCH_CPU_PROF=<dir>         each Patchbay instance writes a CPU profile there (node --cpu-prof)
   PATCHBAY_BENCH_DATABASE_URL  the PostgreSQL server to use (default
                                postgres://postgres@127.0.0.1:5432/postgres); the benchmark creates a
                                database of its own there for each run and drops it afterwards.`
@@ -65,6 +70,7 @@ const { values: flags } = parseArgs({
     'settle-seconds': { type: 'string' },
     rate: { type: 'string' },
     'rate-seconds': { type: 'string' },
+    workspaces: { type: 'string' },
     short: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -81,6 +87,9 @@ const C256_SECONDS = num(flags['sustained-seconds'], 35, 8)
 const SETTLE_SECONDS = num(flags['settle-seconds'], 30, 5)
 const RATE = num(flags.rate, 500, 500)
 const RATE_SECONDS = num(flags['rate-seconds'], 10, 3)
+const WORKSPACES = Number(flags.workspaces ?? 0)
+/** Agents in each workspace of the tenancy mode, each with one trigger. */
+const AGENTS_PER_WORKSPACE = 10
 const PG_SERVER = process.env.PATCHBAY_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 const root = path.resolve(import.meta.dirname, '..')
@@ -158,13 +167,22 @@ interface Deployment {
   stop(): Promise<void>
 }
 
-async function deploy(store: 'sqlite' | 'postgres', instances: number, n: number): Promise<Deployment> {
+async function deploy(
+  store: 'sqlite' | 'postgres',
+  instances: number,
+  n: number,
+  env: Record<string, string> = {},
+): Promise<Deployment> {
   const database = store === 'postgres' ? await ownDatabase(n) : null
   const balancer = instances > 1 ? await startBalancer([]) : null
   const children: Array<{ child: ReturnType<typeof spawn>; base: string }> = []
   for (let i = 0; i < instances; i++) {
     const port = await freePort()
-    const child = spawn(process.execPath, [...startFlags, path.join(root, 'src/main.ts')], {
+    // BENCH_CPU_PROF=<dir>: each instance writes a CPU profile there when it stops (node --cpu-prof).
+    const profile = process.env.BENCH_CPU_PROF
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+      : []
+    const child = spawn(process.execPath, [...startFlags, ...profile, path.join(root, 'src/main.ts')], {
       cwd: root,
       env: {
         ...process.env,
@@ -181,6 +199,7 @@ async function deploy(store: 'sqlite' | 'postgres', instances: number, n: number
         PATCHBAY_EGRESS_ALLOW: '127.0.0.1',
         LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
         LOG_FORMAT: 'json',
+        ...env,
       },
       stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 'inherit' : 'ignore', 'inherit'],
     })
@@ -255,8 +274,14 @@ async function deployRelay(): Promise<Deployment> {
   }
 }
 
+/** Where a delivery is posted, and the list its card is made on (a trigger may watch one list). */
+interface Hook {
+  url: string
+  listId: string
+}
+
 /** A New Card trigger on the sandbox's demo board for an agent pushing to the receiver; its hook address. */
-async function setUp(d: Deployment): Promise<string> {
+async function setUp(d: Deployment): Promise<Hook[]> {
   const api = async (method: string, p: string, body?: unknown) =>
     (
       await fetch(d.base + p, {
@@ -282,10 +307,121 @@ async function setUp(d: Deployment): Promise<string> {
     config: { idBoard: sandbox.demo.boardId },
   })
   if (!trig.webhook?.id) throw new Error(`no trigger: ${JSON.stringify(trig)}`)
-  return `${d.base}/hooks/taskboard/${trig.webhook.id}`
+  return [{ url: `${d.base}/hooks/taskboard/${trig.webhook.id}`, listId: sandbox.demo.listIds[0] }]
 }
 
-function delivery(url: string) {
+/**
+ * The tenancy mode's data, made through the API as people make it: a person signs up and makes
+ * `workspaces` workspaces; in each, a task-board connection (a token of its own, as each tenant
+ * brings its account) and AGENTS_PER_WORKSPACE agents, each with a Custom Webhook Events trigger
+ * for cards made on its own list of the demo board. The triggers of a workspace share its board's
+ * webhook, so a delivery there is heard by ten triggers and fires one. Answers every (hook, list)
+ * pair: traffic spread over them reaches every agent of every workspace.
+ */
+async function setUpTenancy(d: Deployment, workspaces: number): Promise<{ hooks: Hook[]; seconds: number }> {
+  const t0 = performance.now()
+  // The sandbox's per-key budget (300 requests in 10 s, the task-board's) would pace making a
+  // thousand connections for minutes, and their health checks afterwards (each connection with
+  // triggers is asked about its account every 25 s: 40 requests a second) would exceed it: raised
+  // for the rest of the run (the events measured make no upstream calls of their own).
+  await fetch(`${sandbox.url}/_sandbox/rate-limits`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ keyLimit: 1_000_000 }),
+  })
+  // A list of the demo board for each agent of a workspace.
+  const lists = [...sandbox.demo.listIds]
+  const auth = `key=${sandbox.demo.key}&token=${sandbox.demo.token}`
+  while (lists.length < AGENTS_PER_WORKSPACE) {
+    const res = await fetch(
+      `${sandbox.url}/1/lists?${auth}&idBoard=${sandbox.demo.boardId}&name=tenancy-${lists.length}`,
+      { method: 'POST' },
+    )
+    if (!res.ok) throw new Error(`list: ${res.status} ${await res.text()}`)
+    lists.push(((await res.json()) as { id: string }).id)
+  }
+  const signUp = await fetch(`${d.base}/v1/auth/sign-up`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'bench@example.test', password: 'a long bench password 1', name: 'Bench' }),
+  })
+  if (signUp.status !== 201) throw new Error(`sign-up: ${signUp.status} ${await signUp.text()}`)
+  const cookie = signUp.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ')
+  const csrf = ((await signUp.json()) as { csrfToken: string }).csrfToken
+  const api = async (method: string, p: string, body: unknown, workspace?: string) => {
+    const res = await request(d.base + p, {
+      method: method as 'POST',
+      headers: {
+        cookie,
+        'x-csrf-token': csrf,
+        'content-type': 'application/json',
+        ...(workspace ? { 'patchbay-workspace': workspace } : {}),
+      },
+      body: JSON.stringify(body),
+      dispatcher,
+    })
+    const json = (await res.body.json()) as Record<string, any>
+    if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${JSON.stringify(json)}`)
+    return json
+  }
+  const hooks: Hook[] = []
+  let next = 0
+  // A few workspaces made at once, each in its own sequence of requests.
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let w = next++; w < workspaces; w = next++) {
+        const ws = await api('POST', '/v1/workspaces', { name: `tenant ${w}` })
+        const token = await (
+          await fetch(`${sandbox.url}/_sandbox/tokens`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ member: sandbox.demo.memberId, name: `tenant ${w}` }),
+          })
+        ).json()
+        const conn = await api(
+          'POST',
+          '/v1/connections',
+          {
+            connector: 'taskboard',
+            authMethod: 'api_key_token',
+            credentials: { key: sandbox.demo.key, token: token.token, secret: sandbox.demo.secret },
+          },
+          ws.id,
+        )
+        for (let k = 0; k < AGENTS_PER_WORKSPACE; k++) {
+          const agent = await api(
+            'POST',
+            '/v1/agents',
+            {
+              name: `agent ${k}`,
+              scope: { boards: [sandbox.demo.boardId] },
+              connectionIds: [conn.id],
+              delivery: { type: 'webhook', url: receiverUrl },
+            },
+            ws.id,
+          )
+          const trig = await api(
+            'POST',
+            `/v1/agents/${agent.id}/triggers`,
+            {
+              trigger: 'taskboard.custom_webhook_events',
+              connectionId: conn.id,
+              config: { boards: [sandbox.demo.boardId], types: ['createCard'], lists: [lists[k]] },
+            },
+            ws.id,
+          )
+          hooks.push({ url: `${d.base}/hooks/taskboard/${trig.webhook.id}`, listId: lists[k] })
+        }
+      }
+    }),
+  )
+  return { hooks, seconds: round((performance.now() - t0) / 1000, 1) }
+}
+
+function delivery({ url, listId }: Hook) {
   const id = randomBytes(12).toString('hex')
   const body = JSON.stringify({
     action: {
@@ -294,7 +430,7 @@ function delivery(url: string) {
       date: new Date().toISOString(),
       data: {
         board: { id: sandbox.demo.boardId },
-        list: { id: sandbox.demo.listIds[0] },
+        list: { id: listId },
         card: { id: randomBytes(12).toString('hex'), name: 'bench' },
       },
     },
@@ -303,7 +439,7 @@ function delivery(url: string) {
   const signature = createHmac('sha1', sandbox.demo.secret)
     .update(body + url)
     .digest('base64')
-  return { id, body, headers: { 'content-type': 'application/json', 'x-taskboard-webhook': signature } }
+  return { id, url, body, headers: { 'content-type': 'application/json', 'x-taskboard-webhook': signature } }
 }
 
 interface RunResult {
@@ -331,6 +467,12 @@ interface RunResult {
   postgresCpuMsPerDelivery: number | null
   /** Patchbay's and PostgreSQL's together. */
   totalCpuMsPerDelivery: number | null
+  /**
+   * PostgreSQL transactions committed in the deployment's database per delivery (pg_stat_database:
+   * every statement outside a transaction is one), and rows read by sequential and index scans:
+   * what the database was asked, without pg_stat_statements.
+   */
+  postgresXactsPerDelivery: number | null
   benchCpuMsPerDelivery: number
 }
 
@@ -339,7 +481,7 @@ interface RunResult {
  * when given), each sent again after Retry-After when refused; then waits for the stragglers.
  */
 async function run(
-  url: string,
+  hooks: Hook[],
   o: { concurrency: number; seconds: number; rate?: number; lateAfterS?: number; d?: Deployment },
 ): Promise<RunResult> {
   arrivals.clear()
@@ -347,7 +489,12 @@ async function run(
   let refused = 0
   let failures = 0
   let sent = 0
-  const cpuAtStart = { patchbay: cpuMs(o.d), postgres: await postgresCpu(o.d), bench: process.cpuUsage() }
+  const cpuAtStart = {
+    patchbay: cpuMs(o.d),
+    postgres: await postgresCpu(o.d),
+    xacts: await postgresXacts(o.d),
+    bench: process.cpuUsage(),
+  }
   const started = performance.now()
   const stopAt = started + o.seconds * 1000
   await Promise.all(
@@ -359,10 +506,10 @@ async function run(
           const wait = due - performance.now()
           if (wait > 0) await sleep(wait)
         }
-        const d = delivery(url)
+        const d = delivery(hooks.length === 1 ? hooks[0] : hooks[Math.floor(Math.random() * hooks.length)])
         for (;;) {
           const t0 = performance.now()
-          const res = await request(url, { method: 'POST', headers: d.headers, body: d.body, dispatcher })
+          const res = await request(d.url, { method: 'POST', headers: d.headers, body: d.body, dispatcher })
           await res.body.dump()
           if (res.statusCode === 200) acceptedAt.set(d.id, t0)
           else if (res.statusCode === 503 && res.headers['retry-after']) {
@@ -402,6 +549,7 @@ async function run(
     await sleep(50)
   const patchbayCpu = cpuMs(o.d)
   const postgresCpuMs = postgresCpuSince(cpuAtStart.postgres, await postgresCpu(o.d))
+  const xactsAtEnd = await postgresXacts(o.d)
   const benchCpu = process.cpuUsage(cpuAtStart.bench)
   const latencies: number[] = []
   const late: number[] = []
@@ -436,9 +584,39 @@ async function run(
     lost,
     patchbayCpuMsPerDelivery,
     postgresCpuMsPerDelivery,
+    postgresXactsPerDelivery:
+      xactsAtEnd !== null && cpuAtStart.xacts !== null
+        ? (xactsAtEnd - cpuAtStart.xacts) / latencies.length
+        : null,
     totalCpuMsPerDelivery:
       patchbayCpuMsPerDelivery !== null ? patchbayCpuMsPerDelivery + (postgresCpuMsPerDelivery ?? 0) : null,
     benchCpuMsPerDelivery: (benchCpu.user + benchCpu.system) / 1000 / latencies.length,
+  }
+}
+
+/** One delivery to each hook (32 at a time), waiting until all arrived. */
+async function warmEach(hooks: Hook[]): Promise<void> {
+  arrivals.clear()
+  const sent = new Set<string>()
+  let next = 0
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      for (let i = next++; i < hooks.length; i = next++) {
+        const d = delivery(hooks[i])
+        for (;;) {
+          const res = await request(d.url, { method: 'POST', headers: d.headers, body: d.body, dispatcher })
+          await res.body.dump()
+          if (res.statusCode === 200) break
+          if (res.statusCode !== 503) throw new Error(`warm-up: ${res.statusCode}`)
+          await sleep(Number(res.headers['retry-after'] ?? 1) * 1000)
+        }
+        sent.add(d.id)
+      }
+    }),
+  )
+  for (let k = 0; [...sent].some((id) => !arrivals.has(id)); k++) {
+    if (k > 1200) throw new Error('warm-up deliveries did not arrive')
+    await sleep(50)
   }
 }
 
@@ -457,6 +635,7 @@ const med = (xs: RunResult[]) => {
     ...(xs[0]?.lateE2eP99Ms !== undefined ? { lateE2eP99Ms: m((r) => r.lateE2eP99Ms) } : {}),
     patchbayCpuMsPerDelivery: m((r) => r.patchbayCpuMsPerDelivery),
     postgresCpuMsPerDelivery: m((r) => r.postgresCpuMsPerDelivery),
+    postgresXactsPerDelivery: m((r) => r.postgresXactsPerDelivery),
     totalCpuMsPerDelivery: m((r) => r.totalCpuMsPerDelivery),
     benchCpuMsPerDelivery: m((r) => r.benchCpuMsPerDelivery),
     refused: xs.reduce((a, r) => a + r.refused, 0),
@@ -517,6 +696,23 @@ async function postgresCpu(d: Deployment | undefined): Promise<Map<number, numbe
   }
 }
 
+/** Transactions committed so far in the deployment's database (pg_stat_database; null on SQLite). */
+async function postgresXacts(d: Deployment | undefined): Promise<number | null> {
+  if (!d?.database) return null
+  const c = new pg.Client({ connectionString: PG_SERVER })
+  await c.connect()
+  try {
+    // The statistics a backend reports are read as of its last report: cleared, they are read anew.
+    await c.query('SELECT pg_stat_clear_snapshot()')
+    const { rows } = await c.query('SELECT xact_commit FROM pg_stat_database WHERE datname = $1', [
+      d.database,
+    ])
+    return rows[0] ? Number(rows[0].xact_commit) : null
+  } finally {
+    await c.end()
+  }
+}
+
 /** Milliseconds of backend CPU between two looks (a backend that started meanwhile counts whole). */
 function postgresCpuSince(
   before: Map<number, number> | null,
@@ -538,31 +734,50 @@ function peakRssMb(pid: number): number | null {
   }
 }
 
-async function measure(store: 'sqlite' | 'postgres', instances: number, n: number) {
-  const d = await deploy(store, instances, n)
+/** A deployment made ready for measuring (its data made, warmed up), measured a round at a time. */
+async function prepare(store: 'sqlite' | 'postgres', instances: number, n: number, workspaces = 1) {
+  const d = await deploy(store, instances, n, workspaces > 1 ? { PATCHBAY_SIGNUP: 'open' } : {})
   try {
-    const hookUrl = await setUp(d)
-    // Warm-up.
-    await run(hookUrl, { concurrency: 32, seconds: 2 })
+    const tenancy = workspaces > 1 ? await setUpTenancy(d, workspaces) : null
+    const hooks = tenancy?.hooks ?? (await setUp(d))
+    // Warm-up: two seconds of load, and with many workspaces one delivery to each trigger first,
+    // so both are measured with what they cache warm (as a service whose tenants are all active).
+    if (tenancy) await warmEach(hooks)
+    await run(hooks, { concurrency: 32, seconds: 2 })
     const rows = { c32: [] as RunResult[], c256: [] as RunResult[], rate: [] as RunResult[] }
-    for (let r = 0; r < ROUNDS; r++) {
-      rows.c32.push(await run(hookUrl, { concurrency: 32, seconds: C32_SECONDS, d }))
-      rows.c256.push(
-        await run(hookUrl, { concurrency: 256, seconds: C256_SECONDS, lateAfterS: SETTLE_SECONDS, d }),
-      )
-      rows.rate.push(await run(hookUrl, { concurrency: 64, seconds: RATE_SECONDS, rate: RATE, d }))
-    }
-    const rss = d.instances.map((i) => peakRssMb(i.pid))
     return {
-      store,
-      instances,
-      c32: { seconds: C32_SECONDS, ...med(rows.c32) },
-      c256: { seconds: C256_SECONDS, lateAfterSeconds: SETTLE_SECONDS, ...med(rows.c256) },
-      fixedRate: { eventsPerSecond: RATE, seconds: RATE_SECONDS, ...med(rows.rate) },
-      peakRssMb: rss.every((x) => x !== null) ? Math.max(...(rss as number[])) : null,
+      async round() {
+        rows.c32.push(await run(hooks, { concurrency: 32, seconds: C32_SECONDS, d }))
+        rows.c256.push(
+          await run(hooks, { concurrency: 256, seconds: C256_SECONDS, lateAfterS: SETTLE_SECONDS, d }),
+        )
+        rows.rate.push(await run(hooks, { concurrency: 64, seconds: RATE_SECONDS, rate: RATE, d }))
+      },
+      /** The medians over the rounds; the deployment is stopped. */
+      async finish() {
+        const rss = d.instances.map((i) => peakRssMb(i.pid))
+        await d.stop()
+        return {
+          store,
+          instances,
+          ...(tenancy
+            ? {
+                workspaces,
+                agents: workspaces * AGENTS_PER_WORKSPACE,
+                triggers: tenancy.hooks.length,
+                setUpSeconds: tenancy.seconds,
+              }
+            : {}),
+          c32: { seconds: C32_SECONDS, ...med(rows.c32) },
+          c256: { seconds: C256_SECONDS, lateAfterSeconds: SETTLE_SECONDS, ...med(rows.c256) },
+          fixedRate: { eventsPerSecond: RATE, seconds: RATE_SECONDS, ...med(rows.rate) },
+          peakRssMb: rss.every((x) => x !== null) ? Math.max(...(rss as number[])) : null,
+        }
+      },
     }
-  } finally {
+  } catch (err) {
     await d.stop()
+    throw err
   }
 }
 
@@ -585,15 +800,16 @@ if (plan.length === 0) {
 }
 
 // The no-op baseline: the same POSTs straight to the agent endpoint.
+const receiverHook = [{ url: receiverUrl, listId: sandbox.demo.listIds[0] }]
 const baseline = {
-  c32: med([await run(receiverUrl, { concurrency: 32, seconds: Math.min(C32_SECONDS, 3) })]),
-  c256: med([await run(receiverUrl, { concurrency: 256, seconds: Math.min(C32_SECONDS, 3) })]),
+  c32: med([await run(receiverHook, { concurrency: 32, seconds: Math.min(C32_SECONDS, 3) })]),
+  c256: med([await run(receiverHook, { concurrency: 256, seconds: Math.min(C32_SECONDS, 3) })]),
 }
 // The bare relay: the least a receive-verify-push hop costs here (bench/_relay.ts).
 const relayDeployment = await deployRelay()
 const relayRows = { c32: [] as RunResult[], c256: [] as RunResult[] }
 try {
-  const hook = `${relayDeployment.base}/hooks/relay`
+  const hook = [{ url: `${relayDeployment.base}/hooks/relay`, listId: sandbox.demo.listIds[0] }]
   await run(hook, { concurrency: 32, seconds: 1 })
   for (let r = 0; r < ROUNDS; r++) {
     relayRows.c32.push(await run(hook, { concurrency: 32, seconds: C32_SECONDS, d: relayDeployment }))
@@ -603,8 +819,27 @@ try {
   await relayDeployment.stop()
 }
 const relay = { c32: med(relayRows.c32), c256: med(relayRows.c256) }
-const results = []
-for (const [n, p] of plan.entries()) results.push(await measure(p.store, p.instances, n))
+const results: Array<Awaited<ReturnType<Awaited<ReturnType<typeof prepare>>['finish']>>> = []
+/** The tenancy mode's deployments (--workspaces), beside the one-workspace one of the same store. */
+const tenancyResults: typeof results = []
+for (const [n, p] of plan.entries()) {
+  const one = await prepare(p.store, p.instances, n)
+  // Tenancy: both deployments up at once, their rounds taken in turn, so a machine whose load
+  // changes meanwhile weighs on both alike.
+  const many =
+    WORKSPACES > 1 && p.instances === 1
+      ? await prepare(p.store, 1, 100 + n, WORKSPACES).catch(async (err) => {
+          await one.finish()
+          throw err
+        })
+      : null
+  for (let r = 0; r < ROUNDS; r++) {
+    await one.round()
+    await many?.round()
+  }
+  results.push(await one.finish())
+  if (many) tenancyResults.push(await many.finish())
+}
 
 /** Patchbay against the bare relay: delivered/s as a share of the relay's, CPU per delivery as a multiple. */
 const ratio = (a: number | null | undefined, b: number | null | undefined) =>
@@ -631,8 +866,34 @@ const scaleOut = onePg
           {
             c32TotalCpuVsOne: ratio(r.c32.totalCpuMsPerDelivery, onePg.c32.totalCpuMsPerDelivery),
             c256TotalCpuVsOne: ratio(r.c256.totalCpuMsPerDelivery, onePg.c256.totalCpuMsPerDelivery),
+            c256PostgresXactsVsOne: ratio(
+              r.c256.postgresXactsPerDelivery,
+              onePg.c256.postgresXactsPerDelivery,
+            ),
           },
         ]),
+    )
+  : null
+
+// Many workspaces against one, the same store in the same run (issue 22: tenancy costs nothing measurable).
+const tenancy = tenancyResults.length
+  ? Object.fromEntries(
+      tenancyResults.map((m) => {
+        const one = results.find((r) => r.store === m.store && r.instances === 1)!
+        return [
+          m.store,
+          {
+            workspaces: m.workspaces,
+            agents: m.agents,
+            triggers: m.triggers,
+            c32DeliveredVsOne: ratio(m.c32.deliveredPerSecond, one.c32.deliveredPerSecond),
+            c256DeliveredVsOne: ratio(m.c256.deliveredPerSecond, one.c256.deliveredPerSecond),
+            c32CpuPerDeliveryVsOne: ratio(m.c32.totalCpuMsPerDelivery, one.c32.totalCpuMsPerDelivery),
+            c256CpuPerDeliveryVsOne: ratio(m.c256.totalCpuMsPerDelivery, one.c256.totalCpuMsPerDelivery),
+            fixedRateP99VsOne: ratio(m.fixedRate.e2eP99Ms, one.fixedRate.e2eP99Ms),
+          },
+        ]
+      }),
     )
   : null
 
@@ -675,6 +936,16 @@ for (const r of results) {
   targets.push(target(`${name}.peakRssMb`, v(r.peakRssMb), '<=', 400))
   targets.push(target(`${name}.lost`, r.c32.lost + r.c256.lost + r.fixedRate.lost, '<=', 0))
 }
+for (const [store, t] of Object.entries(tenancy ?? {})) {
+  targets.push(
+    target(`tenancy.${store}.c32DeliveredVsOne (issue 22)`, t.c32DeliveredVsOne ?? Number.NaN, '>=', 0.9),
+  )
+  targets.push(
+    target(`tenancy.${store}.c256DeliveredVsOne (issue 22)`, t.c256DeliveredVsOne ?? Number.NaN, '>=', 0.9),
+  )
+}
+for (const m of tenancyResults)
+  targets.push(target(`tenancy.${m.store}.lost`, m.c32.lost + m.c256.lost + m.fixedRate.lost, '<=', 0))
 report(
   {
     bench: 'events',
@@ -686,6 +957,7 @@ report(
     results,
     vsRelay,
     ...(scaleOut ? { scaleOut } : {}),
+    ...(tenancy ? { tenancyResults, tenancy } : {}),
     ...(skipped.length ? { skipped } : {}),
   },
   targets,

@@ -423,7 +423,7 @@ export const settings: Record<string, Setting> = {
   ),
   PATCHBAY_CONNECTION_CHECK_MS: setting(
     '`25000`',
-    'how often a connection that has triggers is asked upstream about its account (one request, paced within its budget, claimed so several instances make one check; skipped while its steps or polls prove it alive): a revoked or expired credential is seen within two intervals, the connection `lapsed` and its triggers `paused`',
+    'how often a connection that has triggers is asked upstream about its account (one request, paced within its budget, claimed so several instances make one check; skipped while its steps, its polls or (task-board) its webhook deliveries prove it alive): a revoked or expired credential is seen within two intervals, the connection `lapsed` and its triggers `paused`',
     MS,
     wholeNumber(100, Number.MAX_SAFE_INTEGER),
   ),

@@ -221,7 +221,10 @@ export class Engine {
       rows: new WorkspaceSettingsRows(opts.store.db),
       changes: this.changes,
     })
-    this.placements = new PlacementChanges(this.changes)
+    this.placements = new PlacementChanges(
+      this.changes,
+      (connectorId, event) => this.registry.connector(connectorId)?.scope?.placesUnchanged?.(event) ?? false,
+    )
     this.apiKeys = new ApiKeys(opts.store.db)
     this.audit = new AuditLog({ rows: new AuditLogRows(opts.store.db), db: opts.store.db })
     this.memberships = new MembershipService({
@@ -457,6 +460,8 @@ export class Engine {
         backlogLimit: ev.deliveryBacklogLimit ?? DEFAULT_DELIVERY_BACKLOG_LIMIT,
         // PostgreSQL commits in its own processes: the ingress stores the next group meanwhile.
         concurrentCommits: ev.concurrentCommits ?? (opts.store.kind === 'postgres' ? 3 : 1),
+        sharedStore: opts.store.kind === 'postgres',
+        heard: (connectionId) => health.heard(connectionId),
       }),
       poller: new Poller({
         triggers: triggerRows,

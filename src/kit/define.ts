@@ -364,6 +364,13 @@ export interface WebhookSupport {
    * An upstream that does not is always accepted: a refused delivery would be lost.
    */
   redelivers: boolean
+  /**
+   * The upstream removes the webhooks made with credentials that are revoked or expire (the
+   * task-board removes a token's): a delivery that arrives, verified, shows the connection's
+   * credentials still worked when it was sent, and its periodic health check is not needed
+   * meanwhile (engine/connections/connection-health.ts).
+   */
+  provesCredentials?: boolean
   /** Checks the delivery's signature; `secret` is the one given at registration. */
   verify: (delivery: IncomingDelivery, keys: { secret: string; credentials: Credentials }) => boolean
   /** The upstream's delivery id and the events in it; `ignore` for handshakes such as pings. */
@@ -408,6 +415,12 @@ export interface ScopeSupport {
    * when the call cannot be attributed to any (it is then denied to a scoped agent).
    */
   attributeApiCall(input: object): Array<{ kind: ScopedKind; value: string }> | null
+  /**
+   * Whether an event certainly leaves every card and list it names where they were (a card made, a
+   * comment, a label added): its places are then not announced to every instance's cache of places
+   * (nothing there can have become wrong). Absent, or false: they are, as for a move.
+   */
+  placesUnchanged?: (event: NormalizedEvent) => boolean
 }
 
 /**

@@ -2067,8 +2067,10 @@ export interface components {
             upstreamId: string;
             /** @description The connection it first came through. */
             connectionId: string;
-            /** @description Every connection it came through (two webhooks on one repository or board): stored once. */
+            /** @description Every connection it came through (two webhooks of one owner on one repository or board): stored once per owner. */
             connectionIds: string[];
+            /** @description Whose it is: the end user whose connection heard it, null for the workspace's own. The same upstream change heard by two end users is two events. */
+            endUserId: string | null;
             /** @description The watched upstream thing (board, repository …). */
             model: string;
             /** @description What the event is about (board, card, repository …). */
@@ -2497,8 +2499,10 @@ export interface components {
             upstreamId: string;
             /** @description The connection it first came through. */
             connectionId: string;
-            /** @description Every connection it came through (two webhooks on one repository or board): stored once. */
+            /** @description Every connection it came through (two webhooks of one owner on one repository or board): stored once per owner. */
             connectionIds: string[];
+            /** @description Whose it is: the end user whose connection heard it, null for the workspace's own. The same upstream change heard by two end users is two events. */
+            endUserId: string | null;
             /** @description The watched upstream thing (board, repository …). */
             model: string;
             /** @description What the event is about (board, card, repository …). */
@@ -4545,6 +4549,8 @@ export interface operations {
                 connector?: string;
                 type?: string;
                 connectionId?: string;
+                /** @description Only this end user's events (an empty value: the workspace's own). */
+                endUserId?: string;
                 limit?: number;
                 /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
                 cursor?: string;

@@ -154,7 +154,11 @@ export function installAuthentication(
   // A revoked key is dropped from the cache at once, so it is refused from the next request on.
   // An empty list means "anything may have changed" (changes were missed while the channel was
   // down): every cached key is looked up again.
+  // Revocations heard: a look-up begun before one is not cached after it (it may have read the
+  // key before it was revoked).
+  let revocations = 0
   engine.keyRevocations.subscribe((keyIds) => {
+    revocations++
     if (keyIds.length === 0) {
       cache.clear()
       return
@@ -177,6 +181,7 @@ export function installAuthentication(
 
   /** The caller of a key not in the cache (or cached too long ago), from the store. */
   const lookUp = async (req: FastifyRequest, key: string): Promise<CachedKey> => {
+    const heard = revocations
     const row = await engine.apiKeys.findByKey(key)
     if (!row || row.revoked_at) {
       cache.delete(key)
@@ -194,8 +199,10 @@ export function installAuthentication(
       at: Date.now(),
       expiresAt: row.expires_at ? Date.parse(row.expires_at) : Number.POSITIVE_INFINITY,
     }
-    if (cache.size > 10_000) cache.clear()
-    cache.set(key, hit)
+    if (heard === revocations) {
+      if (cache.size > 10_000) cache.clear()
+      cache.set(key, hit)
+    }
     markUsed(req, row.id, row.last_used_at)
     return hit
   }

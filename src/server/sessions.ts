@@ -67,7 +67,11 @@ export async function installSessions(
   const lastSeen = new Map<string, number>()
   // A session ended anywhere (sign-out, sign-out everywhere, a member removed or their role
   // changed) is dropped here at once; an empty list (changes missed) drops everything.
+  // Endings heard: a look-up begun before one is not cached after it (it may have read the
+  // session before it ended).
+  let endings = 0
   engine.changes.subscribe('sessions', (ids) => {
+    endings++
     if (ids.length === 0) return cache.clear()
     const ended = new Set(ids)
     for (const [token, hit] of cache) if (ended.has(hit.identity.session.id)) cache.delete(token)
@@ -113,6 +117,7 @@ export async function installSessions(
       const hit = cache.get(token)
       if (hit && Date.now() - hit.at < CACHE_MS && hit.identity.session.expires_at > new Date().toISOString())
         return admit(req, token, hit)
+      const heard = endings
       return engine.accounts.resolveSession(token).then((found) => {
         if ('refused' in found) {
           cache.delete(token)
@@ -125,8 +130,10 @@ export async function installSessions(
           person: { personId: found.person.id, sessionId: found.session.id, keyId: null },
           at: Date.now(),
         }
-        if (cache.size > 10_000) cache.clear()
-        cache.set(token, fresh)
+        if (heard === endings) {
+          if (cache.size > 10_000) cache.clear()
+          cache.set(token, fresh)
+        }
         return admit(req, token, fresh)
       })
     },

@@ -123,6 +123,20 @@ export class Connections {
     await this.#db.updateTable('connections').set(values).where('id', '=', id).execute()
   }
 
+  /**
+   * Due checks of connections whose credentials were proved to work at `at` (their webhook's
+   * deliveries): the next check moves to `next`, nothing is asked. One statement for all.
+   */
+  async markHeard(ids: string[], at: string, next: string): Promise<void> {
+    if (ids.length === 0) return
+    await this.#db
+      .updateTable('connections')
+      .set({ alive_at: at, next_check_at: next })
+      .where('id', 'in', ids)
+      .where('status', '=', 'active')
+      .execute()
+  }
+
   /** Its credentials worked at `at` (a step's or poll's answer): no check is needed for a while. */
   async markAlive(id: string, at: string): Promise<void> {
     await this.#db

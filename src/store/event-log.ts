@@ -303,6 +303,8 @@ export const events = {
 
 /** Which events a list shows. */
 export interface EventFilter {
+  /** Whose: an end user's id, '' for the workspace's own (the events' owner). */
+  owner?: string
   connector?: string
   type?: string
   subscriptionId?: string
@@ -310,6 +312,7 @@ export interface EventFilter {
 }
 function filteredEvents(db: Db, workspaceId: string, f: EventFilter) {
   let q = db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId)
+  if (f.owner !== undefined) q = q.where('owner', '=', f.owner)
   if (f.connector) q = q.where('connector', '=', f.connector)
   if (f.type) q = q.where('type', '=', f.type)
   if (f.subscriptionId) q = q.where('subscription_id', '=', f.subscriptionId)

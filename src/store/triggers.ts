@@ -1,6 +1,6 @@
 // Triggers as stored: their JSON columns (configuration, target, poll cursor) are read here once
 // and written here, so the rest of the engine only sees typed records.
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import type { Database, TriggersTable } from './schema.ts'
 import { type Db, transact } from './transaction.ts'
@@ -97,6 +97,22 @@ export class Triggers {
         .where('subscription_id', '=', subscriptionId)
         .execute(),
     )
+  }
+
+  /**
+   * Who listens on each of these webhooks now, as a digest per webhook: the md5 of the ids of its
+   * triggers of these keys, not paused, in order and comma-separated (one row a webhook, not one a
+   * trigger). Webhooks no such trigger listens on are left out. PostgreSQL only.
+   */
+  async listenerDigests(subscriptionIds: string[], keys: string[]): Promise<Map<string, string>> {
+    if (subscriptionIds.length === 0) return new Map()
+    const { rows } = await sql<{ subscription_id: string; digest: string }>`
+      SELECT subscription_id, md5(string_agg(id, ',' ORDER BY id)) AS digest
+      FROM triggers
+      WHERE subscription_id = ANY(${subscriptionIds}::text[]) AND paused_at IS NULL
+        AND trigger_key = ANY(${keys}::text[])
+      GROUP BY subscription_id`.execute(this.#db)
+    return new Map(rows.map((r) => [r.subscription_id, r.digest]))
   }
 
   async countForSubscription(subscriptionId: string): Promise<number> {

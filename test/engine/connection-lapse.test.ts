@@ -11,7 +11,13 @@ import { type CodehostSandbox, startCodehostSandbox } from '../../sandbox/codeho
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import { control, mintDemoToken, taskboardRest } from '../helpers/taskboard.ts'
+import {
+  control,
+  createCardDelivery,
+  mintDemoToken,
+  postSigned,
+  taskboardRest,
+} from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
 let codehost: CodehostSandbox
@@ -217,4 +223,50 @@ test('an upstream that cannot be reached is no lapse: shown as a failed check, a
   )
   assert.equal(healthy.status, 'active')
   assert.equal(notices('connection.lapsed', id).length, 0)
+})
+
+test('a task-board connection whose webhook keeps delivering is not asked upstream meanwhile; asked again once they stop', async () => {
+  // The task-board removes a revoked token's webhooks: a verified delivery shows the token still
+  // worked, so a thousand busy connections cost no checks (issue 22). Silent, it is checked again.
+  const token = await mintDemoToken(sandbox)
+  const conn = await t.api('POST', '/v1/connections', {
+    connector: 'taskboard',
+    authMethod: 'api_key_token',
+    credentials: { key: sandbox.demo.key, token, secret: sandbox.demo.secret },
+    second: true,
+  })
+  assert.equal(conn.status, 201, JSON.stringify(conn.body))
+  const id = conn.body.id as string
+  const { triggerId } = await agentWithTrigger(
+    id,
+    { boards: [sandbox.demo.boardId] },
+    { trigger: 'taskboard.new_card', config: { idBoard: sandbox.demo.boardId } },
+  )
+  const checkedAt = async () => (await t.api('GET', `/v1/connections/${id}`)).body.checkedAt as string | null
+  await eventually(checkedAt, (at) => at !== null)
+  const hookId = (await t.api('GET', `/v1/triggers/${triggerId}`)).body.webhook.id as string
+  const callbackUrl = `${t.url}/hooks/taskboard/${hookId}`
+  let delivering = true
+  const deliveries = (async () => {
+    for (let i = 0; delivering; i++) {
+      const res = await postSigned(
+        sandbox,
+        callbackUrl,
+        JSON.stringify(createCardDelivery(sandbox, `busy-${i}`)),
+      )
+      assert.equal(res.status, 200)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  })()
+  // A check already under way when the deliveries began may finish; then none while they come
+  // (the check runs every 300 ms here).
+  await new Promise((r) => setTimeout(r, 1000))
+  const during = await checkedAt()
+  await new Promise((r) => setTimeout(r, 2000))
+  const after = await checkedAt()
+  delivering = false
+  await deliveries
+  assert.equal(after, during, 'not asked upstream while its deliveries came')
+  await eventually(checkedAt, (at) => at !== during)
+  assert.equal((await t.api('GET', `/v1/connections/${id}`)).body.status, 'active')
 })

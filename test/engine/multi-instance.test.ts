@@ -374,6 +374,115 @@ test('a delivery is stored only for a trigger still there: one the instances sti
   assert.equal(count(dropped), 3, 'no delivery for the trigger that is gone')
 })
 
+/** Deliveries of new cards on `list`, made and signed beforehand for the public address (as the task-board signs them), each posted straight to one of the instances other than the first. */
+function cardsPostedElsewhere(board: string, list: string, hookId: string, n: number) {
+  const path = `/hooks/taskboard/${hookId}`
+  const posts = Array.from({ length: n }, (_, i) => {
+    const body = JSON.stringify({
+      action: {
+        id: randomBytes(12).toString('hex'),
+        type: 'createCard',
+        date: new Date().toISOString(),
+        data: {
+          board: { id: board },
+          list: { id: list },
+          card: { id: randomBytes(12).toString('hex'), name: `at once ${i}` },
+        },
+      },
+      model: { id: board },
+    })
+    const signature = createHmac('sha1', sandbox.demo.secret)
+      .update(body + balancer.url + path)
+      .digest('base64')
+    return { url: instances[1 + (i % 2)].url + path, body, signature }
+  })
+  return () =>
+    Promise.all(
+      posts.map((p) =>
+        request(p.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-taskboard-webhook': p.signature },
+          body: p.body,
+        }).then(async (r) => {
+          await r.body.dump()
+          return r.statusCode
+        }),
+      ),
+    )
+}
+
+test('a trigger created through one instance hears events sent at once to the others', { skip }, async () => {
+  const { board, list, kept, count } = await twoListeners('Created at once')
+  const late = await makeAgent({ type: 'webhook', url: receiver.url }, [board])
+  // Every instance has the board's two listeners cached: six cards reach both.
+  await Promise.all(
+    [1, 2, 3, 4, 5, 6].map((i) => tb('POST', '/1/cards', { idList: list, name: `warm ${i}` })),
+  )
+  await eventually(
+    async () => count(kept),
+    (n) => n === 6,
+    20_000,
+  )
+  const hookId = (await api('GET', `/v1/agents/${kept}/triggers`)).body.triggers[0].webhook.id as string
+  const send = cardsPostedElsewhere(board, list, hookId, 30)
+  // A third trigger on the same webhook, created through the first instance; the thirty
+  // deliveries leave for the other two the moment it has answered.
+  const created = await api(
+    'POST',
+    `/v1/agents/${late}/triggers`,
+    { trigger: 'taskboard.new_card', connectionId, config: { idBoard: board } },
+    instances[0].url,
+  )
+  assert.equal(created.status, 201, JSON.stringify(created.body))
+  assert.equal(created.body.webhook.id, hookId, 'the board webhook is shared')
+  assert.deepEqual(new Set(await send()), new Set([200]))
+  await eventually(
+    async () => [count(kept), count(late)],
+    ([a, b]) => a === 36 && b === 30,
+    20_000,
+  )
+  const stored = await api('GET', `/v1/deliveries?agentId=${late}&limit=100`)
+  assert.equal(stored.status, 200, JSON.stringify(stored.body))
+  assert.equal(stored.body.deliveries.length, 30, 'one delivery for each card sent after it was created')
+})
+
+test('a trigger the instances never heard of is matched all the same: listeners are held against the store', {
+  skip,
+}, async () => {
+  // The news of a new trigger takes a few milliseconds to reach the other instances; each group
+  // of deliveries is matched against the triggers in the store, so what arrives meanwhile is
+  // heard. Here the news never comes: the row is written without a word to the instances.
+  const { board, list, kept, dropped, doomed, count } = await twoListeners('Made unheard')
+  await Promise.all([1, 2, 3].map((i) => tb('POST', '/1/cards', { idList: list, name: `warm ${i}` })))
+  await eventually(
+    async () => [count(kept), count(dropped)],
+    ([a, b]) => a === 3 && b === 3,
+    20_000,
+  )
+  const late = await makeAgent({ type: 'webhook', url: receiver.url }, [board])
+  const client = new pg.Client({ connectionString: POSTGRES_URL })
+  await client.connect()
+  try {
+    await client.query(
+      `INSERT INTO "${schema}".triggers (id, workspace_id, agent_id, trigger_key, connection_id, config, target,
+         subscription_id, created_at, updated_at)
+       SELECT $1, workspace_id, $2, trigger_key, connection_id, config, target, subscription_id, created_at, updated_at
+       FROM "${schema}".triggers WHERE id = $3`,
+      [`trg_unheard${randomBytes(6).toString('hex')}`, late, doomed],
+    )
+  } finally {
+    await client.end()
+  }
+  await Promise.all(
+    [1, 2, 3, 4, 5, 6].map((i) => tb('POST', '/1/cards', { idList: list, name: `after ${i}` })),
+  )
+  await eventually(
+    async () => [count(kept), count(late)],
+    ([a, b]) => a === 9 && b === 6,
+    20_000,
+  )
+})
+
 test("a card moved off an agent's board is out of its scope on every instance, whichever stored the move", {
   skip,
 }, async () => {

@@ -49,7 +49,35 @@ const CREATE_PLACED_BY: Record<string, string> = {
 
 type Ref = { kind: ScopedKind; value: string }
 
+/**
+ * Actions that move no card or list: a card or list made (on the board it names), comments,
+ * members, labels, checklists and attachments. Every other action — a card or list updated (it may
+ * have moved), moved to another board, deleted — is announced to the instances' caches of places.
+ */
+const PLACES_UNCHANGED = new Set([
+  'createCard',
+  'copyCard',
+  'convertToCardFromCheckItem',
+  'createList',
+  'commentCard',
+  'updateComment',
+  'deleteComment',
+  'addMemberToCard',
+  'removeMemberFromCard',
+  'addLabelToCard',
+  'removeLabelFromCard',
+  'createLabel',
+  'updateLabel',
+  'addChecklistToCard',
+  'removeChecklistFromCard',
+  'updateCheckItemStateOnCard',
+  'addAttachmentToCard',
+  'deleteAttachmentFromCard',
+])
+
 export const taskboardScope: ScopeSupport = {
+  placesUnchanged: (e) => PLACES_UNCHANGED.has(e.type),
+
   resolve: async (http, kind, value) => {
     const id = encodeURIComponent(value)
     if (kind === 'board') {

@@ -34,6 +34,8 @@ export function normalizeAction(action: any): NormalizedEvent {
 export const taskboardWebhooks: WebhookSupport = {
   // A failed delivery is sent again 3 times (after 30 s, 60 s, 120 s).
   redelivers: true,
+  // "A revoked or expired token deletes its webhooks" (the task-board's API).
+  provesCredentials: true,
   register: async (http, hook) => {
     const created = await http.post<{ id: string }>('/1/webhooks', {
       callbackURL: hook.callbackUrl,

@@ -27,6 +27,13 @@ export class MembershipService {
   #changes: Changes
   #revocations: KeyRevocations
   #cache = new Map<string, { value: PersonWorkspaces; at: number }>()
+  /**
+   * Counts the changes heard: a read begun before a change is not cached after it. Otherwise a
+   * person's request reading their memberships while another of theirs made a workspace (or
+   * while they were removed from one) could cache the list as it was, after the change had
+   * dropped it: the new workspace refused (404) or the removed one still allowed, for CACHE_MS.
+   */
+  #generation = 0
 
   constructor(d: { repo: MembershipRepo; keys: ApiKeys; changes: Changes; revocations: KeyRevocations }) {
     this.#repo = d.repo
@@ -34,6 +41,7 @@ export class MembershipService {
     this.#changes = d.changes
     this.#revocations = d.revocations
     d.changes.subscribe('memberships', (personIds) => {
+      this.#generation++
       if (personIds.length === 0) this.#cache.clear()
       for (const id of personIds) this.#cache.delete(id)
     })
@@ -47,11 +55,13 @@ export class MembershipService {
   }
 
   async #load(personId: string): Promise<PersonWorkspaces> {
+    const generation = this.#generation
     const rows = await this.#repo.ofPerson(personId)
     const value: PersonWorkspaces = {
       roles: new Map(rows.map((r) => [r.workspace_id, r.role])),
       first: rows[0]?.workspace_id ?? null,
     }
+    if (generation !== this.#generation) return value
     if (this.#cache.size > 10_000) this.#cache.clear()
     this.#cache.set(personId, { value, at: Date.now() })
     return value

@@ -16,9 +16,20 @@ export const placeKey = (connectorId: string, kind: 'card' | 'list', id: string)
 
 export class PlacementChanges {
   #changes: Changes
+  #unchanged: (connectorId: string, event: NormalizedEvent) => boolean
 
-  constructor(changes: Changes) {
+  /**
+   * `unchanged` says which events certainly move nothing (the connector's
+   * ScopeSupport.placesUnchanged): theirs are not announced. Under load every group commit
+   * announced all its events' cards and lists, to every instance: each instance added made each
+   * announcement cost one more listener its parsing and its cache look-ups (issue 29).
+   */
+  constructor(
+    changes: Changes,
+    unchanged: (connectorId: string, event: NormalizedEvent) => boolean = () => false,
+  ) {
     this.#changes = changes
+    this.#unchanged = unchanged
   }
 
   /** Returns a function that stops listening. */
@@ -29,7 +40,9 @@ export class PlacementChanges {
   /** The events a connector's webhook or poll just stored. */
   publish(connectorId: string, events: readonly NormalizedEvent[]): void {
     const places = new Set<string>()
-    for (const { refs } of events) {
+    for (const event of events) {
+      if (this.#unchanged(connectorId, event)) continue
+      const refs = event.refs
       if (typeof refs?.card === 'string' && refs.card) places.add(placeKey(connectorId, 'card', refs.card))
       if (typeof refs?.list === 'string' && refs.list) places.add(placeKey(connectorId, 'list', refs.list))
     }

@@ -81,6 +81,14 @@ export interface DelivererOptions {
  */
 export const PUSH_CONNECTIONS_PER_ENDPOINT = 256
 
+/**
+ * How long an agent's push target (address, signing secrets) is kept. A change to the agent drops
+ * it at once on every instance (the `agents` change); the age limit is a backstop, long enough
+ * that thousands of agents sharing the traffic stay cached between their events (issue 22).
+ */
+const TARGET_CACHE_MS = 10 * 60_000
+/** Push targets kept at most. */
+const TARGETS_KEPT = 100_000
 /** A sweep leaves fresh deliveries this long to the instance that stored them. */
 const FRESH_GRACE_MS = 500
 /** Fresh rows kept for their send (beyond it, a send reads its rows back). */
@@ -332,7 +340,7 @@ export class Deliverer {
 
   #target(row: DeliveryRow): Promise<PushTarget> {
     const cached = this.#urls.get(row.agent_id)
-    if (cached && this.#clock.now() - cached.at < 5_000) return cached.target
+    if (cached && this.#clock.now() - cached.at < TARGET_CACHE_MS) return cached.target
     const target = (async () => {
       const agent = await this.#o.agents.get(row.workspace_id, row.agent_id)
       return {
@@ -340,7 +348,9 @@ export class Deliverer {
         secrets: await this.#o.agents.signingSecrets(row.agent_id),
       }
     })()
-    if (this.#urls.size > 10_000) this.#urls.clear()
+    // The oldest goes first beyond the limit (an entry re-made moves to the end).
+    this.#urls.delete(row.agent_id)
+    if (this.#urls.size >= TARGETS_KEPT) this.#urls.delete(this.#urls.keys().next().value!)
     const entry = { target, at: this.#clock.now() }
     this.#urls.set(row.agent_id, entry)
     // A failed lookup is not kept.

@@ -231,9 +231,9 @@ export class Recorder {
     trace?: { times: number[]; made(created: SendableDelivery[]): void },
   ): Promise<Recorded> {
     trace?.times.push(Date.now())
-    const { agents, owners } = await this.#prepare(items)
+    const { agents, fired, owners } = await this.#prepare(items)
     trace?.times.push(Date.now())
-    const matched = this.#match(items, agents, owners)
+    const matched = this.#match(items, agents, fired, owners)
     trace?.times.push(Date.now())
     const inCommit = opts.inCommit
     const created = inCommit
@@ -261,15 +261,27 @@ export class Recorder {
       (i) => this.#attributor.attribute(i.source, i.events, (l, e) => this.#fires(l, e)) ?? [],
     )
     if (lookups.length > 0) await Promise.all(lookups)
+    // Only the agents of listeners that fire for an event: a webhook heard by many triggers (ten
+    // agents of a workspace on one board) reads one agent per event, not all of them. Read at once.
+    // Each event's listeners that fire, once (matching below reads them).
+    const wanted = new Map<string, string>()
+    const fired = new Map<NormalizedEvent, Listener[]>()
+    for (const { source, events: evs } of items)
+      for (const e of evs) {
+        const firing = source.listeners.filter((l) => this.#fires(l, e))
+        fired.set(e, firing)
+        for (const l of firing) if (!wanted.has(l.agentId)) wanted.set(l.agentId, l.workspaceId)
+      }
     const agents = new Map<string, Recipient | null>()
-    for (const { source } of items)
-      for (const l of source.listeners)
-        if (!agents.has(l.agentId))
-          agents.set(l.agentId, (await this.#agents.get(l.workspaceId, l.agentId).catch(() => null)) ?? null)
+    await Promise.all(
+      [...wanted].map(async ([agentId, workspaceId]) =>
+        agents.set(agentId, (await this.#agents.get(workspaceId, agentId).catch(() => null)) ?? null),
+      ),
+    )
     const owners = new Map<EventSource, string>()
     for (const { source } of items)
       owners.set(source, (await this.#owners.ownerOf(source.workspaceId, source.connectionId)) ?? '')
-    return { agents, owners }
+    return { agents, fired, owners }
   }
 
   #fires(l: Listener, e: NormalizedEvent): boolean {
@@ -286,6 +298,7 @@ export class Recorder {
   #match(
     items: Array<{ source: EventSource; events: NormalizedEvent[] }>,
     agents: Map<string, Recipient | null>,
+    fired: Map<NormalizedEvent, Listener[]>,
     owners: Map<EventSource, string>,
   ): Matched {
     const now = nowIso()
@@ -297,8 +310,7 @@ export class Recorder {
       this.#placements.publish(source.connector, evs)
       for (const e of evs) {
         const reached: Array<{ l: Listener; agent: Recipient }> = []
-        for (const l of source.listeners) {
-          if (!this.#fires(l, e)) continue
+        for (const l of fired.get(e) ?? []) {
           // The agent's scope and connections as they are now, not when the trigger was made.
           const agent = agents.get(l.agentId)
           if (!agent) continue

@@ -58,6 +58,17 @@ export class TimerSweeps implements Sweeps {
 }
 
 const QUEUE = 'patchbay-sweep'
+/**
+ * The sweep's lease: held by an instance that died mid-sweep (SIGKILL, a lost machine), the sweep
+ * is run again by another after this, as found by pg-boss's supervision (every SUPERVISE_S). Short,
+ * since until then no instance sweeps at all (no retries, no polls, no work the dead one had
+ * taken but not claimed): with 60 s and pg-boss's default supervision of 60 s, a kill that landed
+ * in a sweep stopped them all for 60–120 s. A sweep that outlives it is harmless — each item is
+ * claimed in its row, so two sweeps at once do nothing twice.
+ */
+const SWEEP_LEASE_S = 10
+/** How often pg-boss looks for expired jobs (the sweep's lease): one query. */
+const SUPERVISE_S = 5
 
 /** Several instances on PostgreSQL: the sweep is a pg-boss job only one instance holds. */
 export class PgBossSweeps implements Sweeps {
@@ -83,6 +94,7 @@ export class PgBossSweeps implements Sweeps {
       max: 3,
       // Patchbay schedules nothing by cron; the sweep sends its own next run.
       schedule: false,
+      superviseIntervalSeconds: SUPERVISE_S,
     })
     return new PgBossSweeps(boss, opts)
   }
@@ -100,12 +112,16 @@ export class PgBossSweeps implements Sweeps {
 
   async start(sweep: () => Promise<void>): Promise<void> {
     await this.#boss.start()
-    if (!(await this.#boss.getQueue(QUEUE)))
+    const existing = await this.#boss.getQueue(QUEUE)
+    // Made by an older release with a longer lease: shortened.
+    if (existing && existing.expireInSeconds !== SWEEP_LEASE_S)
+      await this.#boss.updateQueue(QUEUE, { expireInSeconds: SWEEP_LEASE_S })
+    if (!existing)
       await this.#boss
         .createQueue(QUEUE, {
           policy: 'stately',
           // The lease: a sweep whose instance died is run again by another after this long.
-          expireInSeconds: 60,
+          expireInSeconds: SWEEP_LEASE_S,
           retryLimit: 1_000_000,
           retryDelay: 1,
           deleteAfterSeconds: 60,

@@ -4,6 +4,7 @@
 // model) from webhook-subscriptions.ts (shared by every trigger on it, removed with the last);
 // a polled one gets a schedule. The webhook source (events/sources/) asks here which triggers
 // listen on a webhook.
+import { createHash } from 'node:crypto'
 import type { TriggerDefinition } from '../../kit/define.ts'
 import { triggerMechanism } from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
@@ -213,9 +214,12 @@ export class TriggerService {
     return { triggers: rows.length, cleanupErrors: errors }
   }
 
-  /** The triggers listening on a subscription (cached for the webhook source). */
-  async listeningOn(subscriptionId: string): Promise<ListeningTrigger[]> {
-    let list = this.#listening.get(subscriptionId)
+  /**
+   * The triggers listening on a subscription (cached for the webhook source); `fresh` reads them
+   * from the store whatever is cached (and caches that).
+   */
+  async listeningOn(subscriptionId: string, opts: { fresh?: boolean } = {}): Promise<ListeningTrigger[]> {
+    let list = opts.fresh ? undefined : this.#listening.get(subscriptionId)
     if (!list) {
       const rows = await this.#triggers.forSubscription(subscriptionId)
       list = rows.flatMap((row) => {
@@ -234,6 +238,21 @@ export class TriggerService {
       this.#listening.set(subscriptionId, list)
     }
     return list
+  }
+
+  /**
+   * Whether listeners read earlier are those listening on their webhook in the store now (issue
+   * 29: a change in effect everywhere when the API answers). A trigger created or deleted through
+   * another instance reaches this one's cache by a change message a few milliseconds after its
+   * request answered; an event received meanwhile was matched with the listeners as they were. The
+   * store is read once for a whole group of deliveries (a digest per webhook); `current(sub, list)`
+   * then says, for each, whether the listeners it was read with still hold.
+   */
+  async listenersNow(
+    subscriptionIds: string[],
+  ): Promise<(subscriptionId: string, list: ListeningTrigger[]) => boolean> {
+    const now = await this.#triggers.listenerDigests(subscriptionIds, [...this.#registry.triggers.keys()])
+    return (subscriptionId, list) => listenerDigest(list) === now.get(subscriptionId)
   }
 
   /** The webhook a callback names (for the webhook source). */
@@ -278,4 +297,14 @@ export class TriggerService {
       }
     }
   }
+}
+
+/** The digest listenerDigests reads of the store, of listeners read earlier (undefined for none); kept with them. */
+const digests = new WeakMap<ListeningTrigger[], string | undefined>()
+function listenerDigest(list: ListeningTrigger[]): string | undefined {
+  if (digests.has(list)) return digests.get(list)
+  const ids = list.map((t) => t.row.id).sort()
+  const digest = ids.length ? createHash('md5').update(ids.join(',')).digest('hex') : undefined
+  digests.set(list, digest)
+  return digest
 }

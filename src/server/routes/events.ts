@@ -69,6 +69,11 @@ export const eventRoutes =
             connector: z.string().optional(),
             type: z.string().optional(),
             connectionId: z.string().optional(),
+            endUserId: z
+              .string()
+              .max(256)
+              .optional()
+              .describe("Only this end user's events (an empty value: the workspace's own)."),
             ...page,
           }),
           response: {
@@ -83,6 +88,7 @@ export const eventRoutes =
           connector: q.connector,
           type: q.type,
           connectionId: q.connectionId,
+          owner: q.endUserId,
           beforeSeq: q.before,
           cursor: q.cursor,
           limit: q.limit,

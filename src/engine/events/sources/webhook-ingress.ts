@@ -19,7 +19,7 @@ import type { Changes } from '../../changes/changes.ts'
 import type { ConnectionService } from '../../connections/connection-service.ts'
 import type { JobQueue } from '../../jobs/job-queue.ts'
 import type { Registry } from '../../registry.ts'
-import type { TriggerService } from '../../triggers/trigger-service.ts'
+import type { ListeningTrigger, TriggerService } from '../../triggers/trigger-service.ts'
 import type { Deliverer } from '../deliverer.ts'
 import { type EventSource, type Recorder, triggerListener } from '../recorder.ts'
 import { readDelivery } from './webhook-delivery.ts'
@@ -49,6 +49,7 @@ export interface IngressResult {
 /** A verified delivery waiting for its commit; its request is answered when it settles. */
 interface PendingDelivery {
   row: NewInboxRow
+  sub: SubscriptionRow
   source: EventSource
   events: NormalizedEvent[]
   resolve: () => void
@@ -75,6 +76,11 @@ export class Ingress {
   #backlogLimit: number
   /** Refusals owed by the share of deliveries to refuse at the backlog so far (one is made at each whole one). */
   #refusalsOwed = 0
+  /** Whether other instances may change triggers (a shared store): listeners are confirmed at each commit. */
+  #confirmListeners: boolean
+  #heard: (connectionId: string) => void
+  /** The listeners each source was made with (held against the store before its commit). */
+  #listenedWith = new WeakMap<EventSource, ListeningTrigger[]>()
 
   constructor(deps: {
     db: Kysely<Database>
@@ -96,8 +102,19 @@ export class Ingress {
      * server rather than on this process, so the next group is stored meanwhile.
      */
     concurrentCommits?: number
+    /**
+     * Several instances share the store (PostgreSQL): a trigger made or removed through another
+     * instance may not have reached this one's cache yet, so each group commit first holds the
+     * cached listeners against the store (TriggerService.dropStaleListeners). On SQLite there is
+     * one process, whose cache changes before the request that changed it answers.
+     */
+    sharedStore?: boolean
+    /** Told of each verified delivery whose connector's webhooks prove its credentials (provesCredentials). */
+    heard?: (connectionId: string) => void
   }) {
+    this.#heard = deps.heard ?? (() => {})
     this.#maxCommits = Math.max(1, deps.concurrentCommits ?? 1)
+    this.#confirmListeners = deps.sharedStore ?? false
     this.#deliverer = deps.deliverer
     this.#backlogLimit = deps.backlogLimit
     // A webhook removed or re-registered on any instance is read again here.
@@ -158,6 +175,7 @@ export class Ingress {
         hint: 'Deliveries must be signed by the upstream with the secret of this webhook.',
       })
     }
+    if (connector.webhooks!.provesCredentials) this.#heard(known.sub.connection_id)
     const read = readDelivery(connector.webhooks!, delivery)
     if (read.kind === 'ignored') return { status: 'ignored', reason: read.reason }
     if (read.kind === 'unreadable')
@@ -179,7 +197,7 @@ export class Ingress {
     const source = await this.sourceOf(known.sub, receivedAt)
     // With tracing on, the events are recorded in this request's trace.
     if (tracingOn()) source.trace = activeContext()
-    await this.#commit(source, read.events, {
+    await this.#commit(known.sub, source, read.events, {
       subscription_id: hookId,
       delivery_id: read.deliveryId,
       headers: JSON.stringify(kept),
@@ -191,10 +209,13 @@ export class Ingress {
     return { status: 'accepted' }
   }
 
-  /** Where a webhook's events come from: the webhook, heard by the triggers listening on it. */
-  async sourceOf(sub: SubscriptionRow, receivedAt: string): Promise<EventSource> {
-    const listening = await this.#triggers.listeningOn(sub.id)
-    return {
+  /**
+   * Where a webhook's events come from: the webhook, heard by the triggers listening on it (read
+   * from the store when `fresh`, else as cached).
+   */
+  async sourceOf(sub: SubscriptionRow, receivedAt: string, fresh = false): Promise<EventSource> {
+    const listening = await this.#triggers.listeningOn(sub.id, { fresh })
+    const source: EventSource = {
       workspaceId: sub.workspace_id,
       connector: sub.connector,
       connectionId: sub.connection_id,
@@ -204,6 +225,8 @@ export class Ingress {
       listeners: listening.map((t) => triggerListener(t.row, t.def, t.target, t.config, 'when-matched')),
       keepUnheard: true,
     }
+    this.#listenedWith.set(source, listening)
+    return source
   }
 
   /**
@@ -220,7 +243,12 @@ export class Ingress {
       const rows = await inbox.pending(this.#db, DRAIN_BATCH, after)
       if (rows.length === 0) break
       after = Number(rows[rows.length - 1].seq)
-      const items: Array<{ seq: number; source: EventSource; events: NormalizedEvent[] }> = []
+      const items: Array<{
+        seq: number
+        sub: SubscriptionRow
+        source: EventSource
+        events: NormalizedEvent[]
+      }> = []
       const ignored: number[] = []
       const unreadable: Array<{ seq: number; error: string }> = []
       for (const row of rows) {
@@ -241,7 +269,12 @@ export class Ingress {
         else if (read.kind === 'unstorable')
           unreadable.push({ seq: row.seq, error: `cannot be stored: ${read.problem}` })
         else
-          items.push({ seq: row.seq, source: await this.sourceOf(sub, row.received_at), events: read.events })
+          items.push({
+            seq: row.seq,
+            sub,
+            source: await this.sourceOf(sub, row.received_at),
+            events: read.events,
+          })
       }
       await this.#db.transaction().execute(async (trx) => {
         await inbox.mark(trx, ignored, 'done')
@@ -249,6 +282,7 @@ export class Ingress {
       })
       for (const f of unreadable) this.#log.warn({ inbox: f.seq, reason: f.error }, 'inbox row set aside')
       try {
+        await this.#confirm(items)
         await this.#recordRows(items)
       } catch (err) {
         this.#log.warn({ err }, 'inbox rows failed together; processing them one by one')
@@ -346,9 +380,14 @@ export class Ingress {
     return entry
   }
 
-  #commit(source: EventSource, events: NormalizedEvent[], row: NewInboxRow): Promise<void> {
+  #commit(
+    sub: SubscriptionRow,
+    source: EventSource,
+    events: NormalizedEvent[],
+    row: NewInboxRow,
+  ): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#pending.push({ row, source, events, resolve, reject })
+      this.#pending.push({ row, sub, source, events, resolve, reject })
       if (this.#lingering || this.#commits >= this.#maxCommits) return
       this.#lingering = true
       // A few milliseconds of lingering gathers concurrent deliveries into one commit.
@@ -357,6 +396,29 @@ export class Ingress {
         void this.#flush()
       }, LINGER_MS)
     })
+  }
+
+  /**
+   * With a shared store: the listeners the deliveries were matched with, held against the store
+   * (read after each delivery arrived, so after any change whose request answered before it);
+   * those that changed are read again.
+   */
+  async #confirm(batch: Array<{ sub: SubscriptionRow; source: EventSource }>): Promise<void> {
+    if (!this.#confirmListeners || batch.length === 0) return
+    const current = await this.#triggers.listenersNow([...new Set(batch.map((b) => b.sub.id))])
+    const isCurrent = (sub: string, source: EventSource) => {
+      const list = this.#listenedWith.get(source)
+      return list !== undefined && current(sub, list)
+    }
+    for (const b of batch) {
+      if (isCurrent(b.sub.id, b.source)) continue
+      // As cached now (another delivery of this group may have read them again), else read again
+      // from the store: the cache may hold the same listeners, or others read before the change.
+      let fresh = await this.sourceOf(b.sub, b.source.receivedAt)
+      if (!isCurrent(b.sub.id, fresh)) fresh = await this.sourceOf(b.sub, b.source.receivedAt, true)
+      fresh.trace = b.source.trace
+      b.source = fresh
+    }
   }
 
   /**
@@ -390,6 +452,7 @@ export class Ingress {
     while (this.#pending.length > 0) {
       const batch = this.#pending.splice(0, 500)
       try {
+        await this.#confirm(batch)
         // Their events and deliveries in one commit.
         await this.#recorder.recordMany(batch)
         for (const b of batch) b.resolve()
