@@ -52,7 +52,6 @@ import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
 import { EndUserService } from './end-users/end-user-service.ts'
 import { EndUserSettings } from './end-users/end-user-settings.ts'
 import { OperatorNotices } from './end-users/operator-notices.ts'
-import { EngineEvents } from './engine-events.ts'
 import { EventAttributor } from './events/attribution.ts'
 import { Deliverer, PUSH_CONNECTIONS_PER_ENDPOINT } from './events/deliverer.ts'
 import { DeliveryStreams } from './events/delivery-streams.ts'
@@ -71,7 +70,6 @@ import { Accounts, type SignupMode } from './people/accounts.ts'
 import { AuditTrail } from './people/audit-trail.ts'
 import { Members } from './people/members.ts'
 import { SingleSignOn, type SsoConfig } from './people/sso.ts'
-import { PublicAddress } from './public-address.ts'
 import { Registry } from './registry.ts'
 import { Stats } from './stats/stats.ts'
 import { Timelines } from './stats/timelines.ts'
@@ -201,17 +199,13 @@ export class Engine {
 
   /** The address people and upstreams reach Patchbay at (PATCHBAY_PUBLIC_URL, or where it listens), no trailing slash; '' before the start. */
   get publicUrl(): string {
-    return this.address.url
+    return this.events.triggers.webhooks.publicUrl
   }
-  /** Where people and upstreams reach this instance, set when the server starts (event-system.ts). */
-  readonly address = new PublicAddress()
 
   constructor(opts: EngineOptions) {
     this.store = opts.store
     this.log = opts.log
     this.registry = opts.registry ?? new Registry()
-    // What one part tells the parts that act on it (a reconnect, a lapse, an agent deleted).
-    const bus = new EngineEvents()
     this.changes = new Changes({
       transport: opts.changes,
       onError: (err) => opts.log.warn({ err }, 'sharing a change with the other instances failed'),
@@ -274,7 +268,6 @@ export class Engine {
       retryScheduleMs: opts.events?.retryScheduleMs,
     })
     this.connections = new ConnectionService({
-      bus,
       lifecycle: this.notices,
       db: opts.store.db,
       repo: connectionRows,
@@ -307,7 +300,6 @@ export class Engine {
       },
     })
     this.agents = new AgentService({
-      bus,
       endUsers: endUserRows,
       repo: agentRows,
       keys: this.apiKeys,
@@ -367,10 +359,7 @@ export class Engine {
     const jobs = new InProcessJobQueue()
     jobs.onError = (name, err) => opts.log.error({ err, job: name }, 'background job failed')
     const triggers = new TriggerService({
-      bus,
       webhooks: new WebhookSubscriptions({
-        bus,
-        address: this.address,
         subscriptions: new Subscriptions(db),
         triggers: triggerRows,
         registry: this.registry,
@@ -423,7 +412,6 @@ export class Engine {
     })
     // Connections with triggers checked upstream; a lapse pauses them and tells their agents.
     const health = new ConnectionHealth({
-      bus,
       repo: connectionRows,
       agents: agentRows,
       connections: this.connections,
@@ -488,7 +476,6 @@ export class Engine {
       registry: this.registry,
       connections: this.connections,
       log: opts.log,
-      address: this.address,
     })
     this.jobs = new JobService({
       jobs: new LongJobs({ rows: new Jobs(db), queue: jobs, clock, log: opts.log }),
@@ -501,7 +488,7 @@ export class Engine {
     this.events.alsoSweep(() => this.jobs.jobs.sweep())
     const connectSessions = new ConnectSessions(opts.store.db)
     const audit = new AuditTrail(opts.store.db)
-    const publicUrl = () => this.address.url
+    const publicUrl = () => this.events.triggers.webhooks.publicUrl
     this.#mailer = opts.people?.mailer ?? null
     this.members = new Members({
       store: opts.store,
@@ -544,7 +531,7 @@ export class Engine {
       sessions: connectSessions,
       apps: opts.oauth?.apps,
       webUrls: opts.oauth?.webUrls,
-      address: this.address,
+      publicUrl: () => this.events.triggers.webhooks.publicUrl,
     })
     this.connectionBindings = new ConnectionBindings({
       connections: this.connections,
@@ -565,7 +552,7 @@ export class Engine {
       triggers: this.events.triggers,
       registry: this.registry,
       db: opts.store.db,
-      address: this.address,
+      publicUrl: () => this.events.triggers.webhooks.publicUrl,
       audit,
     })
     this.stats = new Stats({
@@ -578,6 +565,11 @@ export class Engine {
       rollupEveryMs: opts.statsRollupEveryMs,
     })
     this.timelines = new Timelines({ db: opts.store.db, flushRuns: () => this.stepRuns.flush() })
+    // Every reconnect (credentials or sign-in) registers the connection's webhooks again.
+    this.connections.onReplaced = (id, previous) =>
+      this.events.triggers.webhooks.reregisterForConnection(id, previous)
+    // An agent's triggers (and, with the last of them, their upstream webhooks) go with it.
+    this.agents.onDeleted((workspaceId, agentId) => this.events.triggers.deleteForAgent(workspaceId, agentId))
     this.workspaceKeys = new WorkspaceKeyService({ keys: this.apiKeys, revocations: this.keyRevocations })
     this.workspaces = new WorkspaceService({
       repo: new Workspaces(opts.store.db, opts.store.kind),

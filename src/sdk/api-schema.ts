@@ -2067,10 +2067,8 @@ export interface components {
             upstreamId: string;
             /** @description The connection it first came through. */
             connectionId: string;
-            /** @description Every connection it came through (two webhooks of one owner on one repository or board): stored once per owner. */
+            /** @description Every connection it came through (two webhooks on one repository or board): stored once. */
             connectionIds: string[];
-            /** @description Whose it is: the end user whose connection heard it, null for the workspace's own. The same upstream change heard by two end users is two events. */
-            endUserId: string | null;
             /** @description The watched upstream thing (board, repository …). */
             model: string;
             /** @description What the event is about (board, card, repository …). */
@@ -2499,10 +2497,8 @@ export interface components {
             upstreamId: string;
             /** @description The connection it first came through. */
             connectionId: string;
-            /** @description Every connection it came through (two webhooks of one owner on one repository or board): stored once per owner. */
+            /** @description Every connection it came through (two webhooks on one repository or board): stored once. */
             connectionIds: string[];
-            /** @description Whose it is: the end user whose connection heard it, null for the workspace's own. The same upstream change heard by two end users is two events. */
-            endUserId: string | null;
             /** @description The watched upstream thing (board, repository …). */
             model: string;
             /** @description What the event is about (board, card, repository …). */
@@ -2831,9 +2827,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
-                cursor?: string;
-                /** @description Deprecated (use cursor; runs made in the same millisecond as the last one are skipped): runs made before this createdAt. */
+                /** @description createdAt of the last run of the previous page. */
                 before?: string;
             };
             header?: never;
@@ -2850,7 +2844,6 @@ export interface operations {
                 content: {
                     "application/json": {
                         runs: components["schemas"]["StepRun"][];
-                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -4181,7 +4174,7 @@ export interface operations {
                 /** @description Only runs of this tool. */
                 toolId?: string;
                 limit?: number;
-                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                /** @description The next value of the previous page. */
                 cursor?: string;
             };
             header?: never;
@@ -4200,7 +4193,6 @@ export interface operations {
                 content: {
                     "application/json": {
                         runs: components["schemas"]["ToolRun"][];
-                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -4549,12 +4541,8 @@ export interface operations {
                 connector?: string;
                 type?: string;
                 connectionId?: string;
-                /** @description Only this end user's events (an empty value: the workspace's own). */
-                endUserId?: string;
                 limit?: number;
-                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
-                cursor?: string;
-                /** @description Deprecated (use cursor): the seq of the last item of the previous page. */
+                /** @description The seq of the last item of the previous page. */
                 before?: number;
             };
             header?: never;
@@ -4571,8 +4559,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         events: components["schemas"]["Event"][];
-                        /** @description Pass as `cursor` for the next page; null on the last page. */
-                        next: string | null;
+                        next: number | null;
                     };
                 };
             };
@@ -4644,9 +4631,7 @@ export interface operations {
                 eventId?: string;
                 triggerId?: string;
                 limit?: number;
-                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
-                cursor?: string;
-                /** @description Deprecated (use cursor): the seq of the last item of the previous page. */
+                /** @description The seq of the last item of the previous page. */
                 before?: number;
             };
             header?: never;
@@ -4663,8 +4648,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         deliveries: components["schemas"]["Delivery"][];
-                        /** @description Pass as `cursor` for the next page; null on the last page. */
-                        next: string | null;
+                        next: number | null;
                     };
                 };
             };
@@ -4772,9 +4756,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
-                cursor?: string;
-                /** @description Deprecated (use cursor): the seq of the last item of the previous page. */
+                /** @description The seq of the last item of the previous page. */
                 before?: number;
             };
             header?: never;
@@ -4791,8 +4773,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         parked: components["schemas"]["ParkedInboxRow"][];
-                        /** @description Pass as `cursor` for the next page; null on the last page. */
-                        next: string | null;
+                        next: number | null;
                     };
                 };
             };
@@ -4954,7 +4935,7 @@ export interface operations {
                 /** @description Before this time. */
                 until?: string;
                 limit?: number;
-                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                /** @description The next value of the previous page. */
                 cursor?: string;
             };
             header?: never;
@@ -5002,7 +4983,6 @@ export interface operations {
                             remaining: number | null;
                             createdAt: string;
                         }[];
-                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -5651,7 +5631,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                /** @description The next value of the previous page. */
                 cursor?: string;
             };
             header?: never;
@@ -5668,7 +5648,6 @@ export interface operations {
                 content: {
                     "application/json": {
                         endUsers: components["schemas"]["EndUser"][];
-                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -5954,7 +5933,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                /** @description The next value of the previous page. */
                 cursor?: string;
                 type?: "connection.created" | "connection.reconnected" | "connection.lapsed" | "connection.deleted" | "trigger.paused" | "trigger.resumed";
                 status?: "pending" | "delivered" | "failed";
@@ -5973,7 +5952,6 @@ export interface operations {
                 content: {
                     "application/json": {
                         notices: components["schemas"]["Notice"][];
-                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -6887,7 +6865,7 @@ export interface operations {
                 /** @description Before this time. */
                 to?: string;
                 limit?: number;
-                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                /** @description The next value of the previous page. */
                 cursor?: string;
             };
             header?: never;
@@ -6904,7 +6882,6 @@ export interface operations {
                 content: {
                     "application/json": {
                         entries: components["schemas"]["AuditEntry"][];
-                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -7022,9 +6999,7 @@ export interface operations {
             query?: {
                 status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                 limit?: number;
-                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
-                cursor?: string;
-                /** @description Deprecated (use cursor): the id of the last job of the previous page. */
+                /** @description The id of the last job of the previous page. */
                 before?: string;
             };
             header?: never;
@@ -7041,7 +7016,6 @@ export interface operations {
                 content: {
                     "application/json": {
                         jobs: components["schemas"]["JobSummary"][];
-                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };

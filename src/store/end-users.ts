@@ -2,15 +2,11 @@
 // posted to the workspace's notification URL, as rows (migration 0014).
 import { type Kysely, sql } from 'kysely'
 import { newId, nowIso } from './ids.ts'
-import { keyset, type Page, type PageKey, type PageRequest, pageOf } from './paging.ts'
 import type { ConnectSessionsTable, Database, EndUsersTable, OperatorNoticesTable } from './schema.ts'
 
 export type EndUserRow = EndUsersTable
 export type ConnectSessionRow = ConnectSessionsTable
 export type OperatorNoticeRow = OperatorNoticesTable
-
-const END_USERS_BY_ID: PageKey<EndUserRow> = { columns: [{ ref: 'id' }], of: (r) => [r.id], order: 'asc' }
-const NOTICES_BY_ID: PageKey<OperatorNoticeRow> = { columns: [{ ref: 'id' }], of: (r) => [r.id] }
 
 export class EndUsers {
   #db: Kysely<Database>
@@ -65,10 +61,10 @@ export class EndUsers {
   }
 
   /** A page in id order, after `after`. */
-  /** The workspace's end users by id, a page at a time. */
-  async page(workspaceId: string, page: PageRequest): Promise<Page<EndUserRow>> {
-    const q = this.#db.selectFrom('end_users').selectAll().where('workspace_id', '=', workspaceId)
-    return pageOf(await keyset(q, END_USERS_BY_ID, page).execute(), END_USERS_BY_ID, page)
+  async page(workspaceId: string, after: string | null, limit: number): Promise<EndUserRow[]> {
+    let q = this.#db.selectFrom('end_users').selectAll().where('workspace_id', '=', workspaceId)
+    if (after !== null) q = q.where('id', '>', after)
+    return q.orderBy('id').limit(limit).execute()
   }
 
   async delete(workspaceId: string, id: string): Promise<boolean> {
@@ -192,16 +188,17 @@ export class OperatorNoticeRows {
       .executeTakeFirst()
   }
 
-  /** Newest first (their ids are time-ordered), a page at a time. */
   async page(
     workspaceId: string,
-    page: PageRequest,
+    before: string | null,
+    limit: number,
     filter: { type?: string; status?: string } = {},
-  ): Promise<Page<OperatorNoticeRow>> {
+  ): Promise<OperatorNoticeRow[]> {
     let q = this.#db.selectFrom('operator_notices').selectAll().where('workspace_id', '=', workspaceId)
+    if (before !== null) q = q.where('id', '<', before)
     if (filter.type) q = q.where('type', '=', filter.type)
     if (filter.status) q = q.where('status', '=', filter.status as OperatorNoticeRow['status'])
-    return pageOf(await keyset(q, NOTICES_BY_ID, page).execute(), NOTICES_BY_ID, page)
+    return q.orderBy('id', 'desc').limit(limit).execute()
   }
 
   /**

@@ -11,7 +11,6 @@ import { NOTICE_TYPES } from '../../engine/end-users/operator-notices.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { AgentView } from '../agent-schemas.ts'
 import { publicRoute } from '../authenticate.ts'
-import { nextCursor, pageQuery } from '../paging.ts'
 import { ConnectionView, errorResponses } from '../schemas.ts'
 import { connectPage } from './connect-page.ts'
 
@@ -136,7 +135,10 @@ const ConnectSessionInfo = z
 const TOKEN_HEADER = 'patchbay-connect-token'
 const connectToken = z.string().max(200).describe('The connect session token (from the connect link).')
 const idParams = z.object({ id: EndUserIdInput })
-const page = pageQuery(200)
+const page = {
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(500).optional().describe('The next value of the previous page.'),
+}
 
 export const endUserRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
@@ -150,7 +152,7 @@ export const endUserRoutes =
           summary: 'The end users of the workspace, by id',
           querystring: z.object(page),
           response: {
-            200: z.object({ endUsers: z.array(EndUser), next: nextCursor }),
+            200: z.object({ endUsers: z.array(EndUser), next: z.string().nullable() }),
             ...errorResponses,
           },
         },
@@ -301,7 +303,7 @@ export const endUserRoutes =
             status: z.enum(['pending', 'delivered', 'failed']).optional(),
           }),
           response: {
-            200: z.object({ notices: z.array(Notice), next: nextCursor }),
+            200: z.object({ notices: z.array(Notice), next: z.string().nullable() }),
             ...errorResponses,
           },
         },

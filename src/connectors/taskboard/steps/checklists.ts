@@ -11,7 +11,6 @@ import {
   taskboardId,
   taskboardRef,
 } from '../schemas.ts'
-import type { TbCheckItem, TbChecklist } from '../upstream.ts'
 
 export const addChecklist = defineStep({
   key: 'add_checklist',
@@ -33,11 +32,7 @@ export const addChecklist = defineStep({
   scoped: [{ field: 'idCard', kind: 'card' }],
   run: async (ctx, input) =>
     slimChecklist(
-      await ctx.http.post<TbChecklist>('/1/checklists', {
-        idCard: input.idCard,
-        name: input.name,
-        pos: input.pos,
-      }),
+      await ctx.http.post('/1/checklists', { idCard: input.idCard, name: input.name, pos: input.pos }),
     ),
 })
 
@@ -61,6 +56,6 @@ export const createChecklistItem = defineStep({
   scoped: [{ field: 'idChecklist', kind: 'checklist' }],
   run: async (ctx, input) => {
     const { idChecklist, ...item } = input
-    return slimCheckItem(await ctx.http.post<TbCheckItem>(`/1/checklists/${idChecklist}/checkItems`, item))
+    return slimCheckItem(await ctx.http.post(`/1/checklists/${idChecklist}/checkItems`, item))
   },
 })
