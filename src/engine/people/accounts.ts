@@ -450,23 +450,40 @@ export class Accounts {
       await refuse('wrong current password')
       throw new PatchbayError('CURRENT_PASSWORD_WRONG', 'The current password is wrong.')
     }
-    const problem = passwordProblem(input.newPassword, person.email)
-    if (problem) {
-      await refuse('weak password')
-      throw new PatchbayError('WEAK_PASSWORD', problem, { hint: PASSWORD_RULES })
-    }
-    await this.people.update(person.id, { password_hash: await hashPassword(input.newPassword) })
-    const ended = await this.sessions.endAll(person.id, session.id)
-    if (ended.length) this.#changes.publish('sessions', ended)
+    const ended = await this.#setPassword(person, input.newPassword, refuse, { keepSession: session.id })
     await this.#audit.record({
       workspaceIds: workspaces,
       actor,
       action: 'auth.password_changed',
       object: { kind: 'person', id: person.id },
       outcome: 'ok',
-      detail: { otherSessionsEnded: ended.length },
+      detail: { otherSessionsEnded: ended },
       origin,
     })
+    return ended
+  }
+
+  /**
+   * Sets a new password, if it follows the rules (else refused, audited by `refuse`): every session
+   * of the person ends but `keepSession`, on every instance. Answers how many ended.
+   */
+  async #setPassword(
+    person: PersonRow,
+    password: string,
+    refuse: (reason: string) => Promise<unknown>,
+    opts: { keepSession?: string; verified?: boolean },
+  ): Promise<number> {
+    const problem = passwordProblem(password, person.email)
+    if (problem) {
+      await refuse('weak password')
+      throw new PatchbayError('WEAK_PASSWORD', problem, { hint: PASSWORD_RULES })
+    }
+    await this.people.update(person.id, {
+      password_hash: await hashPassword(password),
+      ...(opts.verified ? { email_verified: 1 } : {}),
+    })
+    const ended = await this.sessions.endAll(person.id, opts.keepSession)
+    if (ended.length) this.#changes.publish('sessions', ended)
     return ended.length
   }
 
@@ -590,18 +607,8 @@ export class Accounts {
         `This password-reset link expired at ${new Date(expiresAt).toISOString()}.`,
       )
     }
-    const problem = passwordProblem(input.password, person.email)
-    if (problem) {
-      await refuse('weak password')
-      throw new PatchbayError('WEAK_PASSWORD', problem, { hint: PASSWORD_RULES })
-    }
     // Opening the mailed link proves the mailbox.
-    await this.people.update(person.id, {
-      password_hash: await hashPassword(input.password),
-      email_verified: 1,
-    })
-    const ended = await this.sessions.endAll(person.id)
-    if (ended.length) this.#changes.publish('sessions', ended)
+    const ended = await this.#setPassword(person, input.password, refuse, { verified: true })
     await this.#attempts.clear(`account:${person.email}`)
     await this.#audit.record({
       workspaceIds: workspaces,
@@ -609,7 +616,7 @@ export class Accounts {
       action: 'auth.password_reset',
       object: { kind: 'person', id: person.id },
       outcome: 'ok',
-      detail: { sessionsEnded: ended.length },
+      detail: { sessionsEnded: ended },
       origin,
     })
     return this.startSession((await this.people.byId(person.id))!, 'password', origin)
