@@ -67,11 +67,12 @@ for (const count of [1, 3])
           logDir,
         ),
       )
+    // Ended in `finally` too, so a failed wait leaves no loop running after the test.
+    let stop = false
+    let outage = false
     try {
       const hookPath = await newCardAgent(first.api(), sandbox, receiver)
       const tally = newTally()
-      let stop = false
-      let outage = false
       const during = newTally()
       const sending = sendDeliveries({
         targets: () => instances.map((i) => i.url),
@@ -192,6 +193,8 @@ for (const count of [1, 3])
         outageWarningsLogged: warnings.length,
       })
     } finally {
+      stop = true
+      outage = false
       for (const i of instances) await i.stop('SIGKILL')
       await receiver.close()
     }

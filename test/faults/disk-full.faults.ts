@@ -90,6 +90,10 @@ for (const variant of [
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_MB}m`, 'tmpfs', mount])
     const receiver = await new Receiver().start()
     let instance: Instance | null = null
+    // Set in `finally` too: a failed wait must not leave the senders and the readiness watcher
+    // running (they would keep the test process alive long after the test has failed).
+    let stop = false
+    let full = true
     try {
       instance = await Instance.start(
         (self) => ({
@@ -107,7 +111,6 @@ for (const variant of [
       const api = inst.api()
       const hookPath = await newCardAgent(api, sandbox, receiver)
       const tally = newTally()
-      let stop = false
       const sending = sendDeliveries({
         targets: () => [inst.url],
         publicUrl: inst.url,
@@ -118,7 +121,6 @@ for (const variant of [
         tally,
       })
       await sleep(3_000)
-      let full = true
       const readiness = watchReadiness(inst.url, () => !full)
       const before = { ...tally.byStatus }
       const filler = fill(mount, variant.leaveBytes)
@@ -198,6 +200,8 @@ for (const variant of [
         recoveredMsAfterSpaceFreed: recoveredMs,
       })
     } finally {
+      stop = true
+      full = false
       await instance?.stop('SIGKILL')
       await receiver.close()
       execFileSync('umount', ['-l', mount])

@@ -43,6 +43,8 @@ test(`Redis stopped ${OUTAGE_MS / 1000} s under paced steps: no 500, one warning
   }
   const a = await Instance.start(env, logDir)
   const b = await Instance.start(env, logDir)
+  // Ended in `finally` too, so a failed wait leaves no loop running after the test.
+  let stop = false
   try {
     const conn = await a.api()('POST', '/v1/connections', {
       connector: 'taskboard',
@@ -75,7 +77,6 @@ test(`Redis stopped ${OUTAGE_MS / 1000} s under paced steps: no 500, one warning
     const answers: Record<string, number> = {}
     const during: Record<string, number> = {}
     let outage = false
-    let stop = false
     const run = async (instance: Instance) => {
       while (!stop) {
         const res = await step(instance, connectionId)
@@ -148,6 +149,7 @@ test(`Redis stopped ${OUTAGE_MS / 1000} s under paced steps: no 500, one warning
       readyAgainMsAfterRedisBack: recoveredMs,
     })
   } finally {
+    stop = true
     await a.stop('SIGKILL')
     await b.stop('SIGKILL')
   }

@@ -41,10 +41,11 @@ test('SIGTERM under load, started again under traffic: exit 0, nothing acknowled
     }),
     logDir,
   )
+  // Ended in `finally` too, so a failed wait leaves no loop running after the test.
+  let stop = false
   try {
     const hookPath = await newCardAgent(instance.api(), sandbox, receiver)
     const tally = newTally()
-    let stop = false
     const sending = sendDeliveries({
       targets: () => [instance.url],
       publicUrl: instance.url,
@@ -107,6 +108,7 @@ test('SIGTERM under load, started again under traffic: exit 0, nothing acknowled
       duplicatePushes: pushes - tally.acked.size,
     })
   } finally {
+    stop = true
     await instance.stop('SIGKILL')
     await receiver.close()
   }

@@ -50,6 +50,8 @@ test('an upstream that fails, then hangs, then returns: 502 then 504, never a 50
     }),
     logDir,
   )
+  // Ended in `finally` too, so a failed wait leaves no loop running after the test.
+  let stop = false
   try {
     const api = instance.api()
     const hookPath = await newCardAgent(api, sandbox, receiver)
@@ -71,7 +73,6 @@ test('an upstream that fails, then hangs, then returns: 502 then 504, never a 50
     let phase: 'failing' | 'hanging' | 'back' | 'before' = 'before'
     const steps: Record<string, Record<string, number>> = { before: {}, failing: {}, hanging: {}, back: {} }
     const codes: Record<string, Record<string, number>> = { before: {}, failing: {}, hanging: {}, back: {} }
-    let stop = false
     const stepLoop = async () => {
       while (!stop) {
         const at = phase
@@ -175,6 +176,7 @@ test('an upstream that fails, then hangs, then returns: 502 then 504, never a 50
       recoveredMsAfterUpstreamBack: recoveredMs,
     })
   } finally {
+    stop = true
     await instance.stop('SIGKILL')
     await receiver.close()
   }
