@@ -21,26 +21,29 @@ try {
   exitOnStartFailure(err)
 }
 // Loaded once the settings are known good, so a bad one is reported at once.
-const { describeSandboxes, startSandboxes } = await import('../sandbox/index.ts')
 const { startService } = await import('./service.ts')
 const missing = (['taskboard', 'codehost', 'contactdata'] as const).filter((c) => !config.upstreams[c])
 let sandboxes: Sandboxes | null = null
-if (missing.length > 0) {
+// The sandbox is loaded only when an upstream is left to it: a production start never imports it.
+const sandbox = missing.length > 0 ? await import('../sandbox/index.ts') : null
+if (sandbox) {
   // Their state (accounts, tokens, boards, repositories, webhooks) is kept in the data directory,
   // so connections made through them still work after a restart.
-  sandboxes = await startSandboxes({
-    only: [...missing],
-    ports: config.sandboxPorts ?? undefined,
-    stateDir: path.join(config.dataDir, 'sandbox'),
-  }).catch((err: NodeJS.ErrnoException) =>
-    exitOnStartFailure(
-      err.code === 'EADDRINUSE'
-        ? new StartupError(
-            `a sandbox could not listen on ${(err as { address?: string }).address}:${(err as { port?: number }).port}, which is in use: free it, or pin other ports with PATCHBAY_SANDBOX_PORTS (e.g. 4201)`,
-          )
-        : err,
-    ),
-  )
+  sandboxes = await sandbox
+    .startSandboxes({
+      only: [...missing],
+      ports: config.sandboxPorts ?? undefined,
+      stateDir: path.join(config.dataDir, 'sandbox'),
+    })
+    .catch((err: NodeJS.ErrnoException) =>
+      exitOnStartFailure(
+        err.code === 'EADDRINUSE'
+          ? new StartupError(
+              `a sandbox could not listen on ${(err as { address?: string }).address}:${(err as { port?: number }).port}, which is in use: free it, or pin other ports with PATCHBAY_SANDBOX_PORTS (e.g. 4201)`,
+            )
+          : err,
+      ),
+    )
 }
 const baseUrls = {
   taskboard: config.upstreams.taskboard ?? sandboxes?.taskboard?.url,
@@ -90,8 +93,12 @@ if (service.ownerSetupUrl)
       `    ${service.ownerSetupUrl}`,
     ]),
   )
-if (sandboxes)
-  out.push('', 'Sandbox upstreams (in-process, for trying agents offline):', describeSandboxes(sandboxes))
+if (sandbox && sandboxes)
+  out.push(
+    '',
+    'Sandbox upstreams (in-process, for trying agents offline):',
+    sandbox.describeSandboxes(sandboxes),
+  )
 console.log(out.join('\n'))
 
 /** Lines in a frame, so the one-time admin key stands apart from everything else printed. */

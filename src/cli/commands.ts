@@ -1,7 +1,7 @@
 // The `patchbay` commands. Each talks to a running Patchbay through the SDK (serve and sandbox
 // start one); none knows anything about a particular step or trigger — those come from the API.
 import { existsSync, readFileSync } from 'node:fs'
-import type { JobView, PatchbayClient } from '../sdk/client.ts'
+import type { JobView, ParkedInboxView, PatchbayClient } from '../sdk/client.ts'
 import type { StreamedDelivery } from '../sdk/events.ts'
 import { ask, forgetLogin, logIn, logOut, readLogin, writeLogin } from './login.ts'
 import { dim, green, type Output, progressBar, table, UsageError, withProgress } from './output.ts'
@@ -761,7 +761,12 @@ ${dim(`Keys kept in ${file}; "patchbay workspace use" switches, "patchbay logout
     path: ['inbox', 'list'],
     summary: 'Upstream deliveries set aside in the inbox (acknowledged, not processed), with why',
     async run(ctx) {
-      const rows = await withProgress('Listing', ctx.client().inbox.list({ limit: 200 }))
+      const listAll = async () => {
+        const all: ParkedInboxView[] = []
+        for await (const row of ctx.client().inbox.all({ limit: 200 })) all.push(row)
+        return all
+      }
+      const rows = await withProgress('Listing', listAll())
       print(ctx, rows, () =>
         rows.length === 0
           ? 'Nothing is set aside.'

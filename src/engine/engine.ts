@@ -52,6 +52,7 @@ import { type OAuthApp, OAuthFlows } from './connections/oauth-flows.ts'
 import { EndUserService } from './end-users/end-user-service.ts'
 import { EndUserSettings } from './end-users/end-user-settings.ts'
 import { OperatorNotices } from './end-users/operator-notices.ts'
+import { EngineEvents } from './engine-events.ts'
 import { EventAttributor } from './events/attribution.ts'
 import { Deliverer, PUSH_CONNECTIONS_PER_ENDPOINT } from './events/deliverer.ts'
 import { DeliveryStreams } from './events/delivery-streams.ts'
@@ -70,6 +71,7 @@ import { Accounts, type SignupMode } from './people/accounts.ts'
 import { AuditTrail } from './people/audit-trail.ts'
 import { Members } from './people/members.ts'
 import { SingleSignOn, type SsoConfig } from './people/sso.ts'
+import { PublicAddress } from './public-address.ts'
 import { Registry } from './registry.ts'
 import { Stats } from './stats/stats.ts'
 import { Timelines } from './stats/timelines.ts'
@@ -199,13 +201,17 @@ export class Engine {
 
   /** The address people and upstreams reach Patchbay at (PATCHBAY_PUBLIC_URL, or where it listens), no trailing slash; '' before the start. */
   get publicUrl(): string {
-    return this.events.triggers.webhooks.publicUrl
+    return this.address.url
   }
+  /** Where people and upstreams reach this instance, set when the server starts (event-system.ts). */
+  readonly address = new PublicAddress()
 
   constructor(opts: EngineOptions) {
     this.store = opts.store
     this.log = opts.log
     this.registry = opts.registry ?? new Registry()
+    // What one part tells the parts that act on it (a reconnect, a lapse, an agent deleted).
+    const bus = new EngineEvents()
     this.changes = new Changes({
       transport: opts.changes,
       onError: (err) => opts.log.warn({ err }, 'sharing a change with the other instances failed'),
@@ -268,6 +274,7 @@ export class Engine {
       retryScheduleMs: opts.events?.retryScheduleMs,
     })
     this.connections = new ConnectionService({
+      bus,
       lifecycle: this.notices,
       db: opts.store.db,
       repo: connectionRows,
@@ -300,6 +307,7 @@ export class Engine {
       },
     })
     this.agents = new AgentService({
+      bus,
       endUsers: endUserRows,
       repo: agentRows,
       keys: this.apiKeys,
@@ -359,7 +367,10 @@ export class Engine {
     const jobs = new InProcessJobQueue()
     jobs.onError = (name, err) => opts.log.error({ err, job: name }, 'background job failed')
     const triggers = new TriggerService({
+      bus,
       webhooks: new WebhookSubscriptions({
+        bus,
+        address: this.address,
         subscriptions: new Subscriptions(db),
         triggers: triggerRows,
         registry: this.registry,
@@ -412,6 +423,7 @@ export class Engine {
     })
     // Connections with triggers checked upstream; a lapse pauses them and tells their agents.
     const health = new ConnectionHealth({
+      bus,
       repo: connectionRows,
       agents: agentRows,
       connections: this.connections,
@@ -476,6 +488,7 @@ export class Engine {
       registry: this.registry,
       connections: this.connections,
       log: opts.log,
+      address: this.address,
     })
     this.jobs = new JobService({
       jobs: new LongJobs({ rows: new Jobs(db), queue: jobs, clock, log: opts.log }),
@@ -488,7 +501,7 @@ export class Engine {
     this.events.alsoSweep(() => this.jobs.jobs.sweep())
     const connectSessions = new ConnectSessions(opts.store.db)
     const audit = new AuditTrail(opts.store.db)
-    const publicUrl = () => this.events.triggers.webhooks.publicUrl
+    const publicUrl = () => this.address.url
     this.#mailer = opts.people?.mailer ?? null
     this.members = new Members({
       store: opts.store,
@@ -531,7 +544,7 @@ export class Engine {
       sessions: connectSessions,
       apps: opts.oauth?.apps,
       webUrls: opts.oauth?.webUrls,
-      publicUrl: () => this.events.triggers.webhooks.publicUrl,
+      address: this.address,
     })
     this.connectionBindings = new ConnectionBindings({
       connections: this.connections,
@@ -552,7 +565,7 @@ export class Engine {
       triggers: this.events.triggers,
       registry: this.registry,
       db: opts.store.db,
-      publicUrl: () => this.events.triggers.webhooks.publicUrl,
+      address: this.address,
       audit,
     })
     this.stats = new Stats({
@@ -565,11 +578,6 @@ export class Engine {
       rollupEveryMs: opts.statsRollupEveryMs,
     })
     this.timelines = new Timelines({ db: opts.store.db, flushRuns: () => this.stepRuns.flush() })
-    // Every reconnect (credentials or sign-in) registers the connection's webhooks again.
-    this.connections.onReplaced = (id, previous) =>
-      this.events.triggers.webhooks.reregisterForConnection(id, previous)
-    // An agent's triggers (and, with the last of them, their upstream webhooks) go with it.
-    this.agents.onDeleted((workspaceId, agentId) => this.events.triggers.deleteForAgent(workspaceId, agentId))
     this.workspaceKeys = new WorkspaceKeyService({ keys: this.apiKeys, revocations: this.keyRevocations })
     this.workspaces = new WorkspaceService({
       repo: new Workspaces(opts.store.db, opts.store.kind),

@@ -2067,8 +2067,10 @@ export interface components {
             upstreamId: string;
             /** @description The connection it first came through. */
             connectionId: string;
-            /** @description Every connection it came through (two webhooks on one repository or board): stored once. */
+            /** @description Every connection it came through (two webhooks of one owner on one repository or board): stored once per owner. */
             connectionIds: string[];
+            /** @description Whose it is: the end user whose connection heard it, null for the workspace's own. The same upstream change heard by two end users is two events. */
+            endUserId: string | null;
             /** @description The watched upstream thing (board, repository …). */
             model: string;
             /** @description What the event is about (board, card, repository …). */
@@ -2497,8 +2499,10 @@ export interface components {
             upstreamId: string;
             /** @description The connection it first came through. */
             connectionId: string;
-            /** @description Every connection it came through (two webhooks on one repository or board): stored once. */
+            /** @description Every connection it came through (two webhooks of one owner on one repository or board): stored once per owner. */
             connectionIds: string[];
+            /** @description Whose it is: the end user whose connection heard it, null for the workspace's own. The same upstream change heard by two end users is two events. */
+            endUserId: string | null;
             /** @description The watched upstream thing (board, repository …). */
             model: string;
             /** @description What the event is about (board, card, repository …). */
@@ -2827,7 +2831,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description createdAt of the last run of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+                /** @description Deprecated (use cursor; runs made in the same millisecond as the last one are skipped): runs made before this createdAt. */
                 before?: string;
             };
             header?: never;
@@ -2844,6 +2850,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         runs: components["schemas"]["StepRun"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -4174,7 +4181,7 @@ export interface operations {
                 /** @description Only runs of this tool. */
                 toolId?: string;
                 limit?: number;
-                /** @description The next value of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
                 cursor?: string;
             };
             header?: never;
@@ -4193,6 +4200,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         runs: components["schemas"]["ToolRun"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -4541,8 +4549,12 @@ export interface operations {
                 connector?: string;
                 type?: string;
                 connectionId?: string;
+                /** @description Only this end user's events (an empty value: the workspace's own). */
+                endUserId?: string;
                 limit?: number;
-                /** @description The seq of the last item of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+                /** @description Deprecated (use cursor): the seq of the last item of the previous page. */
                 before?: number;
             };
             header?: never;
@@ -4559,7 +4571,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         events: components["schemas"]["Event"][];
-                        next: number | null;
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -4631,7 +4644,9 @@ export interface operations {
                 eventId?: string;
                 triggerId?: string;
                 limit?: number;
-                /** @description The seq of the last item of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+                /** @description Deprecated (use cursor): the seq of the last item of the previous page. */
                 before?: number;
             };
             header?: never;
@@ -4648,7 +4663,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         deliveries: components["schemas"]["Delivery"][];
-                        next: number | null;
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -4756,7 +4772,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The seq of the last item of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+                /** @description Deprecated (use cursor): the seq of the last item of the previous page. */
                 before?: number;
             };
             header?: never;
@@ -4773,7 +4791,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         parked: components["schemas"]["ParkedInboxRow"][];
-                        next: number | null;
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -4935,7 +4954,7 @@ export interface operations {
                 /** @description Before this time. */
                 until?: string;
                 limit?: number;
-                /** @description The next value of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
                 cursor?: string;
             };
             header?: never;
@@ -4983,6 +5002,7 @@ export interface operations {
                             remaining: number | null;
                             createdAt: string;
                         }[];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -5631,7 +5651,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The next value of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
                 cursor?: string;
             };
             header?: never;
@@ -5648,6 +5668,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         endUsers: components["schemas"]["EndUser"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -5933,7 +5954,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The next value of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
                 cursor?: string;
                 type?: "connection.created" | "connection.reconnected" | "connection.lapsed" | "connection.deleted" | "trigger.paused" | "trigger.resumed";
                 status?: "pending" | "delivered" | "failed";
@@ -5952,6 +5973,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         notices: components["schemas"]["Notice"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -6865,7 +6887,7 @@ export interface operations {
                 /** @description Before this time. */
                 to?: string;
                 limit?: number;
-                /** @description The next value of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
                 cursor?: string;
             };
             header?: never;
@@ -6882,6 +6904,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         entries: components["schemas"]["AuditEntry"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };
@@ -6999,7 +7022,9 @@ export interface operations {
             query?: {
                 status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                 limit?: number;
-                /** @description The id of the last job of the previous page. */
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+                /** @description Deprecated (use cursor): the id of the last job of the previous page. */
                 before?: string;
             };
             header?: never;
@@ -7016,6 +7041,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         jobs: components["schemas"]["JobSummary"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
                         next: string | null;
                     };
                 };

@@ -65,6 +65,18 @@ export type NewJob = RequestBody<'startJob'>
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080'
 
+/** Every list pages the same way: `limit`, and `cursor` — the `next` of the previous page. */
+export type PageQuery = {
+  limit?: number
+  cursor?: string
+}
+export type DeliveryQuery = {
+  agentId?: string
+  status?: string
+  eventId?: string
+  triggerId?: string
+}
+
 export class PatchbayClient {
   readonly url: string
   #key: string
@@ -98,6 +110,19 @@ export class PatchbayClient {
     if (res.status === 204) return undefined as T
     const text = await res.text()
     return (text ? JSON.parse(text) : undefined) as T
+  }
+
+  /** The items of page after page, each asked for with the previous page's `next`, until it is null. */
+  async *pages<P extends { next: string | null }, T>(
+    page: (cursor: string | undefined) => Promise<P>,
+    items: (p: P) => T[],
+  ): AsyncGenerator<T> {
+    for (let cursor: string | undefined; ; ) {
+      const p = await page(cursor)
+      yield* items(p)
+      if (p.next === null) return
+      cursor = p.next
+    }
   }
 
   // ---- catalog and steps
@@ -264,18 +289,35 @@ export class PatchbayClient {
   }
 
   readonly deliveries = {
-    list: async (
-      q: { agentId?: string; status?: string; eventId?: string; triggerId?: string; limit?: number } = {},
-    ): Promise<DeliveryView[]> =>
-      (await this.request<{ deliveries: DeliveryView[] }>('GET', '/v1/deliveries', { query: q })).deliveries,
+    /** One page, newest first: its deliveries (pass `cursor` from `page` for the next). */
+    list: async (q: DeliveryQuery & PageQuery = {}): Promise<DeliveryView[]> =>
+      (await this.deliveries.page(q)).deliveries,
+    /** One page with its `next` (null on the last page). */
+    page: (q: DeliveryQuery & PageQuery = {}): Promise<{ deliveries: DeliveryView[]; next: string | null }> =>
+      this.request('GET', '/v1/deliveries', { query: q }),
+    /** Every delivery that passes the filter, newest first, page after page. */
+    all: (q: DeliveryQuery & { limit?: number } = {}): AsyncGenerator<DeliveryView> =>
+      this.pages(
+        (cursor) => this.deliveries.page({ ...q, cursor }),
+        (p) => p.deliveries,
+      ),
     get: (id: string): Promise<DeliveryView> => this.request('GET', `/v1/deliveries/${enc(id)}`),
     replay: (id: string): Promise<DeliveryView> => this.request('POST', `/v1/deliveries/${enc(id)}/replay`),
   }
 
   /** Upstream deliveries set aside in the inbox (acknowledged, not processed), and processing one again. */
   readonly inbox = {
-    list: async (q: { limit?: number; before?: number } = {}): Promise<ParkedInboxView[]> =>
-      (await this.request<{ parked: ParkedInboxView[] }>('GET', '/v1/inbox', { query: q })).parked,
+    /** One page, newest first (pass `cursor` from `page` for the next). */
+    list: async (q: PageQuery = {}): Promise<ParkedInboxView[]> => (await this.inbox.page(q)).parked,
+    /** One page with its `next` (null on the last page). */
+    page: (q: PageQuery = {}): Promise<{ parked: ParkedInboxView[]; next: string | null }> =>
+      this.request('GET', '/v1/inbox', { query: q }),
+    /** Every row set aside, newest first, page after page. */
+    all: (q: { limit?: number } = {}): AsyncGenerator<ParkedInboxView> =>
+      this.pages(
+        (cursor) => this.inbox.page({ ...q, cursor }),
+        (p) => p.parked,
+      ),
     retry: (seq: number): Promise<{ seq: number; status: 'pending' }> =>
       this.request('POST', `/v1/inbox/${enc(String(seq))}/retry`),
   }
@@ -287,8 +329,14 @@ export class PatchbayClient {
   readonly jobs = {
     start: (body: NewJob): Promise<JobView> => this.request('POST', '/v1/jobs', { body }),
     get: (id: string): Promise<JobView> => this.request('GET', `/v1/jobs/${enc(id)}`),
-    list: async (q: { status?: string; limit?: number; before?: string } = {}): Promise<JobSummaryView[]> =>
-      (await this.request<{ jobs: JobSummaryView[] }>('GET', '/v1/jobs', { query: q })).jobs,
+    /** One page, newest first (pass `cursor` from `page` for the next). */
+    list: async (q: { status?: string } & PageQuery = {}): Promise<JobSummaryView[]> =>
+      (await this.jobs.page(q)).jobs,
+    /** One page with its `next` (null on the last page). */
+    page: (
+      q: { status?: string } & PageQuery = {},
+    ): Promise<{ jobs: JobSummaryView[]; next: string | null }> =>
+      this.request('GET', '/v1/jobs', { query: q }),
     cancel: (id: string): Promise<JobView> => this.request('POST', `/v1/jobs/${enc(id)}/cancel`),
     wait: async (
       id: string,

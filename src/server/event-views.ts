@@ -13,7 +13,15 @@ export const EventView = z
     connectionId: z.string().describe('The connection it first came through.'),
     connectionIds: z
       .array(z.string())
-      .describe('Every connection it came through (two webhooks on one repository or board): stored once.'),
+      .describe(
+        'Every connection it came through (two webhooks of one owner on one repository or board): stored once per owner.',
+      ),
+    endUserId: z
+      .string()
+      .nullable()
+      .describe(
+        "Whose it is: the end user whose connection heard it, null for the workspace's own. The same upstream change heard by two end users is two events.",
+      ),
     model: z.string().describe('The watched upstream thing (board, repository …).'),
     refs: z.record(z.string(), z.unknown()).describe('What the event is about (board, card, repository …).'),
     data: z.unknown().describe("The event's data as the triggers describe it."),
@@ -55,6 +63,7 @@ export const eventView = (e: EventRow): z.infer<typeof EventView> => ({
   upstreamId: e.upstream_id,
   connectionId: e.connection_id,
   connectionIds: [e.connection_id, ...(e.via ? (JSON.parse(e.via) as string[]) : [])],
+  endUserId: e.owner || null,
   model: e.model,
   refs: e.refs,
   data: e.data,

@@ -1,5 +1,6 @@
 // The audit log (migration 0010): rows are inserted, never updated; a workspace's rows go with it.
 import type { Kysely } from 'kysely'
+import { byCreated, keyset, pageOf } from './paging.ts'
 import type { AuditLogTable, Database } from './schema.ts'
 
 export type AuditRow = AuditLogTable
@@ -30,13 +31,7 @@ export class AuditLogRows {
 
   /** A workspace's entries, newest first, a page at a time (keyset on created_at, id). */
   async list(workspaceId: string, q: AuditQuery): Promise<{ entries: AuditRow[]; next: string | null }> {
-    let s = this.#db
-      .selectFrom('audit_log')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(q.limit + 1)
+    let s = this.#db.selectFrom('audit_log').selectAll().where('workspace_id', '=', workspaceId)
     if (q.actor) s = s.where('actor_id', '=', q.actor)
     if (q.object) s = s.where('object_id', '=', q.object)
     if (q.action)
@@ -45,29 +40,9 @@ export class AuditLogRows {
         : s.where('action', '=', q.action)
     if (q.from) s = s.where('created_at', '>=', q.from)
     if (q.to) s = s.where('created_at', '<', q.to)
-    const after = q.cursor ? decodeAuditCursor(q.cursor) : null
-    if (after)
-      s = s.where((eb) =>
-        eb.or([
-          eb('created_at', '<', after.createdAt),
-          eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
-        ]),
-      )
-    const rows = await s.execute()
-    const entries = rows.slice(0, q.limit)
-    const last = entries.at(-1)
-    return {
-      entries,
-      next:
-        rows.length > q.limit && last
-          ? Buffer.from(`${last.created_at}|${last.id}`).toString('base64url')
-          : null,
-    }
+    const { items, next } = pageOf(await keyset(s, BY_CREATED, q).execute(), BY_CREATED, q)
+    return { entries: items, next }
   }
 }
 
-/** null for a cursor this did not make. */
-export function decodeAuditCursor(cursor: string): { createdAt: string; id: string } | null {
-  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
-  return createdAt && id ? { createdAt, id } : null
-}
+const BY_CREATED = byCreated<AuditRow>()

@@ -2,6 +2,7 @@
 // and per-agent credit budgets.
 import { type Kysely, PostgresAdapter, type SelectQueryBuilder } from 'kysely'
 import { newId, nowIso } from './ids.ts'
+import { byCreated, keyset, pageOf } from './paging.ts'
 import type { CreditBudgetsTable, CreditLedgerTable, Database } from './schema.ts'
 
 export type CreditEntryRow = CreditLedgerTable
@@ -30,6 +31,7 @@ export interface CreditSummary {
 }
 
 const num = (v: unknown) => Number(v ?? 0)
+const BY_CREATED = byCreated<CreditEntryRow>()
 
 export class CreditLedger {
   #db: Kysely<Database>
@@ -60,26 +62,12 @@ export class CreditLedger {
     f: CreditFilter,
     page: { limit: number; cursor?: string },
   ): Promise<{ entries: CreditEntryRow[]; next: string | null }> {
-    let q: SelectQueryBuilder<Database, 'credit_ledger', CreditEntryRow> = this.#filtered(
+    const q: SelectQueryBuilder<Database, 'credit_ledger', CreditEntryRow> = this.#filtered(
       workspaceId,
       f,
     ).selectAll()
-    const after = page.cursor ? decodeCursor(page.cursor) : null
-    if (after)
-      q = q.where((eb) =>
-        eb.or([
-          eb('created_at', '<', after.createdAt),
-          eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
-        ]),
-      )
-    const rows = await q
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit + 1)
-      .execute()
-    const entries = rows.slice(0, page.limit)
-    const last = entries[entries.length - 1]
-    return { entries, next: rows.length > page.limit && last ? encodeCursor(last) : null }
+    const { items, next } = pageOf(await keyset(q, BY_CREATED, page).execute(), BY_CREATED, page)
+    return { entries: items, next }
   }
 
   async summary(workspaceId: string, f: CreditFilter): Promise<CreditSummary> {
@@ -272,13 +260,4 @@ export class CreditHolds {
   async release(holdId: string): Promise<void> {
     await this.#db.deleteFrom('credit_holds').where('id', '=', holdId).execute()
   }
-}
-
-function encodeCursor(row: CreditEntryRow): string {
-  return Buffer.from(`${row.created_at}|${row.id}`).toString('base64url')
-}
-
-function decodeCursor(cursor: string): { createdAt: string; id: string } | null {
-  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
-  return createdAt && id ? { createdAt, id } : null
 }

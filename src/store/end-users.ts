@@ -2,11 +2,15 @@
 // posted to the workspace's notification URL, as rows (migration 0014).
 import { type Kysely, sql } from 'kysely'
 import { newId, nowIso } from './ids.ts'
+import { keyset, type Page, type PageKey, type PageRequest, pageOf } from './paging.ts'
 import type { ConnectSessionsTable, Database, EndUsersTable, OperatorNoticesTable } from './schema.ts'
 
 export type EndUserRow = EndUsersTable
 export type ConnectSessionRow = ConnectSessionsTable
 export type OperatorNoticeRow = OperatorNoticesTable
+
+const END_USERS_BY_ID: PageKey<EndUserRow> = { columns: [{ ref: 'id' }], of: (r) => [r.id], order: 'asc' }
+const NOTICES_BY_ID: PageKey<OperatorNoticeRow> = { columns: [{ ref: 'id' }], of: (r) => [r.id] }
 
 export class EndUsers {
   #db: Kysely<Database>
@@ -61,10 +65,10 @@ export class EndUsers {
   }
 
   /** A page in id order, after `after`. */
-  async page(workspaceId: string, after: string | null, limit: number): Promise<EndUserRow[]> {
-    let q = this.#db.selectFrom('end_users').selectAll().where('workspace_id', '=', workspaceId)
-    if (after !== null) q = q.where('id', '>', after)
-    return q.orderBy('id').limit(limit).execute()
+  /** The workspace's end users by id, a page at a time. */
+  async page(workspaceId: string, page: PageRequest): Promise<Page<EndUserRow>> {
+    const q = this.#db.selectFrom('end_users').selectAll().where('workspace_id', '=', workspaceId)
+    return pageOf(await keyset(q, END_USERS_BY_ID, page).execute(), END_USERS_BY_ID, page)
   }
 
   async delete(workspaceId: string, id: string): Promise<boolean> {
@@ -188,17 +192,16 @@ export class OperatorNoticeRows {
       .executeTakeFirst()
   }
 
+  /** Newest first (their ids are time-ordered), a page at a time. */
   async page(
     workspaceId: string,
-    before: string | null,
-    limit: number,
+    page: PageRequest,
     filter: { type?: string; status?: string } = {},
-  ): Promise<OperatorNoticeRow[]> {
+  ): Promise<Page<OperatorNoticeRow>> {
     let q = this.#db.selectFrom('operator_notices').selectAll().where('workspace_id', '=', workspaceId)
-    if (before !== null) q = q.where('id', '<', before)
     if (filter.type) q = q.where('type', '=', filter.type)
     if (filter.status) q = q.where('status', '=', filter.status as OperatorNoticeRow['status'])
-    return q.orderBy('id', 'desc').limit(limit).execute()
+    return pageOf(await keyset(q, NOTICES_BY_ID, page).execute(), NOTICES_BY_ID, page)
   }
 
   /**

@@ -5,6 +5,7 @@
 // body splices them in (SendableDelivery), rather than parsed and written again per delivery.
 import { type Kysely, PostgresAdapter, sql } from 'kysely'
 import type { NormalizedEvent } from '../kit/define.ts'
+import { bySeq, keyset, type PageRequest, pageOf } from './paging.ts'
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, EventsTable, InboxTable } from './schema.ts'
 
 type Db = Kysely<Database>
@@ -282,27 +283,59 @@ export const events = {
       .executeTakeFirst()
     return row && readEvent(row)
   },
-  async list(
-    db: Db,
-    workspaceId: string,
-    f: {
-      connector?: string
-      type?: string
-      subscriptionId?: string
-      connectionId?: string
-      beforeSeq?: number
-      limit: number
-    },
-  ) {
-    let q = db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId)
-    if (f.connector) q = q.where('connector', '=', f.connector)
-    if (f.type) q = q.where('type', '=', f.type)
-    if (f.subscriptionId) q = q.where('subscription_id', '=', f.subscriptionId)
-    if (f.connectionId) q = q.where('connection_id', '=', f.connectionId)
+  /** The newest events that pass the filter (at most `limit`). */
+  async list(db: Db, workspaceId: string, f: EventFilter & { limit: number }) {
+    return (await filteredEvents(db, workspaceId, f).orderBy('seq', 'desc').limit(f.limit).execute()).map(
+      readEvent,
+    )
+  },
+  /**
+   * Newest first, a page at a time (keyset on seq). `beforeSeq` (the events stored earlier) is the
+   * deprecated way to page, kept for one release.
+   */
+  async page(db: Db, workspaceId: string, f: EventFilter & PageRequest & { beforeSeq?: number }) {
+    let q = filteredEvents(db, workspaceId, f)
     if (f.beforeSeq) q = q.where('seq', '<', f.beforeSeq)
-    return (await q.orderBy('seq', 'desc').limit(f.limit).execute()).map(readEvent)
+    const { items, next } = pageOf(await keyset(q, BY_SEQ, f).execute(), BY_SEQ, f)
+    return { items: items.map(readEvent), next }
   },
 }
+
+/** Which events a list shows. */
+export interface EventFilter {
+  /** Whose: an end user's id, '' for the workspace's own (the events' owner). */
+  owner?: string
+  connector?: string
+  type?: string
+  subscriptionId?: string
+  connectionId?: string
+}
+function filteredEvents(db: Db, workspaceId: string, f: EventFilter) {
+  let q = db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId)
+  if (f.owner !== undefined) q = q.where('owner', '=', f.owner)
+  if (f.connector) q = q.where('connector', '=', f.connector)
+  if (f.type) q = q.where('type', '=', f.type)
+  if (f.subscriptionId) q = q.where('subscription_id', '=', f.subscriptionId)
+  if (f.connectionId) q = q.where('connection_id', '=', f.connectionId)
+  return q
+}
+
+/** Which deliveries a list shows. */
+export interface DeliveryFilter {
+  agentId?: string
+  status?: string
+  eventId?: string
+  triggerId?: string
+}
+function filteredDeliveries(db: Db, workspaceId: string, f: DeliveryFilter) {
+  let q = db.selectFrom('deliveries').selectAll().where('workspace_id', '=', workspaceId)
+  if (f.agentId) q = q.where('agent_id', '=', f.agentId)
+  if (f.status) q = q.where('status', '=', f.status as DeliveriesTable['status'])
+  if (f.eventId) q = q.where('event_id', '=', f.eventId)
+  if (f.triggerId) q = q.where('trigger_id', '=', f.triggerId)
+  return q
+}
+const BY_SEQ = bySeq<{ seq: number | string }>()
 
 export const deliveries = {
   /**
@@ -531,26 +564,23 @@ export const deliveries = {
   async update(db: Db, id: string, values: Partial<Omit<DeliveriesTable, 'seq' | 'id' | 'target'>>) {
     await db.updateTable('deliveries').set(values).where('id', '=', id).execute()
   },
+  /**
+   * Newest first, a page at a time (keyset on seq). `beforeSeq` (the deliveries made earlier) is
+   * the deprecated way to page, kept for one release.
+   */
+  async page(db: Db, workspaceId: string, f: DeliveryFilter & PageRequest & { beforeSeq?: number }) {
+    let q = filteredDeliveries(db, workspaceId, f)
+    if (f.beforeSeq) q = q.where('seq', '<', f.beforeSeq)
+    const { items, next } = pageOf(await keyset(q, BY_SEQ, f).execute(), BY_SEQ, f)
+    return { items: items.map(readDelivery), next }
+  },
+  /** Those that pass the filter, newest first (or, `ascending`, the first after `afterSeq`). */
   async list(
     db: Db,
     workspaceId: string,
-    f: {
-      agentId?: string
-      status?: string
-      eventId?: string
-      triggerId?: string
-      beforeSeq?: number
-      afterSeq?: number
-      limit: number
-      ascending?: boolean
-    },
+    f: DeliveryFilter & { afterSeq?: number; limit: number; ascending?: boolean },
   ) {
-    let q = db.selectFrom('deliveries').selectAll().where('workspace_id', '=', workspaceId)
-    if (f.agentId) q = q.where('agent_id', '=', f.agentId)
-    if (f.status) q = q.where('status', '=', f.status as DeliveriesTable['status'])
-    if (f.eventId) q = q.where('event_id', '=', f.eventId)
-    if (f.triggerId) q = q.where('trigger_id', '=', f.triggerId)
-    if (f.beforeSeq) q = q.where('seq', '<', f.beforeSeq)
+    let q = filteredDeliveries(db, workspaceId, f)
     if (f.afterSeq !== undefined) q = q.where('seq', '>', f.afterSeq)
     return (
       await q

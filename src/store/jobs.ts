@@ -2,6 +2,7 @@
 // lease) before it is worked on, so one instance works on it at a time; a holder that stops is
 // replaced once its lease ends. Only the holder writes progress (`holder = ?` in each write).
 import type { Kysely } from 'kysely'
+import { keyset, type PageKey, type PageRequest, pageOf } from './paging.ts'
 import type { Database, JobsTable } from './schema.ts'
 
 export type JobStatus = JobsTable['status']
@@ -31,6 +32,8 @@ const read = (row: JobsTable): JobRow => {
 }
 
 export const FINISHED: readonly JobStatus[] = ['succeeded', 'failed', 'cancelled']
+
+const JOBS_BY_ID: PageKey<{ id: string }> = { columns: [{ ref: 'id' }], of: (r) => [r.id] }
 
 export class Jobs {
   #db: Kysely<Database>
@@ -77,11 +80,16 @@ export class Jobs {
   }
 
   /** Newest first; `before` is the id of the last job of the previous page (ids sort by time). */
-  async list(workspaceId: string, f: { limit: number; before?: string; status?: JobStatus }) {
+  /**
+   * Newest first (ids are time-ordered), a page at a time; `before` (an id) is the deprecated way
+   * to page, kept for one release.
+   */
+  async list(workspaceId: string, f: PageRequest & { before?: string; status?: JobStatus }) {
     let q = this.#db.selectFrom('jobs').selectAll().where('workspace_id', '=', workspaceId)
     if (f.before) q = q.where('id', '<', f.before)
     if (f.status) q = q.where('status', '=', f.status)
-    return (await q.orderBy('id', 'desc').limit(f.limit).execute()).map(read)
+    const { items, next } = pageOf(await keyset(q, JOBS_BY_ID, f).execute(), JOBS_BY_ID, f)
+    return { items: items.map(read), next }
   }
 
   /** Unfinished jobs nobody holds: queued ones, and running ones whose holder's lease ended. */

@@ -2,6 +2,7 @@
 // after a few tries, or could not be read at all, kept with its reason. Listed per workspace (by
 // the webhook the row came in on) and put back in line (`pending`, tries reset) on request.
 import type { Kysely } from 'kysely'
+import { bySeq, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { Database } from './schema.ts'
 
 export interface ParkedInboxRow {
@@ -14,14 +15,19 @@ export interface ParkedInboxRow {
   error: string | null
 }
 
+const BY_SEQ = bySeq<{ seq: number | string }>('i.seq')
+
 export class ParkedInbox {
   #db: Kysely<Database>
   constructor(db: Kysely<Database>) {
     this.#db = db
   }
 
-  /** Newest first; `beforeSeq` pages on. */
-  async list(workspaceId: string, page: { limit: number; beforeSeq?: number }): Promise<ParkedInboxRow[]> {
+  /**
+   * Newest first, a page at a time (keyset on seq); `beforeSeq` (the rows received earlier) is the
+   * deprecated way to page, kept for one release.
+   */
+  async list(workspaceId: string, page: PageRequest & { beforeSeq?: number }): Promise<Page<ParkedInboxRow>> {
     let q = this.#db
       .selectFrom('inbox as i')
       .innerJoin('subscriptions as s', 's.id', 'i.subscription_id')
@@ -37,8 +43,8 @@ export class ParkedInbox {
       .where('s.workspace_id', '=', workspaceId)
       .where('i.status', '=', 'failed')
     if (page.beforeSeq) q = q.where('i.seq', '<', page.beforeSeq)
-    const rows = await q.orderBy('i.seq', 'desc').limit(page.limit).execute()
-    return rows.map((r) => ({ ...r, seq: Number(r.seq), attempts: Number(r.attempts) }))
+    const { items, next } = pageOf(await keyset(q, BY_SEQ, page).execute(), BY_SEQ, page)
+    return { items: items.map((r) => ({ ...r, seq: Number(r.seq), attempts: Number(r.attempts) })), next }
   }
 
   /** Puts a set-aside row of the workspace back in line; false when there is none. */

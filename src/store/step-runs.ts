@@ -12,6 +12,7 @@
 // run than the database's own work).
 import { type Kysely, sql } from 'kysely'
 import type { Clock } from '../kit/clock.ts'
+import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { Database, StepRunsTable } from './schema.ts'
 
 /** The store's engine (database.ts' Store['kind'], named here so this file's types need no database driver's). */
@@ -46,6 +47,8 @@ function insertBatch(kind: StoreKind, batch: StepRunRow[]) {
     ? sql`insert into step_runs (${columns}) select ${columns} from json_populate_recordset(null::step_runs, ${JSON.stringify(batch)}::json)`
     : sql`insert into step_runs (${columns}) select ${sql.join(COLUMNS.map((_, i) => sql`value ->> ${sql.lit(i)}`))} from json_each(${JSON.stringify(batch.map((row) => COLUMNS.map((c) => row[c])))})`
 }
+
+const BY_CREATED = byCreated<StepRunRow>()
 
 /** How long a recorded run may wait before its flush (other instances see it this much later at most). */
 const FLUSH_MS = 50
@@ -122,12 +125,19 @@ export class StepRuns {
     }
   }
 
-  async list(workspaceId: string, opts: { limit: number; before?: string; callerKeyId?: string }) {
+  /**
+   * Newest first, a page at a time (keyset on created_at, id). `before` (a createdAt: the runs made
+   * earlier) is the deprecated way to page, kept for one release.
+   */
+  async list(
+    workspaceId: string,
+    page: PageRequest & { before?: string; callerKeyId?: string },
+  ): Promise<Page<StepRunRow>> {
     await this.#flushBeforeRead()
     let q = this.#db.selectFrom('step_runs').selectAll().where('workspace_id', '=', workspaceId)
-    if (opts.callerKeyId) q = q.where('caller_key_id', '=', opts.callerKeyId)
-    if (opts.before) q = q.where('created_at', '<', opts.before)
-    return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(opts.limit).execute()
+    if (page.callerKeyId) q = q.where('caller_key_id', '=', page.callerKeyId)
+    if (page.before) q = q.where('created_at', '<', page.before)
+    return pageOf(await keyset(q, BY_CREATED, page).execute(), BY_CREATED, page)
   }
 
   /** How many runs are recorded, by step and outcome (the /metrics gauge). */

@@ -1,7 +1,10 @@
 // Tool run records: each step's status, output and error. Inputs of the steps are not kept
 // (they may be rendered from anything); the tool's own input is.
 import type { Kysely } from 'kysely'
+import { byCreated, keyset, pageOf } from './paging.ts'
 import type { Database, ToolRunsTable } from './schema.ts'
+
+const BY_CREATED = byCreated<ToolRunsTable>()
 
 /** A tool run, its input and step records read (written and read here only). */
 export type ToolRunRow = Omit<ToolRunsTable, 'input' | 'steps'> & { input: unknown; steps: unknown[] }
@@ -71,31 +74,7 @@ export class ToolRuns {
       .where('workspace_id', '=', workspaceId)
       .where('agent_id', '=', agentId)
     if (page.toolId) q = q.where('tool_id', '=', page.toolId)
-    const after = page.cursor ? decodeCursor(page.cursor) : null
-    if (after)
-      q = q.where((eb) =>
-        eb.or([
-          eb('created_at', '<', after.createdAt),
-          eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
-        ]),
-      )
-    const rows = await q
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit + 1)
-      .execute()
-    const runs = rows.slice(0, page.limit).map(read)
-    const last = runs[runs.length - 1]
-    return { runs, next: rows.length > page.limit && last ? encodeCursor(last) : null }
+    const { items, next } = pageOf(await keyset(q, BY_CREATED, page).execute(), BY_CREATED, page)
+    return { runs: items.map(read), next }
   }
-}
-
-function encodeCursor(row: ToolRunRow): string {
-  return Buffer.from(`${row.created_at}|${row.id}`).toString('base64url')
-}
-
-/** null for a cursor this did not make (the list then starts from the newest). */
-export function decodeCursor(cursor: string): { createdAt: string; id: string } | null {
-  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
-  return createdAt && id ? { createdAt, id } : null
 }

@@ -173,6 +173,20 @@ test('rows set aside are listed with why (GET /v1/inbox) and can be processed ag
   assert.equal(listed.status, 200)
   const seqs = listed.body.parked.map((r: any) => r.seq)
   assert.ok(seqs.includes(Number(good.seq)) && seqs.includes(Number(bad.seq)))
+  // A page at a time (cursor in, next out): the same rows, each once, newest first.
+  const paged: number[] = []
+  for (let cursor = ''; ; ) {
+    const page = await t.api('GET', `/v1/inbox?limit=1${cursor ? `&cursor=${cursor}` : ''}`)
+    assert.equal(page.status, 200, JSON.stringify(page.body))
+    paged.push(...page.body.parked.map((r: any) => r.seq))
+    if (page.body.next === null) break
+    cursor = encodeURIComponent(page.body.next)
+  }
+  assert.deepEqual(paged, seqs)
+  // The old parameter still pages, and says it is deprecated.
+  const old = await t.api('GET', `/v1/inbox?limit=50&before=${Number(bad.seq)}`)
+  assert.ok(old.body.parked.every((r: any) => r.seq < Number(bad.seq)))
+  assert.match(String(old.headers.deprecation), /^@\d+$/)
   const shown = listed.body.parked.find((r: any) => r.seq === Number(good.seq))
   assert.deepEqual(
     { webhookId: shown.webhookId, connector: shown.connector, error: shown.error },

@@ -124,6 +124,14 @@ test("each end user's agent receives the event through its own connection only, 
   assert.notEqual(aliceEvent.id, bobEvent.id, 'one event per end user')
   assert.deepEqual(aliceEvent.connectionIds, [aliceConn])
   assert.deepEqual(bobEvent.connectionIds, [bobConn])
+  assert.equal(aliceEvent.endUserId, 'alice')
+  assert.equal(bobEvent.endUserId, 'bob')
+  // Listed by whose they are.
+  const listed = async (endUserId: string) =>
+    (await t.api('GET', `/v1/events?endUserId=${endUserId}`)).body.events.map((e: any) => e.id)
+  assert.deepEqual(await listed('alice'), [aliceEvent.id])
+  assert.deepEqual(await listed('bob'), [bobEvent.id])
+  assert.deepEqual(await listed(''), [], "none is the workspace's own")
 
   // Alice's stream (read with her agent's key) has her delivery, of her event, and nothing of bob's.
   const streamed = await readStream(aliceAgent, aliceKey, 1)

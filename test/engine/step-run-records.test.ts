@@ -74,3 +74,60 @@ test('a clean stop writes the queued run records: after a restart on the same st
     await taskboard.close()
   }
 })
+
+test('GET /v1/runs pages through runs made in the same millisecond, each once (cursor in, next out); before= still answers, deprecated', async () => {
+  const t = await startTestService({ clock: new ManualClock() })
+  try {
+    // 57 runs recorded in one millisecond (a burst of steps on a busy instance): the old
+    // `before=createdAt` paging skipped every run after a page's edge that shared its millisecond.
+    const at = new Date().toISOString()
+    const made = Array.from({ length: 57 }, (_, i) => `run_same_ms_${String(i).padStart(3, '0')}`)
+    for (const id of made)
+      t.service.engine.stepRuns.record({
+        id,
+        workspace_id: t.service.workspaceId,
+        step_id: 'taskboard.get_card',
+        connection_id: null,
+        caller_key_id: 'k',
+        status: 'succeeded',
+        error_code: null,
+        duration_ms: 1,
+        attempts: 1,
+        created_at: at,
+        rate_limited: 0,
+        requests: null,
+      })
+    const seen: string[] = []
+    let pages = 0
+    for (let cursor: string | null = null; ; pages++) {
+      const res: { status: number; body: any; headers: Record<string, unknown> } = await t.api(
+        'GET',
+        `/v1/runs?limit=10${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      )
+      assert.equal(res.status, 200, JSON.stringify(res.body))
+      assert.equal(res.headers.deprecation, undefined, 'the cursor is not deprecated')
+      seen.push(...res.body.runs.map((r: any) => r.id))
+      cursor = res.body.next
+      if (cursor === null) break
+    }
+    assert.equal(pages, 5, "six pages of at most 10 (57 runs), the last one's next null")
+    assert.deepEqual([...seen].sort(), made, 'every run, once')
+
+    // The old parameter still answers for one release, and says it is deprecated (RFC 9745).
+    const old = await t.api(
+      'GET',
+      `/v1/runs?limit=10&before=${encodeURIComponent('2999-01-01T00:00:00.000Z')}`,
+    )
+    assert.equal(old.status, 200)
+    assert.equal(old.body.runs.length, 10)
+    assert.match(String(old.headers.deprecation), /^@\d+$/)
+    assert.match(String(old.headers.link), /rel="deprecation"/)
+
+    // A cursor no page gave is refused, not read as the first page.
+    const bad = await t.api('GET', '/v1/runs?cursor=nonsense')
+    assert.equal(bad.status, 400)
+    assert.equal(bad.body.error.code, 'INVALID_CURSOR')
+  } finally {
+    await t.close()
+  }
+})

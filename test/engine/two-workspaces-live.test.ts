@@ -174,6 +174,7 @@ test("two workspaces live at once: A's agent, on its stream and on MCP, sees not
   assert.notEqual(aSeen.event.id, bSeen.event.id, 'one event per workspace')
   assert.deepEqual(aSeen.event.connectionIds, [a.connectionId])
   assert.deepEqual(bSeen.event.connectionIds, [b.connectionId])
+  assert.equal(aSeen.event.endUserId, null, "the workspace's own")
   assert.equal(aGot[0].data.event.id, aSeen.event.id)
   assert.equal(bGot[0].data.event.id, bSeen.event.id)
   assert.ok(JSON.stringify(aSeen.event).includes(card.id))

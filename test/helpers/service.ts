@@ -27,7 +27,7 @@ export interface TestService {
     path: string,
     body?: unknown,
     key?: string,
-  ): Promise<{ status: number; body: T }>
+  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: T }>
   /** Where its store is: another service given the same (db option) shares it. */
   database: { databaseUrl: string | null; dataDir: string; pgSchema?: string }
   close(): Promise<void>
@@ -111,7 +111,7 @@ export async function startTestService(
       body: body !== undefined ? JSON.stringify(body) : undefined,
     })
     const text = await res.body.text()
-    return { status: res.statusCode, body: text ? JSON.parse(text) : null }
+    return { status: res.statusCode, headers: res.headers, body: text ? JSON.parse(text) : null }
   }
   return {
     service,

@@ -148,7 +148,7 @@ describe('redaction of every form, through an echoing upstream', () => {
       assert.ok(!res.body.error.upstream.body.includes('Basic ' + forms.basic), form)
     }
     // The run records keep codes, never the upstream's words.
-    const runs = await t.service.engine.stepRuns.list(t.service.workspaceId, { limit: 100 })
+    const { items: runs } = await t.service.engine.stepRuns.list(t.service.workspaceId, { limit: 100 })
     assert.ok(runs.length >= Object.keys(forms).length)
     for (const [name, value] of Object.entries(forms)) assert.ok(!JSON.stringify(runs).includes(value), name)
   })

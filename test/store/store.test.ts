@@ -138,14 +138,20 @@ for (const database of databases) {
       for (let i = 0; i < 5; i++) runs.record(runRow(i))
       const first = await runs.list('ws', { limit: 2 })
       assert.deepEqual(
-        first.map((r) => r.id),
+        first.items.map((r) => r.id),
         ['run_00004', 'run_00003'],
       )
-      const second = await runs.list('ws', { limit: 2, before: first[1].created_at })
+      const second = await runs.list('ws', { limit: 2, cursor: first.next })
       assert.deepEqual(
-        second.map((r) => r.id),
+        second.items.map((r) => r.id),
         ['run_00002', 'run_00001'],
       )
+      const last = await runs.list('ws', { limit: 2, cursor: second.next })
+      assert.deepEqual(
+        last.items.map((r) => r.id),
+        ['run_00000'],
+      )
+      assert.equal(last.next, null, 'the last page says so')
       runs.record(runRow(5))
       const counts = await runs.countByStepAndStatus()
       assert.deepEqual(
@@ -176,7 +182,7 @@ for (const database of databases) {
         .executeTakeFirstOrThrow()
       assert.equal(Number(stored.n), total)
       const newest = await new StepRuns(b, { clock: stillClock(), ...lines() }).list('ws', { limit: 1 })
-      assert.equal(newest[0].id, runRow(total - 1).id)
+      assert.equal(newest.items[0].id, runRow(total - 1).id)
       await b.close()
     })
 
@@ -194,7 +200,7 @@ for (const database of databases) {
       assert.equal(logged[0].queued, 3)
       await sql`ALTER TABLE step_runs_away RENAME TO step_runs`.execute(store.db)
       assert.deepEqual(
-        (await runs.list('ws', { limit: 10 })).map((r) => r.id),
+        (await runs.list('ws', { limit: 10 })).items.map((r) => r.id),
         ['run_00003', 'run_00002', 'run_00001', 'run_00000'],
       )
       await runs.close()

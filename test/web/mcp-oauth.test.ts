@@ -19,6 +19,7 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/auth.js'
 import type { Browser } from 'playwright-core'
 import { Person } from '../helpers/person.ts'
+import { eventually } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import {
   browserUnavailableReason,
@@ -96,6 +97,16 @@ describe('an MCP client signs in with OAuth', { skip: unavailable ?? false }, ()
   let agentId: string
   let otherAgentId: string
   const mcpUrl = () => new URL(`${t.url}/mcp`)
+  /** The OAuth refusals written to the audit log (under no workspace), by endpoint and error. */
+  const refusals = () =>
+    t.service.engine.store.db
+      .selectFrom('audit_log')
+      .select(['detail', 'outcome', 'workspace_id'])
+      .where('action', '=', 'mcp_oauth.refused')
+      .execute()
+      .then((rows) =>
+        rows.map((r) => ({ ...JSON.parse(r.detail ?? '{}'), outcome: r.outcome, workspace: r.workspace_id })),
+      )
 
   before(async () => {
     await ensureDashboardBuilt()
@@ -202,6 +213,7 @@ describe('an MCP client signs in with OAuth', { skip: unavailable ?? false }, ()
     })
     assert.equal(wrong.status, 400)
     assert.equal((await wrong.json()).error, 'invalid_grant')
+    await eventually(refusals, (r) => r.some((e) => e.endpoint === 'token' && e.error === 'invalid_grant'))
 
     // 3. The token: the client finishes, then lists and calls tools as the agent.
     await first.finishAuth(code)
@@ -308,8 +320,21 @@ describe('an MCP client signs in with OAuth', { skip: unavailable ?? false }, ()
       })
       assert.equal(res.status, 400, uri)
       const body = await res.json()
-      assert.match(body.error, /invalid_redirect_uri|invalid_client_metadata/, uri)
+      assert.equal(body.error, 'invalid_redirect_uri', uri)
+      assert.match(body.error_description, /https, or http on a loopback address/, uri)
     }
+    // Audited, as refusals, with what was wrong.
+    const audited = await eventually(
+      refusals,
+      (r) => r.filter((e) => e.endpoint === 'registration').length >= 3,
+    )
+    const registrations = audited.filter((e) => e.endpoint === 'registration')
+    assert.ok(
+      registrations.every(
+        (e) => e.outcome === 'refused' && /invalid_redirect_uri|invalid_client_metadata/.test(e.error),
+      ),
+    )
+    assert.ok(registrations.some((e) => /https, or http on a loopback address/.test(e.description)))
     const ok = await fetch(`${t.url}/oauth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -356,6 +381,12 @@ describe('an MCP client signs in with OAuth', { skip: unavailable ?? false }, ()
       ).headers.get('location')!,
     )
     assert.equal(other.searchParams.get('error'), 'invalid_target')
+    const audited = await eventually(refusals, (r) =>
+      ['invalid_request', 'invalid_target'].every((error) =>
+        r.some((e) => e.endpoint === 'authorization' && e.error === error && e.clientId === clientId),
+      ),
+    )
+    assert.ok(audited.every((e) => e.workspace === null))
   })
 
   it('serves authorization server metadata (RFC 8414) that names what it supports', async () => {

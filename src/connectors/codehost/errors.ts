@@ -5,17 +5,24 @@
 import type { ClassifiedError, RateBudgetState, RateBudgetSupport, RateLimitHint } from '../../kit/define.ts'
 import { parseRetryAfter } from '../../kit/retry-policy.ts'
 
+/** An error answer (upstreams.md: `{ message, documentation_url }`, a 422 adds `errors[]`). */
+interface ErrorBody {
+  message?: unknown
+  errors?: Array<string | { message?: string; resource?: string; field?: string; code?: string } | null>
+}
+
 export function codehostErrorMessage(_status: number, text: string): string | undefined {
-  let j: any
+  let parsed: unknown
   try {
-    j = JSON.parse(text)
+    parsed = JSON.parse(text)
   } catch {
     return text.trim().slice(0, 200) || undefined
   }
+  const j = parsed !== null && typeof parsed === 'object' ? (parsed as ErrorBody) : undefined
   if (typeof j?.message !== 'string') return undefined
   const details = Array.isArray(j.errors)
     ? j.errors
-        .map((e: any) =>
+        .map((e) =>
           typeof e === 'string'
             ? e
             : (e?.message ?? [e?.resource, e?.field, e?.code].filter(Boolean).join(' ')),
@@ -89,7 +96,9 @@ export const codehostRateBudget: RateBudgetSupport = {
   resourceOf: ({ path }) =>
     path.startsWith('/search/') ? 'search' : path === '/graphql' ? 'graphql' : 'core',
   status: async (http) => {
-    const body = await http.get<{ resources: Record<string, any> }>('/rate_limit')
+    const body = await http.get<{
+      resources?: Record<string, { limit?: number; remaining: number; used: number; reset: number } | null>
+    }>('/rate_limit')
     const out: Record<string, RateBudgetState> = {}
     for (const [k, v] of Object.entries(body?.resources ?? {}))
       if (v && typeof v.limit === 'number')

@@ -5,6 +5,17 @@ import type { ScopedField, StepContext } from '../../kit/define.ts'
 import type { QueryValue } from '../../kit/http.ts'
 import { picked } from '../../kit/pickers.ts'
 import { branches, issues, owners, pulls, repos, workflows } from './pickers.ts'
+import type {
+  ChCommit,
+  ChGitPerson,
+  ChIssue,
+  ChPullRequest,
+  ChRelease,
+  ChRepository,
+  ChSnippet,
+  ChUser,
+  ChWorkflowRun,
+} from './upstream.ts'
 
 export const owner = picked(
   z
@@ -99,8 +110,9 @@ export async function getPage<T>(
   return { data: res.data, hasNextPage: /rel="next"/.test(res.headers.link ?? '') }
 }
 
-const loginOf = (u: any): string | null => (u && typeof u.login === 'string' ? u.login : null)
-const logins = (us: any): string[] =>
+type MaybeAccount = { login?: unknown } | null | undefined
+const loginOf = (u: MaybeAccount): string | null => (u && typeof u.login === 'string' ? u.login : null)
+const logins = (us: readonly MaybeAccount[] | null | undefined): string[] =>
   Array.isArray(us) ? us.map(loginOf).filter((x): x is string => !!x) : []
 
 // ---- slim shapes ----
@@ -124,7 +136,7 @@ export const repositoryOut = z.object({
   pushedAt: z.string().nullable(),
 })
 
-export function slimRepository(r: any): z.input<typeof repositoryOut> {
+export function slimRepository(r: ChRepository): z.input<typeof repositoryOut> {
   return {
     fullName: r.full_name,
     owner: loginOf(r.owner) ?? String(r.full_name).split('/')[0],
@@ -163,7 +175,7 @@ export const issueOut = z.object({
   closedAt: z.string().nullable(),
 })
 
-export function slimIssue(i: any): z.input<typeof issueOut> {
+export function slimIssue(i: ChIssue): z.input<typeof issueOut> {
   const repoUrl: string | undefined = i.repository_url
   return {
     number: i.number,
@@ -171,7 +183,7 @@ export function slimIssue(i: any): z.input<typeof issueOut> {
     body: i.body ?? null,
     state: i.state,
     stateReason: i.state_reason ?? null,
-    labels: (i.labels ?? []).map((l: any) => (typeof l === 'string' ? l : l.name)),
+    labels: (i.labels ?? []).map((l) => (typeof l === 'string' ? l : l.name)),
     assignees: logins(i.assignees),
     author: loginOf(i.user),
     comments: i.comments ?? 0,
@@ -205,7 +217,7 @@ export const pullRequestOut = z.object({
   updatedAt: z.string(),
 })
 
-export function slimPullRequest(p: any): z.input<typeof pullRequestOut> {
+export function slimPullRequest(p: ChPullRequest): z.input<typeof pullRequestOut> {
   return {
     number: p.number,
     title: p.title,
@@ -218,7 +230,7 @@ export function slimPullRequest(p: any): z.input<typeof pullRequestOut> {
     base: { ref: p.base?.ref ?? '', sha: p.base?.sha ?? '' },
     author: loginOf(p.user),
     requestedReviewers: logins(p.requested_reviewers),
-    labels: (p.labels ?? []).map((l: any) => l.name),
+    labels: (p.labels ?? []).map((l) => l.name),
     htmlUrl: p.html_url,
     createdAt: p.created_at,
     updatedAt: p.updated_at,
@@ -241,8 +253,8 @@ export const commitOut = z.object({
   htmlUrl: z.string().nullable(),
 })
 
-export function slimCommit(c: any): z.input<typeof commitOut> {
-  const p = (git: any, account: any) => ({
+export function slimCommit(c: ChCommit): z.input<typeof commitOut> {
+  const p = (git: ChGitPerson | null | undefined, account: MaybeAccount) => ({
     name: git?.name ?? null,
     email: git?.email ?? null,
     date: git?.date ?? null,
@@ -253,7 +265,7 @@ export function slimCommit(c: any): z.input<typeof commitOut> {
     message: c.commit?.message ?? '',
     author: p(c.commit?.author, c.author),
     committer: p(c.commit?.committer, c.committer),
-    parents: (c.parents ?? []).map((x: any) => x.sha),
+    parents: (c.parents ?? []).map((x) => x.sha),
     htmlUrl: c.html_url ?? null,
   }
 }
@@ -277,7 +289,7 @@ export const workflowRunOut = z.object({
   updatedAt: z.string(),
 })
 
-export function slimWorkflowRun(r: any): z.input<typeof workflowRunOut> {
+export function slimWorkflowRun(r: ChWorkflowRun): z.input<typeof workflowRunOut> {
   return {
     id: r.id,
     name: r.name ?? null,
@@ -313,13 +325,13 @@ export const snippetOut = z.object({
   updatedAt: z.string(),
 })
 
-export function slimSnippet(g: any, withContent = true): z.input<typeof snippetOut> {
+export function slimSnippet(g: ChSnippet, withContent = true): z.input<typeof snippetOut> {
   return {
     id: String(g.id),
     description: g.description ?? null,
     public: Boolean(g.public),
     owner: loginOf(g.owner),
-    files: Object.values(g.files ?? {}).map((f: any) => ({
+    files: Object.values(g.files ?? {}).map((f) => ({
       filename: f.filename,
       size: f.size ?? 0,
       language: f.language ?? null,
@@ -343,7 +355,7 @@ export const releaseOut = z.object({
   htmlUrl: z.string().nullable(),
 })
 
-export function slimRelease(r: any): z.input<typeof releaseOut> {
+export function slimRelease(r: ChRelease): z.input<typeof releaseOut> {
   return {
     id: r.id,
     tagName: r.tag_name,
@@ -358,7 +370,7 @@ export function slimRelease(r: any): z.input<typeof releaseOut> {
 }
 
 export const userOut = z.object({ login: z.string(), id: z.number() })
-export const slimUser = (u: any): z.input<typeof userOut> => ({ login: u.login, id: u.id })
+export const slimUser = (u: ChUser): z.input<typeof userOut> => ({ login: u.login, id: u.id })
 
 /** `/repos/{owner}/{repo}` followed by the given segments, each encoded. */
 export function repoPath(i: { owner: string; repo: string }, ...segments: Array<string | number>): string {

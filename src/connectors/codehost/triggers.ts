@@ -15,6 +15,7 @@ import {
   StatusCursor,
 } from './polls.ts'
 import { branchRef, login, owner, repo, repoName } from './schemas.ts'
+import type { ChEventData } from './upstream.ts'
 import { orgModel } from './webhooks.ts'
 
 const repoConfig = z.object({
@@ -72,7 +73,8 @@ function orgOrPoll(
   }
 }
 
-const d = (e: NormalizedEvent) => e.data as Record<string, any>
+/** A code-host event's data: its delivery, slimmed (webhooks.ts normalizeDelivery). */
+const d = (e: NormalizedEvent) => e.data as ChEventData
 const is = (e: NormalizedEvent, ...types: string[]) => types.includes(e.type)
 const same = (a: unknown, b: string | undefined) =>
   b === undefined || String(a ?? '').toLowerCase() === b.toLowerCase()
@@ -518,8 +520,8 @@ export const workflowRunCompleted = defineTrigger({
   }),
   match: (e, c) => {
     if (!is(e, 'workflow_run.completed')) return false
-    const run = d(e).workflow_run ?? {}
-    if (c.conclusions && !c.conclusions.includes(run.conclusion)) return false
+    const run: NonNullable<ChEventData['workflow_run']> = d(e).workflow_run ?? {}
+    if (c.conclusions && !c.conclusions.some((x) => x === run.conclusion)) return false
     if (!c.workflow) return true
     const w = c.workflow.toLowerCase()
     const path = String(run.path ?? d(e).workflow?.path ?? '').toLowerCase()
@@ -554,8 +556,8 @@ export const workflowJobCompleted = defineTrigger({
   }),
   match: (e, c) => {
     if (!is(e, 'workflow_job.completed')) return false
-    const job = d(e).workflow_job ?? {}
-    return (!c.conclusions || c.conclusions.includes(job.conclusion)) && same(job.name, c.job)
+    const job: NonNullable<ChEventData['workflow_job']> = d(e).workflow_job ?? {}
+    return (!c.conclusions || c.conclusions.some((x) => x === job.conclusion)) && same(job.name, c.job)
   },
   sample: sample('workflow_job.completed', {
     workflow_job: {
@@ -714,7 +716,7 @@ export const newCardInColumn = defineTrigger({
       .describe('Only this column (its id, from the project board).'),
   }),
   match: (e, c) => {
-    const card = d(e).project_card ?? {}
+    const card: NonNullable<ChEventData['project_card']> = d(e).project_card ?? {}
     const arrived =
       is(e, 'project_card.created') || (is(e, 'project_card.moved') && d(e).changes?.column_id !== undefined)
     return arrived && (c.columnId === undefined || card.column_id === c.columnId)

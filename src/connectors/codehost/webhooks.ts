@@ -9,6 +9,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import type { EventAttribution, NormalizedEvent, WebhookSupport } from '../../kit/define.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { graphql } from './graphql.ts'
+import type { ChDelivery } from './upstream.ts'
 
 const ORG_PREFIX = 'org:'
 
@@ -161,6 +162,9 @@ const RESOURCE_OF: Record<string, string> = {
 }
 
 const webAddress = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined)
+/** `v[key]` when `v` is an object (undefined otherwise): a field of passed-through JSON. */
+const prop = (v: unknown, key: string): unknown =>
+  v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined
 
 /**
  * The resources a step's output names as made or changed, by their web addresses (`htmlUrl`: an
@@ -168,11 +172,13 @@ const webAddress = (v: unknown): string | undefined => (typeof v === 'string' &&
  * an API Call's answer's `html_url`) — what the events they cause name as `refs.resource`.
  */
 export function changedResources(output: unknown): string[] {
-  const o = output as Record<string, any> | null
+  const o = output as Record<string, unknown> | null
   if (!o || typeof o !== 'object' || Array.isArray(o)) return []
-  return [webAddress(o.htmlUrl), webAddress(o.commit?.htmlUrl), webAddress(o.body?.html_url)].filter(
-    (x): x is string => x !== undefined,
-  )
+  return [
+    webAddress(o.htmlUrl),
+    webAddress(prop(o.commit, 'htmlUrl')),
+    webAddress(prop(o.body, 'html_url')),
+  ].filter((x): x is string => x !== undefined)
 }
 
 /**
@@ -187,7 +193,7 @@ export function changeId(event: string, body: unknown): string {
 }
 
 /** A delivery as the events triggers match on: `issues.opened`, `push`, `commit` … */
-export function normalizeDelivery(event: string, body: any): NormalizedEvent[] {
+export function normalizeDelivery(event: string, body: ChDelivery): NormalizedEvent[] {
   const id = changeId(event, body)
   const action = typeof body?.action === 'string' ? body.action : undefined
   const repository: string | undefined = body?.repository?.full_name
@@ -201,7 +207,7 @@ export function normalizeDelivery(event: string, body: any): NormalizedEvent[] {
     event === 'push'
       ? webAddress(body?.head_commit?.url)
       : RESOURCE_OF[event]
-        ? webAddress(body?.[RESOURCE_OF[event]]?.html_url)
+        ? webAddress(prop(body?.[RESOURCE_OF[event]], 'html_url'))
         : undefined
   const now = new Date().toISOString()
   const data: Record<string, unknown> = { event, ...(slim(body) as Record<string, unknown>) }
@@ -263,13 +269,13 @@ export const KEPT_FOR_STEPS: Record<string, ReadonlySet<string>> = {
 export function slim(v: unknown, depth = 0, key?: string): unknown {
   if (depth > 8 || v === null || typeof v !== 'object') return v
   if (Array.isArray(v)) return v.map((x) => slim(x, depth + 1))
-  const o = v as Record<string, any>
+  const o = v as Record<string, unknown>
   if (typeof o.full_name === 'string' && o.owner && typeof o.name === 'string')
     return {
       id: o.id,
       full_name: o.full_name,
       name: o.name,
-      owner: o.owner?.login ?? null,
+      owner: prop(o.owner, 'login') ?? null,
       private: Boolean(o.private),
       default_branch: o.default_branch ?? null,
       description: o.description ?? null,

@@ -3,6 +3,7 @@
 import { z } from 'zod'
 import { type Picker, picked } from '../../kit/pickers.ts'
 import { boards, cards, checklists, labels, lists } from './pickers.ts'
+import type { TbAction, TbBoard, TbCard, TbCheckItem, TbChecklist, TbList } from './upstream.ts'
 
 const ID = /^[0-9a-f]{24}$/
 /** An identifier, or (for boards and cards) a page address the engine reads into one. */
@@ -99,7 +100,7 @@ export const card = z.object({
   url: z.string().describe('Web address of the card.'),
 })
 
-export function slimCard(c: any): z.input<typeof card> {
+export function slimCard(c: TbCard): z.input<typeof card> {
   return {
     id: c.id,
     name: c.name,
@@ -123,7 +124,7 @@ export const board = z.object({
   url: z.string().describe('Web address of the board.'),
 })
 
-export const slimBoard = (b: any): z.input<typeof board> => ({
+export const slimBoard = (b: TbBoard): z.input<typeof board> => ({
   id: b.id,
   name: b.name,
   desc: b.desc ?? '',
@@ -139,7 +140,7 @@ export const list = z.object({
   closed: z.boolean().describe('True when the list is archived.'),
 })
 
-export const slimList = (l: any): z.input<typeof list> => ({
+export const slimList = (l: TbList): z.input<typeof list> => ({
   id: l.id,
   name: l.name,
   idBoard: l.idBoard,
@@ -156,7 +157,7 @@ export const checkItem = z.object({
   due: z.string().nullable(),
 })
 
-export const slimCheckItem = (i: any): z.input<typeof checkItem> => ({
+export const slimCheckItem = (i: TbCheckItem): z.input<typeof checkItem> => ({
   id: i.id,
   idChecklist: i.idChecklist,
   name: i.name,
@@ -174,7 +175,7 @@ export const checklist = z.object({
   checkItems: z.array(checkItem),
 })
 
-export const slimChecklist = (c: any): z.input<typeof checklist> => ({
+export const slimChecklist = (c: TbChecklist): z.input<typeof checklist> => ({
   id: c.id,
   name: c.name,
   idCard: c.idCard,
@@ -191,7 +192,7 @@ export const comment = z.object({
   author: z.string().describe('Username of the account that wrote it.'),
 })
 
-export const slimComment = (a: any, idCard: string): z.input<typeof comment> => ({
+export const slimComment = (a: TbAction, idCard: string): z.input<typeof comment> => ({
   id: a.id,
   idCard: a.data?.card?.id ?? idCard,
   text: a.data?.text ?? '',

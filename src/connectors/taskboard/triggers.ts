@@ -4,6 +4,7 @@
 import { z } from 'zod'
 import { defineTrigger, type NormalizedEvent } from '../../kit/define.ts'
 import { taskboardId, taskboardRef } from './schemas.ts'
+import type { TbActionData, TbCard, TbNotification } from './upstream.ts'
 
 const boardConfig = z.object({
   idBoard: taskboardRef('board', 'From Get Boards, or a board page address.').describe(
@@ -18,7 +19,8 @@ const onBoard = {
   watch: (c: BoardConfig) => ({ model: c.idBoard }),
 }
 
-const data = (e: NormalizedEvent) => e.data as Record<string, any>
+/** A task-board event's data: its action's (webhooks.ts normalizeAction) or notification's. */
+const data = (e: NormalizedEvent) => e.data as TbActionData
 /**
  * A move to another board is two actions upstream: `moveCardFromBoard` reaches the board the card
  * left, `moveCardToBoard` the board it reached (each board's webhook hears its own one).
@@ -351,7 +353,9 @@ export const customWebhookEvents = defineTrigger({
     if (!ofTypes(e, c.types)) return false
     if (c.lists) {
       const d = data(e)
-      const lists = [e.refs.list, d.list?.id, d.listBefore?.id, d.listAfter?.id].filter(Boolean)
+      const lists = [e.refs.list, d.list?.id, d.listBefore?.id, d.listAfter?.id].filter((l): l is string =>
+        Boolean(l),
+      )
       if (!lists.some((l) => c.lists!.includes(l))) return false
     }
     if (c.cards && !(e.refs.card && c.cards.includes(e.refs.card))) return false
@@ -385,7 +389,7 @@ export const cardDueDateReminder = defineTrigger({
   poll: async ({ http, cursor, now }, config) => {
     const previous = cursor?.lastPollAt
     const since = previous ? Date.parse(previous) : now.getTime()
-    const cards = await http.get<any[]>(`/1/boards/${config.idBoard}/cards/open`)
+    const cards = await http.get<TbCard[]>(`/1/boards/${config.idBoard}/cards/open`)
     const events: NormalizedEvent[] = []
     for (const card of cards) {
       if (!card.due || card.dueComplete || card.closed) continue
@@ -457,14 +461,14 @@ export const newNotification = defineTrigger({
     const since = cursor?.since
     if (cursor === null) {
       // The first poll marks where the trigger starts; older notifications are not news.
-      const latest = await http.get<any[]>('/1/members/me/notifications', { limit: 1 })
+      const latest = await http.get<TbNotification[]>('/1/members/me/notifications', { limit: 1 })
       return { events: [], cursor: { since: latest[0]?.id ?? null } }
     }
     // Newest first; older pages are fetched until one comes back short.
-    const fresh: any[] = []
+    const fresh: TbNotification[] = []
     let before: string | undefined
     for (let i = 0; i < NOTIFICATION_PAGES; i++) {
-      const batch = await http.get<any[]>('/1/members/me/notifications', {
+      const batch = await http.get<TbNotification[]>('/1/members/me/notifications', {
         limit: NOTIFICATION_PAGE,
         since: since ?? undefined,
         before,
@@ -474,7 +478,9 @@ export const newNotification = defineTrigger({
       before = batch[batch.length - 1].id
     }
     const events: NormalizedEvent[] = fresh
-      .filter((n) => (!config.types || config.types.includes(n.type)) && (!config.unreadOnly || n.unread))
+      .filter(
+        (n) => (!config.types || config.types.some((t) => t === n.type)) && (!config.unreadOnly || n.unread),
+      )
       // The account hears about every board it is on; the agent only about the boards in its scope.
       .filter((n) => !scope || !n.data?.board?.id || scope.boards.includes(n.data.board.id))
       .reverse()

@@ -3,9 +3,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { NormalizedEvent, WebhookSupport } from '../../kit/define.ts'
 import { PatchbayError } from '../../kit/errors.ts'
+import type { TbAction } from './upstream.ts'
 
 /** An action as the task-board sends it, read into the shape every trigger matches on. */
-export function normalizeAction(action: any): NormalizedEvent {
+export function normalizeAction(action: TbAction): NormalizedEvent {
   const d = action.data ?? {}
   return {
     id: action.id,

@@ -12,6 +12,7 @@ import type { Caller } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
+import type { EngineEvents } from '../engine-events.ts'
 import type { Registry } from '../registry.ts'
 import type { StepConnectionNeeded } from '../tools/tool-input.ts'
 import {
@@ -61,8 +62,6 @@ export interface SigningSecrets {
   /** The secret before the last rotation, while its overlap lasts (until: epoch ms). */
   previous: { secret: string; until: number } | null
 }
-
-export type AgentDeletedListener = (workspaceId: string, agentId: string) => Promise<void> | void
 
 // Agents are read on every step an agent key runs and for every event their triggers hear; a
 // cache keeps that off the database. Every change to an agent is published (engine changes), which
@@ -120,12 +119,12 @@ export class AgentService {
   #revocations: KeyRevocations
   #egress: EgressGuard
   #cache = new Map<string, { view: AgentView; workspaceId: string; at: number }>()
+  #bus: EngineEvents
   /**
    * Counts the changes heard: a read that began before a change is not cached after it (it may
    * hold the row as it was before).
    */
   #generation = 0
-  #deletedListeners = new Set<AgentDeletedListener>()
   #changes: Changes
   #registry: Registry
   #endUsers: EndUsers
@@ -143,7 +142,10 @@ export class AgentService {
     egress: EgressGuard
     /** The steps and connectors a tool selection may name. */
     registry: Registry
+    /** Told when an agent is deleted (its triggers go with it: triggers/trigger-service.ts). */
+    bus: EngineEvents
   }) {
+    this.#bus = deps.bus
     this.#registry = deps.registry
     this.#egress = deps.egress
     this.#endUsers = deps.endUsers
@@ -275,13 +277,7 @@ export class AgentService {
     const deleted = await this.#repo.delete(workspaceId, agentId)
     this.#changes.publish('agents', [agentId])
     if (!deleted) throw agentNotFound(agentId)
-    for (const l of this.#deletedListeners) await l(workspaceId, agentId)
-  }
-
-  /** Lets other parts (triggers, deliveries) let go of an agent when it is deleted. */
-  onDeleted(listener: AgentDeletedListener): () => void {
-    this.#deletedListeners.add(listener)
-    return () => this.#deletedListeners.delete(listener)
+    await this.#bus.emit('agentDeleted', { workspaceId, agentId })
   }
 
   /** The agent's Standard Webhooks signing secret in clear. */

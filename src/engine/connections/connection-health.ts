@@ -16,7 +16,7 @@
 // - An upstream that cannot be reached is no lapse: the check says so (check_error), is tried
 //   again sooner, and the connection stays active.
 // - Reconnecting (new credentials, in place) resumes its triggers (in the commit that stores the
-//   credentials), registers its webhooks again (ConnectionService.onReplaced) and sends
+//   credentials), registers its webhooks again (the engine event connectionReplaced) and sends
 //   `connection.reconnected` (and the operator `trigger.resumed` for each trigger resumed).
 import type { FastifyBaseLogger } from 'fastify'
 import { type Clock, systemClock } from '../../kit/clock.ts'
@@ -26,10 +26,11 @@ import type { ConnectionRow, Connections } from '../../store/connections.ts'
 import { isoAt } from '../../store/ids.ts'
 import type { TriggerRow } from '../../store/triggers.ts'
 import type { Changes } from '../changes/changes.ts'
+import type { EngineEventMap, EngineEvents } from '../engine-events.ts'
 import { noticeSource } from '../events/notices.ts'
 import type { Recorder } from '../events/recorder.ts'
 import type { Registry } from '../registry.ts'
-import type { ConnectionService, Lapse } from './connection-service.ts'
+import type { ConnectionService } from './connection-service.ts'
 
 /** How often a connection with triggers is checked upstream by default. */
 export const DEFAULT_CONNECTION_CHECK_MS = 25_000
@@ -76,6 +77,8 @@ export class ConnectionHealth {
     log: FastifyBaseLogger
     clock?: Clock
     everyMs?: number
+    /** Lapses and reconnects, told after their commits: the agents hear of them from here. */
+    bus: EngineEvents
     /** Told of each trigger paused or resumed here. */
     triggerLifecycle?: TriggerLifecycle
   }) {
@@ -91,8 +94,8 @@ export class ConnectionHealth {
     this.#everyMs = deps.everyMs ?? DEFAULT_CONNECTION_CHECK_MS
     // Whoever meets the refusal (a check, a step, a poll, a reconcile) lapses it; the instance
     // whose update made the change tells the rest.
-    deps.connections.onLapsed((id, lapse) => this.#lapsed(id, lapse))
-    deps.connections.onReconnected((id, resumed) => this.#reconnected(id, resumed))
+    deps.bus.on('connectionLapsed', (lapse) => this.#lapsed(lapse))
+    deps.bus.on('connectionReconnected', (e) => this.#reconnected(e.connectionId, e.resumed))
   }
 
   /**
@@ -186,7 +189,7 @@ export class ConnectionHealth {
    * The connection lapsed (this instance made the change, pausing its triggers in the same
    * commit): tell the other instances of the triggers, and its agents.
    */
-  async #lapsed(id: string, { paused, ...lapse }: Lapse): Promise<void> {
+  async #lapsed({ connectionId: id, paused, ...lapse }: EngineEventMap['connectionLapsed']): Promise<void> {
     this.#publishTriggers(paused)
     const row = await this.#repo.getById(id)
     if (!row) return

@@ -10,9 +10,10 @@ import type { ConnectionRow, Connections } from '../../store/connections.ts'
 import type { DisconnectionRow, Disconnections } from '../../store/disconnections.ts'
 import { nowIso } from '../../store/ids.ts'
 import { type Db, transact } from '../../store/transaction.ts'
-import type { TriggerRow, Triggers } from '../../store/triggers.ts'
+import type { Triggers } from '../../store/triggers.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Changes } from '../changes/changes.ts'
+import type { EngineEvents } from '../engine-events.ts'
 import type { Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 
@@ -131,17 +132,9 @@ function restorableOf(d: DisconnectionRow): Restorable {
 /** How many connections' owners ownerOf remembers before starting again. */
 const OWNERS_REMEMBERED = 10_000
 
-/** A lapse as told to its listeners: why, when, and the triggers paused in the same commit. */
-export interface Lapse {
-  reason: string
-  at: string
-  paused: TriggerRow[]
-}
-
 export class ConnectionService {
-  /** Runs after a reconnect put new credentials in place (the engine re-registers webhooks). */
-  onReplaced: (connectionId: string, previous: Credentials) => Promise<void> = async () => {}
   #db: Db
+  #bus: EngineEvents
   #repo: Connections
   #triggers: Triggers
   #vault: Vault
@@ -152,8 +145,6 @@ export class ConnectionService {
   #owners = new Map<string, string | null>()
   #changes: Changes
   #disconnections: Disconnections
-  #lapsedListeners = new Set<(id: string, lapse: Lapse) => Promise<void> | void>()
-  #reconnectedListeners = new Set<(id: string, resumed: TriggerRow[]) => Promise<void> | void>()
   /** When this instance last wrote each connection's alive_at. */
   #aliveWritten = new Map<string, number>()
 
@@ -165,6 +156,8 @@ export class ConnectionService {
     repo: Connections
     /** The connection's triggers, paused and resumed with it. */
     triggers: Triggers
+    /** Told of a reconnect (connectionReplaced, connectionReconnected) and a lapse (connectionLapsed). */
+    bus: EngineEvents
     /** Disconnected connections of the same accounts, offered for restoring. */
     disconnections: Disconnections
     vault: Vault
@@ -185,6 +178,7 @@ export class ConnectionService {
       for (const id of ids) this.#cache.delete(id)
     })
     this.#db = deps.db
+    this.#bus = deps.bus
     this.#repo = deps.repo
     this.#triggers = deps.triggers
     this.#vault = deps.vault
@@ -297,10 +291,11 @@ export class ConnectionService {
     })
     this.#cache.delete(row.id)
     this.#changes.publish('connections', [row.id])
-    await this.onReplaced(row.id, previous)
-    // From lapsed to working: its agents hear of it (and the other instances of its triggers).
+    // Its webhooks are registered again with the new credentials (triggers/webhook-subscriptions.ts).
+    await this.#bus.emit('connectionReplaced', { connectionId: row.id, previous })
+    // From lapsed to working: its agents hear of it (connections/connection-health.ts).
     if (row.status === 'lapsed' || resumed.length > 0)
-      for (const l of this.#reconnectedListeners) await l(row.id, resumed)
+      await this.#bus.emit('connectionReconnected', { connectionId: row.id, resumed })
     const replaced = (await this.#repo.get(workspaceId, row.id))!
     this.#lifecycle?.connectionChanged(
       'connection.reconnected',
@@ -479,23 +474,8 @@ export class ConnectionService {
     // Told once, when it goes from active to lapsed.
     const lapsedRow = await this.#repo.getById(id)
     if (lapsedRow) this.#lifecycle?.connectionChanged('connection.lapsed', lapsedRow, reason)
-    for (const l of this.#lapsedListeners) await l(id, { reason, at, paused })
-  }
-
-  /**
-   * Runs when a connection lapses, on the instance that marked it, after the commit that lapsed it
-   * and paused its triggers (connections/connection-health.ts tells the agents).
-   */
-  onLapsed(listener: (id: string, lapse: Lapse) => Promise<void> | void): void {
-    this.#lapsedListeners.add(listener)
-  }
-
-  /**
-   * Runs when a lapsed connection gets working credentials in place, after the commit that resumed
-   * its triggers and after its webhooks are registered again.
-   */
-  onReconnected(listener: (id: string, resumed: TriggerRow[]) => Promise<void> | void): void {
-    this.#reconnectedListeners.add(listener)
+    // On the instance that made the change, after the commit (connections/connection-health.ts).
+    await this.#bus.emit('connectionLapsed', { connectionId: id, reason, at, paused })
   }
 
   /**

@@ -12,6 +12,7 @@ import type { ConnectSessions } from '../../store/end-users.ts'
 import type { OAuthFlowRows } from '../../store/oauth-flows.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Caller } from '../access/caller.ts'
+import type { PublicAddress } from '../public-address.ts'
 import type { Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 import type { ConnectionService, ConnectionView } from './connection-service.ts'
@@ -89,9 +90,7 @@ export class OAuthFlows {
   #vault: Vault
   #apps: Record<string, OAuthApp | undefined>
   #webUrls: Record<string, string | undefined>
-  #publicUrl: () => string
-  /** Called after a reconnect, so the connection's webhooks are registered again. */
-  onReconnected: (connectionId: string) => Promise<void> = async () => {}
+  #address: PublicAddress
   /** How long a started sign-in may take (tests shorten it). */
   stateTtlMs = OAUTH_STATE_TTL_MS
   /** Flows under way, in the store (any instance completes them, once), by the state's nonce. */
@@ -108,7 +107,8 @@ export class OAuthFlows {
     flows: OAuthFlowRows
     apps?: Record<string, OAuthApp | undefined>
     webUrls?: Record<string, string | undefined>
-    publicUrl: () => string
+    /** Where the upstream sends the browser back (the callback address). */
+    address: PublicAddress
   }) {
     this.#registry = deps.registry
     this.#connections = deps.connections
@@ -118,11 +118,11 @@ export class OAuthFlows {
     this.#sessions = deps.sessions
     this.#apps = deps.apps ?? {}
     this.#webUrls = deps.webUrls ?? {}
-    this.#publicUrl = deps.publicUrl
+    this.#address = deps.address
   }
 
   callbackUrl(connector: string): string {
-    return `${this.#publicUrl().replace(/\/$/, '')}/v1/oauth/callback/${connector}`
+    return this.#address.of(`/v1/oauth/callback/${connector}`)
   }
 
   /** Whether the connector can be signed into through its web pages here (a flow and an app). */
@@ -222,7 +222,6 @@ export class OAuthFlows {
           authMethod: method.id,
           credentials,
         })
-        await this.onReconnected(connection.id)
         return { ...base, connection, reconnected: true }
       }
       // A connect session connects once: spent before the connection is stored, given back if none is.
@@ -315,7 +314,7 @@ export class OAuthFlows {
 
   #messageOrigin(returnTo: string | undefined): string {
     if (returnTo && /^https?:\/\//i.test(returnTo)) return new URL(returnTo).origin
-    return new URL(this.#publicUrl()).origin
+    return new URL(this.#address.url).origin
   }
 }
 

@@ -14,6 +14,7 @@ import type { AgentService, AgentView } from '../agents/agent-service.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
 import type { OAuthFlows, OAuthStarted } from '../connections/oauth-flows.ts'
 import { type AuditEntry, type AuditTrail, anonymous } from '../people/audit-trail.ts'
+import type { PublicAddress } from '../public-address.ts'
 import type { Registry } from '../registry.ts'
 import type { TriggerService } from '../triggers/trigger-service.ts'
 import type { EndUserSettings } from './end-user-settings.ts'
@@ -107,7 +108,7 @@ export class EndUserService {
   #triggers: TriggerService
   #registry: Registry
   #db: Kysely<Database>
-  #publicUrl: () => string
+  #address: PublicAddress
   #audit: AuditTrail
 
   constructor(deps: {
@@ -122,7 +123,8 @@ export class EndUserService {
     triggers: TriggerService
     registry: Registry
     db: Kysely<Database>
-    publicUrl: () => string
+    /** Where the connect page is (connect links). */
+    address: PublicAddress
   }) {
     this.#rows = deps.rows
     this.#sessions = deps.sessions
@@ -133,7 +135,7 @@ export class EndUserService {
     this.#triggers = deps.triggers
     this.#registry = deps.registry
     this.#db = deps.db
-    this.#publicUrl = deps.publicUrl
+    this.#address = deps.address
     this.#audit = deps.audit
   }
 
@@ -162,9 +164,8 @@ export class EndUserService {
     workspaceId: string,
     q: { cursor?: string; limit: number },
   ): Promise<{ endUsers: EndUserView[]; next: string | null }> {
-    const rows = await this.#rows.page(workspaceId, q.cursor ?? null, q.limit + 1)
-    const page = rows.slice(0, q.limit)
-    return { endUsers: page.map(endUserView), next: rows.length > q.limit ? page[page.length - 1].id : null }
+    const page = await this.#rows.page(workspaceId, q)
+    return { endUsers: page.items.map(endUserView), next: page.next }
   }
 
   async get(
@@ -216,7 +217,7 @@ export class EndUserService {
       id: row.id,
       endUserId: input.endUserId,
       token,
-      url: `${this.#publicUrl().replace(/\/$/, '')}/connect#${token}`,
+      url: this.#address.of(`/connect#${token}`),
       expiresAt: row.expires_at,
     }
   }

@@ -168,9 +168,8 @@ export class OperatorNotices implements ConnectionLifecycle {
     workspaceId: string,
     q: { cursor?: string; limit: number; type?: string; status?: string },
   ): Promise<{ notices: NoticeView[]; next: string | null }> {
-    const rows = await this.#rows.page(workspaceId, q.cursor ?? null, q.limit + 1, q)
-    const page = rows.slice(0, q.limit)
-    return { notices: page.map(noticeView), next: rows.length > q.limit ? page[page.length - 1].id : null }
+    const page = await this.#rows.page(workspaceId, q, q)
+    return { notices: page.items.map(noticeView), next: page.next }
   }
 
   async get(workspaceId: string, id: string): Promise<NoticeView> {

@@ -16,6 +16,7 @@ import type { ConnectionHealth } from '../connections/connection-health.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { InProcessJobQueue } from '../jobs/job-queue.ts'
 import type { Sweeps } from '../jobs/sweeps.ts'
+import type { PublicAddress } from '../public-address.ts'
 import type { Registry } from '../registry.ts'
 import { diagnoseTrigger } from '../triggers/diagnose.ts'
 import type { TriggerService } from '../triggers/trigger-service.ts'
@@ -77,6 +78,7 @@ export class EventSystem {
   #reconcileIntervalMs: number
   #reconciler: NodeJS.Timeout | null = null
   #reconciling: Promise<void> | null = null
+  #address: PublicAddress
   /** Other parts' due work, looked for in the same sweep (the jobs: jobs/long-jobs.ts). */
   #alsoSweep: Array<() => Promise<void>> = []
 
@@ -101,7 +103,10 @@ export class EventSystem {
     registry: Registry
     connections: ConnectionService
     log: FastifyBaseLogger
+    /** Told where this instance is reached when the server starts (webhook and OAuth callbacks). */
+    address: PublicAddress
   }) {
+    this.#address = parts.address
     this.jobs = parts.jobs
     this.#health = parts.health
     this.streams = parts.streams
@@ -122,7 +127,7 @@ export class EventSystem {
 
   /** Once the server listens: sweep for due work, and keep webhooks in step upstream. */
   async start(publicUrl: string): Promise<void> {
-    this.triggers.webhooks.publicUrl = publicUrl.replace(/\/$/, '')
+    this.#address.set(publicUrl)
     await this.#sweeps.start(() => this.sweep())
     this.triggers.webhooks
       .reconcile()

@@ -5,14 +5,22 @@
 // store's event log itself.
 import type { Kysely } from 'kysely'
 import { PatchbayError } from '../../kit/errors.ts'
-import { type DeliveryRow, deliveries, type EventRow, events } from '../../store/event-log.ts'
+import {
+  type DeliveryFilter,
+  type DeliveryRow,
+  deliveries,
+  type EventFilter,
+  type EventRow,
+  events,
+} from '../../store/event-log.ts'
+import type { Page, PageRequest } from '../../store/paging.ts'
 import type { ParkedInbox, ParkedInboxRow } from '../../store/parked-inbox.ts'
 import type { Database } from '../../store/schema.ts'
 import type { Deliverer } from './deliverer.ts'
 
-export type { DeliveryRow, EventRow, ParkedInboxRow }
-export type EventFilter = Parameters<typeof events.list>[2]
-export type DeliveryFilter = Parameters<typeof deliveries.list>[2]
+export type { DeliveryFilter, DeliveryRow, EventFilter, EventRow, ParkedInboxRow }
+/** A page of a list the API pages; `beforeSeq` is the deprecated way, kept for one release. */
+export type SeqPageRequest = PageRequest & { beforeSeq?: number }
 export type DeliveryAttemptRow = Awaited<ReturnType<typeof deliveries.attempts>>[number]
 
 export class EventHistory {
@@ -26,14 +34,14 @@ export class EventHistory {
     this.#parked = deps.parked
   }
 
-  /** Upstream deliveries set aside in the inbox (with why), newest first. */
-  parkedInbox(workspaceId: string, page: { limit: number; beforeSeq?: number }): Promise<ParkedInboxRow[]> {
+  /** Upstream deliveries set aside in the inbox (with why), newest first, a page at a time. */
+  parkedInbox(workspaceId: string, page: SeqPageRequest): Promise<Page<ParkedInboxRow>> {
     return this.#parked.list(workspaceId, page)
   }
 
-  /** Events received, newest first. */
-  listEvents(workspaceId: string, filter: EventFilter): Promise<EventRow[]> {
-    return events.list(this.#db, workspaceId, filter)
+  /** Events received, newest first, a page at a time. */
+  listEvents(workspaceId: string, filter: EventFilter & SeqPageRequest): Promise<Page<EventRow>> {
+    return events.page(this.#db, workspaceId, filter)
   }
 
   /** One event and the deliveries it made (EVENT_NOT_FOUND when there is none). */
@@ -46,9 +54,17 @@ export class EventHistory {
     return { event, deliveries: await deliveries.list(this.#db, workspaceId, { eventId: id, limit: 500 }) }
   }
 
-  /** Deliveries, newest first. */
-  listDeliveries(workspaceId: string, filter: DeliveryFilter): Promise<DeliveryRow[]> {
-    return deliveries.list(this.#db, workspaceId, filter)
+  /** Deliveries, newest first, a page at a time. */
+  listDeliveries(workspaceId: string, filter: DeliveryFilter & SeqPageRequest): Promise<Page<DeliveryRow>> {
+    return deliveries.page(this.#db, workspaceId, filter)
+  }
+
+  /** Deliveries that pass the filter after `afterSeq`, oldest first (a scan: a replay job's). */
+  deliveriesAfter(
+    workspaceId: string,
+    filter: DeliveryFilter & { afterSeq: number; limit: number },
+  ): Promise<DeliveryRow[]> {
+    return deliveries.list(this.#db, workspaceId, { ...filter, ascending: true })
   }
 
   /** One delivery, or undefined. */

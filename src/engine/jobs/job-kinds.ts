@@ -115,12 +115,7 @@ export async function deliveriesToReplay(
   const ids: string[] = []
   let afterSeq = 0
   for (;;) {
-    const rows = await history.listDeliveries(caller.workspaceId, {
-      ...filter,
-      afterSeq,
-      ascending: true,
-      limit: 500,
-    })
+    const rows = await history.deliveriesAfter(caller.workspaceId, { ...filter, afterSeq, limit: 500 })
     for (const r of rows) ids.push(r.id)
     if (ids.length > REPLAY_JOB_MAX)
       throw new PatchbayError(

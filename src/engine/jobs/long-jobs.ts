@@ -19,6 +19,7 @@ import type { Clock } from '../../kit/clock.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { isoAt, newId } from '../../store/ids.ts'
 import type { JobRow, Jobs } from '../../store/jobs.ts'
+import type { PageRequest } from '../../store/paging.ts'
 import type { Caller } from '../access/caller.ts'
 import type { InProcessJobQueue } from './job-queue.ts'
 
@@ -101,7 +102,7 @@ export class LongJobs {
     })
   }
 
-  list(workspaceId: string, page: { limit: number; before?: string; status?: JobRow['status'] }) {
+  list(workspaceId: string, page: PageRequest & { before?: string; status?: JobRow['status'] }) {
     return this.#rows.list(workspaceId, page)
   }
 

@@ -2,12 +2,13 @@
 // ones the step takes in its input), run the step's `run` with ctx.http, slim the output through
 // its schema, and record the run off the hot path.
 
-import type { Credentials, StepContext } from '../../kit/define.ts'
+import type { Credentials } from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
 import { inSpan, type OpenSpan, tracingOn } from '../../kit/tracing.ts'
 import { newId, nowIso } from '../../store/ids.ts'
 import type { StepRuns } from '../../store/step-runs.ts'
 import { type Caller, callerId } from '../access/caller.ts'
+import type { ScopeGuard } from '../access/scope-guard.ts'
 import type { WorkspaceSettings } from '../access/workspace-settings.ts'
 import { unknownArguments } from '../agents/tool-schemas.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
@@ -21,22 +22,6 @@ export interface StepRunResult {
   meta: { runId: string; durationMs: number; attempts: number }
 }
 
-/**
- * Checks an agent's scope before anything is sent upstream (access/scope-guard.ts). `target` is
- * what the step is about to run with: its connection (null for credentials given in the input)
- * and the credentials, for read-only lookups that place a resource on its board.
- */
-export interface ScopeGuard {
-  checkStep(
-    caller: Caller,
-    step: RegisteredStep,
-    input: unknown,
-    target: { connectionId: string | null; credentials: Credentials },
-  ): Promise<StepContext['scope'] | undefined> | undefined
-  /** Refuses a connection an agent may not use, before anything is read with it. */
-  checkConnection(caller: Caller, connectionId: string): Promise<void>
-}
-
 export class StepRunner {
   #scopeGuard: ScopeGuard
   /** Reads page addresses in scoped input fields into identifiers (upstream/upstream-pages.ts). */
@@ -45,7 +30,7 @@ export class StepRunner {
   #connections: ConnectionService
   #clients: UpstreamClients
   #runs: StepRuns
-  #services: StepServices | undefined
+  #services: StepServices
   #settings: WorkspaceSettings
 
   constructor(deps: {
@@ -59,7 +44,7 @@ export class StepRunner {
     scopeGuard: ScopeGuard
     pages: UpstreamPages
     /** Cache, batching, credits and per-connection rate limits lent to each run. */
-    services?: StepServices
+    services: StepServices
   }) {
     this.#services = deps.services
     this.#settings = deps.settings
@@ -169,7 +154,7 @@ export class StepRunner {
 
     const connectionId = connection.id
     const runId = newId('run')
-    const preparing = this.#services?.prepare({
+    const preparing = this.#services.prepare({
       caller,
       stepId,
       runId,

@@ -14,6 +14,7 @@ import type { TriggerRow, Triggers, TriggerTarget } from '../../store/triggers.t
 import type { AgentService } from '../agents/agent-service.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
+import type { EngineEvents } from '../engine-events.ts'
 import type { Registry } from '../registry.ts'
 import type { ToolService } from '../tools/tool-service.ts'
 import type { UpstreamPages } from '../upstream/upstream-pages.ts'
@@ -66,7 +67,10 @@ export class TriggerService {
     pages: UpstreamPages
     changes: Changes
     minPollIntervalMs?: number
+    /** An agent's triggers (and, with the last of them, their upstream webhooks) go with it. */
+    bus: EngineEvents
   }) {
+    deps.bus.on('agentDeleted', (e) => this.deleteForAgent(e.workspaceId, e.agentId))
     this.webhooks = deps.webhooks
     this.minPollIntervalMs = deps.minPollIntervalMs ?? MIN_POLL_INTERVAL_MS
     this.#changes = deps.changes

@@ -13,6 +13,8 @@ import type { Triggers } from '../../store/triggers.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
+import type { EngineEvents } from '../engine-events.ts'
+import type { PublicAddress } from '../public-address.ts'
 import type { Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 
@@ -21,7 +23,7 @@ const SUBSCRIPTION_SETTLE_MS = 60_000
 
 export class WebhookSubscriptions {
   /** The address upstreams call back; set once the server listens. */
-  publicUrl = ''
+  #address: PublicAddress
   #subs: Subscriptions
   #triggers: Triggers
   #registry: Registry
@@ -41,7 +43,13 @@ export class WebhookSubscriptions {
     vault: Vault
     changes: Changes
     log: FastifyBaseLogger
+    /** Every reconnect (credentials or sign-in) registers the connection's webhooks again. */
+    bus: EngineEvents
+    /** Where the upstreams reach this instance (the callback addresses of its webhooks). */
+    address: PublicAddress
   }) {
+    this.#address = deps.address
+    deps.bus.on('connectionReplaced', (e) => this.reregisterForConnection(e.connectionId, e.previous))
     this.#subs = deps.subscriptions
     this.#triggers = deps.triggers
     this.#registry = deps.registry
@@ -53,7 +61,7 @@ export class WebhookSubscriptions {
   }
 
   callbackUrl(connector: string, subscriptionId: string): string {
-    return `${this.publicUrl}/hooks/${connector}/${subscriptionId}`
+    return this.#address.of(`/hooks/${connector}/${subscriptionId}`)
   }
 
   async get(id: string) {

@@ -178,7 +178,7 @@ export class McpAuthorizationServer {
           if (key !== 'redirect_uris') return
           for (const uri of (value as unknown[] | undefined) ?? []) {
             const problem = redirectUriProblem(uri)
-            if (problem) throw new errors.InvalidRedirectUri(problem)
+            if (problem) throw new errors.InvalidClientMetadata(problem)
           }
         },
       },
@@ -199,14 +199,39 @@ export class McpAuthorizationServer {
         .then((row) => (row ? engine.mcpGrants.rows.revoke(row.workspace_id, grantId, null) : false))
         .catch((err) => this.#log?.warn({ err }, 'could not mark an MCP grant revoked'))
     })
-    const refused = (event: string) => (_ctx: unknown, err: { name?: string; error_description?: string }) =>
-      this.#log?.warn(
-        { event, error: err?.name, description: err?.error_description },
-        'the MCP authorization server refused a request',
-      )
-    provider.on('registration_create.error', refused('registration_create.error'))
-    provider.on('grant.error', refused('grant.error'))
-    provider.on('authorization.error', refused('authorization.error'))
+    // A refused request (a registration with a bad redirect URI, PKCE missing or wrong, another
+    // resource, a used or revoked refresh token): logged, and written to the audit log — under no
+    // workspace, none is known before a grant (the operator reads them in the store).
+    const refused =
+      (endpoint: string) =>
+      (
+        ctx: { ip?: string; get?: (h: string) => string; oidc?: { client?: { clientId?: string } } },
+        err: { name?: string; error?: string; error_description?: string },
+      ) => {
+        const detail = {
+          endpoint,
+          error: err?.error ?? err?.name ?? null,
+          description: err?.error_description ?? null,
+          clientId: ctx?.oidc?.client?.clientId ?? null,
+        }
+        this.#log?.warn(detail, 'the MCP authorization server refused a request')
+        engine.audit
+          .record({
+            workspaceId: null,
+            actor: { kind: 'anonymous', id: null },
+            action: 'mcp_oauth.refused',
+            objectKind: 'mcp_client',
+            objectId: detail.clientId,
+            outcome: 'refused',
+            detail,
+            address: ctx?.ip ?? null,
+            userAgent: ctx?.get?.('user-agent') || null,
+          })
+          .catch((e) => this.#log?.warn({ err: e }, 'could not audit a refused OAuth request'))
+      }
+    provider.on('registration_create.error', refused('registration'))
+    provider.on('grant.error', refused('token'))
+    provider.on('authorization.error', refused('authorization'))
     provider.on('server_error', (_ctx, err) =>
       this.#log?.error({ err }, 'the MCP authorization server failed a request'),
     )

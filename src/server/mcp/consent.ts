@@ -280,7 +280,7 @@ function consentPage(reply: FastifyReply) {
     if (!res.ok) { $('intro').textContent = ''; return fail(res.body); }
     client = res.body.client;
     $('title').textContent = 'Allow ' + (client.name || 'an MCP client') + ' to use Patchbay';
-    $('intro').textContent = (client.name || 'An MCP client') + (client.redirectTo ? ' (returning to ' + client.redirectTo + ')' : '') + ' asks to act as one of your agents through Patchbay’s MCP endpoint. Choose the agent; the client gets exactly its access, until you revoke it (Dashboard → MCP grants).';
+    $('intro').textContent = (client.name || 'An MCP client') + (client.redirectTo ? ' (returning to ' + client.redirectTo + ')' : '') + ' asks to act as one of your agents through Patchbay’s MCP endpoint. Choose the agent; the client gets exactly its access, until you revoke it (the agent’s page in the dashboard, MCP clients).';
     return call('GET', '/v1/me').then(function (me) {
       if (me.ok) return signedIn(me.body);
       $('signin').hidden = false;

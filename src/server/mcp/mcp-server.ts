@@ -113,7 +113,7 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
   })
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => {
-    const rows = await engine.events.history.listDeliveries(caller.workspaceId, {
+    const { items: rows } = await engine.events.history.listDeliveries(caller.workspaceId, {
       agentId: agent.id,
       limit: LISTED_DELIVERIES,
     })
@@ -169,7 +169,7 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
     const uri = req.params.uri
     let body: unknown
     if (uri === RECENT_EVENTS_URI) {
-      const rows = await engine.events.history.listDeliveries(caller.workspaceId, {
+      const { items: rows } = await engine.events.history.listDeliveries(caller.workspaceId, {
         agentId: agent.id,
         limit: RECENT_LIMIT,
       })

@@ -154,7 +154,7 @@ export const connectionRoutes =
         },
       },
       async (req) => {
-        // Its webhooks are registered again with the fresh credentials (ConnectionService.onReplaced).
+        // Its webhooks are registered again with the fresh credentials (the engine event connectionReplaced: triggers/webhook-subscriptions.ts).
         return engine.connections.reconnect(req.caller.workspaceId, req.params.id, req.body)
       },
     )

@@ -5,6 +5,7 @@ import { z } from 'zod'
 import type { Caller } from '../../engine/access/caller.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
+import { nextCursor, pageQuery } from '../paging.ts'
 import { errorResponses } from '../schemas.ts'
 
 const Entry = z.object({
@@ -81,11 +82,10 @@ export const creditRoutes =
             stepId: z.string().optional().describe('Only this step, e.g. contactdata.enrich_contacts.'),
             since: iso.optional().describe('From this time (inclusive).'),
             until: iso.optional().describe('Before this time.'),
-            limit: z.coerce.number().int().min(1).max(200).default(50),
-            cursor: z.string().max(500).optional().describe('The next value of the previous page.'),
+            ...pageQuery(200),
           }),
           response: {
-            200: z.object({ summary: Summary, entries: z.array(Entry), next: z.string().nullable() }),
+            200: z.object({ summary: Summary, entries: z.array(Entry), next: nextCursor }),
             ...errorResponses,
           },
         },

@@ -11,6 +11,7 @@ import { NOTICE_TYPES } from '../../engine/end-users/operator-notices.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { AgentView } from '../agent-schemas.ts'
 import { publicRoute } from '../authenticate.ts'
+import { nextCursor, pageQuery } from '../paging.ts'
 import { ConnectionView, errorResponses } from '../schemas.ts'
 import { connectPage } from './connect-page.ts'
 
@@ -135,10 +136,7 @@ const ConnectSessionInfo = z
 const TOKEN_HEADER = 'patchbay-connect-token'
 const connectToken = z.string().max(200).describe('The connect session token (from the connect link).')
 const idParams = z.object({ id: EndUserIdInput })
-const page = {
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(500).optional().describe('The next value of the previous page.'),
-}
+const page = pageQuery(200)
 
 export const endUserRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
@@ -152,7 +150,7 @@ export const endUserRoutes =
           summary: 'The end users of the workspace, by id',
           querystring: z.object(page),
           response: {
-            200: z.object({ endUsers: z.array(EndUser), next: z.string().nullable() }),
+            200: z.object({ endUsers: z.array(EndUser), next: nextCursor }),
             ...errorResponses,
           },
         },
@@ -303,7 +301,7 @@ export const endUserRoutes =
             status: z.enum(['pending', 'delivered', 'failed']).optional(),
           }),
           response: {
-            200: z.object({ notices: z.array(Notice), next: z.string().nullable() }),
+            200: z.object({ notices: z.array(Notice), next: nextCursor }),
             ...errorResponses,
           },
         },

@@ -7,6 +7,7 @@ import type { ParkedInboxRow } from '../../engine/events/history.ts'
 import { DeliveryPayload } from '../../engine/events/payload.ts'
 import { requireOwnAgent } from '../authorize.ts'
 import { DeliveryView, deliveryView, EventView, eventView } from '../event-views.ts'
+import { deprecatedPaging, nextCursor, pageQuery } from '../paging.ts'
 import { errorResponses } from '../schemas.ts'
 
 const DeliveryAttempt = z
@@ -42,13 +43,14 @@ const parkedView = (r: ParkedInboxRow): z.infer<typeof ParkedInboxView> => ({
 })
 
 const page = {
-  limit: z.coerce.number().int().min(1).max(500).default(50),
+  ...pageQuery(500),
   before: z.coerce
     .number()
     .int()
     .positive()
     .optional()
-    .describe('The seq of the last item of the previous page.'),
+    .meta({ deprecated: true })
+    .describe('Deprecated (use cursor): the seq of the last item of the previous page.'),
 }
 
 export const eventRoutes =
@@ -67,27 +69,32 @@ export const eventRoutes =
             connector: z.string().optional(),
             type: z.string().optional(),
             connectionId: z.string().optional(),
+            endUserId: z
+              .string()
+              .max(256)
+              .optional()
+              .describe("Only this end user's events (an empty value: the workspace's own)."),
             ...page,
           }),
           response: {
-            200: z.object({ events: z.array(EventView), next: z.number().nullable() }),
+            200: z.object({ events: z.array(EventView), next: nextCursor }),
             ...errorResponses,
           },
         },
       },
-      async (req) => {
+      async (req, reply) => {
         const q = req.query
-        const rows = await history.listEvents(req.caller.workspaceId, {
+        const { items, next } = await history.listEvents(req.caller.workspaceId, {
           connector: q.connector,
           type: q.type,
           connectionId: q.connectionId,
+          owner: q.endUserId,
           beforeSeq: q.before,
+          cursor: q.cursor,
           limit: q.limit,
         })
-        return {
-          events: rows.map(eventView),
-          next: rows.length === q.limit ? Number(rows[rows.length - 1].seq) : null,
-        }
+        deprecatedPaging(reply, q.before !== undefined)
+        return { events: items.map(eventView), next }
       },
     )
     app.get(
@@ -124,26 +131,25 @@ export const eventRoutes =
             ...page,
           }),
           response: {
-            200: z.object({ deliveries: z.array(DeliveryView), next: z.number().nullable() }),
+            200: z.object({ deliveries: z.array(DeliveryView), next: nextCursor }),
             ...errorResponses,
           },
         },
       },
-      async (req) => {
+      async (req, reply) => {
         const q = req.query
         const agentId = req.caller.kind === 'agentKey' ? req.caller.agentId! : q.agentId
-        const rows = await history.listDeliveries(req.caller.workspaceId, {
+        const { items, next } = await history.listDeliveries(req.caller.workspaceId, {
           agentId,
           status: q.status,
           eventId: q.eventId,
           triggerId: q.triggerId,
           beforeSeq: q.before,
+          cursor: q.cursor,
           limit: q.limit,
         })
-        return {
-          deliveries: rows.map(deliveryView),
-          next: rows.length === q.limit ? Number(rows[rows.length - 1].seq) : null,
-        }
+        deprecatedPaging(reply, q.before !== undefined)
+        return { deliveries: items.map(deliveryView), next }
       },
     )
     app.get(
@@ -208,20 +214,19 @@ export const eventRoutes =
             'Upstream deliveries set aside in the inbox (acknowledged, not processed), with why, newest first',
           querystring: z.object({ ...page }),
           response: {
-            200: z.object({ parked: z.array(ParkedInboxView), next: z.number().nullable() }),
+            200: z.object({ parked: z.array(ParkedInboxView), next: nextCursor }),
             ...errorResponses,
           },
         },
       },
-      async (req) => {
-        const rows = await history.parkedInbox(req.caller.workspaceId, {
+      async (req, reply) => {
+        const { items, next } = await history.parkedInbox(req.caller.workspaceId, {
           limit: req.query.limit,
+          cursor: req.query.cursor,
           beforeSeq: req.query.before,
         })
-        return {
-          parked: rows.map(parkedView),
-          next: rows.length === req.query.limit ? rows[rows.length - 1].seq : null,
-        }
+        deprecatedPaging(reply, req.query.before !== undefined)
+        return { parked: items.map(parkedView), next }
       },
     )
     app.post(

@@ -6,6 +6,7 @@ import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
 import { ENRICH_JOB_MAX } from '../../engine/jobs/job-kinds.ts'
 import type { JobRow } from '../../store/jobs.ts'
+import { deprecatedPaging, nextCursor, pageQuery } from '../paging.ts'
 import { errorResponses } from '../schemas.ts'
 
 const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const
@@ -157,21 +158,24 @@ export const jobRoutes =
           summary: 'Jobs of the workspace, newest first (without their results)',
           querystring: z.object({
             status: z.enum(JOB_STATUSES).optional(),
-            limit: z.coerce.number().int().min(1).max(200).default(50),
-            before: z.string().max(200).optional().describe('The id of the last job of the previous page.'),
+            ...pageQuery(200),
+            before: z
+              .string()
+              .max(200)
+              .optional()
+              .meta({ deprecated: true })
+              .describe('Deprecated (use cursor): the id of the last job of the previous page.'),
           }),
           response: {
-            200: z.object({ jobs: z.array(JobSummary), next: z.string().nullable() }),
+            200: z.object({ jobs: z.array(JobSummary), next: nextCursor }),
             ...errorResponses,
           },
         },
       },
-      async (req) => {
-        const rows = await engine.jobs.jobs.list(req.caller.workspaceId, req.query)
-        return {
-          jobs: rows.map(summary),
-          next: rows.length === req.query.limit ? rows[rows.length - 1].id : null,
-        }
+      async (req, reply) => {
+        const { items, next } = await engine.jobs.jobs.list(req.caller.workspaceId, req.query)
+        deprecatedPaging(reply, req.query.before !== undefined)
+        return { jobs: items.map(summary), next }
       },
     )
     app.get(

@@ -4,6 +4,7 @@ import { callerId } from '../../engine/access/caller.ts'
 import { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
+import { deprecatedPaging, nextCursor, pageQuery } from '../paging.ts'
 import { errorResponses, StepResult, StepSummary } from '../schemas.ts'
 
 const StepRun = z
@@ -136,23 +137,31 @@ export const stepRoutes =
           summary:
             'Recent step runs, newest first (no inputs or outputs are kept); an agent key sees its own',
           querystring: z.object({
-            limit: z.coerce.number().int().min(1).max(200).default(50),
-            before: z.string().optional().describe('createdAt of the last run of the previous page.'),
+            ...pageQuery(200),
+            before: z
+              .string()
+              .max(64)
+              .optional()
+              .meta({ deprecated: true })
+              .describe(
+                'Deprecated (use cursor; runs made in the same millisecond as the last one are skipped): runs made before this createdAt.',
+              ),
           }),
           response: {
-            200: z.object({ runs: z.array(StepRun), next: z.string().nullable() }),
+            200: z.object({ runs: z.array(StepRun), next: nextCursor }),
             ...errorResponses,
           },
         },
       },
-      async (req) => {
+      async (req, reply) => {
         // An agent key sees the runs it made; a workspace key sees them all.
-        const rows = await engine.stepRuns.list(req.caller.workspaceId, {
+        const { items, next } = await engine.stepRuns.list(req.caller.workspaceId, {
           ...req.query,
           callerKeyId: req.caller.kind === 'agentKey' ? callerId(req.caller) : undefined,
         })
+        deprecatedPaging(reply, req.query.before !== undefined)
         return {
-          runs: rows.map((r) => ({
+          runs: items.map((r) => ({
             id: r.id,
             stepId: r.step_id,
             connectionId: r.connection_id,
@@ -162,7 +171,7 @@ export const stepRoutes =
             attempts: r.attempts,
             createdAt: r.created_at,
           })),
-          next: rows.length === req.query.limit ? rows[rows.length - 1].created_at : null,
+          next,
         }
       },
     )

@@ -5,9 +5,9 @@ import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
 import { NewToolInput, ToolChangesInput } from '../../engine/tools/tool-input.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { decodeCursor } from '../../store/tool-runs.ts'
 import { ToolRunView, ToolView } from '../agent-schemas.ts'
 import { requireOwnAgent } from '../authorize.ts'
+import { nextCursor, pageQuery } from '../paging.ts'
 import { errorResponses } from '../schemas.ts'
 
 export const toolRoutes =
@@ -136,11 +136,10 @@ export const toolRoutes =
           params: agentParams,
           querystring: z.object({
             toolId: z.string().max(200).optional().describe('Only runs of this tool.'),
-            limit: z.coerce.number().int().min(1).max(200).default(50),
-            cursor: z.string().max(500).optional().describe('The next value of the previous page.'),
+            ...pageQuery(200),
           }),
           response: {
-            200: z.object({ runs: z.array(ToolRunView), next: z.string().nullable() }),
+            200: z.object({ runs: z.array(ToolRunView), next: nextCursor }),
             ...errorResponses,
           },
         },
@@ -148,10 +147,6 @@ export const toolRoutes =
       async (req) => {
         requireOwnAgent(req.caller, req.params.id)
         const { cursor, limit, toolId } = req.query
-        if (cursor && !decodeCursor(cursor))
-          throw new PatchbayError('INVALID_CURSOR', 'query.cursor is not a cursor this list gave out.', {
-            hint: 'Pass the next value of the previous page, or leave cursor out to start from the newest run.',
-          })
         return engine.tools.listRuns(req.caller.workspaceId, req.params.id, { limit, cursor, toolId })
       },
     )

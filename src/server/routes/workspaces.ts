@@ -5,8 +5,8 @@ import { z } from 'zod'
 import { ROLES } from '../../engine/access/caller.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { decodeAuditCursor } from '../../store/audit-log.ts'
 import type { Role } from '../../store/schema.ts'
+import { nextCursor, pageQuery } from '../paging.ts'
 import { errorResponses } from '../schemas.ts'
 
 const RoleName = z.enum(ROLES as [Role, ...Role[]]).describe('owner, admin, member or viewer.')
@@ -277,18 +277,15 @@ export const workspaceRoutes =
               .describe('An action (key.created), or all of a kind with a trailing dot (key.).'),
             from: iso.optional().describe('From this time on (inclusive).'),
             to: iso.optional().describe('Before this time.'),
-            limit: z.coerce.number().int().min(1).max(200).default(50),
-            cursor: z.string().max(500).optional().describe('The next value of the previous page.'),
+            ...pageQuery(200),
           }),
           response: {
-            200: z.object({ entries: z.array(AuditEntry), next: z.string().nullable() }),
+            200: z.object({ entries: z.array(AuditEntry), next: nextCursor }),
             ...errorResponses,
           },
         },
       },
       async (req) => {
-        if (req.query.cursor && !decodeAuditCursor(req.query.cursor))
-          throw new PatchbayError('INVALID_CURSOR', 'query.cursor is not a cursor this list gave out.')
         return engine.audit.list(req.caller.workspaceId, req.query)
       },
     )

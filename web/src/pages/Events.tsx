@@ -56,8 +56,8 @@ function EventList({ route }: { route: Route }) {
   const [seenTypes, setSeenTypes] = useState<string[]>([])
   const [older, setOlder] = useState<PatchbayEvent[]>([])
   /** Where the next older page starts: after the live page, or after the older pages loaded. */
-  const [liveNext, setLiveNext] = useState<number | null>(null)
-  const [olderNext, setOlderNext] = useState<number | null>(null)
+  const [liveNext, setLiveNext] = useState<string | null>(null)
+  const [olderNext, setOlderNext] = useState<string | null>(null)
   const next = older.length ? olderNext : liveNext
   const known = useRef<Set<string> | null>(null)
   const inFlight = useRef(false)
@@ -70,7 +70,7 @@ function EventList({ route }: { route: Route }) {
     inFlight.current = true
     const gen = generation.current
     try {
-      const res = await get<{ events: PatchbayEvent[]; next: number | null }>('/v1/events', {
+      const res = await get<{ events: PatchbayEvent[]; next: string | null }>('/v1/events', {
         connector,
         type,
         limit: PAGE,
@@ -110,11 +110,11 @@ function EventList({ route }: { route: Route }) {
   const loadOlder = useAction(async () => {
     if (next === null) return
     const gen = generation.current
-    const res = await get<{ events: PatchbayEvent[]; next: number | null }>('/v1/events', {
+    const res = await get<{ events: PatchbayEvent[]; next: string | null }>('/v1/events', {
       connector,
       type,
       limit: PAGE,
-      before: next,
+      cursor: next,
     })
     if (gen !== generation.current) return
     setOlder((o) => [...o, ...res.events])
@@ -264,7 +264,7 @@ function DeliveryList() {
   const [agentId, setAgentId] = useState('')
   const list = useLoad(
     (signal) =>
-      get<{ deliveries: Delivery[]; next: number | null }>(
+      get<{ deliveries: Delivery[]; next: string | null }>(
         '/v1/deliveries',
         { status, agentId, limit: PAGE },
         signal,

@@ -11,6 +11,7 @@ import {
   repository,
   slimCommit,
 } from '../schemas.ts'
+import type { ChCommit } from '../upstream.ts'
 
 const PATCH_LIMIT = 4000
 
@@ -41,14 +42,14 @@ export const getCommit = defineStep({
   hints: { readOnly: true, idempotent: true },
   scoped: onRepository,
   run: async (ctx, input) => {
-    const c = await ctx.http.get<any>(repoPath(input, 'commits', input.ref))
+    const c = await ctx.http.get<ChCommit>(repoPath(input, 'commits', input.ref))
     return {
       ...slimCommit(c),
       stats: c.stats
         ? { additions: c.stats.additions, deletions: c.stats.deletions, total: c.stats.total }
         : null,
       files: input.includeFiles
-        ? (c.files ?? []).map((f: any) => ({
+        ? (c.files ?? []).map((f) => ({
             filename: f.filename,
             status: f.status,
             additions: f.additions ?? 0,
@@ -78,7 +79,7 @@ export const listCommits = defineStep({
   hints: { readOnly: true, idempotent: true },
   scoped: onRepository,
   run: async (ctx, input) => {
-    const { data, hasNextPage } = await getPage<any[]>(ctx, repoPath(input, 'commits'), {
+    const { data, hasNextPage } = await getPage<ChCommit[] | null>(ctx, repoPath(input, 'commits'), {
       sha: input.sha,
       path: input.path,
       author: input.author,

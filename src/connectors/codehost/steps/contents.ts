@@ -1,7 +1,9 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { PatchbayError } from '../../../kit/errors.ts'
+import type { UpstreamResponse } from '../../../kit/http.ts'
 import { branchRef, filePath, onRepository, repoPath, repository } from '../schemas.ts'
+import type { ChContent, ChContentEntry, ChFileWritten } from '../upstream.ts'
 
 const pathField = z
   .string()
@@ -49,9 +51,12 @@ export const getRepositoryContent = defineStep({
   scoped: onRepository,
   run: async (ctx, input) => {
     const path = filePath(input.path)
-    const got = await ctx.http.get<any>(repoPath(input, 'contents') + (path ? `/${path}` : ''), {
-      ref: input.ref,
-    })
+    const got = await ctx.http.get<ChContent | ChContentEntry[]>(
+      repoPath(input, 'contents') + (path ? `/${path}` : ''),
+      {
+        ref: input.ref,
+      },
+    )
     if (Array.isArray(got))
       return {
         type: 'dir',
@@ -127,7 +132,7 @@ export const createOrUpdateFile = defineStep({
     let sha = input.sha
     if (!sha) {
       try {
-        const current = await ctx.http.get<any>(path, { ref: input.branch })
+        const current = await ctx.http.get<ChContent | ChContentEntry[]>(path, { ref: input.branch })
         if (Array.isArray(current) || current?.type !== 'file')
           throw new PatchbayError(
             'PATH_IS_NOT_A_FILE',
@@ -143,9 +148,9 @@ export const createOrUpdateFile = defineStep({
     }
     const content =
       input.encoding === 'base64' ? input.content : Buffer.from(input.content, 'utf8').toString('base64')
-    let res: any
+    let res: UpstreamResponse<ChFileWritten>
     try {
-      res = await ctx.http.request({
+      res = await ctx.http.request<ChFileWritten>({
         method: 'PUT',
         path,
         body: { message: input.message, content, sha, branch: input.branch },

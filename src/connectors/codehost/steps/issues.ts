@@ -11,6 +11,7 @@ import {
   slimUser,
   userOut,
 } from '../schemas.ts'
+import type { ChIssue, ChIssueComment } from '../upstream.ts'
 
 const labels = z.array(z.string().min(1).max(100)).max(100)
 const assignees = z.array(login).max(10)
@@ -62,7 +63,7 @@ export const createIssueComment = defineStep({
   hints: { readOnly: false, destructive: false, idempotent: false },
   scoped: onRepository,
   run: async (ctx, input) => {
-    const c = await ctx.http.post<any>(repoPath(input, 'issues', input.issueNumber, 'comments'), {
+    const c = await ctx.http.post<ChIssueComment>(repoPath(input, 'issues', input.issueNumber, 'comments'), {
       body: input.body,
     })
     return {
@@ -96,10 +97,7 @@ export const updateIssue = defineStep({
       assignees: assignees.optional().describe('The full list of logins it should be assigned to.'),
     })
     .refine(
-      (i) =>
-        ['title', 'body', 'state', 'stateReason', 'labels', 'assignees'].some(
-          (k) => (i as any)[k] !== undefined,
-        ),
+      (i) => [i.title, i.body, i.state, i.stateReason, i.labels, i.assignees].some((v) => v !== undefined),
       'give at least one of title, body, state, stateReason, labels, assignees',
     ),
   output: issueOut,
@@ -132,7 +130,7 @@ export const getIssueAssignees = defineStep({
   hints: { readOnly: true, idempotent: true },
   scoped: onRepository,
   run: async (ctx, input) => {
-    const i = await ctx.http.get<any>(repoPath(input, 'issues', input.issueNumber))
+    const i = await ctx.http.get<ChIssue>(repoPath(input, 'issues', input.issueNumber))
     return {
       issueNumber: i.number,
       title: i.title,

@@ -31,6 +31,31 @@ const ITEM = `query($item: ID!, $field: String!) {
   }
 }`
 
+/** What ITEM reads: the node, when it is a project item (other node types carry only __typename). */
+interface ItemNode {
+  __typename: string
+  id: string
+  project: {
+    id: string
+    number: number
+    title: string
+    /** A single-select field carries its options; another kind of field only its __typename. */
+    field: {
+      __typename: string
+      id: string
+      name: string
+      options?: Array<{ id: string; name: string }>
+    } | null
+  }
+  fieldValueByName?: { __typename?: string; name?: string | null } | null
+  content?: {
+    __typename: string
+    number?: number
+    title?: string
+    repository?: { nameWithOwner: string }
+  } | null
+}
+
 const SET = `mutation($project: ID!, $item: ID!, $field: ID!, $option: String!) {
   updateProjectV2ItemFieldValue(
     input: { projectId: $project, itemId: $item, fieldId: $field, value: { singleSelectOptionId: $option } }
@@ -76,7 +101,10 @@ export const updateProjectV2ItemStatus = defineStep({
   }),
   hints: { readOnly: false, destructive: false, idempotent: true },
   run: async (ctx, input) => {
-    const got = await graphql<{ node: any }>(ctx.http, ITEM, { item: input.itemId, field: input.field })
+    const got = await graphql<{ node: ItemNode | null }>(ctx.http, ITEM, {
+      item: input.itemId,
+      field: input.field,
+    })
     const item = got.node
     if (item?.__typename !== 'ProjectV2Item')
       throw new PatchbayError(
@@ -125,14 +153,14 @@ export const updateProjectV2ItemStatus = defineStep({
         },
       )
     const wanted = input.status.trim().toLowerCase()
-    const option = (field.options ?? []).find((o: any) => String(o.name).trim().toLowerCase() === wanted)
+    const option = (field.options ?? []).find((o) => String(o.name).trim().toLowerCase() === wanted)
     if (!option)
       throw new PatchbayError(
         'STATUS_OPTION_NOT_FOUND',
-        `Project "${project.title}" has no ${field.name} "${input.status}"; its options are: ${(field.options ?? []).map((o: any) => o.name).join(', ')}.`,
+        `Project "${project.title}" has no ${field.name} "${input.status}"; its options are: ${(field.options ?? []).map((o) => o.name).join(', ')}.`,
         {
           hint: 'Use one of the option names listed.',
-          details: { options: (field.options ?? []).map((o: any) => o.name) },
+          details: { options: (field.options ?? []).map((o) => o.name) },
         },
       )
     await graphql(ctx.http, SET, { project: project.id, item: item.id, field: field.id, option: option.id })

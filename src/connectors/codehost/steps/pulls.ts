@@ -10,6 +10,7 @@ import {
   repository,
   slimPullRequest,
 } from '../schemas.ts'
+import type { ChRequestedReviewers, ChReview } from '../upstream.ts'
 
 export const createPullRequest = defineStep({
   key: 'create_pull_request',
@@ -83,8 +84,12 @@ export const getReviewers = defineStep({
   scoped: onRepository,
   run: async (ctx, input) => {
     const [requested, reviews] = await Promise.all([
-      ctx.http.get<any>(repoPath(input, 'pulls', input.pullNumber, 'requested_reviewers')),
-      ctx.http.get<any[]>(repoPath(input, 'pulls', input.pullNumber, 'reviews'), { per_page: 100 }),
+      ctx.http.get<ChRequestedReviewers | null>(
+        repoPath(input, 'pulls', input.pullNumber, 'requested_reviewers'),
+      ),
+      ctx.http.get<ChReview[] | null>(repoPath(input, 'pulls', input.pullNumber, 'reviews'), {
+        per_page: 100,
+      }),
     ])
     const slim = (reviews ?? []).map((r) => ({
       id: r.id,
@@ -98,8 +103,8 @@ export const getReviewers = defineStep({
     return {
       pullNumber: input.pullNumber,
       requested: {
-        users: (requested?.users ?? []).map((u: any) => u.login),
-        teams: (requested?.teams ?? []).map((t: any) => t.slug ?? t.name),
+        users: (requested?.users ?? []).map((u) => u.login),
+        teams: (requested?.teams ?? []).map((t) => t.slug ?? t.name),
       },
       reviews: slim,
       latestByReviewer,

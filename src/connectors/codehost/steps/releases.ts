@@ -10,6 +10,7 @@ import {
   repository,
   slimRelease,
 } from '../schemas.ts'
+import type { ChRelease } from '../upstream.ts'
 
 export const listReleases = defineStep({
   key: 'list_releases',
@@ -21,7 +22,7 @@ export const listReleases = defineStep({
   hints: { readOnly: true, idempotent: true },
   scoped: onRepository,
   run: async (ctx, input) => {
-    const { data, hasNextPage } = await getPage<any[]>(ctx, repoPath(input, 'releases'), {
+    const { data, hasNextPage } = await getPage<ChRelease[] | null>(ctx, repoPath(input, 'releases'), {
       per_page: input.perPage,
       page: input.page,
     })

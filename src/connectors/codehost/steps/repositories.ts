@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { onRepository, repoPath, repository, repositoryOut, slimRepository } from '../schemas.ts'
 import { requireInScope } from '../scope.ts'
+import type { ChRepository } from '../upstream.ts'
 
 export const createRepository = defineStep({
   key: 'create_repository',
@@ -33,8 +34,8 @@ export const createRepository = defineStep({
       auto_init: input.autoInit,
     }
     const created = input.org
-      ? await ctx.http.post(`/orgs/${encodeURIComponent(input.org)}/repos`, body)
-      : await ctx.http.post('/user/repos', body)
+      ? await ctx.http.post<ChRepository>(`/orgs/${encodeURIComponent(input.org)}/repos`, body)
+      : await ctx.http.post<ChRepository>('/user/repos', body)
     return slimRepository(created)
   },
 })

@@ -3,6 +3,7 @@ import { defineStep } from '../../../kit/define.ts'
 import { PatchbayError } from '../../../kit/errors.ts'
 import { getPage, issueOut, pageInfo, paging, slimIssue } from '../schemas.ts'
 import { repoQualifiers, wideningQualifiers } from '../scope.ts'
+import type { ChSearchIssues } from '../upstream.ts'
 
 const fullName = z
   .string()
@@ -85,7 +86,7 @@ export const searchIssuesAndPullRequests = defineStep({
           hint: 'For example q: "is:open label:bug".',
         },
       )
-    const { data, hasNextPage } = await getPage<any>(ctx, '/search/issues', {
+    const { data, hasNextPage } = await getPage<ChSearchIssues | null>(ctx, '/search/issues', {
       q: query,
       sort: input.sort,
       order: input.sort ? input.order : undefined,

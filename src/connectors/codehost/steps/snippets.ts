@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { getPage, login, pageInfo, paging, slimSnippet, snippetOut } from '../schemas.ts'
+import type { ChSnippet } from '../upstream.ts'
 
 const filename = z
   .string()
@@ -92,7 +93,7 @@ export const listSnippetsForUser = defineStep({
   output: z.object({ snippets: z.array(snippetOut), ...pageInfo }),
   hints: { readOnly: true, idempotent: true },
   run: async (ctx, input) => {
-    const { data, hasNextPage } = await getPage<any[]>(
+    const { data, hasNextPage } = await getPage<ChSnippet[] | null>(
       ctx,
       `/users/${encodeURIComponent(input.username)}/gists`,
       {

@@ -13,6 +13,7 @@ import {
   workflowRef,
   workflowRunOut,
 } from '../schemas.ts'
+import type { ChWorkflowRuns } from '../upstream.ts'
 
 const workflow = workflowRef
 
@@ -70,9 +71,9 @@ export const createWorkflowDispatch = defineStep({
   scoped: onRepository,
   run: async (ctx, input) => {
     const ref = input.ref ?? (await ctx.http.get<{ default_branch: string }>(repoPath(input))).default_branch
-    let res: { data: any }
+    let res: { data: { workflow_run_id?: number } | null }
     try {
-      res = await ctx.http.request({
+      res = await ctx.http.request<{ workflow_run_id?: number } | null>({
         method: 'POST',
         path: repoPath(input, 'actions', 'workflows', input.workflow, 'dispatches'),
         body: { ref, inputs: input.inputs ?? {}, return_run_details: true },
@@ -183,9 +184,9 @@ export const listWorkflowRuns = defineStep({
       input.workflow === undefined
         ? repoPath(input, 'actions', 'runs')
         : repoPath(input, 'actions', 'workflows', input.workflow, 'runs')
-    let page: { data: any; hasNextPage: boolean }
+    let page: { data: ChWorkflowRuns | null; hasNextPage: boolean }
     try {
-      page = await getPage<any>(ctx, path, {
+      page = await getPage<ChWorkflowRuns | null>(ctx, path, {
         branch: input.branch,
         event: input.event,
         status: input.status,

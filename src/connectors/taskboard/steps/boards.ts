@@ -2,6 +2,7 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { board, list, page, paging, position, slimBoard, slimList, taskboardRef } from '../schemas.ts'
+import type { TbBoard, TbList } from '../upstream.ts'
 
 export const getBoards = defineStep({
   key: 'get_boards',
@@ -24,7 +25,7 @@ export const getBoards = defineStep({
   }),
   hints: { readOnly: true, idempotent: true },
   run: async (ctx, input) => {
-    const all = await ctx.http.get<any[]>('/1/members/me/boards', {
+    const all = await ctx.http.get<TbBoard[]>('/1/members/me/boards', {
       filter: input.filter,
       fields: 'id,name,desc,closed,url',
     })
@@ -53,5 +54,7 @@ export const createList = defineStep({
   hints: { readOnly: false, destructive: false, idempotent: false },
   scoped: [{ field: 'idBoard', kind: 'board' }],
   run: async (ctx, input) =>
-    slimList(await ctx.http.post('/1/lists', { name: input.name, idBoard: input.idBoard, pos: input.pos })),
+    slimList(
+      await ctx.http.post<TbList>('/1/lists', { name: input.name, idBoard: input.idBoard, pos: input.pos }),
+    ),
 })

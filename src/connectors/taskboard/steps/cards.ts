@@ -2,6 +2,7 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { card, dueDate, page, paging, position, slimCard, taskboardId, taskboardRef } from '../schemas.ts'
+import type { TbCard } from '../upstream.ts'
 import { boardOfCard, boardOfList, listNotOnBoard, requireLabelsOnBoard } from './placement.ts'
 
 const cardSource =
@@ -23,7 +24,7 @@ export const getCard = defineStep({
   scoped: [{ field: 'idCard', kind: 'card' }],
   // Only the fields the output keeps are asked for: a smaller answer to read.
   run: async (ctx, input) =>
-    slimCard(await ctx.http.get(`/1/cards/${input.idCard}`, { fields: CARD_FIELDS })),
+    slimCard(await ctx.http.get<TbCard>(`/1/cards/${input.idCard}`, { fields: CARD_FIELDS })),
 })
 
 export const createCard = defineStep({
@@ -62,7 +63,7 @@ export const createCard = defineStep({
       await requireLabelsOnBoard(ctx, input.idLabels ?? [], listBoard)
     }
     return slimCard(
-      await ctx.http.post('/1/cards', {
+      await ctx.http.post<TbCard>('/1/cards', {
         idList: input.idList,
         name: input.name,
         desc: input.desc,
@@ -144,7 +145,7 @@ export const updateCard = defineStep({
       await requireLabelsOnBoard(ctx, input.idLabels ?? [], target)
     }
     const { idCard, ...changes } = input
-    return slimCard(await ctx.http.put(`/1/cards/${idCard}`, changes))
+    return slimCard(await ctx.http.put<TbCard>(`/1/cards/${idCard}`, changes))
   },
 })
 
@@ -157,7 +158,8 @@ export const archiveCard = defineStep({
   output: card,
   hints: { readOnly: false, destructive: false, idempotent: true },
   scoped: [{ field: 'idCard', kind: 'card' }],
-  run: async (ctx, input) => slimCard(await ctx.http.put(`/1/cards/${input.idCard}`, { closed: true })),
+  run: async (ctx, input) =>
+    slimCard(await ctx.http.put<TbCard>(`/1/cards/${input.idCard}`, { closed: true })),
 })
 
 export const getListCards = defineStep({
@@ -183,7 +185,7 @@ export const getListCards = defineStep({
   hints: { readOnly: true, idempotent: true },
   scoped: [{ field: 'idList', kind: 'list' }],
   run: async (ctx, input) => {
-    const cards = await ctx.http.get<any[]>(`/1/lists/${input.idList}/cards`, {
+    const cards = await ctx.http.get<TbCard[]>(`/1/lists/${input.idList}/cards`, {
       filter: input.filter,
       fields: CARD_FIELDS,
     })

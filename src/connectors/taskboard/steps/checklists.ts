@@ -11,6 +11,7 @@ import {
   taskboardId,
   taskboardRef,
 } from '../schemas.ts'
+import type { TbCheckItem, TbChecklist } from '../upstream.ts'
 
 export const addChecklist = defineStep({
   key: 'add_checklist',
@@ -32,7 +33,11 @@ export const addChecklist = defineStep({
   scoped: [{ field: 'idCard', kind: 'card' }],
   run: async (ctx, input) =>
     slimChecklist(
-      await ctx.http.post('/1/checklists', { idCard: input.idCard, name: input.name, pos: input.pos }),
+      await ctx.http.post<TbChecklist>('/1/checklists', {
+        idCard: input.idCard,
+        name: input.name,
+        pos: input.pos,
+      }),
     ),
 })
 
@@ -56,6 +61,6 @@ export const createChecklistItem = defineStep({
   scoped: [{ field: 'idChecklist', kind: 'checklist' }],
   run: async (ctx, input) => {
     const { idChecklist, ...item } = input
-    return slimCheckItem(await ctx.http.post(`/1/checklists/${idChecklist}/checkItems`, item))
+    return slimCheckItem(await ctx.http.post<TbCheckItem>(`/1/checklists/${idChecklist}/checkItems`, item))
   },
 })

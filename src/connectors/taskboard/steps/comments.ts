@@ -2,6 +2,7 @@
 import { z } from 'zod'
 import { defineStep } from '../../../kit/define.ts'
 import { comment, slimComment, taskboardRef } from '../schemas.ts'
+import type { TbAction } from '../upstream.ts'
 
 const cardSource =
   'From Get List Cards, Create Card, a card trigger event (data.card.id), or a card page address.'
@@ -21,7 +22,7 @@ export const addCommentToCard = defineStep({
   scoped: [{ field: 'idCard', kind: 'card' }],
   run: async (ctx, input) =>
     slimComment(
-      await ctx.http.post(`/1/cards/${input.idCard}/actions/comments`, { text: input.text }),
+      await ctx.http.post<TbAction>(`/1/cards/${input.idCard}/actions/comments`, { text: input.text }),
       input.idCard,
     ),
 })
@@ -40,7 +41,7 @@ export const addCommentLegacy = defineStep({
   scoped: [{ field: 'card_id', kind: 'card' }],
   run: async (ctx, input) =>
     slimComment(
-      await ctx.http.post(`/1/cards/${input.card_id}/actions/comments`, { text: input.comment }),
+      await ctx.http.post<TbAction>(`/1/cards/${input.card_id}/actions/comments`, { text: input.comment }),
       input.card_id,
     ),
 })
