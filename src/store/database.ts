@@ -104,18 +104,31 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     const sqlite = openSqlite(file)
     db = new Kysely<Database>({ dialect: nodeSqliteDialect(sqlite) })
     const checkpoints = checkpointInBackground(file)
-    /** Folds the write-ahead log into the database file and cuts it to nothing: room given back. */
-    const truncateLog = () => {
-      try {
-        sqlite.exec('PRAGMA wal_checkpoint(TRUNCATE)')
-      } catch {
-        // Readers still need the log, or the disk refuses even this: tried again on the next look.
-      }
+    /**
+     * Folds the write-ahead log into the database file and cuts it to nothing: room given back.
+     * Taken in turn with the store's transactions (Kysely's one connection): on a connection in
+     * the middle of a transaction SQLite refuses a checkpoint, and under steady traffic that is
+     * most of the time. At most one at a time; one that waits its turn for longer than a second
+     * is left to the next look.
+     */
+    let truncating: Promise<void> | null = null
+    const truncateLog = (): Promise<void> => {
+      truncating ??= sql`PRAGMA wal_checkpoint(TRUNCATE)`
+        .execute(db)
+        .then(
+          () => {},
+          // The disk refuses even this: tried again on the next look.
+          () => {},
+        )
+        .finally(() => {
+          truncating = null
+        })
+      return Promise.race([truncating, new Promise<void>((r) => setTimeout(r, 1_000).unref())])
     }
     const health = new StoreHealth({
       // Back when the disk has room again (read before the probe) and a checkpoint and a query pass.
       probe: async () => {
-        truncateLog()
+        await truncateLog()
         sqlite.exec('select 1')
       },
       freeBytes: () => {
@@ -123,7 +136,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
         return Number(s.bavail) * Number(s.bsize)
       },
       minFreeBytes: opts.minFreeBytes ?? 0,
-      onPressure: truncateLog,
+      onPressure: () => void truncateLog(),
       log: opts.log,
     })
     await migrate(db)

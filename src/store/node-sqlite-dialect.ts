@@ -55,11 +55,30 @@ const CACHED_STATEMENTS = 100
  */
 const CACHED_SQL_LENGTH = 1_000
 
+/**
+ * SQLite may roll a transaction back by itself when a statement fails with SQLITE_FULL, IOERR,
+ * BUSY or NOMEM; the ROLLBACK Kysely then sends fails with "no transaction is active", and that
+ * error would replace the one that says why (a full disk, which the store's health must see).
+ * SQLite's documentation calls that failed ROLLBACK harmless: here it does nothing.
+ */
+const rollbackWhenActive = (db: DatabaseSync, stmt: StatementSync): SqliteStatement => ({
+  reader: false,
+  all: () => [],
+  run: () => {
+    if (!db.isTransaction) return { changes: 0, lastInsertRowid: 0 }
+    const r = stmt.run()
+    return { changes: r.changes, lastInsertRowid: r.lastInsertRowid }
+  },
+  iterate: () => [][Symbol.iterator](),
+})
+
 export function nodeSqliteDialect(db: DatabaseSync): SqliteDialect {
   const cache = new Map<string, NodeSqliteStatement>()
+  const rollback = rollbackWhenActive(db, db.prepare('rollback'))
   const adapter: SqliteDatabase = {
     close: () => db.close(),
     prepare: (sql: string) => {
+      if (sql === 'rollback') return rollback
       const cached = cache.get(sql)
       if (cached) {
         cache.delete(sql)

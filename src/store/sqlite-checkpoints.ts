@@ -13,9 +13,9 @@ const { DatabaseSync } = require('node:sqlite')
 const { parentPort, workerData } = require('node:worker_threads')
 const db = new DatabaseSync(workerData.file)
 db.exec('PRAGMA busy_timeout = 1000')
-parentPort.on('message', () => {
+parentPort.on('message', (mode) => {
   let error = null
-  try { db.exec('PRAGMA wal_checkpoint(PASSIVE)') } catch (e) { error = String(e && e.message || e) }
+  try { db.exec('PRAGMA wal_checkpoint(' + mode + ')') } catch (e) { error = String(e && e.message || e) }
   parentPort.postMessage(error)
 })
 `
@@ -24,12 +24,28 @@ export interface Checkpoints {
   stop(): Promise<void>
 }
 
+/**
+ * A PASSIVE checkpoint copies the frames written before it began, but the log starts over from its
+ * beginning only once every frame was copied and no reader needs it: under writes that never
+ * pause, that moment never comes and the log grows without end (it ate a whole disk in the
+ * disk-full test). Past this size the worker checkpoints with TRUNCATE instead: it waits (at most
+ * its busy timeout) for the writer in progress, holds new writers back while it copies what is
+ * left, and cuts the log to nothing.
+ */
+export const TRUNCATE_AT_BYTES = 64 * 1024 * 1024
+
 export function checkpointInBackground(
   file: string,
-  opts: { everyMs?: number; startAtBytes?: number; onError?: (message: string) => void } = {},
+  opts: {
+    everyMs?: number
+    startAtBytes?: number
+    truncateAtBytes?: number
+    onError?: (message: string) => void
+  } = {},
 ): Checkpoints {
   const wal = `${file}-wal`
   const startAt = opts.startAtBytes ?? 4 * 1024 * 1024
+  const truncateAt = opts.truncateAtBytes ?? TRUNCATE_AT_BYTES
   let worker: Worker | null = null
   let running = false
   let lastChange = 0
@@ -57,7 +73,7 @@ export function checkpointInBackground(
       })
     }
     running = true
-    worker.postMessage('checkpoint')
+    worker.postMessage(stat.size >= truncateAt ? 'TRUNCATE' : 'PASSIVE')
   }, opts.everyMs ?? 1000)
   timer.unref()
   return {
