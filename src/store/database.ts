@@ -16,7 +16,7 @@ import type pg from 'pg'
 import { migrate } from './migrations.ts'
 import { nodeSqliteDialect, openSqlite } from './node-sqlite-dialect.ts'
 import type { Database } from './schema.ts'
-import { checkpointInBackground } from './sqlite-checkpoints.ts'
+import { checkpointInBackground, TRUNCATE_AT_BYTES } from './sqlite-checkpoints.ts'
 import { StoreHealth } from './store-health.ts'
 
 export interface Store {
@@ -103,7 +103,16 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     const file = path.join(dir, 'patchbay.db')
     const sqlite = openSqlite(file)
     db = new Kysely<Database>({ dialect: nodeSqliteDialect(sqlite) })
-    const checkpoints = checkpointInBackground(file)
+    const freeBytes = () => {
+      const s = fs.statfsSync(dir)
+      return Number(s.bavail) * Number(s.bsize)
+    }
+    // The log is cut back before it could take a quarter of the room left (on a small disk, long
+    // before its 64 MiB limit): a log that fills the disk cannot be folded back, since folding
+    // it grows the database file.
+    const checkpoints = checkpointInBackground(file, {
+      truncateAtBytes: () => Math.min(TRUNCATE_AT_BYTES, Math.max(1024 * 1024, freeBytes() / 4)),
+    })
     /**
      * Folds the write-ahead log into the database file and cuts it to nothing: room given back.
      * Taken in turn with the store's transactions (Kysely's one connection): on a connection in
@@ -131,10 +140,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
         await truncateLog()
         sqlite.exec('select 1')
       },
-      freeBytes: () => {
-        const s = fs.statfsSync(dir)
-        return Number(s.bavail) * Number(s.bsize)
-      },
+      freeBytes,
       minFreeBytes: opts.minFreeBytes ?? 0,
       onPressure: () => void truncateLog(),
       log: opts.log,

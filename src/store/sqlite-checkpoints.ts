@@ -39,13 +39,21 @@ export function checkpointInBackground(
   opts: {
     everyMs?: number
     startAtBytes?: number
-    truncateAtBytes?: number
+    /** The log's size past which it is truncated (read at each look when a function). */
+    truncateAtBytes?: number | (() => number)
     onError?: (message: string) => void
   } = {},
 ): Checkpoints {
   const wal = `${file}-wal`
   const startAt = opts.startAtBytes ?? 4 * 1024 * 1024
-  const truncateAt = opts.truncateAtBytes ?? TRUNCATE_AT_BYTES
+  const limit = opts.truncateAtBytes ?? TRUNCATE_AT_BYTES
+  const truncateAt = () => {
+    try {
+      return typeof limit === 'function' ? limit() : limit
+    } catch {
+      return TRUNCATE_AT_BYTES
+    }
+  }
   let worker: Worker | null = null
   let running = false
   let lastChange = 0
@@ -73,7 +81,7 @@ export function checkpointInBackground(
       })
     }
     running = true
-    worker.postMessage(stat.size >= truncateAt ? 'TRUNCATE' : 'PASSIVE')
+    worker.postMessage(stat.size >= truncateAt() ? 'TRUNCATE' : 'PASSIVE')
   }, opts.everyMs ?? 1000)
   timer.unref()
   return {
