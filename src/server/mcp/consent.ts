@@ -204,6 +204,9 @@ export const consentRoutes =
         config: { operation: 'describeMcpConsentForEndUser' },
       },
       async (req, reply) => {
+        // Per link (the token is a header, not part of the address): never answered from a cache,
+        // refusals included (a 410 is cacheable by default), or one link's answer would show for another.
+        reply.header('cache-control', 'no-store')
         const provider = await server.provider(req.log)
         const interaction = await interactionOf(provider, req, reply)
         const session = await sessionOf(
@@ -211,7 +214,6 @@ export const consentRoutes =
           req.headers[TOKEN_HEADER] as string | undefined,
           String(interaction.params.client_id),
         )
-        reply.header('cache-control', 'no-store')
         return engine.endUsers.mcpConsent(session)
       },
     )
@@ -381,7 +383,7 @@ function consentPage(reply: FastifyReply) {
     if (csrf && method !== 'GET') headers['x-csrf-token'] = csrf;
     if (connectToken && method === 'GET') headers['patchbay-connect-token'] = connectToken;
     if (workspace) headers['patchbay-workspace'] = workspace;
-    return fetch(path, { method: method, headers: headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' })
+    return fetch(path, { method: method, headers: headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin', cache: 'no-store' })
       .then(function (r) { return r.text().then(function (t) { return { status: r.status, ok: r.ok, body: t ? JSON.parse(t) : null }; }); });
   }
   function el(tag, text) { var e = document.createElement(tag); if (text) e.textContent = text; return e; }
