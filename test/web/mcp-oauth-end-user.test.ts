@@ -10,7 +10,7 @@
 // the end user's page of the dashboard.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Browser, Page } from 'playwright-core'
@@ -201,6 +201,11 @@ describe('an end user allows an MCP client through a connect session', { skip: u
     })
     assert.notEqual(made.isError, true, JSON.stringify(made))
     assert.equal((made.structuredContent as { name: string }).name, 'Made for Alice over OAuth')
+    // A refresh: new tokens, still Alice's agent.
+    const first = state.saved.access_token
+    assert.equal(await auth(state, { serverUrl: mcpUrl() }), 'AUTHORIZED')
+    assert.notEqual(state.saved!.access_token, first)
+    assert.ok((await client.listTools()).tools.length > 0, 'the refreshed token works')
     const runs = (await t.api('GET', '/v1/runs?limit=5')).body.runs
     const run = runs.find((r: { stepId: string }) => r.stepId === 'taskboard.create_card')
     assert.equal(run?.connectionId, ids.aliceConn, JSON.stringify(runs))

@@ -57,6 +57,8 @@ export class McpGrants {
     workspaceId: string
     agentId: string
     personId: string | null
+    /** With connectSessionId: the end user who gave it, whom the agent must act for. */
+    endUserId?: string
     connectSessionId?: string | null
     clientId: string
     clientName: string | null
@@ -64,6 +66,11 @@ export class McpGrants {
     scope: string
   }): Promise<McpGrantView> {
     const agent = await this.#agents.get(grant.workspaceId, grant.agentId)
+    if (grant.endUserId !== undefined && agent.endUserId !== grant.endUserId)
+      throw new PatchbayError(
+        'MCP_AGENT_NOT_END_USERS',
+        `The agent "${agent.id}" does not act for end user "${grant.endUserId}" (any more).`,
+      )
     const row: McpGrantRow = {
       id: grant.id,
       workspace_id: grant.workspaceId,

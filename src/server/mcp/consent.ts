@@ -264,6 +264,7 @@ export const consentRoutes =
             workspaceId: session.workspace_id,
             agentId: agent.id,
             personId: null,
+            endUserId: session.end_user_id,
             connectSessionId: session.id,
             clientId,
             clientName: client.clientName ?? null,
