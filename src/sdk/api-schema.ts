@@ -2040,6 +2040,11 @@ export interface components {
             endUserId: string;
             expiresAt: string;
             returnTo: string | null;
+            /** @description Made with allowMcpGrant: the link may instead allow an MCP client an agent bound to the end user, on the client's sign-in page. */
+            mcp: {
+                /** @description The address to add to an MCP client. */
+                url: string;
+            } | null;
             connectors: {
                 id: string;
                 name: string;

@@ -7,7 +7,8 @@
 // beside it: another end user's agent, an unbound agent, a forged, reused or expired connect link,
 // a link not made for MCP — each a clear error, audited as mcp_oauth.refused, nothing changed. The
 // grant is listed with the end user, ends when its agent stops acting for them, and is revoked on
-// the end user's page of the dashboard.
+// the end user's page of the dashboard. A third-party client opens the page without the token: the
+// end user pastes the link there (the hosted connect page, opened with it, says so).
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
@@ -32,6 +33,8 @@ describe('an end user allows an MCP client through a connect session', { skip: u
   let browser: Browser
   let callback: Awaited<ReturnType<typeof startCallback>>
   const ids = { aliceConn: '', bobConn: '', aliceAgent: '', bobAgent: '', workspaceAgent: '' }
+  /** The link Alice spent on her grant in the first test. */
+  let spentLink = ''
   const mcpUrl = () => new URL(`${t.url}/mcp`)
   /** The operator's backend: a connect session for one end user. */
   const connectSession = async (endUserId: string, extra: Record<string, unknown> = {}) => {
@@ -187,6 +190,7 @@ describe('an end user allows an MCP client through a connect session', { skip: u
     assert.deepEqual(errors, [])
     await context.close()
     assert.ok((await sessionRow(link.id)).used_at, 'the link is spent')
+    spentLink = link.url
 
     // The client finishes, lists and calls tools: with Alice's connection.
     await transport.finishAuth(code)
@@ -267,14 +271,9 @@ describe('an end user allows an MCP client through a connect session', { skip: u
     assert.deepEqual((await t.api('GET', '/v1/mcp-grants')).body.grants, [])
   })
 
-  it('refuses a reused, expired or forged connect link, or one not made for MCP, in words', async () => {
-    // A link spent on a grant, one expired, one that only connects accounts.
-    const used = await connectSession('cust-a', { allowMcpGrant: true })
-    await t.service.engine.store.db
-      .updateTable('connect_sessions')
-      .set({ used_at: new Date().toISOString() })
-      .where('id', '=', used.id)
-      .execute()
+  it('a pasted link: refused reused, expired, forged or not made for MCP, in words; a good one works', async () => {
+    assert.ok(spentLink, 'the first test spent a link')
+    // One expired, one that only connects accounts, and a good one.
     const expired = await connectSession('cust-a', { allowMcpGrant: true })
     await t.service.engine.store.db
       .updateTable('connect_sessions')
@@ -282,12 +281,17 @@ describe('an end user allows an MCP client through a connect session', { skip: u
       .where('id', '=', expired.id)
       .execute()
     const connectOnly = await connectSession('cust-a')
-    const { authorizationUrl } = await startClient()
+    const good = await connectSession('cust-a', { allowMcpGrant: true })
+    const { state, transport, authorizationUrl } = await startClient()
 
     const context = await browser.newContext()
     const page = await context.newPage()
     page.setDefaultTimeout(20_000)
     const errors = collectPageErrors(page)
+    // Opened as a link, the hosted connect page says how it allows an MCP client (without spending it).
+    await page.goto(good.url)
+    await page.getByText(`add ${t.url}/mcp to it, and when its sign-in page opens, paste the link`).waitFor()
+    assert.equal((await sessionRow(good.id)).used_at, null)
     // A third-party MCP client opened the page: no token in the address; the end user pastes the link.
     await page.goto(authorizationUrl.href)
     await page.getByRole('heading', { name: 'Allow Test Desktop Assistant to use Patchbay' }).waitFor()
@@ -302,7 +306,7 @@ describe('an end user allows an MCP client through a connect session', { skip: u
           throw new Error(`${e.message}: ${await page.getByRole('alert').textContent()}`)
         })
     }
-    await paste(used.url, /already been used to allow an MCP client.*ask the app that sent you here/)
+    await paste(spentLink, /already been used to allow an MCP client.*ask the app that sent you here/)
     await paste(expired.url, /This connect link expired at .*Ask the app that sent you here/)
     await paste(connectOnly.url, /lets you connect an account, not allow an MCP client/)
     await paste(`${t.url}/connect#pbcs_${'y'.repeat(43)}`, /not valid: it is not one Patchbay gave out/)
@@ -312,8 +316,24 @@ describe('an end user allows an MCP client through a connect session', { skip: u
     assert.equal((await sessionRow(expired.id)).used_at, null)
     assert.equal((await sessionRow(connectOnly.id)).used_at, null)
     assert.deepEqual((await t.api('GET', '/v1/mcp-grants')).body.grants, [])
+
+    // The good link, pasted: Alice's agent, allowed; the client's token works.
+    const returned = callback.next()
+    await page.getByLabel('Connect link').fill(good.url)
+    await page.getByRole('button', { name: 'Continue' }).click()
+    await page.getByText(/You are Alice \(cust-a\)/).waitFor()
+    await page.getByLabel('Alice helper').check()
+    await page.getByRole('button', { name: 'Allow' }).click()
+    await transport.finishAuth((await returned).searchParams.get('code')!)
     assert.deepEqual(errors, [])
     await context.close()
+    const client = new Client({ name: 'c', version: '1' })
+    await client.connect(new StreamableHTTPClientTransport(mcpUrl(), { authProvider: state }))
+    assert.ok((await client.listTools()).tools.some((tool) => tool.name === 'taskboard_create_card'))
+    const [grant] = (await t.api('GET', '/v1/mcp-grants')).body.grants
+    assert.equal(grant.connectSessionId, good.id)
+    assert.equal((await t.api('DELETE', `/v1/mcp-grants/${grant.id}`)).status, 200)
+
     const audited = (await refusals()).filter((r) => r.endpoint === 'consent')
     for (const code of [
       'CONNECT_SESSION_USED',

@@ -58,6 +58,8 @@ export interface ConnectSessionInfo {
   endUserId: string
   expiresAt: string
   returnTo: string | null
+  /** Made with allowMcpGrant: the address an MCP client adds (its sign-in page takes this link). */
+  mcp: { url: string } | null
   connectors: Array<{
     id: string
     name: string
@@ -409,6 +411,7 @@ export class EndUserService {
       endUserId: s.end_user_id,
       expiresAt: s.expires_at,
       returnTo: s.return_to,
+      mcp: s.allow_mcp_grant ? { url: this.#address.of('/mcp') } : null,
       connectors,
     }
   }

@@ -115,6 +115,12 @@ const ConnectSessionInfo = z
     endUserId: z.string(),
     expiresAt: z.string(),
     returnTo: z.string().nullable(),
+    mcp: z
+      .object({ url: z.string().describe('The address to add to an MCP client.') })
+      .nullable()
+      .describe(
+        "Made with allowMcpGrant: the link may instead allow an MCP client an agent bound to the end user, on the client's sign-in page.",
+      ),
     connectors: z.array(
       z.object({
         id: z.string(),
