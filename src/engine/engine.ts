@@ -567,6 +567,7 @@ export class Engine {
       db: opts.store.db,
       address: this.address,
       audit,
+      mcpGrants: this.mcpGrants,
     })
     this.stats = new Stats({
       db: opts.store.db,

@@ -691,8 +691,21 @@ export const ERROR_CODES = {
   },
   CONNECT_SESSION_USED: {
     status: 409,
-    meaning: 'The connect link was already used to connect an account (each link connects once).',
-    hint: 'Ask the app that sent you here for a new connect link to connect another account.',
+    meaning:
+      'The connect link was already used: to connect an account, or to allow an MCP client (each link is good once).',
+    hint: 'Ask the app that sent you here for a new connect link.',
+  },
+  CONNECT_SESSION_NOT_FOR_MCP: {
+    status: 403,
+    meaning:
+      'A connect link was presented on the MCP consent page, but it was not made to allow MCP clients (allowMcpGrant).',
+    hint: 'Ask the app that sent you here for a connect link that allows MCP clients (its backend makes one with POST /v1/connect-sessions {"allowMcpGrant": true}).',
+  },
+  MCP_AGENT_NOT_END_USERS: {
+    status: 403,
+    meaning:
+      "An end user, through a connect link, chose an agent on the MCP consent page that is not bound to them (another end user's, the workspace's own, or none of this workspace's).",
+    hint: 'Choose one of the agents the consent page lists for you; if there is none, ask the app for an agent bound to you (an agent with your endUserId).',
   },
   CONNECT_NOT_ALLOWED: {
     status: 403,

@@ -1689,6 +1689,122 @@ export interface components {
                 };
             };
         };
+        /** @description Connection needed: this connection was disconnected. Connecting the same account again offers to restore it (POST /v1/connections/{id}/restore). */
+        ConnectionNeeded: {
+            /** @description The disconnected connection. */
+            connectionId: string;
+            connector: string;
+            accountName: string;
+            accountId: string;
+            disconnectedAt: string;
+        };
+        Agent: {
+            id: string;
+            name: string;
+            scope: {
+                /** @description Task-board boards the agent may touch. */
+                boards: string[];
+                /** @description Code-host repositories (owner/repo) the agent may touch. */
+                repositories: string[];
+            };
+            /** @description Connections the agent may use. */
+            connectionIds: string[];
+            /** @description Connections it used that were disconnected: met when the account is restored or the agent is given a connection of that connector. */
+            connectionsNeeded: components["schemas"]["ConnectionNeeded"][];
+            delivery: {
+                /** @constant */
+                type: "webhook";
+                url: string;
+            } | {
+                /** @constant */
+                type: "stream";
+            };
+            /** @description What the agent lists over MCP and function calling; null: every step of its connections and all its tools. */
+            toolSelection: {
+                /** @description Step ids, or connector ids for every step of one. */
+                steps?: string[];
+                /** @description The agent's own tools it lists, by id or name. */
+                tools?: string[];
+                /** @description Listed through find_tools and call_tool. */
+                discovery: boolean;
+            } | null;
+            /** @description The end user it acts for (it uses only their connections); null: the workspace's own. */
+            endUserId: string | null;
+            createdAt: string;
+            updatedAt: string;
+        };
+        AgentKey: {
+            id: string;
+            agentId: string;
+            name: string;
+            /** @description The first characters of the key, to tell keys apart. */
+            keyPrefix: string;
+            createdAt: string;
+            lastUsedAt: string | null;
+            revokedAt: string | null;
+        };
+        Tool: {
+            id: string;
+            agentId: string;
+            name: string;
+            description: string;
+            /** @description The declared inputs; null when the tool declares none. */
+            inputs: {
+                [key: string]: {
+                    type?: string;
+                    description?: string;
+                    required?: boolean;
+                };
+            } | null;
+            steps: {
+                name?: string;
+                stepId: string;
+                /** @description null: its connection was disconnected (connectionNeeded says which); the step cannot run. */
+                connectionId: string | null;
+                connectionNeeded?: components["schemas"]["ConnectionNeeded"];
+                input: {
+                    [key: string]: unknown;
+                };
+            }[];
+            createdAt: string;
+            updatedAt: string;
+        };
+        ToolRun: {
+            id: string;
+            agentId: string;
+            toolId: string;
+            /** @description The trigger that started the run; null when run through the API. */
+            triggerId: string | null;
+            eventId: string | null;
+            /** @enum {string} */
+            status: "running" | "succeeded" | "failed";
+            /** @description The tool's input. */
+            input: unknown;
+            steps: {
+                index: number;
+                name: string | null;
+                stepId: string;
+                connectionId: string | null;
+                /**
+                 * @description Steps after a failed one are skipped.
+                 * @enum {string}
+                 */
+                status: "succeeded" | "failed" | "skipped";
+                output?: unknown;
+                error: {
+                    code: string;
+                    message: string;
+                } | null;
+                /** @description The step run record (GET /v1/runs). */
+                runId: string | null;
+                durationMs: number | null;
+            }[];
+            /** @description The failing step's error code. */
+            errorCode: string | null;
+            errorMessage: string | null;
+            createdAt: string;
+            finishedAt: string | null;
+        };
         /** @description The one error body of the API. */
         Error: {
             error: {
@@ -1696,7 +1812,7 @@ export interface components {
                  * @description Stable, machine-readable error code (docs/api.md lists what each means).
                  * @enum {string}
                  */
-                code: "UNAUTHORIZED" | "KEY_EXPIRED" | "ROLE_FORBIDDEN" | "AGENT_KEY_FORBIDDEN" | "PERSON_REQUIRED" | "OWNER_SETUP_INVALID" | "WORKSPACE_NOT_FOUND" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "STATS_RANGE_INVALID" | "INVALID_CURSOR" | "INTERNAL" | "SERVICE_STARTING" | "SERVICE_STOPPING" | "DATABASE_UNAVAILABLE" | "STORAGE_FULL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_IN_USE" | "CONNECTION_NEEDED" | "NOTHING_TO_RESTORE" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "JOB_NOT_FOUND" | "JOB_FINISHED" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY" | "CONNECTION_OF_OTHER_OWNER" | "MCP_GRANT_NOT_FOUND" | "MCP_CONSENT_INVALID" | "END_USER_NOT_FOUND" | "CONNECT_SESSION_INVALID" | "CONNECT_SESSION_EXPIRED" | "CONNECT_SESSION_USED" | "CONNECT_NOT_ALLOWED" | "RETURN_TO_NOT_ALLOWED" | "NOTICE_NOT_FOUND" | "SIGN_UP_CLOSED" | "WEAK_PASSWORD" | "EMAIL_TAKEN" | "SIGN_IN_FAILED" | "SIGN_IN_RATE_LIMITED" | "CURRENT_PASSWORD_WRONG" | "PASSWORD_NOT_SET" | "PASSWORD_RESET_UNAVAILABLE" | "PASSWORD_RESET_INVALID" | "PASSWORD_RESET_RATE_LIMITED" | "CSRF_TOKEN_INVALID" | "SESSION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "LAST_OWNER" | "INVITATION_NOT_FOUND" | "INVITATION_NOT_USABLE" | "INVITATION_EMAIL_MISMATCH" | "SSO_NOT_CONFIGURED" | "SSO_FAILED" | "SSO_NO_ACCESS";
+                code: "UNAUTHORIZED" | "KEY_EXPIRED" | "ROLE_FORBIDDEN" | "AGENT_KEY_FORBIDDEN" | "PERSON_REQUIRED" | "OWNER_SETUP_INVALID" | "WORKSPACE_NOT_FOUND" | "AGENT_KEY_REQUIRED" | "AGENT_REQUIRED" | "VALIDATION_FAILED" | "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "BODY_TOO_LARGE" | "BAD_REQUEST" | "ROUTE_NOT_FOUND" | "STATS_RANGE_INVALID" | "INVALID_CURSOR" | "INTERNAL" | "SERVICE_STARTING" | "SERVICE_STOPPING" | "DATABASE_UNAVAILABLE" | "STORAGE_FULL" | "VAULT_ERROR" | "STEP_NOT_FOUND" | "AGENT_NOT_FOUND" | "KEY_NOT_FOUND" | "TOOL_NOT_FOUND" | "TOOL_RUN_NOT_FOUND" | "RUN_NOT_FOUND" | "TOOL_RUN_FAILED" | "DUPLICATE_STEP_NAME" | "INVALID_TEMPLATE" | "TEMPLATE_VALUE_MISSING" | "INLINE_CREDENTIALS_NOT_ALLOWED" | "UNKNOWN_CONNECTOR" | "UNKNOWN_AUTH_METHOD" | "CONNECTION_NOT_FOUND" | "CONNECTION_REQUIRED" | "FIELD_HAS_NO_CHOICES" | "PARENT_REQUIRED" | "CONNECTION_AMBIGUOUS" | "CONNECTION_CONNECTOR_MISMATCH" | "CONNECTION_NOT_ALLOWED" | "CONNECTION_LAPSED" | "CONNECTION_IN_USE" | "CONNECTION_NEEDED" | "NOTHING_TO_RESTORE" | "CONNECTION_CANNOT_VERIFY_WEBHOOKS" | "ACCOUNT_MISMATCH" | "INVALID_CREDENTIALS" | "CREDENTIALS_IN_REQUEST" | "SCOPE_DENIED" | "SCOPE_KIND_UNSUPPORTED" | "INVALID_ENDPOINT" | "INVALID_HEADER" | "ACCEPT_HEADER_REQUIRED" | "PAGE_ADDRESS_INVALID" | "PAGE_ADDRESS_UNRESOLVED" | "TOKEN_PAGE_NOT_SUPPORTED" | "LIST_NOT_ON_BOARD" | "LABEL_NOT_ON_BOARD" | "STALE_SHA" | "PATH_IS_NOT_A_FILE" | "BRANCH_EXISTS" | "BRANCH_NOT_FOUND" | "PULL_REQUEST_REJECTED" | "PULL_REQUEST_NOT_MERGEABLE" | "WORKFLOW_NOT_FOUND" | "WORKFLOW_DISABLED" | "STATUS_OPTION_NOT_FOUND" | "FIELD_NOT_FOUND" | "ITEM_NOT_IN_PROJECT" | "GRAPHQL_ERROR" | "INSUFFICIENT_CREDITS" | "CREDIT_BUDGET_EXCEEDED" | "BUDGET_NOT_FOUND" | "RATE_LIMIT_NOT_SET" | "RATE_LIMITED" | "UPSTREAM_TIMEOUT" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_NOT_CONFIGURED" | "UPSTREAM_NOT_FOUND" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_CONFLICT" | "UPSTREAM_REJECTED" | "UPSTREAM_ERROR" | "UPSTREAM_REDIRECT" | "EGRESS_REFUSED" | "UPSTREAM_UNEXPECTED_RESPONSE" | "OAUTH_NOT_CONFIGURED" | "OAUTH_NOT_SUPPORTED" | "OAUTH_DENIED" | "OAUTH_STATE_INVALID" | "OAUTH_STATE_EXPIRED" | "OAUTH_STATE_USED" | "OAUTH_TOKEN_EXCHANGE_FAILED" | "OAUTH_FAILED" | "TRIGGER_NOT_FOUND" | "POLL_INTERVAL_TOO_SHORT" | "WEBHOOK_PERMISSION_MISSING" | "WEBHOOK_REGISTRATION_FAILED" | "EVENT_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "JOB_NOT_FOUND" | "JOB_FINISHED" | "INBOX_ROW_NOT_FOUND" | "UNKNOWN_HOOK" | "SIGNATURE_INVALID" | "LOOP_DETECTED" | "DELIVERY_BACKLOG_FULL" | "MALFORMED_DELIVERY" | "CONNECTION_OF_OTHER_OWNER" | "MCP_GRANT_NOT_FOUND" | "MCP_CONSENT_INVALID" | "END_USER_NOT_FOUND" | "CONNECT_SESSION_INVALID" | "CONNECT_SESSION_EXPIRED" | "CONNECT_SESSION_USED" | "CONNECT_SESSION_NOT_FOR_MCP" | "MCP_AGENT_NOT_END_USERS" | "CONNECT_NOT_ALLOWED" | "RETURN_TO_NOT_ALLOWED" | "NOTICE_NOT_FOUND" | "SIGN_UP_CLOSED" | "WEAK_PASSWORD" | "EMAIL_TAKEN" | "SIGN_IN_FAILED" | "SIGN_IN_RATE_LIMITED" | "CURRENT_PASSWORD_WRONG" | "PASSWORD_NOT_SET" | "PASSWORD_RESET_UNAVAILABLE" | "PASSWORD_RESET_INVALID" | "PASSWORD_RESET_RATE_LIMITED" | "CSRF_TOKEN_INVALID" | "SESSION_NOT_FOUND" | "MEMBER_NOT_FOUND" | "LAST_OWNER" | "INVITATION_NOT_FOUND" | "INVITATION_NOT_USABLE" | "INVITATION_EMAIL_MISMATCH" | "SSO_NOT_CONFIGURED" | "SSO_FAILED" | "SSO_NO_ACCESS";
                 /** @description What was wrong. */
                 message: string;
                 /** @description What to do about it. */
@@ -1825,122 +1941,6 @@ export interface components {
                 attempts: number;
             };
         };
-        /** @description Connection needed: this connection was disconnected. Connecting the same account again offers to restore it (POST /v1/connections/{id}/restore). */
-        ConnectionNeeded: {
-            /** @description The disconnected connection. */
-            connectionId: string;
-            connector: string;
-            accountName: string;
-            accountId: string;
-            disconnectedAt: string;
-        };
-        Agent: {
-            id: string;
-            name: string;
-            scope: {
-                /** @description Task-board boards the agent may touch. */
-                boards: string[];
-                /** @description Code-host repositories (owner/repo) the agent may touch. */
-                repositories: string[];
-            };
-            /** @description Connections the agent may use. */
-            connectionIds: string[];
-            /** @description Connections it used that were disconnected: met when the account is restored or the agent is given a connection of that connector. */
-            connectionsNeeded: components["schemas"]["ConnectionNeeded"][];
-            delivery: {
-                /** @constant */
-                type: "webhook";
-                url: string;
-            } | {
-                /** @constant */
-                type: "stream";
-            };
-            /** @description What the agent lists over MCP and function calling; null: every step of its connections and all its tools. */
-            toolSelection: {
-                /** @description Step ids, or connector ids for every step of one. */
-                steps?: string[];
-                /** @description The agent's own tools it lists, by id or name. */
-                tools?: string[];
-                /** @description Listed through find_tools and call_tool. */
-                discovery: boolean;
-            } | null;
-            /** @description The end user it acts for (it uses only their connections); null: the workspace's own. */
-            endUserId: string | null;
-            createdAt: string;
-            updatedAt: string;
-        };
-        AgentKey: {
-            id: string;
-            agentId: string;
-            name: string;
-            /** @description The first characters of the key, to tell keys apart. */
-            keyPrefix: string;
-            createdAt: string;
-            lastUsedAt: string | null;
-            revokedAt: string | null;
-        };
-        Tool: {
-            id: string;
-            agentId: string;
-            name: string;
-            description: string;
-            /** @description The declared inputs; null when the tool declares none. */
-            inputs: {
-                [key: string]: {
-                    type?: string;
-                    description?: string;
-                    required?: boolean;
-                };
-            } | null;
-            steps: {
-                name?: string;
-                stepId: string;
-                /** @description null: its connection was disconnected (connectionNeeded says which); the step cannot run. */
-                connectionId: string | null;
-                connectionNeeded?: components["schemas"]["ConnectionNeeded"];
-                input: {
-                    [key: string]: unknown;
-                };
-            }[];
-            createdAt: string;
-            updatedAt: string;
-        };
-        ToolRun: {
-            id: string;
-            agentId: string;
-            toolId: string;
-            /** @description The trigger that started the run; null when run through the API. */
-            triggerId: string | null;
-            eventId: string | null;
-            /** @enum {string} */
-            status: "running" | "succeeded" | "failed";
-            /** @description The tool's input. */
-            input: unknown;
-            steps: {
-                index: number;
-                name: string | null;
-                stepId: string;
-                connectionId: string | null;
-                /**
-                 * @description Steps after a failed one are skipped.
-                 * @enum {string}
-                 */
-                status: "succeeded" | "failed" | "skipped";
-                output?: unknown;
-                error: {
-                    code: string;
-                    message: string;
-                } | null;
-                /** @description The step run record (GET /v1/runs). */
-                runId: string | null;
-                durationMs: number | null;
-            }[];
-            /** @description The failing step's error code. */
-            errorCode: string | null;
-            errorMessage: string | null;
-            createdAt: string;
-            finishedAt: string | null;
-        };
         Person: {
             id: string;
             email: string;
@@ -2040,6 +2040,11 @@ export interface components {
             endUserId: string;
             expiresAt: string;
             returnTo: string | null;
+            /** @description Made with allowMcpGrant: the link may instead allow an MCP client an agent bound to the end user, on the client's sign-in page. */
+            mcp: {
+                /** @description The address to add to an MCP client. */
+                url: string;
+            } | null;
             connectors: {
                 id: string;
                 name: string;
@@ -2238,8 +2243,10 @@ export interface components {
                 /** @description The name it registered with (client_name). */
                 name: string | null;
             };
-            /** @description The person who allowed it. */
-            grantedBy: string;
+            /** @description The person who allowed it; null when the end user did, through a connect session. */
+            grantedBy: string | null;
+            /** @description The connect session through which the end user (endUserId) allowed it; null when a person did. */
+            connectSessionId: string | null;
             /** @description The resource its tokens are for: this Patchbay's /mcp. */
             resource: string;
             scope: string;
@@ -5777,6 +5784,8 @@ export interface operations {
                         events: number;
                         deliveries: number;
                         connectSessions: number;
+                        /** @description MCP grants the end user gave through connect links, revoked. */
+                        mcpGrants: number;
                     };
                 };
             };
@@ -5822,6 +5831,11 @@ export interface operations {
                     returnTo?: string;
                     /** @default 1800 */
                     ttlSeconds?: number;
+                    /**
+                     * @description The end user may instead spend it on Patchbay's MCP consent page, allowing an MCP client to act as an agent bound to them (the token after # of the authorization address, or pasted there).
+                     * @default false
+                     */
+                    allowMcpGrant?: boolean;
                 };
             };
         };

@@ -130,8 +130,21 @@ export class ConnectSessions {
       .execute()
   }
 
-  /** Spends the session for `connectionId`: true for the one caller that did (single use). */
-  async spend(id: string, connectionId: string): Promise<boolean> {
+  /** Gives back a session spent on an MCP grant that could not be recorded. */
+  async giveBackUnsettled(id: string): Promise<void> {
+    await this.#db
+      .updateTable('connect_sessions')
+      .set({ used_at: null })
+      .where('id', '=', id)
+      .where('connection_id', 'is', null)
+      .execute()
+  }
+
+  /**
+   * Spends the session for `connectionId` (null: on an MCP grant, which names the session itself):
+   * true for the one caller that did (single use).
+   */
+  async spend(id: string, connectionId: string | null): Promise<boolean> {
     const r = await this.#db
       .updateTable('connect_sessions')
       .set({ used_at: nowIso(), connection_id: connectionId })

@@ -6,7 +6,8 @@
 //   are swept now and then.
 // - ProviderKeys: its signing and cookie keys, sealed; the first instance to start makes them,
 //   every other reads the same.
-// - McpGrantRows: what a person granted (one agent of one workspace), listed and revocable.
+// - McpGrantRows: what a person (or an end user, through a connect session) granted: one agent of
+//   one workspace, listed and revocable.
 import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database, McpGrantsTable } from './schema.ts'
@@ -187,6 +188,20 @@ export class McpGrantRows {
       .set({ revoked_at: new Date().toISOString(), revoked_by: null })
       .where('workspace_id', '=', workspaceId)
       .where('agent_id', '=', agentId)
+      .where('revoked_at', 'is', null)
+      .returning('id')
+      .execute()
+    return rows.map((r) => r.id)
+  }
+
+  /** Revokes every live grant an end user gave through a connect session (the end user was deleted); their ids. */
+  async revokeForEndUser(workspaceId: string, endUserId: string): Promise<string[]> {
+    const rows = await this.#db
+      .updateTable('mcp_grants')
+      .set({ revoked_at: new Date().toISOString(), revoked_by: null })
+      .where('workspace_id', '=', workspaceId)
+      .where('end_user_id', '=', endUserId)
+      .where('connect_session_id', 'is not', null)
       .where('revoked_at', 'is', null)
       .returning('id')
       .execute()

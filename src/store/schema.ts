@@ -437,7 +437,8 @@ export interface McpGrantsTable {
   workspace_id: string
   agent_id: string
   end_user_id: string | null
-  person_id: string
+  /** The person who granted it; null when an end user did, through a connect session (migration 0016). */
+  person_id: string | null
   client_id: string
   client_name: string | null
   resource: string
@@ -446,6 +447,8 @@ export interface McpGrantsTable {
   last_used_at: string | null
   revoked_at: string | null
   revoked_by: string | null
+  /** The connect session an end user granted it through (migration 0016); null: a person did. */
+  connect_session_id: string | null
 }
 
 /** A disconnected connection and what used it, for restoring on reconnect (migration 0011). */
@@ -485,6 +488,8 @@ export interface ConnectSessionsTable {
   expires_at: string
   used_at: string | null
   connection_id: string | null
+  /** 1: the end user may spend it on an MCP grant on the consent page (migration 0016). */
+  allow_mcp_grant: number
 }
 
 /** A lifecycle notice to the workspace's notification URL (migration 0014). */

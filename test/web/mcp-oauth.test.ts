@@ -6,17 +6,10 @@
 // rotates), and a revocation in the API ends its access at once. Bad input beside it: redirect URIs
 // neither https nor loopback, PKCE missing or wrong, another resource, another workspace.
 import assert from 'node:assert/strict'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
-import { auth, type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js'
 import type { Browser } from 'playwright-core'
 import { Person } from '../helpers/person.ts'
 import { eventually } from '../helpers/receiver.ts'
@@ -28,67 +21,9 @@ import {
   launchBrowser,
   signIn,
 } from './browser.ts'
+import { ClientState, startCallback } from './mcp-oauth-client.ts'
 
 const unavailable = browserUnavailableReason()
-
-/** Where the browser is sent back with the code: a loopback listener, as a desktop client has. */
-async function startCallback() {
-  const waiting: ((url: URL) => void)[] = []
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1')
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('You may close this window.')
-    waiting.shift()?.(url)
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
-    next: () => new Promise<URL>((r) => waiting.push(r)),
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  }
-}
-
-/** What an MCP client keeps: its registration, its tokens, the PKCE verifier of the flow under way. */
-class ClientState implements OAuthClientProvider {
-  client?: OAuthClientInformationMixed
-  saved?: OAuthTokens
-  verifier?: string
-  authorizationUrl?: URL
-  readonly redirectUrl: string
-  constructor(redirectUrl: string) {
-    this.redirectUrl = redirectUrl
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'Test Desktop Assistant',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    }
-  }
-  clientInformation() {
-    return this.client
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info
-  }
-  tokens() {
-    return this.saved
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier
-  }
-  codeVerifier() {
-    if (!this.verifier) throw new Error('no verifier')
-    return this.verifier
-  }
-}
 
 describe('an MCP client signs in with OAuth', { skip: unavailable ?? false }, () => {
   let t: TestService

@@ -266,6 +266,16 @@ export const POLICY = {
     why: "the sign-in and consent page of an MCP client's OAuth flow; its data comes from the interaction's signed cookie",
   },
   grantMcpAccess: change('member', 'mcp_grant.created'),
+  describeMcpConsentForEndUser: {
+    access: 'public',
+    why: 'an end user on the MCP consent page: the connect token (made with allowMcpGrant) is the credential, checked by the handler',
+  },
+  grantMcpAccessAsEndUser: {
+    access: 'public',
+    why: 'an end user grants an agent bound to them: the single-use connect token is the credential, checked by the handler',
+    action: 'mcp_grant.created',
+    recordsItself: true,
+  },
   denyMcpAccess: {
     access: 'public',
     why: "ends an MCP client's OAuth flow with access_denied; the interaction's signed cookie is the credential",

@@ -13,6 +13,7 @@ import type { Caller } from '../access/caller.ts'
 import type { AgentService, AgentView } from '../agents/agent-service.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
 import type { OAuthFlows, OAuthStarted } from '../connections/oauth-flows.ts'
+import type { McpGrants } from '../mcp-grants/mcp-grants.ts'
 import { type AuditEntry, type AuditTrail, anonymous } from '../people/audit-trail.ts'
 import type { PublicAddress } from '../public-address.ts'
 import type { Registry } from '../registry.ts'
@@ -37,6 +38,8 @@ export interface NewConnectSession {
   authMethods?: string[]
   returnTo?: string
   ttlSeconds?: number
+  /** The end user may spend it on the MCP consent page, allowing an MCP client one of their agents. */
+  allowMcpGrant?: boolean
 }
 
 export interface ConnectSessionMade {
@@ -55,6 +58,8 @@ export interface ConnectSessionInfo {
   endUserId: string
   expiresAt: string
   returnTo: string | null
+  /** Made with allowMcpGrant: the address an MCP client adds (its sign-in page takes this link). */
+  mcp: { url: string } | null
   connectors: Array<{
     id: string
     name: string
@@ -77,6 +82,16 @@ export interface EndUserRemoval {
   events: number
   deliveries: number
   connectSessions: number
+  mcpGrants: number
+}
+
+/** What the MCP consent page shows an end user arriving with a connect link: the agents they may grant. */
+export interface McpConsentForEndUser {
+  workspaceName: string
+  endUserId: string
+  displayName: string | null
+  expiresAt: string
+  agents: AgentView[]
 }
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('base64url')
@@ -110,6 +125,7 @@ export class EndUserService {
   #db: Kysely<Database>
   #address: PublicAddress
   #audit: AuditTrail
+  #mcpGrants: McpGrants
 
   constructor(deps: {
     /** Connect links made and refused, connections made through them. */
@@ -125,6 +141,8 @@ export class EndUserService {
     db: Kysely<Database>
     /** Where the connect page is (connect links). */
     address: PublicAddress
+    /** MCP grants an end user gave (ended when they are deleted). */
+    mcpGrants: McpGrants
   }) {
     this.#rows = deps.rows
     this.#sessions = deps.sessions
@@ -137,6 +155,7 @@ export class EndUserService {
     this.#db = deps.db
     this.#address = deps.address
     this.#audit = deps.audit
+    this.#mcpGrants = deps.mcpGrants
   }
 
   async #record(entry: Omit<AuditEntry, 'workspaceId'> & { workspaceIds: Array<string | null> }) {
@@ -204,6 +223,7 @@ export class EndUserService {
       auth_methods: input.authMethods ? JSON.stringify(input.authMethods) : null,
       return_to: returnTo,
       expires_at: new Date(Date.now() + ttl * 1000).toISOString(),
+      allow_mcp_grant: input.allowMcpGrant ? 1 : 0,
     })
     await this.#record({
       workspaceIds: [workspaceId],
@@ -211,7 +231,13 @@ export class EndUserService {
       action: 'connect_session.created',
       object: { kind: 'connect_session', id: row.id },
       outcome: 'ok',
-      detail: { endUserId: input.endUserId, connectors, returnTo, expiresAt: row.expires_at },
+      detail: {
+        endUserId: input.endUserId,
+        connectors,
+        returnTo,
+        expiresAt: row.expires_at,
+        allowMcpGrant: input.allowMcpGrant ?? false,
+      },
     })
     return {
       id: row.id,
@@ -276,12 +302,81 @@ export class EndUserService {
     if (row.used_at)
       throw new PatchbayError(
         'CONNECT_SESSION_USED',
-        'This connect link has already been used to connect an account.',
+        row.connection_id
+          ? 'This connect link has already been used to connect an account.'
+          : 'This connect link has already been used to allow an MCP client.',
         {
-          hint: 'Each link connects one account: ask the app that sent you here for a new one.',
+          hint: 'Each link is good once: ask the app that sent you here for a new one.',
         },
       )
     return row
+  }
+
+  /**
+   * The session of a connect token presented on the MCP consent page: usable (not forged, expired
+   * or used) and made to allow MCP clients. Not spent: granting spends it (spendOnMcpGrant). The
+   * caller audits a refusal (as an OAuth refusal); the session, when there is one, names the workspace.
+   */
+  async mcpSession(
+    token: string | undefined,
+  ): Promise<{ session: ConnectSessionRow | undefined; refusal: PatchbayError | null }> {
+    const row = token && token.length < 200 ? await this.#sessions.byTokenHash(hashToken(token)) : undefined
+    try {
+      this.#usable(row)
+    } catch (err) {
+      if (err instanceof PatchbayError) return { session: row, refusal: err }
+      throw err
+    }
+    if (!row?.allow_mcp_grant)
+      return {
+        session: row,
+        refusal: new PatchbayError(
+          'CONNECT_SESSION_NOT_FOR_MCP',
+          'This connect link lets you connect an account, not allow an MCP client.',
+          {
+            hint: 'Ask the app that sent you here for a link that allows MCP clients (its backend makes one with POST /v1/connect-sessions {"allowMcpGrant": true}).',
+          },
+        ),
+      }
+    return { session: row, refusal: null }
+  }
+
+  /** What the consent page shows the end user of a usable MCP session: the agents bound to them. */
+  async mcpConsent(s: ConnectSessionRow): Promise<McpConsentForEndUser> {
+    const user = await this.#rows.get(s.workspace_id, s.end_user_id)
+    return {
+      workspaceName: await this.#settings.workspaceName(s.workspace_id),
+      endUserId: s.end_user_id,
+      displayName: user?.display_name ?? null,
+      expiresAt: s.expires_at,
+      agents: (await this.#agents.list(s.workspace_id)).filter((a) => a.endUserId === s.end_user_id),
+    }
+  }
+
+  /**
+   * The agent an end user chose on the consent page, when it is bound to them; refused otherwise
+   * (the same answer whether the agent is another end user's, the workspace's own, or not there).
+   */
+  async mcpAgent(s: ConnectSessionRow, agentId: string): Promise<AgentView | PatchbayError> {
+    const agent = await this.#agents.get(s.workspace_id, agentId).catch(() => null)
+    if (agent && agent.endUserId === s.end_user_id) return agent
+    return new PatchbayError(
+      'MCP_AGENT_NOT_END_USERS',
+      `The agent "${agentId}" does not act for you (end user "${s.end_user_id}"): you may allow an MCP client only an agent bound to you.`,
+      {
+        hint: 'Choose one of the agents this page lists for you; if there is none, ask the app that sent you here for one.',
+      },
+    )
+  }
+
+  /** Spends an MCP session (single use, even when two requests race); false when it was spent already. */
+  spendOnMcpGrant(s: ConnectSessionRow): Promise<boolean> {
+    return this.#sessions.spend(s.id, null)
+  }
+
+  /** Gives an MCP session back when the grant could not be recorded. */
+  giveBackMcpSession(s: ConnectSessionRow): Promise<void> {
+    return this.#sessions.giveBackUnsettled(s.id)
   }
 
   async describeSession(token: string | undefined): Promise<ConnectSessionInfo> {
@@ -316,6 +411,7 @@ export class EndUserService {
       endUserId: s.end_user_id,
       expiresAt: s.expires_at,
       returnTo: s.return_to,
+      mcp: s.allow_mcp_grant ? { url: this.#address.of('/mcp') } : null,
       connectors,
     }
   }
@@ -407,6 +503,7 @@ export class EndUserService {
     for (const c of connections)
       await this.#connections.delete(workspaceId, c.id, `end user "${id}" was deleted`)
     const connectSessions = await this.#sessions.deleteForEndUser(workspaceId, id)
+    const mcpGrants = await this.#mcpGrants.endForEndUser(workspaceId, id)
     await this.#rows.delete(workspaceId, id)
     return {
       endUserId: id,
@@ -417,6 +514,7 @@ export class EndUserService {
       events,
       deliveries,
       connectSessions,
+      mcpGrants,
     }
   }
 

@@ -1,5 +1,7 @@
 // MCP grants: an MCP client's OAuth access to one agent of a workspace (and so to its end user, if
-// the agent is bound to one), given by a person of the workspace on the consent page. The OAuth
+// the agent is bound to one), given on the consent page by a person of the workspace, or by an end
+// user arriving with a connect session that allows it (then only to an agent bound to them; a token
+// of such a grant is refused once the agent acts for anyone else). The OAuth
 // side (clients, codes, tokens) is the authorization server's (server/mcp/authorization-server.ts,
 // oidc-provider over store/mcp-grants.ts); this is what Patchbay decides: who may grant, what a
 // token of a grant acts as, listing and revoking. A revoked grant's tokens are refused at the
@@ -15,7 +17,8 @@ export interface McpGrantView {
   agent: { id: string; name: string | null }
   endUserId: string | null
   client: { id: string; name: string | null }
-  grantedBy: string
+  grantedBy: string | null
+  connectSessionId: string | null
   resource: string
   scope: string
   createdAt: string
@@ -45,18 +48,29 @@ export class McpGrants {
     this.#agents = deps.agents
   }
 
-  /** Records a grant a person just gave (the provider's grant of the same id holds its scopes). */
+  /**
+   * Records a grant a person (or an end user, through `connectSessionId`) just gave; the provider's
+   * grant of the same id holds its scopes.
+   */
   async create(grant: {
     id: string
     workspaceId: string
     agentId: string
-    personId: string
+    personId: string | null
+    /** With connectSessionId: the end user who gave it, whom the agent must act for. */
+    endUserId?: string
+    connectSessionId?: string | null
     clientId: string
     clientName: string | null
     resource: string
     scope: string
   }): Promise<McpGrantView> {
     const agent = await this.#agents.get(grant.workspaceId, grant.agentId)
+    if (grant.endUserId !== undefined && agent.endUserId !== grant.endUserId)
+      throw new PatchbayError(
+        'MCP_AGENT_NOT_END_USERS',
+        `The agent "${agent.id}" does not act for end user "${grant.endUserId}" (any more).`,
+      )
     const row: McpGrantRow = {
       id: grant.id,
       workspace_id: grant.workspaceId,
@@ -71,6 +85,7 @@ export class McpGrants {
       last_used_at: null,
       revoked_at: null,
       revoked_by: null,
+      connect_session_id: grant.connectSessionId ?? null,
     }
     await this.rows.insert(row)
     return this.#view(row, agent.name)
@@ -103,6 +118,13 @@ export class McpGrants {
     return ids.length
   }
 
+  /** Ends the grants an end user gave through connect sessions (the end user was deleted); how many. */
+  async endForEndUser(workspaceId: string, endUserId: string): Promise<number> {
+    const ids = await this.rows.revokeForEndUser(workspaceId, endUserId)
+    for (const id of ids) await this.records.deleteGrant(id)
+    return ids.length
+  }
+
   /**
    * The caller an access token of grant `grantId` acts as: the grant's agent, as an agent key
    * would (its scope, connections and end user), or why it may not. `audience` is the token's,
@@ -116,6 +138,14 @@ export class McpGrants {
     if (!row) throw tokenRefused('This access token’s grant no longer exists.')
     if (row.revoked_at) throw tokenRefused('This access token’s grant was revoked.')
     if (row.resource !== token.resource) throw tokenRefused('This access token is for another resource.')
+    // An end user granted an agent bound to them: the token acts for that end user or not at all.
+    if (row.connect_session_id) {
+      const agent = await this.#agents.get(row.workspace_id, row.agent_id).catch(() => null)
+      if (!agent || agent.endUserId !== row.end_user_id)
+        throw tokenRefused(
+          'This access token’s agent no longer acts for the end user who allowed it (it was deleted or bound to someone else).',
+        )
+    }
     const now = Date.now()
     if (
       now - (this.#lastUsed.get(grantId) ?? (row.last_used_at ? Date.parse(row.last_used_at) : 0)) >=
@@ -142,6 +172,7 @@ export class McpGrants {
       endUserId: r.end_user_id,
       client: { id: r.client_id, name: r.client_name },
       grantedBy: r.person_id,
+      connectSessionId: r.connect_session_id,
       resource: r.resource,
       scope: r.scope,
       createdAt: r.created_at,

@@ -20,6 +20,7 @@ export function connectPage(reply: FastifyReply, connector: string | null) {
     'Connect an account',
     `<h1 id="title">Connect an account</h1>
 <p id="intro"></p>
+<p id="mcp" hidden></p>
 <div id="connectors"></div>
 <p id="out" role="status" aria-live="polite"></p>
 <p id="err" role="alert" style="color:#a00"></p>
@@ -67,6 +68,10 @@ export function connectPage(reply: FastifyReply, connector: string | null) {
       returnTo = s.returnTo;
       $('title').textContent = 'Connect an account to ' + s.workspaceName;
       $('intro').textContent = s.workspaceName + ' asks you to connect one of these accounts. Your credentials are checked with the service and kept encrypted; ' + s.workspaceName + ' never sees them.';
+      if (s.mcp) {
+        $('mcp').hidden = false;
+        $('mcp').textContent = 'This link may instead let an MCP client (a desktop assistant, an IDE) act for you: add ' + s.mcp.url + ' to it, and when its sign-in page opens, paste the link ' + s.workspaceName + ' gave you there. Each link is good once.';
+      }
       var list = s.connectors.filter(function (c) { return !only || c.id === only; });
       if (list.length === 0) $('err').textContent = 'This connect link does not allow ' + (only || 'any connector') + '.';
       list.forEach(function (c) {

@@ -115,6 +115,12 @@ const ConnectSessionInfo = z
     endUserId: z.string(),
     expiresAt: z.string(),
     returnTo: z.string().nullable(),
+    mcp: z
+      .object({ url: z.string().describe('The address to add to an MCP client.') })
+      .nullable()
+      .describe(
+        "Made with allowMcpGrant: the link may instead allow an MCP client an agent bound to the end user, on the client's sign-in page.",
+      ),
     connectors: z.array(
       z.object({
         id: z.string(),
@@ -198,6 +204,7 @@ export const endUserRoutes =
               events: z.number(),
               deliveries: z.number(),
               connectSessions: z.number(),
+              mcpGrants: z.number().describe('MCP grants the end user gave through connect links, revoked.'),
             }),
             ...errorResponses,
           },
@@ -236,6 +243,12 @@ export const endUserRoutes =
                   "Where the browser goes afterwards, with ?connectionId=&connector= or ?error=<code>: must be on one of the workspace's allowed origins.",
                 ),
               ttlSeconds: z.number().int().min(60).max(MAX_SESSION_TTL_SECONDS).default(1800),
+              allowMcpGrant: z
+                .boolean()
+                .default(false)
+                .describe(
+                  "The end user may instead spend it on Patchbay's MCP consent page, allowing an MCP client to act as an agent bound to them (the token after # of the authorization address, or pasted there).",
+                ),
             })
             .strict(),
           response: {

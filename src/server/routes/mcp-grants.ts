@@ -1,5 +1,5 @@
-// MCP grants: the MCP clients a person allowed, through Patchbay's OAuth sign-in, to act as one of
-// the workspace's agents (server/mcp/authorization-server.ts). Listed and revoked here; a revoked
+// MCP grants: the MCP clients a person (or an end user, through a connect session) allowed, through
+// Patchbay's OAuth sign-in, to act as one of the workspace's agents (server/mcp/authorization-server.ts). Listed and revoked here; a revoked
 // grant's tokens are refused from the next request on, on every instance.
 //   GET    /v1/mcp-grants       → the workspace's grants in force
 //   DELETE /v1/mcp-grants/{id}  → revoke one
@@ -17,7 +17,16 @@ export const McpGrantView = z
       id: z.string().describe('The client id it registered with (dynamic client registration).'),
       name: z.string().nullable().describe('The name it registered with (client_name).'),
     }),
-    grantedBy: z.string().describe('The person who allowed it.'),
+    grantedBy: z
+      .string()
+      .nullable()
+      .describe('The person who allowed it; null when the end user did, through a connect session.'),
+    connectSessionId: z
+      .string()
+      .nullable()
+      .describe(
+        'The connect session through which the end user (endUserId) allowed it; null when a person did.',
+      ),
     resource: z.string().describe("The resource its tokens are for: this Patchbay's /mcp."),
     scope: z.string(),
     createdAt: z.string(),

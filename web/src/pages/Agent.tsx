@@ -280,8 +280,9 @@ function McpGrants({ agent }: { agent: Agent }) {
       </h2>
       <p className="hint">
         MCP clients (desktop assistants, IDEs) added by the address <code>{`${location.origin}/mcp`}</code>{' '}
-        sign in with OAuth: a member chooses this agent on Patchbay’s consent page, and the client acts as it.
-        Revoking ends its access at once.
+        sign in with OAuth: a member chooses this agent on Patchbay’s consent page (or, for an agent bound to
+        an end user, that end user with a connect link), and the client acts as it. Revoking ends its access
+        at once.
       </p>
       <ErrorBox error={grants.error ?? revoke.error} title="MCP clients" />
       {mine.length > 0 ? (
@@ -291,6 +292,7 @@ function McpGrants({ agent }: { agent: Agent }) {
             <thead>
               <tr>
                 <th scope="col">Client</th>
+                <th scope="col">Allowed by</th>
                 <th scope="col">Granted</th>
                 <th scope="col">Last used</th>
                 <th scope="col">
@@ -304,6 +306,9 @@ function McpGrants({ agent }: { agent: Agent }) {
                   <td data-label="Client">
                     {g.client.name ?? <span className="muted">unnamed</span>}{' '}
                     <code className="small">{g.client.id}</code>
+                  </td>
+                  <td data-label="Allowed by">
+                    {g.connectSessionId ? `end user ${g.endUserId ?? ''} (connect link)` : 'a member'}
                   </td>
                   <td data-label="Granted">
                     <Time iso={g.createdAt} />

@@ -5,7 +5,7 @@ import { type FormEvent, useState } from 'react'
 import { del, enc, get, patch, post } from '../api.ts'
 import { ErrorBox, Loading, ShownOnce, Status, Time, useAction, useLoad } from '../components.tsx'
 import { href, navigate } from '../router.ts'
-import type { Agent, Connection } from '../types.ts'
+import type { Agent, Connection, McpGrant } from '../types.ts'
 
 interface EndUser {
   id: string
@@ -238,10 +238,12 @@ export function EndUserPage({ id }: { id: string }) {
   )
   const [link, setLink] = useState<{ url: string; expiresAt: string } | null>(null)
   const [returnTo, setReturnTo] = useState('')
+  const [allowMcp, setAllowMcp] = useState(false)
   const makeLink = useAction(async () => {
     const r = await post<{ url: string; expiresAt: string }>('/v1/connect-sessions', {
       endUserId: id,
       ...(returnTo.trim() ? { returnTo: returnTo.trim() } : {}),
+      ...(allowMcp ? { allowMcpGrant: true } : {}),
     })
     setLink(r)
   })
@@ -314,12 +316,19 @@ export function EndUserPage({ id }: { id: string }) {
           <label htmlFor="eu-return">Return to (optional, on an allowed origin)</label>
           <input id="eu-return" type="url" value={returnTo} onChange={(e) => setReturnTo(e.target.value)} />
         </div>
+        <div className="field">
+          <label>
+            <input type="checkbox" checked={allowMcp} onChange={(e) => setAllowMcp(e.target.checked)} /> May
+            allow an MCP client instead (pasted on the MCP sign-in page: an agent bound to this end user)
+          </label>
+        </div>
         {link ? <ShownOnce label="Connect link" value={link.url} /> : null}
         <ErrorBox error={makeLink.error} title="The link could not be made" />
         <button type="submit" className="primary" disabled={makeLink.pending}>
           {makeLink.pending ? 'Making…' : 'Make a connect link'}
         </button>
       </form>
+      <EndUserMcpGrants endUserId={u.id} />
       <NoticesPanel endUserId={u.id} />
       <section className="panel" aria-labelledby="eu-danger-title">
         <h2 id="eu-danger-title">Remove</h2>
@@ -339,6 +348,47 @@ export function EndUserPage({ id }: { id: string }) {
           Remove end user
         </button>
       </section>
+    </section>
+  )
+}
+
+/** The MCP clients allowed to act as an agent bound to this end user (by them or a member), revocable. */
+function EndUserMcpGrants({ endUserId }: { endUserId: string }) {
+  const grants = useLoad(
+    (signal) => get<{ grants: McpGrant[] }>('/v1/mcp-grants', undefined, signal),
+    [endUserId],
+  )
+  const revoke = useAction(async (g: McpGrant) => {
+    await del(`/v1/mcp-grants/${enc(g.id)}`)
+    await grants.reload()
+  })
+  const theirs = grants.data?.grants.filter((g) => g.endUserId === endUserId) ?? []
+  return (
+    <section className="panel" aria-labelledby="eu-mcp-title">
+      <h2 id="eu-mcp-title">MCP clients</h2>
+      <ErrorBox error={grants.error ?? revoke.error} title="MCP clients" />
+      {theirs.length > 0 ? (
+        <ul aria-label={`MCP clients of ${endUserId}`}>
+          {theirs.map((g) => (
+            <li key={g.id}>
+              {g.client.name ?? g.client.id} as{' '}
+              <a href={href('agents', g.agent.id)}>{g.agent.name ?? g.agent.id}</a>, allowed by{' '}
+              {g.connectSessionId ? 'the end user (connect link)' : 'a member'} <Time iso={g.createdAt} />{' '}
+              <button
+                type="button"
+                className="danger"
+                disabled={revoke.pending}
+                onClick={() => revoke.run(g)}
+                aria-label={`Revoke ${g.client.name ?? g.client.id}`}
+              >
+                Revoke
+              </button>
+            </li>
+          ))}
+        </ul>
+      ) : grants.data ? (
+        <p className="muted">No MCP client acts for this end user.</p>
+      ) : null}
     </section>
   )
 }
