@@ -128,7 +128,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List connections, optionally of one connector or one end user */
+        /** List connections, optionally of one connector or one end user, oldest first, a page at a time */
         get: operations["listConnections"];
         put?: never;
         /** Connect an account: the credentials are checked with the upstream, then sealed in the vault */
@@ -198,7 +198,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List agents */
+        /** List agents, oldest first, a page at a time */
         get: operations["listAgents"];
         put?: never;
         /** Create an agent; its webhook signing secret is in this response only */
@@ -392,7 +392,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's triggers */
+        /** An agent's triggers, oldest first, a page at a time */
         get: operations["listTriggers"];
         put?: never;
         /** Subscribe an agent to an upstream event kind; an instant trigger registers the upstream webhook itself */
@@ -2881,6 +2881,9 @@ export interface operations {
                 connector?: string;
                 /** @description Only this end user's connections (an empty value: the workspace's own). */
                 endUserId?: string;
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -2896,6 +2899,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         connections: components["schemas"]["Connection"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -3285,7 +3290,11 @@ export interface operations {
     };
     listAgents: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3300,6 +3309,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         agents: components["schemas"]["Agent"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -4267,7 +4278,11 @@ export interface operations {
     };
     listTriggers: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 agentId: string;
@@ -4284,6 +4299,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         triggers: components["schemas"]["Trigger"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
