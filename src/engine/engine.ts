@@ -501,7 +501,6 @@ export class Engine {
     this.events.alsoSweep(() => this.jobs.jobs.sweep())
     const connectSessions = new ConnectSessions(opts.store.db)
     const audit = new AuditTrail(opts.store.db)
-    const publicUrl = () => this.address.url
     this.#mailer = opts.people?.mailer ?? null
     this.members = new Members({
       store: opts.store,
@@ -511,7 +510,7 @@ export class Engine {
       changes: this.changes,
       audit,
       mailer: this.#mailer,
-      publicUrl,
+      address: this.address,
     })
     this.accounts = new Accounts({
       store: opts.store,
@@ -521,7 +520,7 @@ export class Engine {
       signup: opts.people?.signup ?? 'invite',
       sessionTtlMs: opts.people?.sessionTtlMs ?? 14 * 24 * 3600_000,
       mailer: this.#mailer,
-      publicUrl,
+      address: this.address,
       vault: opts.vault,
     })
     this.sso = opts.people?.sso
@@ -532,7 +531,7 @@ export class Engine {
           flows: new OAuthFlowRows(opts.store.db),
           vault: opts.vault,
           audit,
-          publicUrl,
+          address: this.address,
         })
       : null
     this.oauth = new OAuthFlows({

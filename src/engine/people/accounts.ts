@@ -19,6 +19,7 @@ import { normalizeEmail, type PersonRow } from '../../store/people.ts'
 import { type PersonSessionRow, SignInAttempts } from '../../store/person-sessions.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Changes } from '../changes/changes.ts'
+import type { PublicAddress } from '../public-address.ts'
 import { type AuditActor, type AuditTrail, anonymous, type RequestOrigin } from './audit-trail.ts'
 import type { Members } from './members.ts'
 
@@ -40,7 +41,7 @@ export interface AccountsOptions {
   /** Mails password-reset links; null without SMTP (then resets are refused, with what to do). */
   mailer: Mailer | null
   /** The address people open Patchbay at (the link in the mail). */
-  publicUrl: () => string
+  address: PublicAddress
   /** Keys the reset links (a MAC under the master key: nothing stored, every instance agrees). */
   vault: Vault
 }
@@ -119,7 +120,7 @@ export class Accounts {
   #audit: AuditTrail
   #attempts: SignInAttempts
   #mailer: Mailer | null
-  #publicUrl: () => string
+  #address: PublicAddress
   #vault: Vault
 
   constructor(opts: AccountsOptions) {
@@ -130,7 +131,7 @@ export class Accounts {
     this.#audit = opts.audit
     this.#attempts = new SignInAttempts(opts.store.db)
     this.#mailer = opts.mailer
-    this.#publicUrl = opts.publicUrl
+    this.#address = opts.address
     this.#vault = opts.vault
   }
 
@@ -538,7 +539,7 @@ export class Accounts {
     if (!person) return
     const expiresAt = now + PASSWORD_RESET_TTL_MS
     const token = `${person.id}.${expiresAt}.${this.#resetMac(person, expiresAt)}`
-    const link = `${this.#publicUrl()}/#/reset-password/${token}`
+    const link = this.#address.of(`/#/reset-password/${token}`)
     mailer
       .send({
         to: person.email,

@@ -18,6 +18,7 @@ import { ROLES } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
 import type { MembershipService } from '../access/memberships.ts'
 import type { Changes } from '../changes/changes.ts'
+import type { PublicAddress } from '../public-address.ts'
 import type { AuditActor, AuditTrail, RequestOrigin } from './audit-trail.ts'
 
 /** How long an invitation link works. */
@@ -69,7 +70,7 @@ export interface MembersOptions {
   audit: AuditTrail
   mailer: Mailer | null
   /** The address people open Patchbay at (links in mail). */
-  publicUrl: () => string
+  address: PublicAddress
 }
 
 export class Members {
@@ -84,7 +85,7 @@ export class Members {
   #changes: Changes
   #audit: AuditTrail
   #mailer: Mailer | null
-  #publicUrl: () => string
+  #address: PublicAddress
 
   constructor(opts: MembersOptions) {
     this.#store = opts.store
@@ -98,7 +99,7 @@ export class Members {
     this.#changes = opts.changes
     this.#audit = opts.audit
     this.#mailer = opts.mailer
-    this.#publicUrl = opts.publicUrl
+    this.#address = opts.address
   }
 
   /** Whether invitations are mailed (SMTP configured). */
@@ -286,7 +287,7 @@ export class Members {
 
   /** The link a person opens to accept: the dashboard's invitation page. */
   invitationUrl(token: string): string {
-    return `${this.#publicUrl()}/#/invitations/${token}`
+    return this.#address.of(`/#/invitations/${token}`)
   }
 
   /**
