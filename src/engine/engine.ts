@@ -44,6 +44,7 @@ import { WorkspaceKeyService } from './access/workspace-keys.ts'
 import { WorkspaceSettings } from './access/workspace-settings.ts'
 import { WorkspaceService } from './access/workspaces.ts'
 import { AgentService } from './agents/agent-service.ts'
+import { AgentToolbox } from './agents/agent-toolbox.ts'
 import { Changes, type ChangeTransport } from './changes/changes.ts'
 import { ConnectionBindings } from './connections/connection-bindings.ts'
 import { ConnectionHealth } from './connections/connection-health.ts'
@@ -145,6 +146,11 @@ export class Engine {
   readonly scope: ScopeGuard
   /** Agents' tools and their runs. */
   readonly tools: ToolService
+  /**
+   * What an agent can call (its steps and tools) as one list, for MCP, function calling and the
+   * REST step runs an agent key makes.
+   */
+  readonly toolbox: AgentToolbox
   /** The choices of fields that name upstream resources (dropdowns, GET …/options/:field). */
   readonly choices: ChoiceService
   /** Changes every instance hears about at once (caches dropped, streams woken). */
@@ -359,6 +365,14 @@ export class Engine {
       steps: this.steps,
       causations,
       log: opts.log,
+    })
+    this.toolbox = new AgentToolbox({
+      registry: this.registry,
+      agents: this.agents,
+      connections: this.connections,
+      tools: this.tools,
+      steps: this.steps,
+      settings: this.settings,
     })
 
     // The event path: triggers (configuration and upstream webhooks), then the deliverer, the
