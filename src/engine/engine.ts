@@ -378,8 +378,9 @@ export class Engine {
     // The event path: triggers (configuration and upstream webhooks), then the deliverer, the
     // recorder every source hands its events to, and the sources (events/event-system.ts).
     const ev = opts.events ?? {}
-    const jobs = new InProcessJobQueue()
-    jobs.onError = (name, err) => opts.log.error({ err, job: name }, 'background job failed')
+    const jobs = new InProcessJobQueue({
+      onError: (name, err) => opts.log.error({ err, job: name }, 'background job failed'),
+    })
     const triggers = new TriggerService({
       bus,
       webhooks: new WebhookSubscriptions({
@@ -448,8 +449,18 @@ export class Engine {
       everyMs: ev.connectionCheckMs,
       triggerLifecycle: this.notices,
     })
+    // Long work (bulk enrichment, replays): its due jobs are looked for in the events' one sweep.
+    this.jobs = new JobService({
+      jobs: new LongJobs({ rows: new Jobs(db), queue: jobs, clock, log: opts.log }),
+      steps: this.steps,
+      deliverer,
+      registry: this.registry,
+      connections: this.connections,
+      history,
+    })
     this.events = new EventSystem({
       jobs,
+      longJobs: this.jobs.jobs,
       health,
       triggers,
       deliverer,
@@ -504,15 +515,6 @@ export class Engine {
       log: opts.log,
       address: this.address,
     })
-    this.jobs = new JobService({
-      jobs: new LongJobs({ rows: new Jobs(db), queue: jobs, clock, log: opts.log }),
-      steps: this.steps,
-      deliverer,
-      registry: this.registry,
-      connections: this.connections,
-      history,
-    })
-    this.events.alsoSweep(() => this.jobs.jobs.sweep())
     const connectSessions = new ConnectSessions(opts.store.db)
     const audit = new AuditTrail(opts.store.db)
     this.#mailer = opts.people?.mailer ?? null
