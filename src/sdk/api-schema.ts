@@ -269,7 +269,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's keys (never the keys themselves), revoked ones included */
+        /** An agent's keys (never the keys themselves), revoked ones included, oldest first, a page at a time */
         get: operations["listAgentKeys"];
         put?: never;
         /** Create a key that acts as this agent only; the key is in this response only */
@@ -304,7 +304,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's tools */
+        /** An agent's tools, oldest first, a page at a time */
         get: operations["listTools"];
         put?: never;
         /** Create a tool: step ids, connections and templates are checked before it is saved */
@@ -635,7 +635,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every per-agent credit budget with what is spent */
+        /** Every per-agent credit budget with what is spent, by agent id, a page at a time */
         get: operations["listCreditBudgets"];
         put?: never;
         post?: never;
@@ -1005,7 +1005,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspaces you belong to, with your role in each (a workspace key: its own) */
+        /** The workspaces you belong to, with your role in each, in the order you joined them, a page at a time (a workspace key: its own) */
         get: operations["listWorkspaces"];
         put?: never;
         /** Make a workspace; you become its owner */
@@ -1059,7 +1059,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace's keys (never the keys themselves), with who made them and their last use */
+        /** The workspace's keys (never the keys themselves), with who made them and their last use, oldest first, a page at a time */
         get: operations["listKeys"];
         put?: never;
         /** Make a workspace key with a role (at most yours) and an optional expiry; the key is in this response only */
@@ -1217,7 +1217,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The MCP clients allowed to act as an agent of this workspace (OAuth grants in force) */
+        /** The MCP clients allowed to act as an agent of this workspace (OAuth grants in force), newest first, a page at a time */
         get: operations["listMcpGrants"];
         put?: never;
         post?: never;
@@ -1382,7 +1382,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in person's live sessions, newest first */
+        /** The signed-in person's live sessions, newest first, a page at a time */
         get: operations["listMySessions"];
         put?: never;
         post?: never;
@@ -1507,7 +1507,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A workspace's members and their roles */
+        /** A workspace's members and their roles, in the order they joined, a page at a time */
         get: operations["listMembers"];
         put?: never;
         /** Add a person who has an account, by email, with a role (someone without one: invite them) */
@@ -1543,7 +1543,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A workspace's invitations, newest first (never their tokens) */
+        /** A workspace's invitations, newest first (never their tokens), a page at a time */
         get: operations["listInvitations"];
         put?: never;
         /** Invite an email with a role: a single-use link that expires in 7 days, mailed when SMTP is configured; the token is in this response only */
@@ -3722,7 +3722,11 @@ export interface operations {
     };
     listAgentKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 id: string;
@@ -3739,6 +3743,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         keys: components["schemas"]["AgentKey"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -3861,7 +3867,11 @@ export interface operations {
     };
     listTools: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 id: string;
@@ -3878,6 +3888,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         tools: components["schemas"]["Tool"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -5046,7 +5058,11 @@ export interface operations {
     };
     listCreditBudgets: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5073,6 +5089,8 @@ export interface operations {
                             remaining: number;
                             updatedAt: string;
                         }[];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -6475,7 +6493,11 @@ export interface operations {
     };
     listWorkspaces: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6490,6 +6512,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         workspaces: components["schemas"]["Workspace"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -6741,7 +6765,11 @@ export interface operations {
     };
     listKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6756,6 +6784,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         keys: components["schemas"]["WorkspaceKey"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -7283,7 +7313,11 @@ export interface operations {
     };
     listMcpGrants: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -7298,6 +7332,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         grants: components["schemas"]["McpGrant"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -7676,7 +7712,11 @@ export interface operations {
     };
     listMySessions: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -7707,6 +7747,8 @@ export interface operations {
                             /** @description The session asking. */
                             current: boolean;
                         }[];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -8021,7 +8063,11 @@ export interface operations {
     };
     listMembers: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 /** @description The workspace id. */
@@ -8039,6 +8085,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         members: components["schemas"]["Member"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -8209,7 +8257,11 @@ export interface operations {
     };
     listInvitations: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 /** @description The workspace id. */
@@ -8227,6 +8279,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         invitations: components["schemas"]["Invitation"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };

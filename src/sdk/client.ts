@@ -252,8 +252,19 @@ export class PatchbayClient {
     endSecretOverlap: (id: string): Promise<void> =>
       this.request('DELETE', `/v1/agents/${enc(id)}/webhook-secret/previous`),
     keys: {
+      /** Every key of the agent (never the keys themselves), oldest first, following `next`. */
       list: async (agentId: string): Promise<AgentKeyView[]> =>
-        (await this.request<{ keys: AgentKeyView[] }>('GET', `/v1/agents/${enc(agentId)}/keys`)).keys,
+        collect(
+          this.pages(
+            (cursor) =>
+              this.request<{ keys: AgentKeyView[]; next: string | null }>(
+                'GET',
+                `/v1/agents/${enc(agentId)}/keys`,
+                { query: { cursor } },
+              ),
+            (p) => p.keys,
+          ),
+        ),
       create: (agentId: string, name?: string): Promise<Answer<'createAgentKey'>> =>
         this.request('POST', `/v1/agents/${enc(agentId)}/keys`, { body: name ? { name } : {} }),
       revoke: (agentId: string, keyId: string): Promise<void> =>
@@ -279,8 +290,21 @@ export class PatchbayClient {
   }
 
   readonly tools = {
+    /** Every tool of the agent, oldest first, following `next` page after page. */
     list: async (agentId: string): Promise<ToolView[]> =>
-      (await this.request<{ tools: ToolView[] }>('GET', `/v1/agents/${enc(agentId)}/tools`)).tools,
+      collect(
+        this.pages(
+          (cursor) =>
+            this.request<{ tools: ToolView[]; next: string | null }>(
+              'GET',
+              `/v1/agents/${enc(agentId)}/tools`,
+              {
+                query: { cursor },
+              },
+            ),
+          (p) => p.tools,
+        ),
+      ),
     create: (agentId: string, body: NewTool): Promise<ToolView> =>
       this.request('POST', `/v1/agents/${enc(agentId)}/tools`, { body }),
     remove: (agentId: string, toolId: string): Promise<void> =>

@@ -3,7 +3,7 @@
 // sealed by the engine.
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
-import { byCreated, keyset, type Page, type PageKey, type PageRequest, pageOf } from './paging.ts'
+import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { AgentsTable, Database } from './schema.ts'
 
 /** The places an agent may touch, by kind (`boards`, `repositories` …): identifiers of each. */
@@ -19,7 +19,7 @@ export type AgentRow = Omit<AgentsTable, 'scope' | 'connection_ids' | 'delivery'
 }
 
 /** Lists of agents page oldest first: by (created_at, id), ascending. */
-const OLDEST_FIRST: PageKey<{ created_at: string; id: string }> = { ...byCreated(), order: 'asc' }
+const OLDEST_FIRST = byCreated<{ created_at: string; id: string }>('', 'asc')
 
 export type NewAgentRow = Omit<
   AgentRow,

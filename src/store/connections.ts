@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
-import { byCreated, keyset, type Page, type PageKey, type PageRequest, pageOf } from './paging.ts'
+import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { ConnectionsTable, Database } from './schema.ts'
 import type { Db } from './transaction.ts'
 
 export type ConnectionRow = ConnectionsTable
 
 /** Lists of connections page oldest first: by (created_at, id), ascending. */
-const OLDEST_FIRST: PageKey<ConnectionRow> = { ...byCreated<ConnectionRow>(), order: 'asc' }
+const OLDEST_FIRST = byCreated<ConnectionRow>('', 'asc')
 
 export class Connections {
   #db: Kysely<Database>

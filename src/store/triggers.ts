@@ -2,7 +2,7 @@
 // and written here, so the rest of the engine only sees typed records.
 import { type Kysely, sql } from 'kysely'
 import { newId, nowIso } from './ids.ts'
-import { byCreated, keyset, type Page, type PageKey, type PageRequest, pageOf } from './paging.ts'
+import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { Database, TriggersTable } from './schema.ts'
 import { type Db, transact } from './transaction.ts'
 
@@ -31,7 +31,7 @@ function decode(row: Stored): TriggerRow {
 const decodeAll = (rows: Stored[]) => rows.map(decode)
 
 /** Lists of triggers page oldest first: by (created_at, id), ascending. */
-const OLDEST_FIRST: PageKey<Stored> = { ...byCreated<Stored>(), order: 'asc' }
+const OLDEST_FIRST = byCreated<Stored>('', 'asc')
 
 export class Triggers {
   #db: Kysely<Database>

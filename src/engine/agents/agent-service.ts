@@ -368,9 +368,15 @@ export class AgentService {
     return { ...keyView(row), key }
   }
 
-  async listKeys(workspaceId: string, agentId: string): Promise<AgentKeyView[]> {
+  /** The agent's keys, oldest first, a page at a time (GET /v1/agents/{id}/keys). */
+  async pageKeys(
+    workspaceId: string,
+    agentId: string,
+    page: PageRequest,
+  ): Promise<{ keys: AgentKeyView[]; next: string | null }> {
     await this.get(workspaceId, agentId)
-    return (await this.#keys.listForAgent(workspaceId, agentId)).map(keyView)
+    const { items, next } = await this.#keys.pageForAgent(workspaceId, agentId, page)
+    return { keys: items.map(keyView), next }
   }
 
   /** Revokes one of the agent's keys; it is refused from the next request on. */

@@ -15,6 +15,7 @@ import {
   verifyPassword,
 } from '../../kit/passwords.ts'
 import type { Store } from '../../store/database.ts'
+import type { PageRequest } from '../../store/paging.ts'
 import { normalizeEmail, type PersonRow } from '../../store/people.ts'
 import { type PersonSessionRow, SignInAttempts } from '../../store/person-sessions.ts'
 import type { Vault } from '../../store/vault.ts'
@@ -320,8 +321,13 @@ export class Accounts {
     return { person, session }
   }
 
-  async listSessions(personId: string): Promise<SessionView[]> {
-    return (await this.sessions.liveForPerson(personId)).map(sessionView)
+  /** A person's live sessions, newest first, a page at a time (GET /v1/me/sessions). */
+  async pageSessions(
+    personId: string,
+    page: PageRequest,
+  ): Promise<{ sessions: SessionView[]; next: string | null }> {
+    const { items, next } = await this.sessions.pageLiveForPerson(personId, page)
+    return { sessions: items.map(sessionView), next }
   }
 
   /** Ends one of a person's sessions, on every instance at once. */

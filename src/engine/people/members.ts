@@ -11,6 +11,7 @@ import type { ApiKeys } from '../../store/api-keys.ts'
 import type { Store } from '../../store/database.ts'
 import { type InvitationRow, Invitations } from '../../store/invitations.ts'
 import { Memberships as MembershipRows } from '../../store/memberships.ts'
+import type { Page, PageRequest } from '../../store/paging.ts'
 import { type MemberWithPerson, normalizeEmail, People, type PersonRow } from '../../store/people.ts'
 import { PersonSessions } from '../../store/person-sessions.ts'
 import type { Database, Role } from '../../store/schema.ts'
@@ -107,8 +108,9 @@ export class Members {
     return this.#mailer !== null
   }
 
-  list(workspaceId: string): Promise<MemberWithPerson[]> {
-    return this.people.membersOf(workspaceId)
+  /** The members in the order they joined, a page at a time. */
+  page(workspaceId: string, page: PageRequest): Promise<Page<MemberWithPerson>> {
+    return this.people.pageMembersOf(workspaceId, page)
   }
 
   /** A person's role in a workspace, or null when they are not a member. */
@@ -344,9 +346,14 @@ export class Members {
     return { invitation: invitationView(row), url, token, expiresAt: row.expires_at, mailed, mailError }
   }
 
-  async listInvitations(workspaceId: string): Promise<InvitationView[]> {
+  /** The workspace's invitations, newest first, a page at a time. */
+  async pageInvitations(
+    workspaceId: string,
+    page: PageRequest,
+  ): Promise<{ invitations: InvitationView[]; next: string | null }> {
     const now = new Date().toISOString()
-    return (await this.invitations.forWorkspace(workspaceId)).map((r) => invitationView(r, now))
+    const { items, next } = await this.invitations.page(workspaceId, page)
+    return { invitations: items.map((r) => invitationView(r, now)), next }
   }
 
   async revokeInvitation(actor: MemberActor, workspaceId: string, id: string): Promise<void> {

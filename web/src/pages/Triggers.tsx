@@ -191,7 +191,7 @@ function NewTriggerForm({ agent, onCreated }: { agent: Agent; onCreated: () => P
   const [target, setTarget] = useState('agent')
   const [pollSeconds, setPollSeconds] = useState('')
   const tools = useLoad(
-    (signal) => get<{ tools: Tool[] }>(`/v1/agents/${enc(agent.id)}/tools`, undefined, signal),
+    (signal) => getAll<'tools', Tool>(`/v1/agents/${enc(agent.id)}/tools`, 'tools', undefined, signal),
     [agent.id],
   )
   const chosenConnection = usable.find((c) => c.id === connectionId) ?? usable[0]

@@ -56,7 +56,7 @@ export function UsagePage() {
     [connectionId, agentId],
   )
   const budgets = useLoad(
-    (signal) => get<{ budgets: Budget[] }>('/v1/credits/budgets', undefined, signal),
+    (signal) => getAll<'budgets', Budget>('/v1/credits/budgets', 'budgets', undefined, signal),
     [],
   )
   const agentName = (id: string | null) =>
