@@ -44,6 +44,7 @@ import { WorkspaceKeyService } from './access/workspace-keys.ts'
 import { WorkspaceSettings } from './access/workspace-settings.ts'
 import { WorkspaceService } from './access/workspaces.ts'
 import { AgentService } from './agents/agent-service.ts'
+import { AgentToolbox } from './agents/agent-toolbox.ts'
 import { Changes, type ChangeTransport } from './changes/changes.ts'
 import { ConnectionBindings } from './connections/connection-bindings.ts'
 import { ConnectionHealth } from './connections/connection-health.ts'
@@ -145,6 +146,11 @@ export class Engine {
   readonly scope: ScopeGuard
   /** Agents' tools and their runs. */
   readonly tools: ToolService
+  /**
+   * What an agent can call (its steps and tools) as one list, for MCP, function calling and the
+   * REST step runs an agent key makes.
+   */
+  readonly toolbox: AgentToolbox
   /** The choices of fields that name upstream resources (dropdowns, GET …/options/:field). */
   readonly choices: ChoiceService
   /** Changes every instance hears about at once (caches dropped, streams woken). */
@@ -360,12 +366,21 @@ export class Engine {
       causations,
       log: opts.log,
     })
+    this.toolbox = new AgentToolbox({
+      registry: this.registry,
+      agents: this.agents,
+      connections: this.connections,
+      tools: this.tools,
+      steps: this.steps,
+      settings: this.settings,
+    })
 
     // The event path: triggers (configuration and upstream webhooks), then the deliverer, the
     // recorder every source hands its events to, and the sources (events/event-system.ts).
     const ev = opts.events ?? {}
-    const jobs = new InProcessJobQueue()
-    jobs.onError = (name, err) => opts.log.error({ err, job: name }, 'background job failed')
+    const jobs = new InProcessJobQueue({
+      onError: (name, err) => opts.log.error({ err, job: name }, 'background job failed'),
+    })
     const triggers = new TriggerService({
       bus,
       webhooks: new WebhookSubscriptions({
@@ -434,8 +449,18 @@ export class Engine {
       everyMs: ev.connectionCheckMs,
       triggerLifecycle: this.notices,
     })
+    // Long work (bulk enrichment, replays): its due jobs are looked for in the events' one sweep.
+    this.jobs = new JobService({
+      jobs: new LongJobs({ rows: new Jobs(db), queue: jobs, clock, log: opts.log }),
+      steps: this.steps,
+      deliverer,
+      registry: this.registry,
+      connections: this.connections,
+      history,
+    })
     this.events = new EventSystem({
       jobs,
+      longJobs: this.jobs.jobs,
       health,
       triggers,
       deliverer,
@@ -490,18 +515,8 @@ export class Engine {
       log: opts.log,
       address: this.address,
     })
-    this.jobs = new JobService({
-      jobs: new LongJobs({ rows: new Jobs(db), queue: jobs, clock, log: opts.log }),
-      steps: this.steps,
-      deliverer,
-      registry: this.registry,
-      connections: this.connections,
-      history,
-    })
-    this.events.alsoSweep(() => this.jobs.jobs.sweep())
     const connectSessions = new ConnectSessions(opts.store.db)
     const audit = new AuditTrail(opts.store.db)
-    const publicUrl = () => this.address.url
     this.#mailer = opts.people?.mailer ?? null
     this.members = new Members({
       store: opts.store,
@@ -511,7 +526,7 @@ export class Engine {
       changes: this.changes,
       audit,
       mailer: this.#mailer,
-      publicUrl,
+      address: this.address,
     })
     this.accounts = new Accounts({
       store: opts.store,
@@ -521,7 +536,7 @@ export class Engine {
       signup: opts.people?.signup ?? 'invite',
       sessionTtlMs: opts.people?.sessionTtlMs ?? 14 * 24 * 3600_000,
       mailer: this.#mailer,
-      publicUrl,
+      address: this.address,
       vault: opts.vault,
     })
     this.sso = opts.people?.sso
@@ -532,7 +547,7 @@ export class Engine {
           flows: new OAuthFlowRows(opts.store.db),
           vault: opts.vault,
           audit,
-          publicUrl,
+          address: this.address,
         })
       : null
     this.oauth = new OAuthFlows({

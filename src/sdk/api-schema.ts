@@ -128,7 +128,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List connections, optionally of one connector or one end user */
+        /** List connections, optionally of one connector or one end user, oldest first, a page at a time */
         get: operations["listConnections"];
         put?: never;
         /** Connect an account: the credentials are checked with the upstream, then sealed in the vault */
@@ -198,7 +198,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List agents */
+        /** List agents, oldest first, a page at a time */
         get: operations["listAgents"];
         put?: never;
         /** Create an agent; its webhook signing secret is in this response only */
@@ -269,7 +269,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's keys (never the keys themselves), revoked ones included */
+        /** An agent's keys (never the keys themselves), revoked ones included, oldest first, a page at a time */
         get: operations["listAgentKeys"];
         put?: never;
         /** Create a key that acts as this agent only; the key is in this response only */
@@ -304,7 +304,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's tools */
+        /** An agent's tools, oldest first, a page at a time */
         get: operations["listTools"];
         put?: never;
         /** Create a tool: step ids, connections and templates are checked before it is saved */
@@ -392,7 +392,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's triggers */
+        /** An agent's triggers, oldest first, a page at a time */
         get: operations["listTriggers"];
         put?: never;
         /** Subscribe an agent to an upstream event kind; an instant trigger registers the upstream webhook itself */
@@ -635,7 +635,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every per-agent credit budget with what is spent */
+        /** Every per-agent credit budget with what is spent, by agent id, a page at a time */
         get: operations["listCreditBudgets"];
         put?: never;
         post?: never;
@@ -1005,7 +1005,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspaces you belong to, with your role in each (a workspace key: its own) */
+        /** The workspaces you belong to, with your role in each, in the order you joined them, a page at a time (a workspace key: its own) */
         get: operations["listWorkspaces"];
         put?: never;
         /** Make a workspace; you become its owner */
@@ -1059,7 +1059,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace's keys (never the keys themselves), with who made them and their last use */
+        /** The workspace's keys (never the keys themselves), with who made them and their last use, oldest first, a page at a time */
         get: operations["listKeys"];
         put?: never;
         /** Make a workspace key with a role (at most yours) and an optional expiry; the key is in this response only */
@@ -1217,7 +1217,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The MCP clients allowed to act as an agent of this workspace (OAuth grants in force) */
+        /** The MCP clients allowed to act as an agent of this workspace (OAuth grants in force), newest first, a page at a time */
         get: operations["listMcpGrants"];
         put?: never;
         post?: never;
@@ -1382,7 +1382,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in person's live sessions, newest first */
+        /** The signed-in person's live sessions, newest first, a page at a time */
         get: operations["listMySessions"];
         put?: never;
         post?: never;
@@ -1507,7 +1507,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A workspace's members and their roles */
+        /** A workspace's members and their roles, in the order they joined, a page at a time */
         get: operations["listMembers"];
         put?: never;
         /** Add a person who has an account, by email, with a role (someone without one: invite them) */
@@ -1543,7 +1543,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A workspace's invitations, newest first (never their tokens) */
+        /** A workspace's invitations, newest first (never their tokens), a page at a time */
         get: operations["listInvitations"];
         put?: never;
         /** Invite an email with a role: a single-use link that expires in 7 days, mailed when SMTP is configured; the token is in this response only */
@@ -2888,6 +2888,9 @@ export interface operations {
                 connector?: string;
                 /** @description Only this end user's connections (an empty value: the workspace's own). */
                 endUserId?: string;
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -2903,6 +2906,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         connections: components["schemas"]["Connection"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -3292,7 +3297,11 @@ export interface operations {
     };
     listAgents: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3307,6 +3316,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         agents: components["schemas"]["Agent"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -3718,7 +3729,11 @@ export interface operations {
     };
     listAgentKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 id: string;
@@ -3735,6 +3750,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         keys: components["schemas"]["AgentKey"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -3857,7 +3874,11 @@ export interface operations {
     };
     listTools: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 id: string;
@@ -3874,6 +3895,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         tools: components["schemas"]["Tool"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -4274,7 +4297,11 @@ export interface operations {
     };
     listTriggers: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 agentId: string;
@@ -4291,6 +4318,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         triggers: components["schemas"]["Trigger"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -5036,7 +5065,11 @@ export interface operations {
     };
     listCreditBudgets: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5063,6 +5096,8 @@ export interface operations {
                             remaining: number;
                             updatedAt: string;
                         }[];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -6472,7 +6507,11 @@ export interface operations {
     };
     listWorkspaces: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6487,6 +6526,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         workspaces: components["schemas"]["Workspace"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -6738,7 +6779,11 @@ export interface operations {
     };
     listKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6753,6 +6798,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         keys: components["schemas"]["WorkspaceKey"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -7280,7 +7327,11 @@ export interface operations {
     };
     listMcpGrants: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -7295,6 +7346,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         grants: components["schemas"]["McpGrant"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -7673,7 +7726,11 @@ export interface operations {
     };
     listMySessions: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -7704,6 +7761,8 @@ export interface operations {
                             /** @description The session asking. */
                             current: boolean;
                         }[];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -8018,7 +8077,11 @@ export interface operations {
     };
     listMembers: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 /** @description The workspace id. */
@@ -8036,6 +8099,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         members: components["schemas"]["Member"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };
@@ -8206,7 +8271,11 @@ export interface operations {
     };
     listInvitations: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page, as it came; leave out for the first (newest) page. */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 /** @description The workspace id. */
@@ -8224,6 +8293,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         invitations: components["schemas"]["Invitation"][];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        next: string | null;
                     };
                 };
             };

@@ -189,12 +189,22 @@ export class PatchbayClient {
   // ---- connections
 
   readonly connections = {
+    /** Every connection (of one connector), oldest first, following `next` page after page. */
     list: async (connector?: string): Promise<ConnectionView[]> =>
-      (
-        await this.request<{ connections: ConnectionView[] }>('GET', '/v1/connections', {
-          query: { connector },
-        })
-      ).connections,
+      collect(this.connections.all({ connector })),
+    /** One page with its `next` (null on the last page). */
+    page: (
+      q: { connector?: string; endUserId?: string } & PageQuery = {},
+    ): Promise<{ connections: ConnectionView[]; next: string | null }> =>
+      this.request('GET', '/v1/connections', { query: q }),
+    /** Every connection that passes the filter, oldest first, page after page. */
+    all: (
+      q: { connector?: string; endUserId?: string; limit?: number } = {},
+    ): AsyncGenerator<ConnectionView> =>
+      this.pages(
+        (cursor) => this.connections.page({ ...q, cursor }),
+        (p) => p.connections,
+      ),
     get: (id: string): Promise<ConnectionView> => this.request('GET', `/v1/connections/${enc(id)}`),
     create: (body: {
       connector: string
@@ -216,8 +226,17 @@ export class PatchbayClient {
   // ---- agents, keys, tools
 
   readonly agents = {
-    list: async (): Promise<AgentView[]> =>
-      (await this.request<{ agents: AgentView[] }>('GET', '/v1/agents')).agents,
+    /** Every agent, oldest first, following `next` page after page. */
+    list: async (): Promise<AgentView[]> => collect(this.agents.all()),
+    /** One page with its `next` (null on the last page). */
+    page: (q: PageQuery = {}): Promise<{ agents: AgentView[]; next: string | null }> =>
+      this.request('GET', '/v1/agents', { query: q }),
+    /** Every agent, oldest first, page after page. */
+    all: (q: { limit?: number } = {}): AsyncGenerator<AgentView> =>
+      this.pages(
+        (cursor) => this.agents.page({ ...q, cursor }),
+        (p) => p.agents,
+      ),
     get: (id: string): Promise<AgentView> => this.request('GET', `/v1/agents/${enc(id)}`),
     create: (body: NewAgent): Promise<Answer<'createAgent'>> => this.request('POST', '/v1/agents', { body }),
     update: (id: string, changes: Partial<NewAgent>): Promise<AgentView> =>
@@ -233,8 +252,19 @@ export class PatchbayClient {
     endSecretOverlap: (id: string): Promise<void> =>
       this.request('DELETE', `/v1/agents/${enc(id)}/webhook-secret/previous`),
     keys: {
+      /** Every key of the agent (never the keys themselves), oldest first, following `next`. */
       list: async (agentId: string): Promise<AgentKeyView[]> =>
-        (await this.request<{ keys: AgentKeyView[] }>('GET', `/v1/agents/${enc(agentId)}/keys`)).keys,
+        collect(
+          this.pages(
+            (cursor) =>
+              this.request<{ keys: AgentKeyView[]; next: string | null }>(
+                'GET',
+                `/v1/agents/${enc(agentId)}/keys`,
+                { query: { cursor } },
+              ),
+            (p) => p.keys,
+          ),
+        ),
       create: (agentId: string, name?: string): Promise<Answer<'createAgentKey'>> =>
         this.request('POST', `/v1/agents/${enc(agentId)}/keys`, { body: name ? { name } : {} }),
       revoke: (agentId: string, keyId: string): Promise<void> =>
@@ -260,8 +290,21 @@ export class PatchbayClient {
   }
 
   readonly tools = {
+    /** Every tool of the agent, oldest first, following `next` page after page. */
     list: async (agentId: string): Promise<ToolView[]> =>
-      (await this.request<{ tools: ToolView[] }>('GET', `/v1/agents/${enc(agentId)}/tools`)).tools,
+      collect(
+        this.pages(
+          (cursor) =>
+            this.request<{ tools: ToolView[]; next: string | null }>(
+              'GET',
+              `/v1/agents/${enc(agentId)}/tools`,
+              {
+                query: { cursor },
+              },
+            ),
+          (p) => p.tools,
+        ),
+      ),
     create: (agentId: string, body: NewTool): Promise<ToolView> =>
       this.request('POST', `/v1/agents/${enc(agentId)}/tools`, { body }),
     remove: (agentId: string, toolId: string): Promise<void> =>
@@ -273,9 +316,17 @@ export class PatchbayClient {
   // ---- triggers, deliveries, events
 
   readonly triggers = {
-    list: async (agentId: string): Promise<TriggerView[]> =>
-      (await this.request<{ triggers: TriggerView[] }>('GET', `/v1/agents/${enc(agentId)}/triggers`))
-        .triggers,
+    /** Every trigger of the agent, oldest first, following `next` page after page. */
+    list: async (agentId: string): Promise<TriggerView[]> => collect(this.triggers.all(agentId)),
+    /** One page with its `next` (null on the last page). */
+    page: (agentId: string, q: PageQuery = {}): Promise<{ triggers: TriggerView[]; next: string | null }> =>
+      this.request('GET', `/v1/agents/${enc(agentId)}/triggers`, { query: q }),
+    /** Every trigger of the agent, oldest first, page after page. */
+    all: (agentId: string, q: { limit?: number } = {}): AsyncGenerator<TriggerView> =>
+      this.pages(
+        (cursor) => this.triggers.page(agentId, { ...q, cursor }),
+        (p) => p.triggers,
+      ),
     get: (id: string): Promise<TriggerView> => this.request('GET', `/v1/triggers/${enc(id)}`),
     create: (
       agentId: string,
@@ -385,3 +436,10 @@ export class PatchbayClient {
 }
 
 const enc = encodeURIComponent
+
+/** The items of an async generator as an array (Array.fromAsync, which Node 20 lacks). */
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = []
+  for await (const item of items) all.push(item)
+  return all
+}

@@ -3,6 +3,7 @@
 // sealed by the engine.
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
+import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { AgentsTable, Database } from './schema.ts'
 
 /** The places an agent may touch, by kind (`boards`, `repositories` …): identifiers of each. */
@@ -16,6 +17,9 @@ export type AgentRow = Omit<AgentsTable, 'scope' | 'connection_ids' | 'delivery'
   connection_ids: string[]
   delivery: AgentDelivery
 }
+
+/** Lists of agents page oldest first: by (created_at, id), ascending. */
+const OLDEST_FIRST = byCreated<{ created_at: string; id: string }>('', 'asc')
 
 export type NewAgentRow = Omit<
   AgentRow,
@@ -103,6 +107,13 @@ export class Agents {
       .orderBy('id')
       .execute()
     return rows.map(read)
+  }
+
+  /** The workspace's agents, oldest first (as list), a page at a time. */
+  async page(workspaceId: string, page: PageRequest): Promise<Page<AgentRow>> {
+    const q = this.#db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId)
+    const { items, next } = pageOf(await keyset(q, OLDEST_FIRST, page).execute(), OLDEST_FIRST, page)
+    return { items: items.map(read), next }
   }
 
   /** Changes the given columns; false when there is no such agent. */

@@ -3,6 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
+import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { ApiKeysTable, Database, Role } from './schema.ts'
 
 export type ApiKeyRow = ApiKeysTable
@@ -13,6 +14,9 @@ export const hashKey = (key: string) => createHash('sha256').update(key).digest(
 export function generateKey(kind: 'workspace' | 'agent'): string {
   return `pb_${kind === 'workspace' ? 'ws' : 'agent'}_${randomBytes(24).toString('base64url')}`
 }
+
+/** Lists of keys page oldest first: by (created_at, id), ascending. */
+const OLDEST_FIRST = byCreated<ApiKeyRow>('', 'asc')
 
 export class ApiKeys {
   #db: Kysely<Database>
@@ -88,6 +92,17 @@ export class ApiKeys {
     return q.orderBy('created_at').orderBy('id').execute()
   }
 
+  /** The same list, a page at a time. */
+  async pageWorkspace(
+    workspaceId: string,
+    opts: { includeAgentKeys?: boolean },
+    page: PageRequest,
+  ): Promise<Page<ApiKeyRow>> {
+    let q = this.#db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId)
+    if (!opts.includeAgentKeys) q = q.where('kind', '=', 'workspace')
+    return pageOf(await keyset(q, OLDEST_FIRST, page).execute(), OLDEST_FIRST, page)
+  }
+
   async findInWorkspace(workspaceId: string, id: string): Promise<ApiKeyRow | undefined> {
     return this.#db
       .selectFrom('api_keys')
@@ -108,6 +123,17 @@ export class ApiKeys {
       .orderBy('created_at')
       .orderBy('id')
       .execute()
+  }
+
+  /** The same list, a page at a time. */
+  async pageForAgent(workspaceId: string, agentId: string, page: PageRequest): Promise<Page<ApiKeyRow>> {
+    const q = this.#db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('kind', '=', 'agent')
+      .where('agent_id', '=', agentId)
+    return pageOf(await keyset(q, OLDEST_FIRST, page).execute(), OLDEST_FIRST, page)
   }
 
   /** Revokes every live key of an agent; returns the ids revoked. */

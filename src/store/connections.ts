@@ -1,9 +1,13 @@
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
+import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { ConnectionsTable, Database } from './schema.ts'
 import type { Db } from './transaction.ts'
 
 export type ConnectionRow = ConnectionsTable
+
+/** Lists of connections page oldest first: by (created_at, id), ascending. */
+const OLDEST_FIRST = byCreated<ConnectionRow>('', 'asc')
 
 export class Connections {
   #db: Kysely<Database>
@@ -70,6 +74,24 @@ export class Connections {
     if (filter.endUserId === null) q = q.where('end_user_id', 'is', null)
     else if (filter.endUserId !== undefined) q = q.where('end_user_id', '=', filter.endUserId)
     return q.orderBy('created_at').orderBy('id').execute()
+  }
+
+  /**
+   * The same list, oldest first, a page at a time; `ids` (when given) keeps only those connections
+   * (the ones an agent key may see).
+   */
+  async page(
+    workspaceId: string,
+    filter: { connector?: string; endUserId?: string | null; ids?: readonly string[] },
+    page: PageRequest,
+  ): Promise<Page<ConnectionRow>> {
+    if (filter.ids?.length === 0) return { items: [], next: null }
+    let q = this.#db.selectFrom('connections').selectAll().where('workspace_id', '=', workspaceId)
+    if (filter.connector) q = q.where('connector', '=', filter.connector)
+    if (filter.endUserId === null) q = q.where('end_user_id', 'is', null)
+    else if (filter.endUserId !== undefined) q = q.where('end_user_id', '=', filter.endUserId)
+    if (filter.ids) q = q.where('id', 'in', [...filter.ids])
+    return pageOf(await keyset(q, OLDEST_FIRST, page).execute(), OLDEST_FIRST, page)
   }
 
   /** Marks it lapsed, only while it is active: true when this call made the change. */

@@ -2,7 +2,7 @@
 // and per-agent credit budgets.
 import { type Kysely, PostgresAdapter, type SelectQueryBuilder } from 'kysely'
 import { newId, nowIso } from './ids.ts'
-import { byCreated, keyset, pageOf } from './paging.ts'
+import { byCreated, keyset, type Page, type PageKey, type PageRequest, pageOf } from './paging.ts'
 import type { CreditBudgetsTable, CreditLedgerTable, Database } from './schema.ts'
 
 export type CreditEntryRow = CreditLedgerTable
@@ -32,6 +32,12 @@ export interface CreditSummary {
 
 const num = (v: unknown) => Number(v ?? 0)
 const BY_CREATED = byCreated<CreditEntryRow>()
+/** Budgets page by their agent's id (one budget an agent). */
+const BUDGETS_BY_AGENT: PageKey<CreditBudgetRow> = {
+  columns: [{ ref: 'agent_id' }],
+  of: (r) => [r.agent_id],
+  order: 'asc',
+}
 
 export class CreditLedger {
   #db: Kysely<Database>
@@ -154,6 +160,12 @@ export class CreditBudgets {
       .where('workspace_id', '=', workspaceId)
       .orderBy('agent_id')
       .execute()
+  }
+
+  /** The same list, by agent id, a page at a time. */
+  async page(workspaceId: string, page: PageRequest): Promise<Page<CreditBudgetRow>> {
+    const q = this.#db.selectFrom('credit_budgets').selectAll().where('workspace_id', '=', workspaceId)
+    return pageOf(await keyset(q, BUDGETS_BY_AGENT, page).execute(), BUDGETS_BY_AGENT, page)
   }
 
   async put(

@@ -2,10 +2,14 @@
 // is stored hashed. Accepting takes it once, in one statement, however many instances race.
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
+import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import { hashToken, newToken } from './person-sessions.ts'
 import type { Database, InvitationsTable, Role } from './schema.ts'
 
 export type InvitationRow = InvitationsTable
+
+/** Lists of invitations page newest first: by (created_at, id), descending. */
+const NEWEST_FIRST = byCreated<InvitationRow>()
 
 export class Invitations {
   #db: Kysely<Database>
@@ -49,6 +53,12 @@ export class Invitations {
   }
 
   /** A workspace's invitations, newest first (accepted, revoked and expired ones included). */
+  /** A workspace's invitations, newest first, a page at a time. */
+  async page(workspaceId: string, page: PageRequest): Promise<Page<InvitationRow>> {
+    const q = this.#db.selectFrom('invitations').selectAll().where('workspace_id', '=', workspaceId)
+    return pageOf(await keyset(q, NEWEST_FIRST, page).execute(), NEWEST_FIRST, page)
+  }
+
   async forWorkspace(workspaceId: string): Promise<InvitationRow[]> {
     return this.#db
       .selectFrom('invitations')

@@ -10,6 +10,7 @@
 //   one workspace, listed and revocable.
 import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
+import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { Database, McpGrantsTable } from './schema.ts'
 import type { Vault } from './vault.ts'
 
@@ -148,6 +149,9 @@ export class ProviderKeys {
 
 export type McpGrantRow = McpGrantsTable
 
+/** Lists of grants page newest first: by (created_at, id), descending. */
+const NEWEST_FIRST = byCreated<McpGrantRow>()
+
 export class McpGrantRows {
   #db: Kysely<Database>
   constructor(db: Kysely<Database>) {
@@ -163,10 +167,14 @@ export class McpGrantRows {
     return this.#db.selectFrom('mcp_grants').selectAll().where('id', '=', id).executeTakeFirst()
   }
 
-  async list(workspaceId: string, opts: { includeRevoked?: boolean } = {}): Promise<McpGrantRow[]> {
-    let q = this.#db.selectFrom('mcp_grants').selectAll().where('workspace_id', '=', workspaceId)
-    if (!opts.includeRevoked) q = q.where('revoked_at', 'is', null)
-    return q.orderBy('created_at', 'desc').orderBy('id').execute()
+  /** The live grants, newest first, a page at a time. */
+  async page(workspaceId: string, page: PageRequest): Promise<Page<McpGrantRow>> {
+    const q = this.#db
+      .selectFrom('mcp_grants')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('revoked_at', 'is', null)
+    return pageOf(await keyset(q, NEWEST_FIRST, page).execute(), NEWEST_FIRST, page)
   }
 
   /** Marks a grant revoked; false when it was not there (or revoked already). */

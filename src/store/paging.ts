@@ -33,11 +33,15 @@ export interface Page<R> {
   next: string | null
 }
 
-/** The default key: created_at then id, newest first. */
-export function byCreated<R extends { created_at: string; id: string }>(prefix = ''): PageKey<R> {
+/** The default key: created_at then id, newest first (or oldest first: 'asc'). */
+export function byCreated<R extends { created_at: string; id: string }>(
+  prefix = '',
+  order: 'asc' | 'desc' = 'desc',
+): PageKey<R> {
   return {
     columns: [{ ref: `${prefix}created_at` }, { ref: `${prefix}id` }],
     of: (r) => [r.created_at, r.id],
+    order,
   }
 }
 
@@ -52,7 +56,10 @@ export function encodeCursor(values: ReadonlyArray<string | number>): string {
 
 /** The key values a cursor names, or null for a cursor this key did not make. */
 export function decodeCursor(cursor: string, key: PageKey<never>): Array<string | number> | null {
-  const parts = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
+  const text = Buffer.from(cursor, 'base64url').toString('utf8')
+  // Not as encodeCursor writes it (not base64url of text: bytes that are no UTF-8, padding, …).
+  if (Buffer.from(text).toString('base64url') !== cursor) return null
+  const parts = text.split('|')
   if (parts.length !== key.columns.length || parts.some((p) => p === '')) return null
   const values: Array<string | number> = []
   for (const [i, col] of key.columns.entries()) {

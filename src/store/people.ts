@@ -3,11 +3,19 @@
 // Emails are stored lower-cased: one account per address.
 import type { Kysely, Selectable } from 'kysely'
 import { newId, nowIso } from './ids.ts'
+import { keyset, type Page, type PageKey, type PageRequest, pageOf } from './paging.ts'
 import type { Database, PeopleTable, Role } from './schema.ts'
 
 export type PersonRow = Selectable<PeopleTable>
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase()
+
+/** Members page in the order they joined: by (joined, person id), ascending. */
+const MEMBERS_BY_JOINING: PageKey<MemberWithPerson> = {
+  columns: [{ ref: 'memberships.created_at' }, { ref: 'memberships.person_id' }],
+  of: (m) => [m.joinedAt, m.personId],
+  order: 'asc',
+}
 
 export class People {
   #db: Kysely<Database>
@@ -101,6 +109,23 @@ export class People {
   }
 
   /** A workspace's members with their email and name, oldest first. */
+  /** A workspace's members in the order they joined, a page at a time. */
+  async pageMembersOf(workspaceId: string, page: PageRequest): Promise<Page<MemberWithPerson>> {
+    const q = this.#db
+      .selectFrom('memberships')
+      .innerJoin('people', 'people.id', 'memberships.person_id')
+      .select([
+        'memberships.person_id as personId',
+        'people.email as email',
+        'people.name as name',
+        'memberships.role as role',
+        'memberships.created_at as joinedAt',
+        'memberships.updated_at as updatedAt',
+      ])
+      .where('memberships.workspace_id', '=', workspaceId)
+    return pageOf(await keyset(q, MEMBERS_BY_JOINING, page).execute(), MEMBERS_BY_JOINING, page)
+  }
+
   async membersOf(workspaceId: string): Promise<MemberWithPerson[]> {
     return this.#db
       .selectFrom('memberships')

@@ -4,9 +4,13 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { type Kysely, sql } from 'kysely'
 import { newId, nowIso } from './ids.ts'
+import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { Database, PersonSessionsTable } from './schema.ts'
 
 export type PersonSessionRow = PersonSessionsTable
+
+/** Lists of sessions page newest first: by (created_at, id), descending. */
+const NEWEST_FIRST = byCreated<PersonSessionRow>()
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex')
 
@@ -58,16 +62,15 @@ export class PersonSessions {
   }
 
   /** A person's sessions that have not ended or expired, newest first. */
-  async liveForPerson(personId: string): Promise<PersonSessionRow[]> {
-    return this.#db
+  /** A person's live sessions, newest first, a page at a time. */
+  async pageLiveForPerson(personId: string, page: PageRequest): Promise<Page<PersonSessionRow>> {
+    const q = this.#db
       .selectFrom('person_sessions')
       .selectAll()
       .where('person_id', '=', personId)
       .where('ended_at', 'is', null)
       .where('expires_at', '>', nowIso())
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .execute()
+    return pageOf(await keyset(q, NEWEST_FIRST, page).execute(), NEWEST_FIRST, page)
   }
 
   /** Ends one of a person's sessions; returns whether a live one was ended. */

@@ -2,6 +2,7 @@
 // only (the engine validates what it writes: tools/tool-input.ts).
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
+import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { Database, ToolsTable } from './schema.ts'
 
 /** A tool, its steps and declared inputs read. */
@@ -15,6 +16,9 @@ const read = (row: ToolsTable): ToolRow => ({
   steps: JSON.parse(row.steps),
   inputs: row.inputs === null ? null : JSON.parse(row.inputs),
 })
+
+/** Lists of tools page oldest first: by (created_at, id), ascending. */
+const OLDEST_FIRST = byCreated<{ created_at: string; id: string }>('', 'asc')
 
 export class Tools {
   #db: Kysely<Database>
@@ -59,6 +63,17 @@ export class Tools {
       .orderBy('id')
       .execute()
     return rows.map(read)
+  }
+
+  /** The same list, oldest first, a page at a time. */
+  async page(workspaceId: string, agentId: string, page: PageRequest): Promise<Page<ToolRow>> {
+    const q = this.#db
+      .selectFrom('tools')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('agent_id', '=', agentId)
+    const { items, next } = pageOf(await keyset(q, OLDEST_FIRST, page).execute(), OLDEST_FIRST, page)
+    return { items: items.map(read), next }
   }
 
   async update(

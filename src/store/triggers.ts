@@ -2,6 +2,7 @@
 // and written here, so the rest of the engine only sees typed records.
 import { type Kysely, sql } from 'kysely'
 import { newId, nowIso } from './ids.ts'
+import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { Database, TriggersTable } from './schema.ts'
 import { type Db, transact } from './transaction.ts'
 
@@ -28,6 +29,9 @@ function decode(row: Stored): TriggerRow {
 }
 
 const decodeAll = (rows: Stored[]) => rows.map(decode)
+
+/** Lists of triggers page oldest first: by (created_at, id), ascending. */
+const OLDEST_FIRST = byCreated<Stored>('', 'asc')
 
 export class Triggers {
   #db: Kysely<Database>
@@ -87,6 +91,18 @@ export class Triggers {
     let q = this.#db.selectFrom('triggers').selectAll().where('workspace_id', '=', workspaceId)
     if (filter.agentId) q = q.where('agent_id', '=', filter.agentId)
     return decodeAll(await q.orderBy('created_at').orderBy('id').execute())
+  }
+
+  /** The same list, oldest first, a page at a time. */
+  async page(
+    workspaceId: string,
+    filter: { agentId?: string },
+    page: PageRequest,
+  ): Promise<Page<TriggerRow>> {
+    let q = this.#db.selectFrom('triggers').selectAll().where('workspace_id', '=', workspaceId)
+    if (filter.agentId) q = q.where('agent_id', '=', filter.agentId)
+    const { items, next } = pageOf(await keyset(q, OLDEST_FIRST, page).execute(), OLDEST_FIRST, page)
+    return { items: decodeAll(items), next }
   }
 
   async forSubscription(subscriptionId: string) {

@@ -2,6 +2,7 @@
 // workspace no one owns, and the removal of everything a workspace owns.
 import { type Kysely, sql } from 'kysely'
 import { newId, nowIso } from './ids.ts'
+import { keyset, type Page, type PageKey, type PageRequest, pageOf } from './paging.ts'
 import type { Database, Role, WorkspacesTable } from './schema.ts'
 
 /** Any fixed number of ours: claims of a workspace's ownership take turns on it (PostgreSQL). */
@@ -44,6 +45,16 @@ export const OWNED = [
 
 export type OwnedTable = (typeof OWNED)[number] | 'inbox' | 'delivery_attempts'
 
+/** A person's workspace with when they joined it. */
+type Joined = WorkspaceRow & { role: Role; joined_at: string }
+
+/** A person's workspaces page in the order they joined them: by (joined, workspace id). */
+const BY_JOINING: PageKey<Joined> = {
+  columns: [{ ref: 'memberships.created_at' }, { ref: 'workspaces.id' }],
+  of: (w) => [w.joined_at, w.id],
+  order: 'asc',
+}
+
 export class Workspaces {
   #db: Kysely<Database>
   #postgres: boolean
@@ -59,6 +70,19 @@ export class Workspaces {
   }
 
   /** A person's workspaces with their role, oldest membership first. */
+  /** The same, a page at a time. */
+  async pageOfPerson(personId: string, page: PageRequest): Promise<Page<WorkspaceRow & { role: Role }>> {
+    const q = this.#db
+      .selectFrom('memberships')
+      .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
+      .selectAll('workspaces')
+      .select(['memberships.role', 'memberships.created_at as joined_at'])
+      .where('memberships.person_id', '=', personId)
+    const rows = (await keyset(q, BY_JOINING, page).execute()) as Joined[]
+    const { items, next } = pageOf(rows, BY_JOINING, page)
+    return { items: items.map(({ joined_at: _joined, ...w }) => w), next }
+  }
+
   async ofPerson(personId: string): Promise<(WorkspaceRow & { role: Role })[]> {
     return (await this.#db
       .selectFrom('memberships')

@@ -144,6 +144,29 @@ export async function api<T = any>(
 
 export const get = <T = any>(path: string, query?: Query, signal?: AbortSignal) =>
   api<T>('GET', path, undefined, { query, signal })
+
+/**
+ * A whole list: its pages one after another (`cursor` the previous page's `next`, until it is
+ * null), as one answer `{ [items]: all of them }`.
+ */
+export async function getAll<K extends string, T>(
+  path: string,
+  items: K,
+  query: Query = {},
+  signal?: AbortSignal,
+): Promise<Record<K, T[]>> {
+  const all: T[] = []
+  for (let cursor: string | undefined; ; ) {
+    const page = await get<Record<K, T[]> & { next: string | null }>(
+      path,
+      { ...query, limit: 200, cursor },
+      signal,
+    )
+    all.push(...page[items])
+    if (!page.next) return { [items]: all } as Record<K, T[]>
+    cursor = page.next
+  }
+}
 export const post = <T = any>(path: string, body: unknown = {}) => api<T>('POST', path, body)
 export const patch = <T = any>(path: string, body: unknown) => api<T>('PATCH', path, body)
 export const put = <T = any>(path: string, body: unknown) => api<T>('PUT', path, body)

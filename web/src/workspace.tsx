@@ -1,6 +1,6 @@
 // What most pages need: the catalog (connectors, steps, triggers) and the connections.
 import { createContext, type ReactNode, useContext, useMemo } from 'react'
-import { get } from './api.ts'
+import { getAll } from './api.ts'
 import { useLoad } from './components.tsx'
 import type { Connection, Connector, StepSummary, TriggerSummary } from './types.ts'
 
@@ -32,7 +32,7 @@ export function WorkspaceProvider({
   children: ReactNode
 }) {
   const conns = useLoad(
-    (signal) => get<{ connections: Connection[] }>('/v1/connections', undefined, signal),
+    (signal) => getAll<'connections', Connection>('/v1/connections', 'connections', undefined, signal),
     [],
   )
   const connections = conns.data?.connections ?? []

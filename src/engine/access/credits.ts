@@ -8,6 +8,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { CreditBudgetRow, CreditBudgets, CreditHolds, CreditLedger } from '../../store/credits.ts'
+import type { PageRequest } from '../../store/paging.ts'
 import type { Changes } from '../changes/changes.ts'
 import { type Caller, callerId } from './caller.ts'
 
@@ -157,9 +158,13 @@ export class CreditService {
     return row ? this.#view(row) : null
   }
 
-  async listBudgets(workspaceId: string): Promise<BudgetView[]> {
-    const rows = await this.budgets.list(workspaceId)
-    return Promise.all(rows.map((r) => this.#view(r)))
+  /** The budgets by agent id, a page at a time (GET /v1/credits/budgets). */
+  async pageBudgets(
+    workspaceId: string,
+    page: PageRequest,
+  ): Promise<{ budgets: BudgetView[]; next: string | null }> {
+    const { items, next } = await this.budgets.page(workspaceId, page)
+    return { budgets: await Promise.all(items.map((r) => this.#view(r))), next }
   }
 
   async putBudget(

@@ -3,6 +3,7 @@
 // any admin — on every instance at once (keyRevocations).
 import { PatchbayError } from '../../kit/errors.ts'
 import type { ApiKeyRow, ApiKeys } from '../../store/api-keys.ts'
+import type { PageRequest } from '../../store/paging.ts'
 import type { Role } from '../../store/schema.ts'
 import { type Caller, roleAtLeast } from './caller.ts'
 import type { KeyRevocations } from './key-revocations.ts'
@@ -47,8 +48,13 @@ export class WorkspaceKeyService {
     this.#revocations = d.revocations
   }
 
-  async list(workspaceId: string): Promise<WorkspaceKeyView[]> {
-    return (await this.#keys.listWorkspace(workspaceId)).map(workspaceKeyView)
+  /** The same, oldest first, a page at a time (GET /v1/keys). */
+  async page(
+    workspaceId: string,
+    page: PageRequest,
+  ): Promise<{ keys: WorkspaceKeyView[]; next: string | null }> {
+    const { items, next } = await this.#keys.pageWorkspace(workspaceId, {}, page)
+    return { keys: items.map(workspaceKeyView), next }
   }
 
   /** Makes a key of the caller's workspace; its role may not be above the caller's. */

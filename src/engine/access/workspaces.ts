@@ -6,6 +6,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { ApiKeys } from '../../store/api-keys.ts'
+import type { PageRequest } from '../../store/paging.ts'
 import type { Role } from '../../store/schema.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { WorkspaceRow, Workspaces } from '../../store/workspaces.ts'
@@ -103,8 +104,13 @@ export class WorkspaceService {
   }
 
   /** A person's workspaces with their role in each, oldest membership first. */
-  async ofPerson(personId: string): Promise<WorkspaceView[]> {
-    return (await this.#repo.ofPerson(personId)).map((r) => view(r, r.role))
+  /** The same, a page at a time (GET /v1/workspaces). */
+  async pageOfPerson(
+    personId: string,
+    page: PageRequest,
+  ): Promise<{ workspaces: WorkspaceView[]; next: string | null }> {
+    const { items, next } = await this.#repo.pageOfPerson(personId, page)
+    return { workspaces: items.map((r) => view(r, r.role)), next }
   }
 
   /** Makes a workspace with `personId` as its owner. */

@@ -7,11 +7,12 @@ import { PatchbayError, validationError } from '../../kit/errors.ts'
 import type { AgentRow, Agents } from '../../store/agents.ts'
 import type { ApiKeyRow, ApiKeys } from '../../store/api-keys.ts'
 import type { EndUsers } from '../../store/end-users.ts'
+import type { PageRequest } from '../../store/paging.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Caller } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
 import type { Changes } from '../changes/changes.ts'
-import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
+import type { ConnectionService } from '../connections/connection-service.ts'
 import type { EngineEvents } from '../engine-events.ts'
 import type { Registry } from '../registry.ts'
 import type { StepConnectionNeeded } from '../tools/tool-input.ts'
@@ -191,6 +192,21 @@ export class AgentService {
     return (await this.#repo.list(workspaceId)).map(agentView)
   }
 
+  /** The workspace's agents, oldest first, a page at a time (GET /v1/agents). */
+  async page(workspaceId: string, page: PageRequest): Promise<{ agents: AgentView[]; next: string | null }> {
+    const { items, next } = await this.#repo.page(workspaceId, page)
+    return { agents: items.map(agentView), next }
+  }
+
+  /**
+   * The connections an agent key may see (all for any other caller), as a filter of a list: null
+   * for no filter.
+   */
+  async visibleConnectionIds(caller: Caller): Promise<string[] | null> {
+    if (!caller.agentId) return null
+    return (await this.forCaller(caller)).connectionIds
+  }
+
   /** The agent, or AGENT_NOT_FOUND (404). */
   async get(workspaceId: string, agentId: string): Promise<AgentView> {
     const hit = this.#cache.get(agentId)
@@ -352,9 +368,15 @@ export class AgentService {
     return { ...keyView(row), key }
   }
 
-  async listKeys(workspaceId: string, agentId: string): Promise<AgentKeyView[]> {
+  /** The agent's keys, oldest first, a page at a time (GET /v1/agents/{id}/keys). */
+  async pageKeys(
+    workspaceId: string,
+    agentId: string,
+    page: PageRequest,
+  ): Promise<{ keys: AgentKeyView[]; next: string | null }> {
     await this.get(workspaceId, agentId)
-    return (await this.#keys.listForAgent(workspaceId, agentId)).map(keyView)
+    const { items, next } = await this.#keys.pageForAgent(workspaceId, agentId, page)
+    return { keys: items.map(keyView), next }
   }
 
   /** Revokes one of the agent's keys; it is refused from the next request on. */
@@ -367,13 +389,6 @@ export class AgentService {
       })
     if (!key.revoked_at) await this.#keys.revoke(keyId)
     this.#revocations.publish([keyId])
-  }
-
-  /** The connections a caller may see: all for a workspace key, its own for an agent key. */
-  async visibleConnections(caller: Caller, all: ConnectionView[]): Promise<ConnectionView[]> {
-    if (!caller.agentId) return all
-    const own = new Set((await this.forCaller(caller)).connectionIds)
-    return all.filter((c) => own.has(c.id))
   }
 
   /** Refuses (as not found) a connection an agent key may not use. */

@@ -9,6 +9,7 @@ import type { Budget } from '../../kit/pacer.ts'
 import type { ConnectionRow, Connections } from '../../store/connections.ts'
 import type { DisconnectionRow, Disconnections } from '../../store/disconnections.ts'
 import { nowIso } from '../../store/ids.ts'
+import type { PageRequest } from '../../store/paging.ts'
 import { type Db, transact } from '../../store/transaction.ts'
 import type { Triggers } from '../../store/triggers.ts'
 import type { Vault } from '../../store/vault.ts'
@@ -338,6 +339,20 @@ export class ConnectionService {
     return (await this.#repo.list(workspaceId, { connector, endUserId })).map((r) =>
       this.#view(r, undefined, restorable(r)),
     )
+  }
+
+  /**
+   * The same list, oldest first, a page at a time (GET /v1/connections); `ids` keeps only those
+   * (the ones an agent key may see).
+   */
+  async page(
+    workspaceId: string,
+    filter: { connector?: string; endUserId?: string | null; ids?: readonly string[] },
+    page: PageRequest,
+  ): Promise<{ connections: ConnectionView[]; next: string | null }> {
+    const restorable = await this.#restorables(workspaceId)
+    const { items, next } = await this.#repo.page(workspaceId, filter, page)
+    return { connections: items.map((r) => this.#view(r, undefined, restorable(r))), next }
   }
 
   async get(workspaceId: string, id: string): Promise<ConnectionView> {

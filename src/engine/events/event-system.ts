@@ -1,7 +1,7 @@
 // The event side of the engine as one running whole: its parts (built by the Engine, in
-// constructor order) and their lifecycle — one sweep for due work (inbox rows, deliveries, polls:
-// jobs/sweeps.ts), upstream webhooks reconciled periodically by one instance at a time, and a
-// clean stop. The event path itself:
+// constructor order) and their lifecycle — one sweep for due work (inbox rows, deliveries, polls,
+// connection checks, long jobs: jobs/sweeps.ts), upstream webhooks reconciled periodically by one
+// instance at a time, and a clean stop. The event path itself:
 //
 //   sources/webhook-ingress.ts (upstream webhooks, and the inbox drain) ┐
 //   sources/poller.ts (polled triggers)                                  ├→ recorder.ts → deliverer.ts
@@ -15,6 +15,7 @@ import type { Database } from '../../store/schema.ts'
 import type { ConnectionHealth } from '../connections/connection-health.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { InProcessJobQueue } from '../jobs/job-queue.ts'
+import type { LongJobs } from '../jobs/long-jobs.ts'
 import type { Sweeps } from '../jobs/sweeps.ts'
 import type { PublicAddress } from '../public-address.ts'
 import type { Registry } from '../registry.ts'
@@ -79,11 +80,13 @@ export class EventSystem {
   #reconciler: NodeJS.Timeout | null = null
   #reconciling: Promise<void> | null = null
   #address: PublicAddress
-  /** Other parts' due work, looked for in the same sweep (the jobs: jobs/long-jobs.ts). */
-  #alsoSweep: Array<() => Promise<void>> = []
+  /** Long jobs (jobs/long-jobs.ts), whose due work is looked for in the same sweep. */
+  #longJobs: LongJobs
 
   constructor(parts: {
     jobs: InProcessJobQueue
+    /** Long jobs: jobs handed on from a stopped instance, looked for in the same sweep. */
+    longJobs: LongJobs
     /** Connections with triggers, checked upstream in the sweep (a lapse pauses them). */
     health: ConnectionHealth
     streams: DeliveryStreams
@@ -108,6 +111,7 @@ export class EventSystem {
   }) {
     this.#address = parts.address
     this.jobs = parts.jobs
+    this.#longJobs = parts.longJobs
     this.#health = parts.health
     this.streams = parts.streams
     this.history = parts.history
@@ -160,12 +164,7 @@ export class EventSystem {
     await this.deliverer.sweep()
     await this.poller.sweep()
     await this.#health.sweep()
-    for (const sweep of this.#alsoSweep) await sweep()
-  }
-
-  /** Looks for another part's due work in the one sweep (one instance at a time). */
-  alsoSweep(sweep: () => Promise<void>): void {
-    this.#alsoSweep.push(sweep)
+    await this.#longJobs.sweep()
   }
 
   /** Stops sweeping and ends the streams; claimed work under way finishes within `graceMs`. */

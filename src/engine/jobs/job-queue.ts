@@ -48,7 +48,12 @@ export class InProcessJobQueue implements JobQueue {
   #timers = new Set<NodeJS.Timeout>()
   #idle: Array<() => void> = []
   #stopped = false
-  onError: (name: string, err: unknown) => void = () => {}
+  #onError: (name: string, err: unknown) => void
+
+  /** `onError`: told of a job that failed (its handler threw), by the job's name. */
+  constructor(opts: { onError?: (name: string, err: unknown) => void } = {}) {
+    this.#onError = opts.onError ?? (() => {})
+  }
 
   work<T>(name: string, opts: WorkOptions, handler: JobHandler<T>): void {
     this.#lanes.set(name, {
@@ -109,7 +114,7 @@ export class InProcessJobQueue implements JobQueue {
       lane.active++
       lane
         .handler(batch)
-        .catch((err) => this.onError(name, err))
+        .catch((err) => this.#onError(name, err))
         .finally(() => {
           lane.active--
           if (lane.waiting.length > 0) this.#schedule(lane, name)

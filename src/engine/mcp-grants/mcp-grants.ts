@@ -9,6 +9,7 @@
 
 import { PatchbayError } from '../../kit/errors.ts'
 import type { McpGrantRow, McpGrantRows, ProviderRecords } from '../../store/mcp-grants.ts'
+import type { PageRequest } from '../../store/paging.ts'
 import type { Caller } from '../access/caller.ts'
 import type { AgentService } from '../agents/agent-service.ts'
 
@@ -91,10 +92,16 @@ export class McpGrants {
     return this.#view(row, agent.name)
   }
 
-  async list(workspaceId: string): Promise<McpGrantView[]> {
-    const [rows, agents] = await Promise.all([this.rows.list(workspaceId), this.#agents.list(workspaceId)])
-    const names = new Map(agents.map((a) => [a.id, a.name]))
-    return rows.map((r) => this.#view(r, names.get(r.agent_id) ?? null))
+  /** The live grants, newest first, a page at a time (GET /v1/mcp-grants). */
+  async page(
+    workspaceId: string,
+    page: PageRequest,
+  ): Promise<{ grants: McpGrantView[]; next: string | null }> {
+    const { items, next } = await this.rows.page(workspaceId, page)
+    const names = new Map<string, string | null>()
+    for (const id of new Set(items.map((r) => r.agent_id)))
+      names.set(id, (await this.#agents.get(workspaceId, id).catch(() => null))?.name ?? null)
+    return { grants: items.map((r) => this.#view(r, names.get(r.agent_id) ?? null)), next }
   }
 
   /**

@@ -15,10 +15,12 @@ import {
   verifyPassword,
 } from '../../kit/passwords.ts'
 import type { Store } from '../../store/database.ts'
+import type { PageRequest } from '../../store/paging.ts'
 import { normalizeEmail, type PersonRow } from '../../store/people.ts'
 import { type PersonSessionRow, SignInAttempts } from '../../store/person-sessions.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Changes } from '../changes/changes.ts'
+import type { PublicAddress } from '../public-address.ts'
 import { type AuditActor, type AuditTrail, anonymous, type RequestOrigin } from './audit-trail.ts'
 import type { Members } from './members.ts'
 
@@ -40,7 +42,7 @@ export interface AccountsOptions {
   /** Mails password-reset links; null without SMTP (then resets are refused, with what to do). */
   mailer: Mailer | null
   /** The address people open Patchbay at (the link in the mail). */
-  publicUrl: () => string
+  address: PublicAddress
   /** Keys the reset links (a MAC under the master key: nothing stored, every instance agrees). */
   vault: Vault
 }
@@ -119,7 +121,7 @@ export class Accounts {
   #audit: AuditTrail
   #attempts: SignInAttempts
   #mailer: Mailer | null
-  #publicUrl: () => string
+  #address: PublicAddress
   #vault: Vault
 
   constructor(opts: AccountsOptions) {
@@ -130,7 +132,7 @@ export class Accounts {
     this.#audit = opts.audit
     this.#attempts = new SignInAttempts(opts.store.db)
     this.#mailer = opts.mailer
-    this.#publicUrl = opts.publicUrl
+    this.#address = opts.address
     this.#vault = opts.vault
   }
 
@@ -319,8 +321,13 @@ export class Accounts {
     return { person, session }
   }
 
-  async listSessions(personId: string): Promise<SessionView[]> {
-    return (await this.sessions.liveForPerson(personId)).map(sessionView)
+  /** A person's live sessions, newest first, a page at a time (GET /v1/me/sessions). */
+  async pageSessions(
+    personId: string,
+    page: PageRequest,
+  ): Promise<{ sessions: SessionView[]; next: string | null }> {
+    const { items, next } = await this.sessions.pageLiveForPerson(personId, page)
+    return { sessions: items.map(sessionView), next }
   }
 
   /** Ends one of a person's sessions, on every instance at once. */
@@ -538,7 +545,7 @@ export class Accounts {
     if (!person) return
     const expiresAt = now + PASSWORD_RESET_TTL_MS
     const token = `${person.id}.${expiresAt}.${this.#resetMac(person, expiresAt)}`
-    const link = `${this.#publicUrl()}/#/reset-password/${token}`
+    const link = this.#address.of(`/#/reset-password/${token}`)
     mailer
       .send({
         to: person.email,

@@ -11,6 +11,7 @@ import type { ApiKeys } from '../../store/api-keys.ts'
 import type { Store } from '../../store/database.ts'
 import { type InvitationRow, Invitations } from '../../store/invitations.ts'
 import { Memberships as MembershipRows } from '../../store/memberships.ts'
+import type { Page, PageRequest } from '../../store/paging.ts'
 import { type MemberWithPerson, normalizeEmail, People, type PersonRow } from '../../store/people.ts'
 import { PersonSessions } from '../../store/person-sessions.ts'
 import type { Database, Role } from '../../store/schema.ts'
@@ -18,6 +19,7 @@ import { ROLES } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
 import type { MembershipService } from '../access/memberships.ts'
 import type { Changes } from '../changes/changes.ts'
+import type { PublicAddress } from '../public-address.ts'
 import type { AuditActor, AuditTrail, RequestOrigin } from './audit-trail.ts'
 
 /** How long an invitation link works. */
@@ -69,7 +71,7 @@ export interface MembersOptions {
   audit: AuditTrail
   mailer: Mailer | null
   /** The address people open Patchbay at (links in mail). */
-  publicUrl: () => string
+  address: PublicAddress
 }
 
 export class Members {
@@ -84,7 +86,7 @@ export class Members {
   #changes: Changes
   #audit: AuditTrail
   #mailer: Mailer | null
-  #publicUrl: () => string
+  #address: PublicAddress
 
   constructor(opts: MembersOptions) {
     this.#store = opts.store
@@ -98,7 +100,7 @@ export class Members {
     this.#changes = opts.changes
     this.#audit = opts.audit
     this.#mailer = opts.mailer
-    this.#publicUrl = opts.publicUrl
+    this.#address = opts.address
   }
 
   /** Whether invitations are mailed (SMTP configured). */
@@ -106,8 +108,9 @@ export class Members {
     return this.#mailer !== null
   }
 
-  list(workspaceId: string): Promise<MemberWithPerson[]> {
-    return this.people.membersOf(workspaceId)
+  /** The members in the order they joined, a page at a time. */
+  page(workspaceId: string, page: PageRequest): Promise<Page<MemberWithPerson>> {
+    return this.people.pageMembersOf(workspaceId, page)
   }
 
   /** A person's role in a workspace, or null when they are not a member. */
@@ -286,7 +289,7 @@ export class Members {
 
   /** The link a person opens to accept: the dashboard's invitation page. */
   invitationUrl(token: string): string {
-    return `${this.#publicUrl()}/#/invitations/${token}`
+    return this.#address.of(`/#/invitations/${token}`)
   }
 
   /**
@@ -343,9 +346,14 @@ export class Members {
     return { invitation: invitationView(row), url, token, expiresAt: row.expires_at, mailed, mailError }
   }
 
-  async listInvitations(workspaceId: string): Promise<InvitationView[]> {
+  /** The workspace's invitations, newest first, a page at a time. */
+  async pageInvitations(
+    workspaceId: string,
+    page: PageRequest,
+  ): Promise<{ invitations: InvitationView[]; next: string | null }> {
     const now = new Date().toISOString()
-    return (await this.invitations.forWorkspace(workspaceId)).map((r) => invitationView(r, now))
+    const { items, next } = await this.invitations.page(workspaceId, page)
+    return { invitations: items.map((r) => invitationView(r, now)), next }
   }
 
   async revokeInvitation(actor: MemberActor, workspaceId: string, id: string): Promise<void> {

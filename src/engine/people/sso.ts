@@ -13,6 +13,7 @@ import { PatchbayError } from '../../kit/errors.ts'
 import type { OAuthFlowRows } from '../../store/oauth-flows.ts'
 import { normalizeEmail, type PersonRow } from '../../store/people.ts'
 import type { Vault } from '../../store/vault.ts'
+import type { PublicAddress } from '../public-address.ts'
 import type { Accounts, StartedSession } from './accounts.ts'
 import { type AuditActor, type AuditTrail, anonymous, type RequestOrigin } from './audit-trail.ts'
 import type { Members } from './members.ts'
@@ -41,7 +42,8 @@ export interface SingleSignOnOptions {
   flows: OAuthFlowRows
   vault: Vault
   audit: AuditTrail
-  publicUrl: () => string
+  /** Where people reach Patchbay: the callback the identity provider sends them back to. */
+  address: PublicAddress
 }
 
 export class SingleSignOn {
@@ -55,7 +57,7 @@ export class SingleSignOn {
   }
 
   get redirectUri(): string {
-    return `${this.#opts.publicUrl()}/v1/auth/sso/callback`
+    return this.#opts.address.of('/v1/auth/sso/callback')
   }
 
   /** The provider's metadata, discovered once (again after a failure: it may not have been up). */

@@ -8,6 +8,7 @@ import { type ErrorCode, PatchbayError, validationError } from '../../kit/errors
 import { inSpan, tracingOn } from '../../kit/tracing.ts'
 import type { Causations } from '../../store/causations.ts'
 import { newId, nowIso } from '../../store/ids.ts'
+import type { PageRequest } from '../../store/paging.ts'
 import type { ToolRunRow, ToolRuns } from '../../store/tool-runs.ts'
 import type { ToolRow, Tools } from '../../store/tools.ts'
 import type { Triggers } from '../../store/triggers.ts'
@@ -188,6 +189,17 @@ export class ToolService {
   async list(workspaceId: string, agentId: string): Promise<ToolView[]> {
     await this.#agents.get(workspaceId, agentId)
     return (await this.#tools.list(workspaceId, agentId)).map(toolView)
+  }
+
+  /** The agent's tools, oldest first, a page at a time (GET /v1/agents/{id}/tools). */
+  async page(
+    workspaceId: string,
+    agentId: string,
+    page: PageRequest,
+  ): Promise<{ tools: ToolView[]; next: string | null }> {
+    await this.#agents.get(workspaceId, agentId)
+    const { items, next } = await this.#tools.page(workspaceId, agentId, page)
+    return { tools: items.map(toolView), next }
   }
 
   async get(workspaceId: string, agentId: string, toolId: string): Promise<ToolView> {

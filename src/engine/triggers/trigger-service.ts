@@ -9,6 +9,7 @@ import type { TriggerDefinition } from '../../kit/define.ts'
 import { triggerMechanism } from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
 import { nowIso } from '../../store/ids.ts'
+import type { PageRequest } from '../../store/paging.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
 import type { TriggerRow, Triggers, TriggerTarget } from '../../store/triggers.ts'
 import type { AgentService } from '../agents/agent-service.ts'
@@ -167,6 +168,12 @@ export class TriggerService {
   async list(workspaceId: string, agentId?: string) {
     const rows = await this.#triggers.list(workspaceId, { agentId })
     return Promise.all(rows.map((r) => this.view(r)))
+  }
+
+  /** An agent's triggers, oldest first, a page at a time (GET /v1/agents/{id}/triggers). */
+  async page(workspaceId: string, agentId: string, page: PageRequest) {
+    const { items, next } = await this.#triggers.page(workspaceId, { agentId }, page)
+    return { triggers: await Promise.all(items.map((r) => this.view(r))), next }
   }
 
   async get(workspaceId: string, id: string) {

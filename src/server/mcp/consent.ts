@@ -436,7 +436,15 @@ function consentPage(reply: FastifyReply) {
     $('what').textContent = '';
     var box = $('agents');
     while (box.children.length > 1) box.removeChild(box.lastChild);
-    call('GET', '/v1/agents').then(function (res) {
+    // Every agent: page after page, each asked for with the previous page's next.
+    function all(cursor, got) {
+      return call('GET', '/v1/agents?limit=200' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : '')).then(function (res) {
+        if (!res.ok) return res;
+        got = got.concat(res.body.agents);
+        return res.body.next ? all(res.body.next, got) : { ok: true, body: { agents: got } };
+      });
+    }
+    all(null, []).then(function (res) {
       if (!res.ok) return fail(res.body);
       listAgents(res.body.agents);
       if (agents.length === 0) box.appendChild(el('p', 'This workspace has no agents yet: make one in the dashboard first.'));

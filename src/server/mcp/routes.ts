@@ -7,7 +7,6 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { asAgent, type Caller, roleAtLeast } from '../../engine/access/caller.ts'
 import { mcpRoleOf } from '../../engine/access/policy.ts'
-import { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { ErrorBody, errorResponses } from '../schemas.ts'
@@ -76,7 +75,7 @@ export function checkMcpMethods(caller: Caller, body: unknown): void {
 export const mcpRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
   async (app) => {
-    const toolbox = new AgentToolbox(engine)
+    const toolbox = engine.toolbox
     // 401s carry the OAuth challenge; the metadata says where to get a token.
     installProtectedResource(app, engine, { authorizationServer: true })
     // This plugin's own JSON parser: a body that is not JSON reaches the route (as MALFORMED), to

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
 import { AgentKeyView } from '../agent-schemas.ts'
+import { nextCursor, pageQuery } from '../paging.ts'
 import { errorResponses } from '../schemas.ts'
 
 export const agentKeyRoutes =
@@ -43,14 +44,14 @@ export const agentKeyRoutes =
         schema: {
           operationId: 'listAgentKeys',
           tags: ['agents'],
-          summary: "An agent's keys (never the keys themselves), revoked ones included",
+          summary:
+            "An agent's keys (never the keys themselves), revoked ones included, oldest first, a page at a time",
           params,
-          response: { 200: z.object({ keys: z.array(AgentKeyView) }), ...errorResponses },
+          querystring: z.object(pageQuery(200)),
+          response: { 200: z.object({ keys: z.array(AgentKeyView), next: nextCursor }), ...errorResponses },
         },
       },
-      async (req) => {
-        return { keys: await engine.agents.listKeys(req.caller.workspaceId, req.params.id) }
-      },
+      async (req) => engine.agents.pageKeys(req.caller.workspaceId, req.params.id, req.query),
     )
     app.delete(
       '/v1/agents/:id/keys/:keyId',

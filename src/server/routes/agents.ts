@@ -6,6 +6,7 @@ import { AgentChangesInput, NewAgentInput } from '../../engine/agents/agent-inpu
 import type { Engine } from '../../engine/engine.ts'
 import { AgentView, SigningSecret } from '../agent-schemas.ts'
 import { requireOwnAgent } from '../authorize.ts'
+import { nextCursor, pageQuery } from '../paging.ts'
 import { errorResponses } from '../schemas.ts'
 
 export const agentRoutes =
@@ -34,13 +35,12 @@ export const agentRoutes =
         schema: {
           operationId: 'listAgents',
           tags: ['agents'],
-          summary: 'List agents',
-          response: { 200: z.object({ agents: z.array(AgentView) }), ...errorResponses },
+          summary: 'List agents, oldest first, a page at a time',
+          querystring: z.object(pageQuery(200)),
+          response: { 200: z.object({ agents: z.array(AgentView), next: nextCursor }), ...errorResponses },
         },
       },
-      async (req) => {
-        return { agents: await engine.agents.list(req.caller.workspaceId) }
-      },
+      async (req) => engine.agents.page(req.caller.workspaceId, req.query),
     )
     app.get(
       '/v1/agents/:id',

@@ -13,6 +13,7 @@ import { csrfTokenOf, personView, type StartedSession, sessionView } from '../..
 import { safeReturnTo } from '../../engine/people/sso.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { publicRoute } from '../authenticate.ts'
+import { nextCursor, pageQuery } from '../paging.ts'
 import { ErrorBody, errorResponses } from '../schemas.ts'
 import { originOf, requirePerson, type Sessions } from '../sessions.ts'
 
@@ -258,10 +259,12 @@ export const authRoutes =
         schema: {
           operationId: 'listMySessions',
           tags: ['people'],
-          summary: "The signed-in person's live sessions, newest first",
+          summary: "The signed-in person's live sessions, newest first, a page at a time",
+          querystring: z.object(pageQuery(200)),
           response: {
             200: z.object({
               sessions: z.array(SessionView.extend({ current: z.boolean().describe('The session asking.') })),
+              next: nextCursor,
             }),
             ...errorResponses,
           },
@@ -269,8 +272,8 @@ export const authRoutes =
       },
       async (req) => {
         const { person, session } = requirePerson(req)
-        const sessions = await engine.accounts.listSessions(person.id)
-        return { sessions: sessions.map((s) => ({ ...s, current: s.id === session.id })) }
+        const { sessions, next } = await engine.accounts.pageSessions(person.id, req.query)
+        return { sessions: sessions.map((s) => ({ ...s, current: s.id === session.id })), next }
       },
     )
 

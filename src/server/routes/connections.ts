@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
+import { nextCursor, pageQuery } from '../paging.ts'
 import { ConnectionView, errorResponses } from '../schemas.ts'
 
 const Connected = ConnectionView.extend({
@@ -96,7 +97,8 @@ export const connectionRoutes =
         schema: {
           operationId: 'listConnections',
           tags: ['connections'],
-          summary: 'List connections, optionally of one connector or one end user',
+          summary:
+            'List connections, optionally of one connector or one end user, oldest first, a page at a time',
           querystring: z.object({
             connector: z.string().optional(),
             endUserId: z
@@ -104,21 +106,28 @@ export const connectionRoutes =
               .max(256)
               .optional()
               .describe("Only this end user's connections (an empty value: the workspace's own)."),
+            ...pageQuery(200),
           }),
-          response: { 200: z.object({ connections: z.array(ConnectionView) }), ...errorResponses },
+          response: {
+            200: z.object({ connections: z.array(ConnectionView), next: nextCursor }),
+            ...errorResponses,
+          },
         },
       },
-      async (req) => ({
+      async (req) => {
+        const { connector, endUserId, limit, cursor } = req.query
         // An agent key sees only the connections its agent may use.
-        connections: await engine.agents.visibleConnections(
-          req.caller,
-          await engine.connections.list(
-            req.caller.workspaceId,
-            req.query.connector,
-            req.query.endUserId === undefined ? undefined : req.query.endUserId || null,
-          ),
-        ),
-      }),
+        const ids = await engine.agents.visibleConnectionIds(req.caller)
+        return engine.connections.page(
+          req.caller.workspaceId,
+          {
+            connector,
+            endUserId: endUserId === undefined ? undefined : endUserId || null,
+            ...(ids ? { ids } : {}),
+          },
+          { limit, cursor },
+        )
+      },
     )
     app.get(
       '/v1/connections/:id',

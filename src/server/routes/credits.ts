@@ -134,14 +134,17 @@ export const creditRoutes =
         schema: {
           operationId: 'listCreditBudgets',
           tags: ['credits'],
-          summary: 'Every per-agent credit budget with what is spent',
-          response: { 200: z.object({ budgets: z.array(Budget) }), ...errorResponses },
+          summary: 'Every per-agent credit budget with what is spent, by agent id, a page at a time',
+          querystring: z.object(pageQuery(200)),
+          response: { 200: z.object({ budgets: z.array(Budget), next: nextCursor }), ...errorResponses },
         },
       },
       async (req) => {
-        const all = await engine.credits.listBudgets(req.caller.workspaceId)
-        const own = agentScope(req, undefined)
-        return { budgets: req.caller.kind !== 'agentKey' ? all : all.filter((b) => b.agentId === own) }
+        if (req.caller.kind !== 'agentKey')
+          return engine.credits.pageBudgets(req.caller.workspaceId, req.query)
+        // An agent key sees its own budget only: one page of one or none.
+        const own = await engine.credits.budgetView(req.caller.workspaceId, agentScope(req, undefined)!)
+        return { budgets: own ? [own] : [], next: null }
       },
     )
     app.get(

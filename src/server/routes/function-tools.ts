@@ -3,7 +3,7 @@
 // call as the model wrote it ({name, arguments}).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { type AgentCallable, AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
+import type { AgentCallable } from '../../engine/agents/agent-toolbox.ts'
 import {
   FUNCTION_TOOL_FORMATS,
   type FunctionToolFormat,
@@ -92,7 +92,7 @@ function exportTools(callables: AgentCallable[], format: FunctionToolFormat, str
 export const functionToolRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
   async (app) => {
-    const toolbox = new AgentToolbox(engine)
+    const toolbox = engine.toolbox
     const params = z.object({ id: z.string().min(1).max(200) })
     app.get(
       '/v1/agents/:id/tools.json',

@@ -6,6 +6,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
+import { nextCursor, pageQuery } from '../paging.ts'
 import { errorResponses } from '../schemas.ts'
 
 export const McpGrantView = z
@@ -43,11 +44,13 @@ export const mcpGrantRoutes =
         schema: {
           operationId: 'listMcpGrants',
           tags: ['mcp'],
-          summary: 'The MCP clients allowed to act as an agent of this workspace (OAuth grants in force)',
-          response: { 200: z.object({ grants: z.array(McpGrantView) }), ...errorResponses },
+          summary:
+            'The MCP clients allowed to act as an agent of this workspace (OAuth grants in force), newest first, a page at a time',
+          querystring: z.object(pageQuery(200)),
+          response: { 200: z.object({ grants: z.array(McpGrantView), next: nextCursor }), ...errorResponses },
         },
       },
-      async (req) => ({ grants: await engine.mcpGrants.list(req.caller.workspaceId) }),
+      async (req) => engine.mcpGrants.page(req.caller.workspaceId, req.query),
     )
     app.delete(
       '/v1/mcp-grants/:id',

@@ -8,6 +8,7 @@ import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
 import type { MemberActor } from '../../engine/people/members.ts'
 import { PatchbayError } from '../../kit/errors.ts'
+import { nextCursor, pageQuery } from '../paging.ts'
 import { errorResponses } from '../schemas.ts'
 import { originOf, requirePerson } from '../sessions.ts'
 
@@ -75,14 +76,16 @@ export const memberRoutes =
         schema: {
           operationId: 'listMembers',
           tags: ['workspaces'],
-          summary: "A workspace's members and their roles",
+          summary: "A workspace's members and their roles, in the order they joined, a page at a time",
           params: ws,
-          response: { 200: z.object({ members: z.array(MemberView) }), ...errorResponses },
+          querystring: z.object(pageQuery(200)),
+          response: { 200: z.object({ members: z.array(MemberView), next: nextCursor }), ...errorResponses },
         },
       },
       async (req) => {
         memberActor(req, req.params.id)
-        return { members: await engine.members.list(req.params.id) }
+        const { items, next } = await engine.members.page(req.params.id, req.query)
+        return { members: items, next }
       },
     )
 
@@ -177,14 +180,18 @@ export const memberRoutes =
         schema: {
           operationId: 'listInvitations',
           tags: ['workspaces'],
-          summary: "A workspace's invitations, newest first (never their tokens)",
+          summary: "A workspace's invitations, newest first (never their tokens), a page at a time",
           params: ws,
-          response: { 200: z.object({ invitations: z.array(InvitationView) }), ...errorResponses },
+          querystring: z.object(pageQuery(200)),
+          response: {
+            200: z.object({ invitations: z.array(InvitationView), next: nextCursor }),
+            ...errorResponses,
+          },
         },
       },
       async (req) => {
         memberActor(req, req.params.id)
-        return { invitations: await engine.members.listInvitations(req.params.id) }
+        return engine.members.pageInvitations(req.params.id, req.query)
       },
     )
 

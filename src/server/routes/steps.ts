@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { callerId } from '../../engine/access/caller.ts'
-import { AgentToolbox } from '../../engine/agents/agent-toolbox.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { deprecatedPaging, nextCursor, pageQuery } from '../paging.ts'
@@ -46,7 +45,7 @@ const ChoicesView = z
 export const stepRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
   async (app) => {
-    const toolbox = new AgentToolbox(engine)
+    const toolbox = engine.toolbox
     app.get(
       '/v1/steps/:stepId',
       {

@@ -39,14 +39,15 @@ export const toolRoutes =
         schema: {
           operationId: 'listTools',
           tags: ['tools'],
-          summary: "An agent's tools",
+          summary: "An agent's tools, oldest first, a page at a time",
           params: agentParams,
-          response: { 200: z.object({ tools: z.array(ToolView) }), ...errorResponses },
+          querystring: z.object(pageQuery(200)),
+          response: { 200: z.object({ tools: z.array(ToolView), next: nextCursor }), ...errorResponses },
         },
       },
       async (req) => {
         requireOwnAgent(req.caller, req.params.id)
-        return { tools: await engine.tools.list(req.caller.workspaceId, req.params.id) }
+        return engine.tools.page(req.caller.workspaceId, req.params.id, req.query)
       },
     )
     app.get(

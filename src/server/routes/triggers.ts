@@ -4,6 +4,7 @@ import type { Engine } from '../../engine/engine.ts'
 import type { PollFailure } from '../../engine/events/sources/poller.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { requireOwnAgent } from '../authorize.ts'
+import { nextCursor, pageQuery } from '../paging.ts'
 import { errorResponses, TriggerMechanism } from '../schemas.ts'
 
 const TriggerView = z
@@ -103,16 +104,20 @@ export const triggerRoutes =
         schema: {
           operationId: 'listTriggers',
           tags: ['triggers'],
-          summary: "An agent's triggers",
+          summary: "An agent's triggers, oldest first, a page at a time",
           params: z.object({ agentId: z.string() }),
-          response: { 200: z.object({ triggers: z.array(TriggerView) }), ...errorResponses },
+          querystring: z.object(pageQuery(200)),
+          response: {
+            200: z.object({ triggers: z.array(TriggerView), next: nextCursor }),
+            ...errorResponses,
+          },
         },
       },
       async (req) => {
         requireOwnAgent(req.caller, req.params.agentId)
         // An agent of another workspace is not found here, as every other object of it.
         await engine.agents.get(req.caller.workspaceId, req.params.agentId)
-        return { triggers: await t.list(req.caller.workspaceId, req.params.agentId) }
+        return t.page(req.caller.workspaceId, req.params.agentId, req.query)
       },
     )
     app.get(

@@ -82,13 +82,21 @@ export const workspaceRoutes =
         schema: {
           operationId: 'listWorkspaces',
           tags: ['workspaces'],
-          summary: 'The workspaces you belong to, with your role in each (a workspace key: its own)',
-          response: { 200: z.object({ workspaces: z.array(WorkspaceView) }), ...errorResponses },
+          summary:
+            'The workspaces you belong to, with your role in each, in the order you joined them, a page at a time (a workspace key: its own)',
+          querystring: z.object(pageQuery(200)),
+          response: {
+            200: z.object({ workspaces: z.array(WorkspaceView), next: nextCursor }),
+            ...errorResponses,
+          },
         },
       },
       async (req) => {
-        if (req.person) return { workspaces: await engine.workspaces.ofPerson(req.person.personId) }
-        return { workspaces: [await engine.workspaces.get(req.caller.workspaceId, req.caller.role)] }
+        if (req.person) return engine.workspaces.pageOfPerson(req.person.personId, req.query)
+        return {
+          workspaces: [await engine.workspaces.get(req.caller.workspaceId, req.caller.role)],
+          next: null,
+        }
       },
     )
     app.post(
@@ -204,11 +212,16 @@ export const workspaceRoutes =
         schema: {
           operationId: 'listKeys',
           tags: ['workspaces'],
-          summary: "The workspace's keys (never the keys themselves), with who made them and their last use",
-          response: { 200: z.object({ keys: z.array(WorkspaceKeyView) }), ...errorResponses },
+          summary:
+            "The workspace's keys (never the keys themselves), with who made them and their last use, oldest first, a page at a time",
+          querystring: z.object(pageQuery(200)),
+          response: {
+            200: z.object({ keys: z.array(WorkspaceKeyView), next: nextCursor }),
+            ...errorResponses,
+          },
         },
       },
-      async (req) => ({ keys: await engine.workspaceKeys.list(req.caller.workspaceId) }),
+      async (req) => engine.workspaceKeys.page(req.caller.workspaceId, req.query),
     )
     app.post(
       '/v1/keys',

@@ -1,7 +1,7 @@
 // One agent: its settings (connections, scope, delivery), signing secret, keys, the MCP clients
 // signed in as it (OAuth grants), triggers and tools.
 import { type FormEvent, useId, useState } from 'react'
-import { del, enc, get, patch, post } from '../api.ts'
+import { del, enc, get, getAll, patch, post } from '../api.ts'
 import { ErrorBox, Loading, Notice, ShownOnce, Status, Time, useAction, useLoad } from '../components.tsx'
 import { href, navigate } from '../router.ts'
 import type { Agent, AgentKey, McpGrant } from '../types.ts'
@@ -157,7 +157,7 @@ function Settings({ agent, onSaved }: { agent: Agent; onSaved: () => Promise<voi
 
 function Keys({ agent }: { agent: Agent }) {
   const keys = useLoad(
-    (signal) => get<{ keys: AgentKey[] }>(`/v1/agents/${enc(agent.id)}/keys`, undefined, signal),
+    (signal) => getAll<'keys', AgentKey>(`/v1/agents/${enc(agent.id)}/keys`, 'keys', undefined, signal),
     [agent.id],
   )
   const [name, setName] = useState('')
@@ -265,7 +265,7 @@ function Keys({ agent }: { agent: Agent }) {
 /** The MCP clients a person allowed to act as this agent (signed in with OAuth), revocable. */
 function McpGrants({ agent }: { agent: Agent }) {
   const grants = useLoad(
-    (signal) => get<{ grants: McpGrant[] }>('/v1/mcp-grants', undefined, signal),
+    (signal) => getAll<'grants', McpGrant>('/v1/mcp-grants', 'grants', undefined, signal),
     [agent.id],
   )
   const revoke = useAction(async (g: McpGrant) => {

@@ -1,6 +1,6 @@
 // Agents: the list and the "new agent" form.
 import { type FormEvent, useState } from 'react'
-import { get, post } from '../api.ts'
+import { getAll, post } from '../api.ts'
 import { ErrorBox, Loading, ShownOnce, Time, useAction, useLoad } from '../components.tsx'
 import { href } from '../router.ts'
 import type { Agent } from '../types.ts'
@@ -15,7 +15,7 @@ import {
 } from './agent-settings.tsx'
 
 export function AgentsPage() {
-  const agents = useLoad((signal) => get<{ agents: Agent[] }>('/v1/agents', undefined, signal), [])
+  const agents = useLoad((signal) => getAll<'agents', Agent>('/v1/agents', 'agents', undefined, signal), [])
   const [creating, setCreating] = useState(false)
   const [created, setCreated] = useState<(Agent & { signingSecret: string }) | null>(null)
   return (

@@ -1,7 +1,7 @@
 // Events and deliveries: a live list (polled every 1.5 s), filters, an event's payload and its
 // deliveries, each delivery's attempts, and replay.
 import { useEffect, useId, useRef, useState } from 'react'
-import { enc, get, post } from '../api.ts'
+import { enc, get, getAll, post } from '../api.ts'
 import {
   Badge,
   ErrorBox,
@@ -28,7 +28,7 @@ export function EventsPage({ route }: { route: Route }) {
 }
 
 function useAgents() {
-  return useLoad((signal) => get<{ agents: Agent[] }>('/v1/agents', undefined, signal), [])
+  return useLoad((signal) => getAll<'agents', Agent>('/v1/agents', 'agents', undefined, signal), [])
 }
 
 function summarize(e: PatchbayEvent): string {

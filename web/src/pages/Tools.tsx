@@ -3,7 +3,7 @@
 // A step's fields that name an upstream resource (a board, its list, a repository's branch) are
 // also searchable dropdowns, as on the step's own form, written into the step's input.
 import { type FormEvent, useId, useLayoutEffect, useRef, useState } from 'react'
-import { del, enc, get, patch, post } from '../api.ts'
+import { del, enc, getAll, patch, post } from '../api.ts'
 import { choicesOf } from '../choices.ts'
 import { ErrorBox, JsonView, Notice, Status, Time, useAction, useLoad } from '../components.tsx'
 import { href } from '../router.ts'
@@ -13,7 +13,7 @@ import { useWorkspace } from '../workspace.tsx'
 
 export function ToolsSection({ agent }: { agent: Agent }) {
   const tools = useLoad(
-    (signal) => get<{ tools: Tool[] }>(`/v1/agents/${enc(agent.id)}/tools`, undefined, signal),
+    (signal) => getAll<'tools', Tool>(`/v1/agents/${enc(agent.id)}/tools`, 'tools', undefined, signal),
     [agent.id],
   )
   const [editing, setEditing] = useState<Tool | 'new' | null>(null)

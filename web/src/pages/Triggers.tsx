@@ -1,7 +1,7 @@
 // An agent's triggers: picked from the catalog, configured from their configSchema, with the
 // upstream webhook's state (or the poll schedule) and the diagnosis of why one does not fire.
 import { type FormEvent, useId, useState } from 'react'
-import { del, enc, get, post } from '../api.ts'
+import { del, enc, get, getAll, post } from '../api.ts'
 import { choicesOf } from '../choices.ts'
 import { Badge, ErrorBox, JsonView, Status, Time, useAction, useLoad } from '../components.tsx'
 import { compact, initialValue, invalidFields, SchemaFields } from '../schema-form.tsx'
@@ -10,7 +10,8 @@ import { useWorkspace } from '../workspace.tsx'
 
 export function TriggersSection({ agent }: { agent: Agent }) {
   const triggers = useLoad(
-    (signal) => get<{ triggers: Trigger[] }>(`/v1/agents/${enc(agent.id)}/triggers`, undefined, signal),
+    (signal) =>
+      getAll<'triggers', Trigger>(`/v1/agents/${enc(agent.id)}/triggers`, 'triggers', undefined, signal),
     [agent.id],
   )
   const [adding, setAdding] = useState(false)
@@ -190,7 +191,7 @@ function NewTriggerForm({ agent, onCreated }: { agent: Agent; onCreated: () => P
   const [target, setTarget] = useState('agent')
   const [pollSeconds, setPollSeconds] = useState('')
   const tools = useLoad(
-    (signal) => get<{ tools: Tool[] }>(`/v1/agents/${enc(agent.id)}/tools`, undefined, signal),
+    (signal) => getAll<'tools', Tool>(`/v1/agents/${enc(agent.id)}/tools`, 'tools', undefined, signal),
     [agent.id],
   )
   const chosenConnection = usable.find((c) => c.id === connectionId) ?? usable[0]

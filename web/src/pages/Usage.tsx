@@ -1,7 +1,7 @@
 // Usage: contact-data credits per connection and per agent (the ledger), agents' budgets, and the
 // rate limit that paces each connection.
 import { useId, useState } from 'react'
-import { enc, get } from '../api.ts'
+import { enc, get, getAll } from '../api.ts'
 import { Badge, ErrorBox, Loading, Time, useLoad } from '../components.tsx'
 import type { Agent, Connection } from '../types.ts'
 import { useWorkspace } from '../workspace.tsx'
@@ -48,7 +48,7 @@ interface RateLimit {
 
 export function UsagePage() {
   const ws = useWorkspace()
-  const agents = useLoad((signal) => get<{ agents: Agent[] }>('/v1/agents', undefined, signal), [])
+  const agents = useLoad((signal) => getAll<'agents', Agent>('/v1/agents', 'agents', undefined, signal), [])
   const [connectionId, setConnectionId] = useState('')
   const [agentId, setAgentId] = useState('')
   const credits = useLoad(
@@ -56,7 +56,7 @@ export function UsagePage() {
     [connectionId, agentId],
   )
   const budgets = useLoad(
-    (signal) => get<{ budgets: Budget[] }>('/v1/credits/budgets', undefined, signal),
+    (signal) => getAll<'budgets', Budget>('/v1/credits/budgets', 'budgets', undefined, signal),
     [],
   )
   const agentName = (id: string | null) =>

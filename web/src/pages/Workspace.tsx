@@ -3,7 +3,7 @@
 // (/v1/workspaces/{id}/members and …/invitations, /v1/keys, /v1/audit, /v1/me/sessions,
 // /v1/workspaces/{id}); what a role may not do is refused by the API and shown in words.
 import { type FormEvent, useState } from 'react'
-import { del, enc, get, patch, post } from '../api.ts'
+import { del, enc, get, getAll, patch, post } from '../api.ts'
 import { ErrorBox, Field, Loading, Notice, ShownOnce, Time, useAction, useLoad } from '../components.tsx'
 import { href, type Route } from '../router.ts'
 
@@ -117,10 +117,13 @@ interface Invitation {
 
 function Members({ workspaceId }: { workspaceId: string }) {
   const base = `/v1/workspaces/${enc(workspaceId)}`
-  const members = useLoad((s) => get<{ members: Member[] }>(`${base}/members`, undefined, s), [workspaceId])
+  const members = useLoad(
+    (s) => getAll<'members', Member>(`${base}/members`, 'members', undefined, s),
+    [workspaceId],
+  )
   const invitations = useLoad(
     (s) =>
-      get<{ invitations: Invitation[] }>(`${base}/invitations`, undefined, s).catch(() => ({
+      getAll<'invitations', Invitation>(`${base}/invitations`, 'invitations', undefined, s).catch(() => ({
         invitations: [],
       })),
     [workspaceId],
@@ -254,7 +257,7 @@ interface WorkspaceKey {
 }
 
 function Keys() {
-  const keys = useLoad((s) => get<{ keys: WorkspaceKey[] }>('/v1/keys', undefined, s), [])
+  const keys = useLoad((s) => getAll<'keys', WorkspaceKey>('/v1/keys', 'keys', undefined, s), [])
   const [name, setName] = useState('')
   const [role, setRole] = useState('member')
   const [expires, setExpires] = useState('')
@@ -479,7 +482,10 @@ interface SessionView {
 }
 
 function Sessions() {
-  const sessions = useLoad((s) => get<{ sessions: SessionView[] }>('/v1/me/sessions', undefined, s), [])
+  const sessions = useLoad(
+    (s) => getAll<'sessions', SessionView>('/v1/me/sessions', 'sessions', undefined, s),
+    [],
+  )
   const end = useAction(async (id: string) => {
     await del(`/v1/me/sessions/${enc(id)}`)
     await sessions.reload()
