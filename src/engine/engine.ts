@@ -221,10 +221,7 @@ export class Engine {
       rows: new WorkspaceSettingsRows(opts.store.db),
       changes: this.changes,
     })
-    this.placements = new PlacementChanges(
-      this.changes,
-      (connectorId, event) => this.registry.connector(connectorId)?.scope?.placesUnchanged?.(event) ?? false,
-    )
+    this.placements = new PlacementChanges(this.changes, (id) => this.registry.connector(id)?.scope)
     this.apiKeys = new ApiKeys(opts.store.db)
     this.audit = new AuditLog({ rows: new AuditLogRows(opts.store.db), db: opts.store.db })
     this.memberships = new MembershipService({
@@ -407,6 +404,7 @@ export class Engine {
     const parked = new ParkedInbox(db)
     const history = new EventHistory({ db, deliverer, parked })
     const recorder = new Recorder({
+      places: this.registry.places,
       db,
       deliverer,
       agents: this.agents,

@@ -9,6 +9,7 @@ import {
   triggerMechanisms,
 } from '../kit/define.ts'
 import { fieldPickers } from '../kit/pickers.ts'
+import { Places } from './access/places.ts'
 import { closeObjects } from './agents/tool-schemas.ts'
 
 export interface RegisteredStep {
@@ -62,12 +63,15 @@ export function pickerSummaries(schema: z.ZodType): PickerSummary[] {
 
 export class Registry {
   readonly connectors: ConnectorDefinition[]
+  /** The place kinds the connectors declare: what a scope is written in (access/places.ts). */
+  readonly places: Places
   readonly steps = new Map<string, RegisteredStep>()
   readonly triggers = new Map<string, RegisteredTrigger>()
   #summaries = new Map<string, StepSummary>()
 
   constructor(connectors: ConnectorDefinition[] = allConnectors) {
     this.connectors = connectors
+    this.places = new Places(connectors)
     for (const c of connectors) {
       for (const step of c.steps) {
         const id = `${c.id}.${step.key}`

@@ -25,6 +25,7 @@ import type { AgentService } from '../agents/agent-service.ts'
 import type { TriggerTarget } from '../triggers/trigger-service.ts'
 import type { EventAttributor } from './attribution.ts'
 import type { Deliverer } from './deliverer.ts'
+import type { Places } from '../access/places.ts'
 import { type EventScopeAgent, eventOutsideScope } from './event-scope.ts'
 import { deliveryRow, eventRow, type SendableDelivery, sendable } from './records.ts'
 
@@ -124,8 +125,11 @@ export class Recorder {
   #agents: RecipientAgents
   #attributor: EventAttributor
   #owners: SourceOwners
+  #places: Places
 
   constructor(deps: {
+    /** The place kinds an event's place is held against the agent's scope in. */
+    places: Places
     db: Kysely<Database>
     deliverer: Deliverer
     agents: RecipientAgents
@@ -138,6 +142,7 @@ export class Recorder {
     owners: SourceOwners
   }) {
     this.#owners = deps.owners
+    this.#places = deps.places
     this.#db = deps.db
     this.#deliverer = deps.deliverer
     this.#agents = deps.agents
@@ -315,7 +320,12 @@ export class Recorder {
           const agent = agents.get(l.agentId)
           if (!agent) continue
           if (
-            eventOutsideScope(agent, { def: { eventScope: l.eventScope }, connectionId: l.connectionId }, e)
+            eventOutsideScope(
+              this.#places,
+              agent,
+              { def: { eventScope: l.eventScope }, connectionId: l.connectionId },
+              e,
+            )
           )
             continue
           reached.push({ l, agent })
