@@ -1,6 +1,7 @@
 // Response bodies of the agent, agent key and tool routes; the OpenAPI document is generated from these.
 import { z } from 'zod'
-import type { Places, ScopeSchemas } from '../engine/access/places.ts'
+import { connectors } from '../connectors/index.ts'
+import { Places, type ScopeSchemas } from '../engine/access/places.ts'
 
 // Responses are serialized through their schemas, which cannot run the request schemas'
 // transforms backwards; so these are plain shapes of what the engine returns. An agent's scope
@@ -36,6 +37,8 @@ const ToolStep = z.object({
   input: z.record(z.string(), z.unknown()),
 })
 
+const made = new WeakMap<object, ReturnType<typeof buildAgentView>>()
+
 /** An agent as returned, for the connectors' place kinds; one schema per list of kinds. */
 export function agentViewSchema(places: Places) {
   const scope = places.schemas().view
@@ -46,8 +49,6 @@ export function agentViewSchema(places: Places) {
   }
   return schema
 }
-
-const made = new WeakMap<object, ReturnType<typeof buildAgentView>>()
 
 function buildAgentView(scope: ScopeSchemas['view']) {
   const view = z
@@ -82,6 +83,10 @@ function buildAgentView(scope: ScopeSchemas['view']) {
     .meta({ id: 'Agent' })
   return view
 }
+
+// Made as this module loads for the connectors Patchbay ships, as the other components are: the
+// document lists its components in the order they were made.
+agentViewSchema(new Places(connectors))
 
 export const SigningSecret = z
   .string()

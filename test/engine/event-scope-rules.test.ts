@@ -17,16 +17,25 @@ const on = (eventScope?: 'place' | 'owner' | 'account') => ({ def: { eventScope 
 test('place (the default): the board or repository named must be in the scope', () => {
   assert.equal(eventOutsideScope(places, agent, on(), { refs: { board: 'b1' } }), null)
   assert.match(eventOutsideScope(places, agent, on(), { refs: { board: 'b2' } }) ?? '', /board b2 is outside/)
-  assert.equal(eventOutsideScope(places, agent, on(), { refs: { repository: 'octo-demo/Hello-World' } }), null)
+  assert.equal(
+    eventOutsideScope(places, agent, on(), { refs: { repository: 'octo-demo/Hello-World' } }),
+    null,
+  )
   assert.match(
     eventOutsideScope(places, agent, on(), { refs: { repository: 'octo-demo/other' } }) ?? '',
     /repository octo-demo\/other is outside/,
   )
-  assert.match(eventOutsideScope(places, agent, on(), { refs: { account: 'octo-demo' } }) ?? '', /names no board/)
+  assert.match(
+    eventOutsideScope(places, agent, on(), { refs: { account: 'octo-demo' } }) ?? '',
+    /names no board/,
+  )
 })
 
 test('owner: a new repository is in scope when the scope holds a repository of its owner', () => {
-  assert.equal(eventOutsideScope(places, agent, on('owner'), { refs: { repository: 'octo-demo/brand-new' } }), null)
+  assert.equal(
+    eventOutsideScope(places, agent, on('owner'), { refs: { repository: 'octo-demo/brand-new' } }),
+    null,
+  )
   assert.match(
     eventOutsideScope(places, agent, on('owner'), { refs: { repository: 'someone-else/brand-new' } }) ?? '',
     /outside the agent's scope/,
@@ -41,7 +50,8 @@ test('account: about the account itself, delivered whatever it names', () => {
 test('a connection taken out of the agent stops every mode', () => {
   for (const mode of ['place', 'owner', 'account'] as const)
     assert.match(
-      eventOutsideScope(places, 
+      eventOutsideScope(
+        places,
         agent,
         { def: { eventScope: mode }, connectionId: 'con_2' },
         { refs: { board: 'b1' } },
@@ -58,7 +68,8 @@ test('a thing of an owner in no repository (a draft issue) is in scope when the 
   )
   // A repository named wins over the owner: an item of another repository of the owner is out.
   assert.match(
-    eventOutsideScope(places, agent, on(), { refs: { repository: 'octo-demo/other', owner: 'octo-demo' } }) ?? '',
+    eventOutsideScope(places, agent, on(), { refs: { repository: 'octo-demo/other', owner: 'octo-demo' } }) ??
+      '',
     /repository octo-demo\/other is outside/,
   )
 })
@@ -71,5 +82,8 @@ test('an event whose place could not be read reaches no place-scoped trigger, sa
       }) ?? '',
       /repository could not be read \(upstream said 502\)/,
     )
-  assert.equal(eventOutsideScope(places, agent, on('account'), { refs: { unattributed: 'upstream said 502' } }), null)
+  assert.equal(
+    eventOutsideScope(places, agent, on('account'), { refs: { unattributed: 'upstream said 502' } }),
+    null,
+  )
 })

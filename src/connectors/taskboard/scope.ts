@@ -78,7 +78,8 @@ export const taskboardScope: ScopeSupport = {
   placesUnchanged: (e) => PLACES_UNCHANGED.has(e.type),
   // A card or list an event names may have moved to another board: it is placed again.
   movable: ['card', 'list'],
-  apiCallHint: "An agent's API Calls must address a resource in its scope, such as /1/boards/{id}/… or /1/cards/{id}.",
+  apiCallHint:
+    "An agent's API Calls must address a resource in its scope, such as /1/boards/{id}/… or /1/cards/{id}.",
 
   resolve: async (http, kind, value) => {
     const id = encodeURIComponent(value)

@@ -12,8 +12,7 @@ import type { Changes } from '../changes/changes.ts'
  */
 export type PlacementListener = (places: string[]) => void
 
-export const placeKey = (connectorId: string, kind: string, id: string) =>
-  `${connectorId}:${kind}:${id}`
+export const placeKey = (connectorId: string, kind: string, id: string) => `${connectorId}:${kind}:${id}`
 
 export class PlacementChanges {
   #changes: Changes
@@ -26,7 +25,10 @@ export class PlacementChanges {
    * instance added made each announcement cost one more listener its parsing and its cache
    * look-ups (issue 29).
    */
-  constructor(changes: Changes, scopeOf: (connectorId: string) => ScopeSupport | undefined = () => undefined) {
+  constructor(
+    changes: Changes,
+    scopeOf: (connectorId: string) => ScopeSupport | undefined = () => undefined,
+  ) {
     this.#changes = changes
     this.#scopeOf = scopeOf
   }

@@ -20,8 +20,8 @@ import type { AgentService } from '../agents/agent-service.ts'
 import type { RegisteredStep, Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 import type { Caller } from './caller.ts'
-import { either, type Place, type Places, type Scope } from './places.ts'
 import type { PlacementChanges } from './placement-changes.ts'
+import { either, type Place, type Places, type Scope } from './places.ts'
 
 export interface ScopeRef {
   kind: ScopedKind
@@ -217,7 +217,9 @@ export class ScopeGuard {
     if (kind && this.allows(agent, { kind: ref.kind, id: ref.value })) return null
     if (kind && !kind.resolve) return this.#outside(agent, ref, null)
     if (this.#kinds.groupOf(ref.kind))
-      return this.#kinds.groupContains(agent.scope, ref.kind, ref.value) ? null : this.#outside(agent, ref, null)
+      return this.#kinds.groupContains(agent.scope, ref.kind, ref.value)
+        ? null
+        : this.#outside(agent, ref, null)
     if (!connector.scope)
       return denied(agent, `the ${ref.kind} ${ref.value} cannot be placed on a ${this.#kinds.names()}`, {
         hint: `${connector.name} declares no scope lookups; use a workspace key.`,
@@ -356,7 +358,12 @@ function denied(
   })
 }
 
-function outside(agent: ScopedAgent, ref: ScopeRef, place: ScopePlace | null, inScope: string): PatchbayError {
+function outside(
+  agent: ScopedAgent,
+  ref: ScopeRef,
+  place: ScopePlace | null,
+  inScope: string,
+): PatchbayError {
   const where =
     place && !(place.kind === ref.kind && place.id === ref.value)
       ? `, which is on ${place.kind} ${place.id}`

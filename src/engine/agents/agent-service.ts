@@ -10,12 +10,12 @@ import type { EndUsers } from '../../store/end-users.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Caller } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
+import type { Places } from '../access/places.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService, ConnectionView } from '../connections/connection-service.ts'
 import type { EngineEvents } from '../engine-events.ts'
 import type { Registry } from '../registry.ts'
 import type { StepConnectionNeeded } from '../tools/tool-input.ts'
-import type { Places } from '../access/places.ts'
 import {
   type AgentChanges,
   type AgentScope,

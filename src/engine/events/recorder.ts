@@ -21,11 +21,11 @@ import { deliveries, eventKey, events, type NewDelivery, type NewEvent } from '.
 import { nowIso } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
 import type { PlacementChanges } from '../access/placement-changes.ts'
+import type { Places } from '../access/places.ts'
 import type { AgentService } from '../agents/agent-service.ts'
 import type { TriggerTarget } from '../triggers/trigger-service.ts'
 import type { EventAttributor } from './attribution.ts'
 import type { Deliverer } from './deliverer.ts'
-import type { Places } from '../access/places.ts'
 import { type EventScopeAgent, eventOutsideScope } from './event-scope.ts'
 import { deliveryRow, eventRow, type SendableDelivery, sendable } from './records.ts'
 

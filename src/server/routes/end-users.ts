@@ -166,7 +166,10 @@ export const endUserRoutes =
           summary: 'One end user with their connections and the agents bound to them',
           params: idParams,
           response: {
-            200: EndUser.extend({ connections: z.array(ConnectionView), agents: z.array(agentViewSchema(engine.registry.places)) }),
+            200: EndUser.extend({
+              connections: z.array(ConnectionView),
+              agents: z.array(agentViewSchema(engine.registry.places)),
+            }),
             ...errorResponses,
           },
         },
