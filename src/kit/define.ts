@@ -489,6 +489,8 @@ export interface PageAddressSupport {
   request: (kind: ScopedKind, url: URL) => { path: string; query?: Record<string, string> } | undefined
   /** The identifier in the answer. */
   idOf: (kind: ScopedKind, data: unknown) => string | undefined
+  /** The page addresses it reads, as a refusal tells them (`…/b/{shortLink}/… for a board`). */
+  forms?: string
 }
 
 export interface ConnectorDefinition<Id extends string = string, S extends StepDefinition = StepDefinition> {

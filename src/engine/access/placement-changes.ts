@@ -41,8 +41,8 @@ export class PlacementChanges {
   /** The events a connector's webhook or poll just stored. */
   publish(connectorId: string, events: readonly NormalizedEvent[]): void {
     const scope = this.#scopeOf(connectorId)
-    const movable = scope?.movable
-    if (!movable?.length) return
+    if (!scope?.movable?.length) return
+    const movable = scope.movable
     const places = new Set<string>()
     for (const event of events) {
       if (scope.placesUnchanged?.(event)) continue

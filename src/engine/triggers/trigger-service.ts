@@ -107,7 +107,7 @@ export class TriggerService {
         },
       )
     let raw: unknown = req.config ?? {}
-    // A board's or card's page address given for its identifier is read into the identifier.
+    // A page address given for an identifier is read into the identifier.
     if (this.#pages.holdsPageAddress(connector, trigger.scoped, raw))
       raw = await this.#pages.resolve(connector, trigger.scoped ?? [], raw, loaded.credentials, 'config')
     const parsed = trigger.config.safeParse(raw)
