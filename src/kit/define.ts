@@ -570,6 +570,11 @@ export interface ConnectorDefinition<Id extends string = string, S extends StepD
    */
   places?: PlaceKind[]
   scope?: ScopeSupport
+  /**
+   * What the upstream's web address serves, for connectors whose sign-in or pages live apart from
+   * the API (`/login/oauth/authorize`, …): it may then be configured (PATCHBAY_<ID>_WEB_URL).
+   */
+  webPages?: string
   /** Page addresses accepted wherever a board or card identifier is asked for. */
   pageAddresses?: PageAddressSupport
   /** Request budgets the upstream reports on each response (code-host x-ratelimit-*). */

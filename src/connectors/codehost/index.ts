@@ -98,4 +98,5 @@ export const codehost = defineConnector({
   webhooks: codehostWebhooks,
   places: codehostPlaces,
   scope: codehostScope,
+  webPages: '`/login/oauth/authorize`, `/login/oauth/access_token`',
 })

@@ -94,4 +94,5 @@ export const taskboard = defineConnector({
   places: taskboardPlaces,
   scope: taskboardScope,
   pageAddresses: taskboardPageAddresses,
+  webPages: '`{auth_url}`: token page, OAuth pages, page addresses',
 })
