@@ -102,7 +102,7 @@ export interface EngineOptions {
   lookups?: Record<string, LookupTuning>
   /** Lookup results shared by every instance (Redis when configured); else each process its own. */
   sharedResults?: SharedResults
-  /** The scope guard's cache of resolved places (card → board …). */
+  /** The scope guard's cache of resolved places (a resource → the place it lies in). */
   scope?: ScopeGuardOptions
   events?: EventOptions
   /** Sign-in flows: each connector's OAuth app and web address (when not its API address). */
@@ -159,7 +159,7 @@ export class Engine {
   readonly workspaces: WorkspaceService
   /** Workspace API keys with a role, a maker and an expiry. */
   readonly workspaceKeys: WorkspaceKeyService
-  /** Cards and lists stored events name: the scope guard forgets where they were placed. */
+  /** Movable resources stored events name: the scope guard forgets where they were placed. */
   readonly placements: PlacementChanges
   readonly events: EventSystem
   /** What uses each connection: disconnecting says what it breaks, and a reconnect can restore it. */

@@ -53,7 +53,7 @@ export interface StepTarget {
 export interface ScopeGuardOptions {
   /**
    * How long a resolved place is trusted. A move an event reports (a webhook delivery or a poll
-   * naming the card) is seen at once; one no event reports, after this.
+   * naming the resource) is seen at once; one no event reports, after this.
    */
   cacheTtlMs?: number
   cacheMaxEntries?: number
@@ -88,7 +88,7 @@ export class ScopeGuard {
       ttlMs: deps.options?.cacheTtlMs ?? DEFAULT_TTL_MS,
       maxEntries: deps.options?.cacheMaxEntries ?? DEFAULT_MAX_ENTRIES,
     })
-    // An event about a card or list (moved, say) makes its place be looked up again.
+    // An event about a movable resource (moved, say) makes its place be looked up again.
     // Keys are placeKey()s: the same on every instance.
     deps.placements.subscribe((places) => {
       if (places.length === 0) this.#places.clear()
@@ -269,7 +269,7 @@ export class ScopeGuard {
 
   /**
    * Where a resource lies now, asked of the upstream whatever is remembered (a write's check: a
-   * card moved off the agent's boards a moment ago is refused). What it finds is remembered for
+   * resource moved out of the agent's scope a moment ago is refused). What it finds is remembered for
    * the reads that follow.
    */
   async #placeNow(connector: ConnectorDefinition, ref: ScopeRef, http: Http): Promise<ScopePlace> {
@@ -283,7 +283,7 @@ export class ScopeGuard {
   #lookupClient(connector: ConnectorDefinition, target: StepTarget): Http {
     // Lookups are paced like ready-made steps (they spend the same token's budget). They are not
     // a stored connection's requests: a refusal here denies the step instead of lapsing the
-    // connection, since a 401 can mean "not your board" as well as "bad credentials".
+    // connection, since a 401 can mean "not your place" as well as "bad credentials".
     return this.#clients.create({
       connector,
       credentials: target.credentials,

@@ -1,4 +1,4 @@
-// Agents: the automated actors. Each has a scope (boards and repositories it may touch), the
+// Agents: the automated actors. Each has a scope (the places it may touch), the
 // connections it may use, a delivery target for its events, a Standard Webhooks signing secret
 // sealed in the vault (shown once), and agent keys that act as it and nothing more.
 import { randomBytes } from 'node:crypto'

@@ -134,7 +134,7 @@ export class Recorder {
     deliverer: Deliverer
     agents: RecipientAgents
     log: FastifyBaseLogger
-    /** Told of every recorded event's cards and lists (the scope guard's places may have moved). */
+    /** Told of every recorded event's resources (the scope guard's places may have moved). */
     placements: PlacementChanges
     /** Reads the place of events whose source does not name it, before they are matched. */
     attributor: EventAttributor
@@ -311,7 +311,7 @@ export class Recorder {
     const firing: Matched['firing'] = []
     for (const { source, events: evs } of items) {
       const owner = owners.get(source) ?? ''
-      // Every event tells where its card lies now, delivered or not.
+      // Every event tells where its resources lie now, delivered or not.
       this.#placements.publish(source.connector, evs)
       for (const e of evs) {
         const reached: Array<{ l: Listener; agent: Recipient }> = []
