@@ -143,8 +143,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
       info: {
         title: 'Patchbay API',
         version: '1',
-        description:
-          `Connections, tool steps and triggers for the ${upstreamNames(engine)} connectors. Authenticate with \`Authorization: Bearer <key>\`. Every error is the one \`Error\` body; its \`code\` is one of the listed codes.`,
+        description: `Connections, tool steps and triggers for the ${upstreamNames(engine)} connectors. Authenticate with \`Authorization: Bearer <key>\`. Every error is the one \`Error\` body; its \`code\` is one of the listed codes.`,
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: '/', description: 'This Patchbay (the address the document was read from)' }],
