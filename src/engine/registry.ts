@@ -127,6 +127,12 @@ export class Registry {
         description: a.description,
         credentialsSchema: a.credentials ? jsonSchema(a.credentials, 'input') : null,
       })),
+      places: (c.places ?? []).map((p) => ({
+        kind: p.kind,
+        scopeKey: p.scopeKey,
+        description: p.description,
+        idSchema: jsonSchema(p.id, 'input'),
+      })),
       steps: c.steps.map((s) => this.stepSummary(`${c.id}.${s.key}`)),
       triggers: c.triggers.map((t) => ({
         id: `${c.id}.${t.key}`,

@@ -62,6 +62,11 @@ test("an agent's scope takes the shelves the connector declares, in the same sha
   assert.equal(bad.status, 400, JSON.stringify(bad.body))
   assert.match(JSON.stringify(bad.body.error), /scope\.shelves\.0.*must be a shelf id/)
 
+  // The catalog tells clients (the dashboard's scope editor) the kinds of place there are.
+  const catalog = (await t.api('GET', '/v1/catalog')).body
+  const places = catalog.connectors.flatMap((c: any) => c.places.map((p: any) => `${c.id}: ${p.scopeKey}`))
+  assert.deepEqual(places, ['taskboard: boards', 'codehost: repositories', 'shelf: shelves'])
+
   // The API document says so too: the agent's scope lists shelves beside boards and repositories.
   const doc = (await t.api('GET', '/openapi.json')).body
   assert.deepEqual(Object.keys(doc.components.schemas.Agent.properties.scope.properties), [
