@@ -15,6 +15,34 @@ export interface Sandboxes {
   close(): Promise<void>
 }
 
+/** The connectors whose upstream the sandbox emulates, by connector id. */
+export const SANDBOXED = ['taskboard', 'codehost', 'contactdata'] as const
+
+/** Each running emulator's address, by connector id. */
+export function sandboxUrls(s: Sandboxes): Record<string, string> {
+  return Object.fromEntries(SANDBOXED.flatMap((id) => (s[id] ? [[id, s[id].url]] : [])))
+}
+
+/**
+ * The emulators' demo OAuth apps, by connector id, so sign-ins work offline: the code-host's
+ * OAuth app, and the task-board's API key and secret (its OAuth 1.0a app).
+ */
+export function demoOAuthApps(s: Sandboxes): Record<string, { clientId: string; clientSecret: string }> {
+  return {
+    ...(s.codehost
+      ? {
+          codehost: {
+            clientId: s.codehost.demo.oauthClientId,
+            clientSecret: s.codehost.demo.oauthClientSecret,
+          },
+        }
+      : {}),
+    ...(s.taskboard
+      ? { taskboard: { clientId: s.taskboard.demo.key, clientSecret: s.taskboard.demo.secret } }
+      : {}),
+  }
+}
+
 export interface SandboxPorts {
   taskboard?: number
   codehost?: number
@@ -30,12 +58,13 @@ export async function startSandboxes(
   opts: {
     host?: string
     ports?: SandboxPorts
-    only?: Array<keyof SandboxPorts>
+    /** Connector ids; those it has no emulator for are left out. */
+    only?: string[]
     stateDir?: string
     fresh?: boolean
   } = {},
 ): Promise<Sandboxes> {
-  const want = new Set(opts.only ?? ['taskboard', 'codehost', 'contactdata'])
+  const want = new Set<string>(opts.only ?? SANDBOXED)
   const host = opts.host ?? '127.0.0.1'
   const ports = opts.ports ?? {}
   const stateFile = (name: keyof SandboxPorts) => {

@@ -6,6 +6,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { z } from 'zod'
 import { type PinnedPorts, parseSandboxPorts } from '../sandbox/ports.ts'
+import { connectors } from './connectors/index.ts'
 import { parseAllowList } from './kit/egress.ts'
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -30,7 +31,8 @@ export interface Config {
   masterKey: string | null
   previousMasterKeys: string[]
   adminKey: string | null
-  upstreams: { taskboard: string | null; codehost: string | null; contactdata: string | null }
+  /** Each connector's configured API address (PATCHBAY_<ID>_URL), by connector id; null: the sandbox's. */
+  upstreams: Record<string, string | null>
   upstreamTimeoutMs: number
   upstreamRetries: number
   /** Pacing budgets of ready-made steps per connector, overriding the connector's default. */
@@ -210,12 +212,13 @@ const setting = (
 ): Setting => ({ default: def, meaning, expected, parse })
 
 const MS = 'a whole number of milliseconds'
-const connectorIds = ['taskboard', 'codehost', 'contactdata'] as const
-const names: Record<(typeof connectorIds)[number], string> = {
-  taskboard: 'task-board',
-  codehost: 'code-host',
-  contactdata: 'contact-data',
-}
+// The connectors' settings come from the connectors list: each connector with an upstream of its
+// own (not one named by each connection, as the http connector's) has its address, OAuth app and
+// pacing; one that declares web pages its web address; one with lookups its cache and coalescing.
+const upstreamConnectors = connectors.filter((c) => !c.baseUrlFrom)
+const connectorIds = upstreamConnectors.map((c) => c.id)
+const names = Object.fromEntries(upstreamConnectors.map((c) => [c.id, c.name.toLowerCase()]))
+const settingName = (id: string, what: string) => `PATCHBAY_${id.toUpperCase()}_${what}`
 
 /** Every variable Patchbay reads. */
 export const settings: Record<string, Setting> = {
@@ -297,7 +300,7 @@ export const settings: Record<string, Setting> = {
   ),
   ...Object.fromEntries(
     connectorIds.map((id) => [
-      `PATCHBAY_${id.toUpperCase()}_URL`,
+      settingName(id, 'URL'),
       setting(
         'sandbox',
         `${names[id]} API base address; unset runs the sandbox ${names[id]} in-process`,
@@ -306,66 +309,88 @@ export const settings: Record<string, Setting> = {
       ),
     ]),
   ),
-  PATCHBAY_TASKBOARD_WEB_URL: setting(
-    'the API address',
-    "the task-board's web address (`{auth_url}`: token page, OAuth pages, page addresses)",
-    'an http:// or https:// address',
-    httpUrl,
-  ),
-  PATCHBAY_CODEHOST_WEB_URL: setting(
-    'the API address',
-    "the code-host's web address (`/login/oauth/authorize`, `/login/oauth/access_token`)",
-    'an http:// or https:// address',
-    httpUrl,
+  ...Object.fromEntries(
+    upstreamConnectors.flatMap((c) =>
+      c.webPages
+        ? [
+            [
+              settingName(c.id, 'WEB_URL'),
+              setting(
+                'the API address',
+                `the ${names[c.id]}'s web address (${c.webPages})`,
+                'an http:// or https:// address',
+                httpUrl,
+              ),
+            ],
+          ]
+        : [],
+    ),
   ),
   ...Object.fromEntries(
-    connectorIds.flatMap((id) => [
+    upstreamConnectors.flatMap((c) => [
       [
-        `PATCHBAY_${id.toUpperCase()}_CLIENT_ID`,
+        settingName(c.id, 'CLIENT_ID'),
         setting(
-          id === 'contactdata' ? '—' : 'sandbox demo app',
-          `Patchbay's ${names[id]} OAuth app (with \`PATCHBAY_${id.toUpperCase()}_CLIENT_SECRET\`), for sign-ins`,
+          c.auth.some((a) => a.oauth) ? 'sandbox demo app' : '—',
+          `Patchbay's ${names[c.id]} OAuth app (with \`${settingName(c.id, 'CLIENT_SECRET')}\`), for sign-ins`,
           'the OAuth app id',
           anything,
         ),
       ],
       [
-        `PATCHBAY_${id.toUpperCase()}_CLIENT_SECRET`,
+        settingName(c.id, 'CLIENT_SECRET'),
         setting(
-          id === 'contactdata' ? '—' : 'sandbox demo app',
-          `the secret of Patchbay's ${names[id]} OAuth app`,
+          c.auth.some((a) => a.oauth) ? 'sandbox demo app' : '—',
+          `the secret of Patchbay's ${names[c.id]} OAuth app`,
           'the OAuth app secret',
           anything,
         ),
       ],
       [
-        `PATCHBAY_${id.toUpperCase()}_PACING`,
+        settingName(c.id, 'PACING'),
         setting(
-          { taskboard: '`100/10000`', codehost: "the connector's", contactdata: '`60/60000`' }[id],
-          `pacing budget per ${names[id]} credential, shared by ready-made steps and trigger polls: requests/milliseconds`,
+          c.pacing ? `\`${c.pacing.points}/${c.pacing.durationMs}\`` : "the connector's",
+          `pacing budget per ${names[c.id]} credential, shared by ready-made steps and trigger polls: requests/milliseconds`,
           'requests/milliseconds, e.g. 100/10000',
           budget,
         ),
       ],
     ]),
   ),
-  PATCHBAY_CONTACTDATA_CACHE_TTL_MS: setting(
-    '`86400000`',
-    "how long a lookup result is served from the connection's cache; `0` turns the cache off",
-    MS,
-    wholeNumber(0, Number.MAX_SAFE_INTEGER),
-  ),
-  PATCHBAY_CONTACTDATA_CACHE_MAX_ENTRIES: setting(
-    '`10000`',
-    'lookup results kept per connection',
-    'a whole number',
-    wholeNumber(0, Number.MAX_SAFE_INTEGER),
-  ),
-  PATCHBAY_CONTACTDATA_COALESCE_MS: setting(
-    '`5`',
-    'how long a single lookup waits for others to share a bulk call; `0` turns coalescing off',
-    MS,
-    wholeNumber(0, Number.MAX_SAFE_INTEGER),
+  ...Object.fromEntries(
+    upstreamConnectors.flatMap((c) =>
+      c.lookups
+        ? [
+            [
+              settingName(c.id, 'CACHE_TTL_MS'),
+              setting(
+                `\`${c.lookups.cacheTtlMs}\``,
+                "how long a lookup result is served from the connection's cache; `0` turns the cache off",
+                MS,
+                wholeNumber(0, Number.MAX_SAFE_INTEGER),
+              ),
+            ],
+            [
+              settingName(c.id, 'CACHE_MAX_ENTRIES'),
+              setting(
+                `\`${c.lookups.cacheMaxEntries}\``,
+                'lookup results kept per connection',
+                'a whole number',
+                wholeNumber(0, Number.MAX_SAFE_INTEGER),
+              ),
+            ],
+            [
+              settingName(c.id, 'COALESCE_MS'),
+              setting(
+                `\`${c.lookups.coalesceWindowMs}\``,
+                'how long a single lookup waits for others to share a bulk call; `0` turns coalescing off',
+                MS,
+                wholeNumber(0, Number.MAX_SAFE_INTEGER),
+              ),
+            ],
+          ]
+        : [],
+    ),
   ),
   PATCHBAY_UPSTREAM_TIMEOUT_MS: setting(
     '`15000`',
@@ -608,16 +633,16 @@ export function loadConfig(
     if (b) pacing[id] = b
   }
   const lookups: Config['lookups'] = {}
-  const t = {
-    cacheTtlMs: v.PATCHBAY_CONTACTDATA_CACHE_TTL_MS,
-    cacheMaxEntries: v.PATCHBAY_CONTACTDATA_CACHE_MAX_ENTRIES,
-    coalesceWindowMs: v.PATCHBAY_CONTACTDATA_COALESCE_MS,
-  }
-  if (Object.values(t).some((x) => x !== undefined)) lookups.contactdata = t
   const webUrls: Config['webUrls'] = {}
-  for (const id of ['taskboard', 'codehost']) {
-    const w = v[`PATCHBAY_${id.toUpperCase()}_WEB_URL`]
-    if (w) webUrls[id] = w
+  for (const c of upstreamConnectors) {
+    const t = {
+      cacheTtlMs: v[settingName(c.id, 'CACHE_TTL_MS')],
+      cacheMaxEntries: v[settingName(c.id, 'CACHE_MAX_ENTRIES')],
+      coalesceWindowMs: v[settingName(c.id, 'COALESCE_MS')],
+    }
+    if (c.lookups && Object.values(t).some((x) => x !== undefined)) lookups[c.id] = t
+    const w = c.webPages ? v[settingName(c.id, 'WEB_URL')] : undefined
+    if (w) webUrls[c.id] = w
   }
   return {
     port: v.PORT ?? 8080,
@@ -633,11 +658,7 @@ export function loadConfig(
     masterKey: v.PATCHBAY_MASTER_KEY ?? null,
     previousMasterKeys: v.PATCHBAY_PREVIOUS_MASTER_KEYS ?? [],
     adminKey: v.PATCHBAY_ADMIN_KEY ?? null,
-    upstreams: {
-      taskboard: v.PATCHBAY_TASKBOARD_URL ?? null,
-      codehost: v.PATCHBAY_CODEHOST_URL ?? null,
-      contactdata: v.PATCHBAY_CONTACTDATA_URL ?? null,
-    },
+    upstreams: Object.fromEntries(connectorIds.map((id) => [id, v[settingName(id, 'URL')] ?? null])),
     upstreamTimeoutMs: v.PATCHBAY_UPSTREAM_TIMEOUT_MS ?? 15_000,
     upstreamRetries: v.PATCHBAY_UPSTREAM_RETRIES ?? 3,
     pacing,

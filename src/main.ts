@@ -22,7 +22,8 @@ try {
 }
 // Loaded once the settings are known good, so a bad one is reported at once.
 const { startService } = await import('./service.ts')
-const missing = (['taskboard', 'codehost', 'contactdata'] as const).filter((c) => !config.upstreams[c])
+// Every connector with an upstream of its own (the connectors list) whose address is not set.
+const missing = Object.keys(config.upstreams).filter((id) => !config.upstreams[id])
 let sandboxes: Sandboxes | null = null
 // The sandbox is loaded only when an upstream is left to it: a production start never imports it.
 const sandbox = missing.length > 0 ? await import('../sandbox/index.ts') : null
@@ -31,7 +32,7 @@ if (sandbox) {
   // so connections made through them still work after a restart.
   sandboxes = await sandbox
     .startSandboxes({
-      only: [...missing],
+      only: missing,
       ports: config.sandboxPorts ?? undefined,
       stateDir: path.join(config.dataDir, 'sandbox'),
     })
@@ -45,30 +46,15 @@ if (sandbox) {
       ),
     )
 }
-const baseUrls = {
-  taskboard: config.upstreams.taskboard ?? sandboxes?.taskboard?.url,
-  codehost: config.upstreams.codehost ?? sandboxes?.codehost?.url,
-  contactdata: config.upstreams.contactdata ?? sandboxes?.contactdata?.url,
-}
-// The code-host sandbox's demo OAuth app, so the sign-in pop-up works offline.
-const oauthApps = sandboxes?.codehost
-  ? {
-      codehost: {
-        clientId: sandboxes.codehost.demo.oauthClientId,
-        clientSecret: sandboxes.codehost.demo.oauthClientSecret,
-      },
-    }
-  : {}
-// The task-board sandbox's demo app (its API key and secret) signs users in offline too.
-if (sandboxes?.taskboard)
-  Object.assign(oauthApps, {
-    taskboard: { clientId: sandboxes.taskboard.demo.key, clientSecret: sandboxes.taskboard.demo.secret },
-  })
+const sandboxed = sandbox && sandboxes ? sandbox.sandboxUrls(sandboxes) : {}
+const baseUrls = Object.fromEntries(
+  Object.entries(config.upstreams).map(([id, url]) => [id, url ?? sandboxed[id]]),
+)
+// The sandboxes' demo OAuth apps, so the sign-in pop-ups work offline.
+const oauthApps = sandbox && sandboxes ? sandbox.demoOAuthApps(sandboxes) : {}
 // The embedded sandboxes listen on loopback: exactly their host:port is allowed out, so an address
 // a user or the operator sets elsewhere on loopback is still refused unless PATCHBAY_EGRESS_ALLOW allows it.
-const egressAllow = [sandboxes?.taskboard, sandboxes?.codehost, sandboxes?.contactdata].flatMap((s) =>
-  s ? [new URL(s.url).host] : [],
-)
+const egressAllow = Object.values(sandboxed).map((url) => new URL(url).host)
 const service = await startService(config, { baseUrls, oauthApps, egressAllow }).catch(async (err) => {
   await sandboxes?.close()
   return exitOnStartFailure(err)

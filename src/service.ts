@@ -11,7 +11,9 @@ import {
 } from './engine/changes/transports.ts'
 import { Engine } from './engine/engine.ts'
 import { PgBossSweeps } from './engine/jobs/sweeps.ts'
+import { Registry } from './engine/registry.ts'
 import type { Clock } from './kit/clock.ts'
+import type { ConnectorDefinition } from './kit/define.ts'
 import { EgressGuard, type Resolve } from './kit/egress.ts'
 import { smtpMailer } from './kit/mailer.ts'
 import { createPacer, type Pacer } from './kit/pacer.ts'
@@ -62,6 +64,8 @@ export interface ServiceOptions {
   egressAllow?: string[]
   /** Name resolution for the egress guard (tests give a stub resolver). */
   egressResolve?: Resolve
+  /** The connectors it offers instead of those Patchbay ships (src/connectors/index.ts): tests add one. */
+  connectors?: ConnectorDefinition[]
 }
 
 /** stdout as readable lines (a terminal) or JSON lines (a log collector). */
@@ -181,6 +185,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       })
     : undefined
   const engine = new Engine({
+    registry: opts.connectors ? new Registry(opts.connectors) : undefined,
     changes,
     sweeps,
     egress: new EgressGuard({

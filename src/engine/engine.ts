@@ -103,7 +103,7 @@ export interface EngineOptions {
   lookups?: Record<string, LookupTuning>
   /** Lookup results shared by every instance (Redis when configured); else each process its own. */
   sharedResults?: SharedResults
-  /** The scope guard's cache of resolved places (card → board …). */
+  /** The scope guard's cache of resolved places (a resource → the place it lies in). */
   scope?: ScopeGuardOptions
   events?: EventOptions
   /** Sign-in flows: each connector's OAuth app and web address (when not its API address). */
@@ -165,7 +165,7 @@ export class Engine {
   readonly workspaces: WorkspaceService
   /** Workspace API keys with a role, a maker and an expiry. */
   readonly workspaceKeys: WorkspaceKeyService
-  /** Cards and lists stored events name: the scope guard forgets where they were placed. */
+  /** Movable resources stored events name: the scope guard forgets where they were placed. */
   readonly placements: PlacementChanges
   readonly events: EventSystem
   /** What uses each connection: disconnecting says what it breaks, and a reconnect can restore it. */
@@ -227,10 +227,7 @@ export class Engine {
       rows: new WorkspaceSettingsRows(opts.store.db),
       changes: this.changes,
     })
-    this.placements = new PlacementChanges(
-      this.changes,
-      (connectorId, event) => this.registry.connector(connectorId)?.scope?.placesUnchanged?.(event) ?? false,
-    )
+    this.placements = new PlacementChanges(this.changes, (id) => this.registry.connector(id)?.scope)
     this.apiKeys = new ApiKeys(opts.store.db)
     this.audit = new AuditLog({ rows: new AuditLogRows(opts.store.db), db: opts.store.db })
     this.memberships = new MembershipService({
@@ -422,6 +419,7 @@ export class Engine {
     const parked = new ParkedInbox(db)
     const history = new EventHistory({ db, deliverer, parked })
     const recorder = new Recorder({
+      places: this.registry.places,
       db,
       deliverer,
       agents: this.agents,

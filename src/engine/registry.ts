@@ -9,6 +9,7 @@ import {
   triggerMechanisms,
 } from '../kit/define.ts'
 import { fieldPickers } from '../kit/pickers.ts'
+import { Places } from './access/places.ts'
 import { closeObjects } from './agents/tool-schemas.ts'
 
 export interface RegisteredStep {
@@ -62,12 +63,15 @@ export function pickerSummaries(schema: z.ZodType): PickerSummary[] {
 
 export class Registry {
   readonly connectors: ConnectorDefinition[]
+  /** The place kinds the connectors declare: what a scope is written in (access/places.ts). */
+  readonly places: Places
   readonly steps = new Map<string, RegisteredStep>()
   readonly triggers = new Map<string, RegisteredTrigger>()
   #summaries = new Map<string, StepSummary>()
 
   constructor(connectors: ConnectorDefinition[] = allConnectors) {
     this.connectors = connectors
+    this.places = new Places(connectors)
     for (const c of connectors) {
       for (const step of c.steps) {
         const id = `${c.id}.${step.key}`
@@ -122,6 +126,12 @@ export class Registry {
         name: a.name,
         description: a.description,
         credentialsSchema: a.credentials ? jsonSchema(a.credentials, 'input') : null,
+      })),
+      places: (c.places ?? []).map((p) => ({
+        kind: p.kind,
+        scopeKey: p.scopeKey,
+        description: p.description,
+        idSchema: jsonSchema(p.id, 'input'),
       })),
       steps: c.steps.map((s) => this.stepSummary(`${c.id}.${s.key}`)),
       triggers: c.triggers.map((t) => ({

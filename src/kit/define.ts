@@ -21,8 +21,58 @@ export type StepHints =
   | { readOnly: true; destructive?: false; idempotent?: boolean }
   | { readOnly: false; destructive: boolean; idempotent: boolean }
 
-/** The kinds of upstream resource an agent's scope is expressed in. */
-export type ScopedKind = 'board' | 'list' | 'card' | 'checklist' | 'label' | 'repository' | 'owner'
+/**
+ * A kind of upstream resource a scoped field names: one of the connector's place kinds
+ * (`ConnectorDefinition.places`), the kind of a place's group (an owner of repositories), or a
+ * kind its `scope.resolve` places on one (a card on its board).
+ */
+export type ScopedKind = string
+
+/**
+ * An agent's scope: per place kind, by the kind's `scopeKey`, the places it may touch
+ * (`{ boards: [...], repositories: [...] }`). A kind the scope does not list: none of it.
+ */
+export type Scope = Record<string, string[]>
+
+/**
+ * A kind of place a connector's resources lie in, the unit an agent's scope is written in (a
+ * task-board's board, a code-host's repository). The engine derives from these the scope the
+ * agents' schema accepts (and the OpenAPI document), how a scoped value or an event's place is
+ * held against a scope, and the words of its refusals.
+ */
+export interface PlaceKind {
+  /** What scoped fields, lookups and events' `refs` call it: `board`. */
+  kind: string
+  /** The key of the agent's scope that lists places of this kind: `boards`. */
+  scopeKey: string
+  /** One place's identifier as a scope accepts it (its format, the message, the description). */
+  id: z.ZodString
+  /** The scope list as the API describes it where it is written (input). */
+  description: string
+  /** The scope list as the API describes it where it is read (responses). */
+  summary: string
+  /** How identifiers compare: both are read through this (repositories: lower case). Absent: as written. */
+  normalize?: (id: string) => string
+  /**
+   * A value given for this kind may be another name of a place (a board's short link), read by
+   * the connector's `scope.resolve` when it is not in the scope as given. Absent: a value is
+   * its own place.
+   */
+  resolve?: boolean
+  /**
+   * A wider unit the places of this kind fall into (the owner of repositories): a value of
+   * `group.kind` (a scoped field, an event's `refs[group.kind]`) is in a scope that holds any
+   * place of this kind in it, and a trigger with `eventScope: 'owner'` lets in an event's place
+   * whose group the scope holds (a repository made since the scope was written).
+   */
+  group?: {
+    kind: string
+    /** The group of a place, from its (normalized) identifier; compared with a normalized value. */
+    of: (id: string) => string
+  }
+  /** A place's name as people know it, read from an event's data (for diagnosis); undefined if absent. */
+  nameIn?: (data: unknown, id: string) => string | undefined
+}
 
 export interface ScopedField {
   kind: ScopedKind
@@ -50,7 +100,7 @@ export interface StepContext {
    * The engine has already checked every scoped input field; a step that reaches across
    * resources (a search) narrows itself to these.
    */
-  scope?: { boards: string[]; repositories: string[] }
+  scope?: Scope
 }
 
 /** A metered upstream's credits as one step run sees them. */
@@ -123,12 +173,13 @@ export interface NormalizedEvent {
   type: string
   occurredAt: string
   /**
-   * Where it happened, for matching, scope and diagnosis. `board` and `repository` are the event's
-   * attribution: every time an event is matched to a trigger, the engine checks them against the
+   * Where it happened, for matching, scope and diagnosis. The place it lies in, keyed by its
+   * connector's place kind (`board`, `repository`: `ConnectorDefinition.places`), is the event's
+   * attribution: every time an event is matched to a trigger, the engine checks it against the
    * agent's scope as it is then (engine/events/event-scope.ts). An event a trigger delivers must
-   * name the board or repository it concerns, unless the trigger declares `eventScope: 'account'`.
-   * `owner` is for a thing of an account that lies in no repository (a project's draft issue):
-   * it is in a scope that holds any repository of that owner. `unattributed` says why the place
+   * name the place it concerns, unless the trigger declares `eventScope: 'account'`. A place
+   * kind's group (`owner`) is for a thing of an account that lies in no place (a project's draft
+   * issue): it is in a scope that holds any place of that group. `unattributed` says why the place
    * of an event that does not name it could not be read (WebhookSupport.attribute): such an
    * event reaches no trigger that needs a place. `resource` names the upstream resource the event
    * is about where `card` does not (a code-host issue's, comment's or commit's web address), as
@@ -136,11 +187,8 @@ export interface NormalizedEvent {
    * the events Patchbay's own tool runs caused by it (engine/events/loop-guard.ts).
    */
   refs: {
-    board?: string
-    list?: string
-    card?: string
-    repository?: string
-    owner?: string
+    /** Its place (by place kind), its place's group, or another scoped resource it names (a card). */
+    [kind: string]: string | undefined
     account?: string
     unattributed?: string
     resource?: string
@@ -158,7 +206,7 @@ export interface PollContext<Cursor = unknown> {
    * The scope of the agent the trigger belongs to. A poll that reads beyond one board (the
    * account's notifications) keeps only what lies in it.
    */
-  scope?: { boards: string[]; repositories: string[] }
+  scope?: Scope
 }
 
 /** How the upstream brings a trigger's changes to Patchbay, in the catalog, the created trigger and diagnose. */
@@ -218,10 +266,11 @@ export interface TriggerDefinition<C extends z.ZodType = z.ZodType, K extends z.
   /**
    * How an event this trigger fires for is held against the agent's current scope (checked each
    * time an event is matched, for instant and polled triggers alike):
-   * - `place` (the default): its `refs.board` or `refs.repository` must be in the scope; an event
-   *   naming neither is not delivered.
-   * - `owner`: like `place`, and a repository is also in scope when the scope holds another
-   *   repository of the same owner (a repository that did not exist when the scope was written).
+   * - `place` (the default): the place its refs name (by place kind) must be in the scope; an
+   *   event naming none is not delivered.
+   * - `owner`: like `place`, and a place is also in scope when the scope holds another place of
+   *   its group (`PlaceKind.group`: a repository of the same owner that did not exist when the
+   *   scope was written).
    * - `account`: the event is about the connection's account itself (a new board, a snippet), not
    *   a place: delivered whenever the agent may use the connection.
    */
@@ -386,12 +435,12 @@ export interface WebhookSupport {
 }
 
 /** Where an event lies, as read by an attribution lookup. */
-export type EventPlace = Pick<NormalizedEvent['refs'], 'board' | 'repository' | 'owner'>
+export type EventPlace = Record<string, string | undefined>
 
 /**
  * How a connector reads the place of an event whose delivery does not name it. The engine asks
  * only for events that a listening trigger needing a place (`eventScope` other than `account`)
- * fires for and that name no board, repository or owner; it keeps the answers per connection for
+ * fires for and that name no place (nor a place's group); it keeps the answers per connection for
  * a while (bounded, shared between instances when Redis is configured), waits a bounded time,
  * and records a lookup that fails as `refs.unattributed` (the event then reaches no such trigger).
  */
@@ -404,12 +453,15 @@ export interface EventAttribution {
 
 /** How an agent's scope is checked for a connector's steps. */
 export interface ScopeSupport {
-  /** The board or repository a scoped input value belongs to (a card's board, a list's board …). */
-  resolve: (
-    http: Http,
-    kind: ScopedKind,
-    value: string,
-  ) => Promise<{ kind: 'board' | 'repository'; id: string }>
+  /** The place (of one of the connector's place kinds) a scoped input value belongs to (a card's board …). */
+  resolve: (http: Http, kind: ScopedKind, value: string) => Promise<{ kind: string; id: string }>
+  /** What a refused API Call that names no place should address instead (`/1/boards/{id}/…`). */
+  apiCallHint?: string
+  /**
+   * The kinds `resolve` places that events can move (a card, a list): those an event names in
+   * its `refs` are looked up again on their next check, on every instance. Absent: none.
+   */
+  movable?: string[]
   /**
    * The scoped resources an API Call's input names, read from its method, path and body; null
    * when the call cannot be attributed to any (it is then denied to a scoped agent).
@@ -437,6 +489,8 @@ export interface PageAddressSupport {
   request: (kind: ScopedKind, url: URL) => { path: string; query?: Record<string, string> } | undefined
   /** The identifier in the answer. */
   idOf: (kind: ScopedKind, data: unknown) => string | undefined
+  /** The page addresses it reads, as a refusal tells them (`…/b/{shortLink}/… for a board`). */
+  forms?: string
 }
 
 export interface ConnectorDefinition<Id extends string = string, S extends StepDefinition = StepDefinition> {
@@ -510,7 +564,17 @@ export interface ConnectorDefinition<Id extends string = string, S extends StepD
   changedResources?: (output: unknown) => string[]
   triggers: TriggerDefinition[]
   webhooks?: WebhookSupport
+  /**
+   * The kinds of place this connector's resources lie in, the unit an agent's scope is written
+   * in (the scope's keys are theirs). Absent: nothing of it is scoped beyond its connections.
+   */
+  places?: PlaceKind[]
   scope?: ScopeSupport
+  /**
+   * What the upstream's web address serves, for connectors whose sign-in or pages live apart from
+   * the API (`/login/oauth/authorize`, …): it may then be configured (PATCHBAY_<ID>_WEB_URL).
+   */
+  webPages?: string
   /** Page addresses accepted wherever a board or card identifier is asked for. */
   pageAddresses?: PageAddressSupport
   /** Request budgets the upstream reports on each response (code-host x-ratelimit-*). */

@@ -1915,6 +1915,16 @@ export interface components {
                 /** @description What POST /v1/connections asks for; null for a sign-in. */
                 credentialsSchema: components["schemas"]["JsonSchema"] | null;
             }[];
+            /** @description The kinds of place its resources lie in: the keys of an agent's scope. */
+            places: {
+                /** @description What its scoped fields and events call it (board). */
+                kind: string;
+                /** @description The agent scope's key that lists places of this kind (boards). */
+                scopeKey: string;
+                description: string;
+                /** @description One place identifier, as an agent scope accepts it. */
+                idSchema: components["schemas"]["JsonSchema"];
+            }[];
             steps: components["schemas"]["Step"][];
             triggers: {
                 /** @description Such as taskboard.card_moved. */

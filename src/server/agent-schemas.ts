@@ -1,12 +1,11 @@
 // Response bodies of the agent, agent key and tool routes; the OpenAPI document is generated from these.
 import { z } from 'zod'
+import { connectors } from '../connectors/index.ts'
+import { Places, type ScopeSchemas } from '../engine/access/places.ts'
 
 // Responses are serialized through their schemas, which cannot run the request schemas'
-// transforms backwards; so these are plain shapes of what the engine returns.
-const AgentScope = z.object({
-  boards: z.array(z.string()).describe('Task-board boards the agent may touch.'),
-  repositories: z.array(z.string()).describe('Code-host repositories (owner/repo) the agent may touch.'),
-})
+// transforms backwards; so these are plain shapes of what the engine returns. An agent's scope
+// has the keys of the place kinds the connectors declare (engine/access/places.ts).
 
 const DeliveryTarget = z.discriminatedUnion('type', [
   z.object({ type: z.literal('webhook'), url: z.string() }),
@@ -38,36 +37,56 @@ const ToolStep = z.object({
   input: z.record(z.string(), z.unknown()),
 })
 
-export const AgentView = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    scope: AgentScope,
-    connectionIds: z.array(z.string()).describe('Connections the agent may use.'),
-    connectionsNeeded: z
-      .array(ConnectionNeeded)
-      .describe(
-        'Connections it used that were disconnected: met when the account is restored or the agent is given a connection of that connector.',
-      ),
-    delivery: DeliveryTarget,
-    toolSelection: z
-      .object({
-        steps: z.array(z.string()).optional().describe('Step ids, or connector ids for every step of one.'),
-        tools: z.array(z.string()).optional().describe("The agent's own tools it lists, by id or name."),
-        discovery: z.boolean().describe('Listed through find_tools and call_tool.'),
-      })
-      .nullable()
-      .describe(
-        'What the agent lists over MCP and function calling; null: every step of its connections and all its tools.',
-      ),
-    endUserId: z
-      .string()
-      .nullable()
-      .describe("The end user it acts for (it uses only their connections); null: the workspace's own."),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-  })
-  .meta({ id: 'Agent' })
+const made = new WeakMap<object, ReturnType<typeof buildAgentView>>()
+
+/** An agent as returned, for the connectors' place kinds; one schema per list of kinds. */
+export function agentViewSchema(places: Places) {
+  const scope = places.schemas().view
+  let schema = made.get(scope)
+  if (!schema) {
+    schema = buildAgentView(scope)
+    made.set(scope, schema)
+  }
+  return schema
+}
+
+function buildAgentView(scope: ScopeSchemas['view']) {
+  const view = z
+    .object({
+      id: z.string(),
+      name: z.string(),
+      scope,
+      connectionIds: z.array(z.string()).describe('Connections the agent may use.'),
+      connectionsNeeded: z
+        .array(ConnectionNeeded)
+        .describe(
+          'Connections it used that were disconnected: met when the account is restored or the agent is given a connection of that connector.',
+        ),
+      delivery: DeliveryTarget,
+      toolSelection: z
+        .object({
+          steps: z.array(z.string()).optional().describe('Step ids, or connector ids for every step of one.'),
+          tools: z.array(z.string()).optional().describe("The agent's own tools it lists, by id or name."),
+          discovery: z.boolean().describe('Listed through find_tools and call_tool.'),
+        })
+        .nullable()
+        .describe(
+          'What the agent lists over MCP and function calling; null: every step of its connections and all its tools.',
+        ),
+      endUserId: z
+        .string()
+        .nullable()
+        .describe("The end user it acts for (it uses only their connections); null: the workspace's own."),
+      createdAt: z.string(),
+      updatedAt: z.string(),
+    })
+    .meta({ id: 'Agent' })
+  return view
+}
+
+// Made as this module loads for the connectors Patchbay ships, as the other components are: the
+// document lists its components in the order they were made.
+agentViewSchema(new Places(connectors))
 
 export const SigningSecret = z
   .string()

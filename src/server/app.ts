@@ -143,8 +143,7 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
       info: {
         title: 'Patchbay API',
         version: '1',
-        description:
-          'Connections, tool steps and triggers for the task-board, code-host and contact-data connectors. Authenticate with `Authorization: Bearer <key>`. Every error is the one `Error` body; its `code` is one of the listed codes.',
+        description: `Connections, tool steps and triggers for the ${upstreamNames(engine)} connectors. Authenticate with \`Authorization: Bearer <key>\`. Every error is the one \`Error\` body; its \`code\` is one of the listed codes.`,
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: '/', description: 'This Patchbay (the address the document was read from)' }],
@@ -224,4 +223,10 @@ export async function buildApp(engine: Engine, opts: AppOptions = {}): Promise<F
   await app.register(memberRoutes(engine))
   await app.register(dashboardRoutes())
   return app
+}
+
+/** The connectors with an upstream of their own, as the API document names them: `a, b and c`. */
+function upstreamNames(engine: Engine): string {
+  const names = engine.registry.connectors.filter((c) => !c.baseUrlFrom).map((c) => c.name.toLowerCase())
+  return names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`
 }

@@ -138,6 +138,16 @@ export const Connector = z
         ),
       }),
     ),
+    places: z
+      .array(
+        z.object({
+          kind: z.string().describe('What its scoped fields and events call it (board).'),
+          scopeKey: z.string().describe("The agent scope's key that lists places of this kind (boards)."),
+          description: z.string(),
+          idSchema: JsonSchema.describe('One place identifier, as an agent scope accepts it.'),
+        }),
+      )
+      .describe("The kinds of place its resources lie in: the keys of an agent's scope."),
     steps: z.array(StepSummary),
     triggers: z.array(
       z.object({

@@ -3,6 +3,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { eventOutsideScope } from '../../src/engine/events/event-scope.ts'
+import { Registry } from '../../src/engine/registry.ts'
+
+// The place kinds of the connectors Patchbay ships.
+const places = new Registry().places
 
 const agent = {
   scope: { boards: ['b1'], repositories: ['Octo-Demo/hello-world'] },
@@ -11,33 +15,43 @@ const agent = {
 const on = (eventScope?: 'place' | 'owner' | 'account') => ({ def: { eventScope }, connectionId: 'con_1' })
 
 test('place (the default): the board or repository named must be in the scope', () => {
-  assert.equal(eventOutsideScope(agent, on(), { refs: { board: 'b1' } }), null)
-  assert.match(eventOutsideScope(agent, on(), { refs: { board: 'b2' } }) ?? '', /board b2 is outside/)
-  assert.equal(eventOutsideScope(agent, on(), { refs: { repository: 'octo-demo/Hello-World' } }), null)
+  assert.equal(eventOutsideScope(places, agent, on(), { refs: { board: 'b1' } }), null)
+  assert.match(eventOutsideScope(places, agent, on(), { refs: { board: 'b2' } }) ?? '', /board b2 is outside/)
+  assert.equal(
+    eventOutsideScope(places, agent, on(), { refs: { repository: 'octo-demo/Hello-World' } }),
+    null,
+  )
   assert.match(
-    eventOutsideScope(agent, on(), { refs: { repository: 'octo-demo/other' } }) ?? '',
+    eventOutsideScope(places, agent, on(), { refs: { repository: 'octo-demo/other' } }) ?? '',
     /repository octo-demo\/other is outside/,
   )
-  assert.match(eventOutsideScope(agent, on(), { refs: { account: 'octo-demo' } }) ?? '', /names no board/)
+  assert.match(
+    eventOutsideScope(places, agent, on(), { refs: { account: 'octo-demo' } }) ?? '',
+    /names no board/,
+  )
 })
 
 test('owner: a new repository is in scope when the scope holds a repository of its owner', () => {
-  assert.equal(eventOutsideScope(agent, on('owner'), { refs: { repository: 'octo-demo/brand-new' } }), null)
+  assert.equal(
+    eventOutsideScope(places, agent, on('owner'), { refs: { repository: 'octo-demo/brand-new' } }),
+    null,
+  )
   assert.match(
-    eventOutsideScope(agent, on('owner'), { refs: { repository: 'someone-else/brand-new' } }) ?? '',
+    eventOutsideScope(places, agent, on('owner'), { refs: { repository: 'someone-else/brand-new' } }) ?? '',
     /outside the agent's scope/,
   )
-  assert.match(eventOutsideScope(agent, on('owner'), { refs: {} }) ?? '', /names no board/)
+  assert.match(eventOutsideScope(places, agent, on('owner'), { refs: {} }) ?? '', /names no board/)
 })
 
 test('account: about the account itself, delivered whatever it names', () => {
-  assert.equal(eventOutsideScope(agent, on('account'), { refs: { board: 'just-made' } }), null)
+  assert.equal(eventOutsideScope(places, agent, on('account'), { refs: { board: 'just-made' } }), null)
 })
 
 test('a connection taken out of the agent stops every mode', () => {
   for (const mode of ['place', 'owner', 'account'] as const)
     assert.match(
       eventOutsideScope(
+        places,
         agent,
         { def: { eventScope: mode }, connectionId: 'con_2' },
         { refs: { board: 'b1' } },
@@ -47,14 +61,15 @@ test('a connection taken out of the agent stops every mode', () => {
 })
 
 test('a thing of an owner in no repository (a draft issue) is in scope when the scope holds a repository of that owner', () => {
-  assert.equal(eventOutsideScope(agent, on(), { refs: { owner: 'octo-demo' } }), null)
+  assert.equal(eventOutsideScope(places, agent, on(), { refs: { owner: 'octo-demo' } }), null)
   assert.match(
-    eventOutsideScope(agent, on(), { refs: { owner: 'octo-org' } }) ?? '',
+    eventOutsideScope(places, agent, on(), { refs: { owner: 'octo-org' } }) ?? '',
     /holds no repository of octo-org/,
   )
   // A repository named wins over the owner: an item of another repository of the owner is out.
   assert.match(
-    eventOutsideScope(agent, on(), { refs: { repository: 'octo-demo/other', owner: 'octo-demo' } }) ?? '',
+    eventOutsideScope(places, agent, on(), { refs: { repository: 'octo-demo/other', owner: 'octo-demo' } }) ??
+      '',
     /repository octo-demo\/other is outside/,
   )
 })
@@ -62,10 +77,13 @@ test('a thing of an owner in no repository (a draft issue) is in scope when the 
 test('an event whose place could not be read reaches no place-scoped trigger, saying why', () => {
   for (const mode of ['place', 'owner'] as const)
     assert.match(
-      eventOutsideScope(agent, on(mode), {
+      eventOutsideScope(places, agent, on(mode), {
         refs: { account: 'octo-org', unattributed: 'upstream said 502' },
       }) ?? '',
       /repository could not be read \(upstream said 502\)/,
     )
-  assert.equal(eventOutsideScope(agent, on('account'), { refs: { unattributed: 'upstream said 502' } }), null)
+  assert.equal(
+    eventOutsideScope(places, agent, on('account'), { refs: { unattributed: 'upstream said 502' } }),
+    null,
+  )
 })

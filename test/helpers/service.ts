@@ -7,6 +7,7 @@ import { type ContactdataSandbox, startContactdataSandbox } from '../../sandbox/
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { loadConfig } from '../../src/config.ts'
 import type { Clock } from '../../src/kit/clock.ts'
+import type { ConnectorDefinition } from '../../src/kit/define.ts'
 import type { Resolve } from '../../src/kit/egress.ts'
 import type { Pacer } from '../../src/kit/pacer.ts'
 import { type RunningService, startService } from '../../src/service.ts'
@@ -62,6 +63,10 @@ export async function startTestService(
     logDestination?: { write(line: string): void }
     /** Name resolution for the egress guard: a stub, so tests never resolve or reach real names. */
     egressResolve?: Resolve
+    /** Connectors instead of the shipped ones (a test-only connector added: test/connectors/extra). */
+    connectors?: ConnectorDefinition[]
+    /** Base addresses of the upstreams of test-only connectors, by connector id. */
+    baseUrls?: Record<string, string>
   } = {},
 ): Promise<TestService> {
   const taskboard = opts.taskboard ?? (await startTaskboardSandbox())
@@ -79,7 +84,12 @@ export async function startTestService(
     adminKey,
   }
   const service = await startService(config, {
-    baseUrls: { taskboard: taskboard.url, contactdata: contactdata?.url, codehost: codehost?.url },
+    baseUrls: {
+      taskboard: taskboard.url,
+      contactdata: contactdata?.url,
+      codehost: codehost?.url,
+      ...opts.baseUrls,
+    },
     oauthApps: {
       // The task-board sandbox's demo app (its API key and secret) is Patchbay's task-board OAuth app.
       taskboard: { clientId: taskboard.demo.key, clientSecret: taskboard.demo.secret },
@@ -98,6 +108,7 @@ export async function startTestService(
     clock: opts.clock,
     pacer: opts.pacer,
     egressResolve: opts.egressResolve,
+    connectors: opts.connectors,
   })
   // undici's request (the client Patchbay itself loads), not fetch: the tests' most frequent
   // call, and fetch's streams cost several times its CPU.

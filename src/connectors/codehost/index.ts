@@ -12,6 +12,7 @@ import {
   codehostRateBudget,
   codehostRateLimitHint,
 } from './errors.ts'
+import { codehostPlaces } from './places.ts'
 import { codehostScope } from './scope.ts'
 import { codehostApiCall } from './steps/api-call.ts'
 import { createBranch } from './steps/branches.ts'
@@ -95,5 +96,7 @@ export const codehost = defineConnector({
   changedResources,
   triggers: codehostTriggers,
   webhooks: codehostWebhooks,
+  places: codehostPlaces,
   scope: codehostScope,
+  webPages: '`/login/oauth/authorize`, `/login/oauth/access_token`',
 })

@@ -28,6 +28,7 @@ export function wideningQualifiers(q: string | undefined): string[] {
 }
 
 export const codehostScope: ScopeSupport = {
+  apiCallHint: "An agent's API Calls must address a resource in its scope, such as /repos/{owner}/{repo}/….",
   resolve: async (_http, kind, value) => {
     if (kind === 'repository') return { kind: 'repository', id: value }
     throw new PatchbayError(

@@ -7,6 +7,7 @@ import type { PageAddressSupport } from '../../kit/define.ts'
 const PAGE = /^\/([bc])\/([A-Za-z0-9]{8}|[0-9a-f]{24})(?:\.json)?(?:\/[^/]*)?\/?$/
 
 export const taskboardPageAddresses: PageAddressSupport = {
+  forms: '…/b/{shortLink}/… for a board, …/c/{shortLink}/… for a card',
   request: (kind, url) => {
     const m = PAGE.exec(url.pathname)
     if (!m) return undefined

@@ -4,8 +4,7 @@
 import type { ScopedKind, ScopeSupport } from '../../kit/define.ts'
 import { parseEndpointPath } from '../../kit/endpoint-path.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-
-const BOARD_ID = /^[0-9a-f]{24}$/
+import { BOARD_ID } from './places.ts'
 
 /** The read that names the board of each kind (every one of these objects carries idBoard). */
 const BOARD_OF: Partial<Record<ScopedKind, string>> = {
@@ -77,6 +76,10 @@ const PLACES_UNCHANGED = new Set([
 
 export const taskboardScope: ScopeSupport = {
   placesUnchanged: (e) => PLACES_UNCHANGED.has(e.type),
+  // A card or list an event names may have moved to another board: it is placed again.
+  movable: ['card', 'list'],
+  apiCallHint:
+    "An agent's API Calls must address a resource in its scope, such as /1/boards/{id}/… or /1/cards/{id}.",
 
   resolve: async (http, kind, value) => {
     const id = encodeURIComponent(value)

@@ -1,10 +1,11 @@
 // An agent touches only what it is configured for. Before a step an agent runs sends anything
 // upstream, this checks that the connection is one the agent may use and that every resource the
-// input names lies on a board or repository in the agent's scope. A card, list, checklist or
-// label is placed on its board through a read-only lookup the connector declares (its `scope`),
-// remembered for a while so repeated checks stay off the upstream; an API Call is attributed to
-// the resources its method, path and body name, and one that names none is refused. Workspace
-// (admin) keys are not scoped.
+// input names lies in a place in the agent's scope, of the place kinds the connectors declare
+// (access/places.ts: a task-board's boards, a code-host's repositories). A resource that is no
+// place itself (a card) is placed through a read-only lookup its connector declares (its
+// `scope`), remembered for a while so repeated checks stay off the upstream; an API Call is
+// attributed to the resources its method, path and body name, and one that names none is
+// refused. Workspace (admin) keys are not scoped.
 import type {
   ConnectorDefinition,
   Credentials,
@@ -20,6 +21,7 @@ import type { RegisteredStep, Registry } from '../registry.ts'
 import type { UpstreamClients } from '../upstream/upstream-clients.ts'
 import type { Caller } from './caller.ts'
 import type { PlacementChanges } from './placement-changes.ts'
+import { either, type Place, type Places, type Scope } from './places.ts'
 
 export interface ScopeRef {
   kind: ScopedKind
@@ -27,16 +29,13 @@ export interface ScopeRef {
 }
 
 /** Where a scoped resource lies: the unit an agent's scope is written in. */
-export interface ScopePlace {
-  kind: 'board' | 'repository'
-  id: string
-}
+export type ScopePlace = Place
 
 /** The part of an agent the guard reads. */
 export interface ScopedAgent {
   id: string
   name?: string
-  scope: { boards: string[]; repositories: string[] }
+  scope: Scope
   connectionIds: string[]
 }
 
@@ -54,7 +53,7 @@ export interface StepTarget {
 export interface ScopeGuardOptions {
   /**
    * How long a resolved place is trusted. A move an event reports (a webhook delivery or a poll
-   * naming the card) is seen at once; one no event reports, after this.
+   * naming the resource) is seen at once; one no event reports, after this.
    */
   cacheTtlMs?: number
   cacheMaxEntries?: number
@@ -67,6 +66,7 @@ export class ScopeGuard {
   #agents: AgentService
   #clients: UpstreamClients
   #registry: Registry
+  #kinds: Places
   // A resource's place is a fact of the upstream, not of who asks, so one cache serves every
   // connection: an answer only ever lets an agent reach what its own scope already names.
   #places: ResultCache
@@ -83,11 +83,12 @@ export class ScopeGuard {
     this.#agents = deps.agents
     this.#clients = deps.clients
     this.#registry = deps.registry
+    this.#kinds = deps.registry.places
     this.#places = new ResultCache({
       ttlMs: deps.options?.cacheTtlMs ?? DEFAULT_TTL_MS,
       maxEntries: deps.options?.cacheMaxEntries ?? DEFAULT_MAX_ENTRIES,
     })
-    // An event about a card or list (moved, say) makes its place be looked up again.
+    // An event about a movable resource (moved, say) makes its place be looked up again.
     // Keys are placeKey()s: the same on every instance.
     deps.placements.subscribe((places) => {
       if (places.length === 0) this.#places.clear()
@@ -118,7 +119,7 @@ export class ScopeGuard {
         fresh: writes(step, input),
       })
     // The step learns the scope it runs in, to narrow what reaches across resources (a search).
-    return { boards: [...agent.scope.boards], repositories: [...agent.scope.repositories] }
+    return this.#kinds.copy(agent.scope)
   }
 
   /**
@@ -141,7 +142,7 @@ export class ScopeGuard {
     if (denied) throw denied
   }
 
-  /** Refuses a trigger whose configuration names a board or repository outside the agent's scope. */
+  /** Refuses a trigger whose configuration names a place outside the agent's scope. */
   async checkTriggerConfig(
     agent: ScopedAgent,
     triggerId: string,
@@ -154,9 +155,9 @@ export class ScopeGuard {
     if (refs.length > 0) await this.checkResources(agent, registered.connector.id, refs, http)
   }
 
-  /** Whether a place (an event's board, say) is in the agent's scope; no lookups. */
+  /** Whether a place (an event's, say) is in the agent's scope; no lookups. */
   allows(agent: ScopedAgent, place: ScopePlace): boolean {
-    return placeInScope(agent.scope, place)
+    return this.#kinds.contains(agent.scope, place)
   }
 
   #allowConnection(agent: ScopedAgent, connectionId: string): void {
@@ -196,10 +197,8 @@ export class ScopeGuard {
       const i = input as { method?: string; endpoint?: string }
       throw denied(
         agent,
-        `${i.method ?? ''} ${i.endpoint ?? ''} names no ${connector.name} resource the agent's scope can allow (it is not about one board or repository)`.trim(),
-        {
-          hint: "An agent's API Calls must address a resource in its scope, such as /1/boards/{id}/… or /1/cards/{id}.",
-        },
+        `${i.method ?? ''} ${i.endpoint ?? ''} names no ${connector.name} resource the agent's scope can allow (it is not about one ${this.#kinds.names()})`.trim(),
+        { hint: connector.scope.apiCallHint ?? "An agent's API Calls must address a resource in its scope." },
       )
     }
     return refs
@@ -212,14 +211,17 @@ export class ScopeGuard {
     http: Http,
     fresh: boolean,
   ): Promise<PatchbayError | null> {
-    // Boards and repositories in the scope need no lookup; nor does any repository (owner/repo
-    // is its own place) or owner (its repositories are in the scope or not).
-    if (ref.kind === 'board' && agent.scope.boards.includes(ref.value)) return null
-    if (ref.kind === 'repository')
-      return this.allows(agent, { kind: 'repository', id: ref.value }) ? null : outside(agent, ref, null)
-    if (ref.kind === 'owner') return ownerInScope(agent.scope, ref.value) ? null : outside(agent, ref, null)
+    // Places in the scope need no lookup; nor does a place of a kind whose values are their own
+    // place (owner/repo), or a group (its places are in the scope or not).
+    const kind = this.#kinds.kind(ref.kind)
+    if (kind && this.allows(agent, { kind: ref.kind, id: ref.value })) return null
+    if (kind && !kind.resolve) return this.#outside(agent, ref, null)
+    if (this.#kinds.groupOf(ref.kind))
+      return this.#kinds.groupContains(agent.scope, ref.kind, ref.value)
+        ? null
+        : this.#outside(agent, ref, null)
     if (!connector.scope)
-      return denied(agent, `the ${ref.kind} ${ref.value} cannot be placed on a board or repository`, {
+      return denied(agent, `the ${ref.kind} ${ref.value} cannot be placed on a ${this.#kinds.names()}`, {
         hint: `${connector.name} declares no scope lookups; use a workspace key.`,
       })
     let place: ScopePlace
@@ -234,13 +236,17 @@ export class ScopeGuard {
         err.status < 500 &&
         err.code !== 'RATE_LIMITED'
       )
-        return denied(agent, `the ${ref.kind} ${ref.value} could not be placed on a board (${err.message})`, {
-          hint: "Check the identifier; only resources on boards in the agent's scope can be used.",
-          upstream: err.upstream,
-        })
+        return denied(
+          agent,
+          `the ${ref.kind} ${ref.value} could not be placed on a ${this.#kinds.names(this.#kinds.of(connector.id))} (${err.message})`,
+          {
+            hint: `Check the identifier; only resources on ${either(this.#kinds.of(connector.id).map((k) => k.scopeKey))} in the agent's scope can be used.`,
+            upstream: err.upstream,
+          },
+        )
       throw err
     }
-    return this.allows(agent, place) ? null : outside(agent, ref, place)
+    return this.allows(agent, place) ? null : this.#outside(agent, ref, place)
   }
 
   async #place(connector: ConnectorDefinition, ref: ScopeRef, http: Http): Promise<ScopePlace> {
@@ -263,7 +269,7 @@ export class ScopeGuard {
 
   /**
    * Where a resource lies now, asked of the upstream whatever is remembered (a write's check: a
-   * card moved off the agent's boards a moment ago is refused). What it finds is remembered for
+   * resource moved out of the agent's scope a moment ago is refused). What it finds is remembered for
    * the reads that follow.
    */
   async #placeNow(connector: ConnectorDefinition, ref: ScopeRef, http: Http): Promise<ScopePlace> {
@@ -277,13 +283,21 @@ export class ScopeGuard {
   #lookupClient(connector: ConnectorDefinition, target: StepTarget): Http {
     // Lookups are paced like ready-made steps (they spend the same token's budget). They are not
     // a stored connection's requests: a refusal here denies the step instead of lapsing the
-    // connection, since a 401 can mean "not your board" as well as "bad credentials".
+    // connection, since a 401 can mean "not your place" as well as "bad credentials".
     return this.#clients.create({
       connector,
       credentials: target.credentials,
       paced: true,
       storedConnection: false,
     })
+  }
+
+  #outside(agent: ScopedAgent, ref: ScopeRef, place: ScopePlace | null): PatchbayError {
+    // The scope's list the refusal shows: the place's kind, else the kind the resource is one of
+    // (or the group of).
+    const kind = (place && this.#kinds.kind(place.kind)) ?? this.#kinds.home(ref.kind)
+    const inScope = kind ? `${kind.scopeKey}: ${list(this.#kinds.listed(agent.scope, kind))}` : 'none'
+    return outside(agent, ref, place, inScope)
   }
 
   #connector(id: string): ConnectorDefinition {
@@ -329,21 +343,6 @@ function readPath(obj: unknown, path: string): unknown {
   return cur
 }
 
-const sameRepository = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
-
-/** Whether a board or repository is in a scope (repositories compared case-insensitively). */
-export function placeInScope(scope: ScopedAgent['scope'], place: ScopePlace): boolean {
-  return place.kind === 'board'
-    ? scope.boards.includes(place.id)
-    : scope.repositories.some((r) => sameRepository(r, place.id))
-}
-
-/** Whether a scope holds any repository of `owner` (the unit New Repository is checked in). */
-export function ownerInScope(scope: ScopedAgent['scope'], owner: string): boolean {
-  const prefix = `${owner.toLowerCase()}/`
-  return scope.repositories.some((r) => r.toLowerCase().startsWith(prefix))
-}
-
 const label = (agent: ScopedAgent) => (agent.name ? `"${agent.name}" (${agent.id})` : agent.id)
 
 const list = (xs: string[]) => (xs.length ? xs.join(', ') : 'none')
@@ -359,15 +358,16 @@ function denied(
   })
 }
 
-function outside(agent: ScopedAgent, ref: ScopeRef, place: ScopePlace | null): PatchbayError {
+function outside(
+  agent: ScopedAgent,
+  ref: ScopeRef,
+  place: ScopePlace | null,
+  inScope: string,
+): PatchbayError {
   const where =
     place && !(place.kind === ref.kind && place.id === ref.value)
       ? `, which is on ${place.kind} ${place.id}`
       : ''
-  const inScope =
-    ref.kind === 'repository' || ref.kind === 'owner' || place?.kind === 'repository'
-      ? `repositories: ${list(agent.scope.repositories)}`
-      : `boards: ${list(agent.scope.boards)}`
   return new PatchbayError(
     'SCOPE_DENIED',
     `Agent ${label(agent)} may not touch ${ref.kind} ${ref.value}${where}: it is outside the agent's scope (${inScope}).`,

@@ -3,43 +3,9 @@
 // names the field whichever way the agent was made.
 import { z } from 'zod'
 import { neverReachable } from '../../kit/egress.ts'
-
-const BOARD_ID = /^[0-9a-f]{24}$/
-// Code-host owners: letters, digits and single hyphens (at most 39); repositories: letters,
-// digits, '.', '_' and '-' (at most 100), never '.' or '..'.
-const REPOSITORY = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/(?!\.\.?$)[A-Za-z0-9._-]{1,100}$/
+import type { Places, Scope, ScopeSchemas } from '../access/places.ts'
 
 const unique = (values: string[]) => [...new Set(values)]
-
-export const AgentScopeInput = z
-  .object({
-    boards: z
-      .array(
-        z
-          .string()
-          .regex(BOARD_ID, 'must be a task-board board identifier: 24 lowercase hexadecimal characters')
-          .describe('A task-board board id.'),
-      )
-      .max(1000)
-      .default([])
-      .transform(unique)
-      .describe('Task-board boards the agent may touch (24-hex ids). Empty: none.'),
-    repositories: z
-      .array(
-        z
-          .string()
-          .regex(REPOSITORY, 'must be a code-host repository written owner/repo')
-          .describe('A code-host repository, owner/repo.'),
-      )
-      .max(1000)
-      .default([])
-      .transform(unique)
-      .describe('Code-host repositories the agent may touch, as owner/repo. Empty: none.'),
-  })
-  .strict()
-  .describe(
-    'What the agent may touch. An empty list means none: an agent touches only what it is configured for.',
-  )
 
 const webhookUrl = z
   .string()
@@ -125,39 +91,60 @@ export const EndUserIdInput = z
   .max(256, 'must be at most 256 characters')
   .describe("The operator's own id of the end user (any string up to 256 characters).")
 
-export const NewAgentInput = z
-  .object({
-    name,
-    scope: AgentScopeInput.default({ boards: [], repositories: [] }),
-    connectionIds: ConnectionIdsInput.default([]),
-    delivery: DeliveryTargetInput,
-    toolSelection: ToolSelectionInput.default(null),
-    endUserId: EndUserIdInput.nullable()
-      .optional()
-      .describe(
-        "Bind the agent to this end user: it may then use only the end user's connections (whatever its scope says). Absent or null: the workspace's own connections.",
+/**
+ * The schemas of an agent as written, for the place kinds the connectors declare (the scope's
+ * keys and formats are theirs: engine/access/places.ts). Made once per list of kinds.
+ */
+export function agentInputs(places: Places) {
+  const scope = places.schemas().input
+  let inputs = made.get(scope)
+  if (!inputs) {
+    inputs = buildInputs(scope, places.empty())
+    made.set(scope, inputs)
+  }
+  return inputs
+}
+
+const made = new WeakMap<object, ReturnType<typeof buildInputs>>()
+
+function buildInputs(scope: ScopeSchemas['input'], empty: Scope) {
+  const NewAgentInput = z
+    .object({
+      name,
+      scope: scope.default(empty),
+      connectionIds: ConnectionIdsInput.default([]),
+      delivery: DeliveryTargetInput,
+      toolSelection: ToolSelectionInput.default(null),
+      endUserId: EndUserIdInput.nullable()
+        .optional()
+        .describe(
+          "Bind the agent to this end user: it may then use only the end user's connections (whatever its scope says). Absent or null: the workspace's own connections.",
+        ),
+    })
+    .strict()
+
+  const AgentChangesInput = z
+    .object({
+      name: name.optional(),
+      scope: scope.optional().describe('Replaces the whole scope.'),
+      connectionIds: ConnectionIdsInput.optional().describe('Replaces the list of connections.'),
+      delivery: DeliveryTargetInput.optional(),
+      toolSelection: ToolSelectionInput.optional().describe(
+        'Replaces the selection; null lists everything again.',
       ),
-  })
-  .strict()
+      endUserId: EndUserIdInput.nullable()
+        .optional()
+        .describe('Bind to this end user (null: unbind); its connectionIds must then be that end user’s.'),
+    })
+    .strict()
+    .refine((v) => Object.values(v).some((x) => x !== undefined), 'name at least one field to change')
+  return { AgentScopeInput: scope, NewAgentInput, AgentChangesInput }
+}
 
-export const AgentChangesInput = z
-  .object({
-    name: name.optional(),
-    scope: AgentScopeInput.optional().describe('Replaces the whole scope.'),
-    connectionIds: ConnectionIdsInput.optional().describe('Replaces the list of connections.'),
-    delivery: DeliveryTargetInput.optional(),
-    toolSelection: ToolSelectionInput.optional().describe(
-      'Replaces the selection; null lists everything again.',
-    ),
-    endUserId: EndUserIdInput.nullable()
-      .optional()
-      .describe('Bind to this end user (null: unbind); its connectionIds must then be that end user’s.'),
-  })
-  .strict()
-  .refine((v) => Object.values(v).some((x) => x !== undefined), 'name at least one field to change')
+export type AgentInputs = ReturnType<typeof agentInputs>
 
-export type AgentScope = z.output<typeof AgentScopeInput>
+export type AgentScope = Scope
 export type DeliveryTarget = z.output<typeof DeliveryTargetInput>
 export type ToolSelection = z.output<typeof ToolSelectionInput>
-export type NewAgent = z.input<typeof NewAgentInput>
-export type AgentChanges = z.input<typeof AgentChangesInput>
+export type NewAgent = z.input<AgentInputs['NewAgentInput']>
+export type AgentChanges = z.input<AgentInputs['AgentChangesInput']>

@@ -1,4 +1,4 @@
-// Agents: the automated actors. Each has a scope (boards and repositories it may touch), the
+// Agents: the automated actors. Each has a scope (the places it may touch), the
 // connections it may use, a delivery target for its events, a Standard Webhooks signing secret
 // sealed in the vault (shown once), and agent keys that act as it and nothing more.
 import { randomBytes } from 'node:crypto'
@@ -11,6 +11,7 @@ import type { PageRequest } from '../../store/paging.ts'
 import type { Vault } from '../../store/vault.ts'
 import type { Caller } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
+import type { Places } from '../access/places.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { EngineEvents } from '../engine-events.ts'
@@ -18,11 +19,10 @@ import type { Registry } from '../registry.ts'
 import type { StepConnectionNeeded } from '../tools/tool-input.ts'
 import {
   type AgentChanges,
-  AgentChangesInput,
   type AgentScope,
+  agentInputs,
   type DeliveryTarget,
   type NewAgent,
-  NewAgentInput,
   type ToolSelection,
 } from './agent-input.ts'
 
@@ -74,12 +74,12 @@ const CACHE_MS = 10 * 60_000
 /** Agents cached at most; the oldest go first beyond it. */
 const CACHE_MAX = 100_000
 
-export function agentView(row: AgentRow): AgentView {
+export function agentView(row: AgentRow, places: Places): AgentView {
   return {
     id: row.id,
     name: row.name,
-    // The scope's kinds are the ones NewAgentInput accepted when it was written.
-    scope: row.scope as AgentScope,
+    // Every declared kind's list, as it was written (a kind declared since: none of it).
+    scope: places.copy(row.scope as AgentScope),
     connectionIds: row.connection_ids,
     connectionsNeeded: JSON.parse(row.connections_needed ?? '[]'),
     delivery: row.delivery,
@@ -166,7 +166,7 @@ export class AgentService {
 
   /** Creates an agent; its signing secret is returned this once (only the sealed form is kept). */
   async create(workspaceId: string, input: NewAgent): Promise<{ agent: AgentView; signingSecret: string }> {
-    const parsed = NewAgentInput.safeParse(input)
+    const parsed = agentInputs(this.#registry.places).NewAgentInput.safeParse(input)
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const a = parsed.data
     const endUserId = a.endUserId ?? null
@@ -185,11 +185,11 @@ export class AgentService {
       signing_secret: this.#vault.seal(signingSecret),
       tool_selection: a.toolSelection && JSON.stringify(a.toolSelection),
     })
-    return { agent: agentView(row), signingSecret }
+    return { agent: agentView(row, this.#registry.places), signingSecret }
   }
 
   async list(workspaceId: string): Promise<AgentView[]> {
-    return (await this.#repo.list(workspaceId)).map(agentView)
+    return (await this.#repo.list(workspaceId)).map((row) => agentView(row, this.#registry.places))
   }
 
   /** The workspace's agents, oldest first, a page at a time (GET /v1/agents). */
@@ -217,7 +217,7 @@ export class AgentService {
       this.#cache.delete(agentId)
       throw agentNotFound(agentId)
     }
-    const view = agentView(row)
+    const view = agentView(row, this.#registry.places)
     if (generation === this.#generation) {
       // Re-set, the entry moves to the end: the first in the map is the longest unread.
       this.#cache.delete(agentId)
@@ -250,7 +250,7 @@ export class AgentService {
   }
 
   async update(workspaceId: string, agentId: string, changes: AgentChanges): Promise<AgentView> {
-    const parsed = AgentChangesInput.safeParse(changes)
+    const parsed = agentInputs(this.#registry.places).AgentChangesInput.safeParse(changes)
     if (!parsed.success) throw validationError(parsed.error.issues, '')
     const c = parsed.data
     if (c.toolSelection) this.#checkToolSelection(c.toolSelection)

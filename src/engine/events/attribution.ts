@@ -77,8 +77,9 @@ export class EventAttributor {
     if (placed.length === 0) return null
     const wanted: Array<{ e: NormalizedEvent; subject: string }> = []
     for (const e of events) {
-      const { board, repository, owner } = e.refs ?? {}
-      if (board || repository || owner) continue
+      // An event that names its place (or its place's group) needs no lookup.
+      if (this.#registry.places.kinds.some((k) => e.refs?.[k.kind] || (k.group && e.refs?.[k.group.kind])))
+        continue
       const subject = attribution.subject(e)
       if (subject === undefined) continue
       if (!placed.some((l) => fires(l, e))) continue

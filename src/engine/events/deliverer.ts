@@ -532,7 +532,12 @@ export class Deliverer {
     const trigger = await this.#o.triggers.byId(row.trigger_id)
     if (!trigger) return null
     const agent = await this.#o.agents.get(row.workspace_id, row.agent_id)
-    return eventOutsideScope(agent, { def, connectionId: trigger.connection_id }, sendableEvent(row))
+    return eventOutsideScope(
+      this.#o.registry.places,
+      agent,
+      { def, connectionId: trigger.connection_id },
+      sendableEvent(row),
+    )
   }
 
   async #runTool(id: string): Promise<void> {

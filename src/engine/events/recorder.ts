@@ -21,6 +21,7 @@ import { deliveries, eventKey, events, type NewDelivery, type NewEvent } from '.
 import { nowIso } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
 import type { PlacementChanges } from '../access/placement-changes.ts'
+import type { Places } from '../access/places.ts'
 import type { AgentService } from '../agents/agent-service.ts'
 import type { TriggerTarget } from '../triggers/trigger-service.ts'
 import type { EventAttributor } from './attribution.ts'
@@ -124,13 +125,16 @@ export class Recorder {
   #agents: RecipientAgents
   #attributor: EventAttributor
   #owners: SourceOwners
+  #places: Places
 
   constructor(deps: {
+    /** The place kinds an event's place is held against the agent's scope in. */
+    places: Places
     db: Kysely<Database>
     deliverer: Deliverer
     agents: RecipientAgents
     log: FastifyBaseLogger
-    /** Told of every recorded event's cards and lists (the scope guard's places may have moved). */
+    /** Told of every recorded event's resources (the scope guard's places may have moved). */
     placements: PlacementChanges
     /** Reads the place of events whose source does not name it, before they are matched. */
     attributor: EventAttributor
@@ -138,6 +142,7 @@ export class Recorder {
     owners: SourceOwners
   }) {
     this.#owners = deps.owners
+    this.#places = deps.places
     this.#db = deps.db
     this.#deliverer = deps.deliverer
     this.#agents = deps.agents
@@ -306,7 +311,7 @@ export class Recorder {
     const firing: Matched['firing'] = []
     for (const { source, events: evs } of items) {
       const owner = owners.get(source) ?? ''
-      // Every event tells where its card lies now, delivered or not.
+      // Every event tells where its resources lie now, delivered or not.
       this.#placements.publish(source.connector, evs)
       for (const e of evs) {
         const reached: Array<{ l: Listener; agent: Recipient }> = []
@@ -315,7 +320,12 @@ export class Recorder {
           const agent = agents.get(l.agentId)
           if (!agent) continue
           if (
-            eventOutsideScope(agent, { def: { eventScope: l.eventScope }, connectionId: l.connectionId }, e)
+            eventOutsideScope(
+              this.#places,
+              agent,
+              { def: { eventScope: l.eventScope }, connectionId: l.connectionId },
+              e,
+            )
           )
             continue
           reached.push({ l, agent })

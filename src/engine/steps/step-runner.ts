@@ -90,7 +90,7 @@ export class StepRunner {
     // An argument the step does not take is refused by name (its schema is closed), not dropped.
     const unknown = unknownArguments(this.#registry.stepSummary(stepId).inputSchema, raw)
     if (unknown.length > 0) throw validationError(unknown, 'input')
-    // A board's or card's page address given for its identifier is read into the identifier first,
+    // A page address given for an identifier is read into the identifier first,
     // through a connection that has passed every check (the agent may use it) before that read.
     if (this.#pages.holdsPageAddress(connector, step.scoped, raw)) {
       const loaded = await this.#usableConnection(caller, registered, req.connectionId)
@@ -103,7 +103,9 @@ export class StepRunner {
           throw new PatchbayError(
             'SCOPE_DENIED',
             `A page address in the input could not be placed in the agent's scope.`,
-            { hint: "Give the identifier of a resource on a board in the agent's scope." },
+            {
+              hint: `Give the identifier of a resource on a ${this.#registry.places.names(this.#registry.places.of(connector.id))} in the agent's scope.`,
+            },
           )
         throw err
       }

@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely'
 import {
   type ConnectorDefinition,
   type NormalizedEvent,
+  type PlaceKind,
   type TriggerDefinition,
   triggerMechanism,
 } from '../../kit/define.ts'
@@ -11,12 +12,16 @@ import { PatchbayError } from '../../kit/errors.ts'
 import { type EventRow, events } from '../../store/event-log.ts'
 import type { Database } from '../../store/schema.ts'
 import type { TriggerRow } from '../../store/triggers.ts'
+import type { Places } from '../access/places.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
 import type { Registry } from '../registry.ts'
 import type { TriggerService } from './trigger-service.ts'
 
+/** The watched-place check's cause, as the API has named it since it was first published. */
+const WATCHED = 'wrong_board' as const
+
 export interface DiagnosisCheck {
-  cause: 'delivery' | 'connection_lapsed' | 'wrong_board' | 'event_type_mismatch' | 'polling_interval'
+  cause: 'delivery' | 'connection_lapsed' | typeof WATCHED | 'event_type_mismatch' | 'polling_interval'
   /** What the check looks at, for people ("Connection", not "connection_lapsed" next to "ok"). */
   label?: string
   status: 'ok' | 'problem' | 'info'
@@ -25,13 +30,13 @@ export interface DiagnosisCheck {
 }
 
 /** Each check's name as a person reads it next to its status. */
-const LABELS: Record<DiagnosisCheck['cause'], string> = {
+const labels = (places: Places): Record<DiagnosisCheck['cause'], string> => ({
   delivery: 'Delivery to the agent',
   connection_lapsed: 'Connection',
-  wrong_board: 'Watched board or repository',
+  [WATCHED]: `Watched ${places.names()}`,
   event_type_mismatch: 'Event types',
   polling_interval: 'Polling',
-}
+})
 
 const RECENT = 200
 
@@ -55,7 +60,9 @@ export async function diagnoseTrigger(
     message: `${mechanism.kind === 'webhook' ? 'Instant' : 'Polled'}: delivered by ${mechanism.upstream}${mechanism.reason ? ` (${mechanism.reason})` : ''}.`,
   })
 
+  const places = deps.registry.places
   const place = placeOf(
+    places,
     reg.trigger,
     config,
     reg.trigger.watch?.(config, { id: loaded?.row.account_id ?? '' }).model,
@@ -67,7 +74,7 @@ export async function diagnoseTrigger(
   if (mechanism.kind === 'webhook') {
     const wanted = reg.trigger.watch!(config, { id: loaded?.row.account_id ?? '' }).model
     const sub = row.subscription_id ? await deps.triggers.subscription(row.subscription_id) : undefined
-    probe = await checkWatchedModel(deps, sub, wanted, loaded)
+    probe = await checkWatchedModel(deps, sub, wanted, loaded, place)
     if (probe.refused)
       loaded = await deps.connections.load(row.workspace_id, row.connection_id).catch(() => null)
   }
@@ -96,20 +103,20 @@ export async function diagnoseTrigger(
 
   const lapsed = !loaded || loaded.row.status === 'lapsed'
   if (mechanism.kind === 'webhook') {
-    const { refused: _, ...boardCheck } = probe!
+    const { refused: _, ...placeCheck } = probe!
     if (lapsed) {
       // One cause: the connection. Its webhooks went with its credentials (the upstream removes a
       // revoked token's webhooks) and come back with a reconnect; the events say nothing more.
       checks.push({
-        cause: 'wrong_board',
+        cause: WATCHED,
         status: 'info',
         message: `The webhook on ${place.label} went with the connection's credentials; reconnecting registers it again.`,
       })
-    } else if (boardCheck.status === 'problem') {
-      checks.push(boardCheck)
+    } else if (placeCheck.status === 'problem') {
+      checks.push(placeCheck)
     } else {
       const evidence = await eventEvidence(deps, row, reg, config, place)
-      checks.push(evidence.board ?? boardCheck, evidence.types)
+      checks.push(evidence.place ?? placeCheck, evidence.types)
     }
   } else if (lapsed) {
     checks.push({
@@ -123,54 +130,57 @@ export async function diagnoseTrigger(
   return {
     triggerId: row.id,
     healthy: !checks.some((c) => c.status === 'problem'),
-    checks: checks.map((c) => ({ ...c, label: LABELS[c.cause] })),
+    checks: checks.map((c) => ({ ...c, label: labels(places)[c.cause] })),
   }
 }
 
-/** Where a trigger is configured to listen: the board or repository its config names. */
+/** Where a trigger is configured to listen: the place its config names. */
 interface Place {
-  kind: 'board' | 'repository' | 'model'
-  /** The board id or `owner/repo` (lower case), or the watched model. */
+  /** A place kind, or `model` when its config names no place (the watched model). */
+  kind: string
+  /** The place's identifier (as its kind compares them), or the watched model. */
   id: string
+  /** The declared kind, for a place. */
+  declared?: PlaceKind
   label: string
   /** The config field that names it, when a plain field does (to ask: would it fire there?). */
   field?: string
 }
 
 function placeOf(
+  places: Places,
   trigger: TriggerDefinition,
   config: Record<string, unknown>,
   model: string | undefined,
 ): Place {
   for (const f of trigger.scoped ?? []) {
-    if (f.kind !== 'board' && f.kind !== 'repository') continue
+    const declared = places.kind(f.kind)
+    if (!declared) continue
     const given = f.value ? f.value(config) : f.field ? config[f.field] : undefined
     if (typeof given !== 'string' || !given) continue
-    const id = f.kind === 'repository' ? given.toLowerCase() : given
-    return { kind: f.kind, id, label: `${f.kind} ${given}`, field: f.value ? undefined : f.field }
+    const id = places.normalize(f.kind, given)
+    return { kind: f.kind, id, declared, label: `${f.kind} ${given}`, field: f.value ? undefined : f.field }
   }
   return { kind: 'model', id: model ?? '', label: model ?? 'the watched account' }
 }
 
-/** Where an event happened: its board or repository, else the model its webhook watched. */
-function eventPlace(e: EventRow, kind: Place['kind']): string {
-  const refs = e.refs as Record<string, string | undefined>
-  if (kind === 'board' && refs.board) return refs.board
-  if (kind === 'repository' && refs.repository) return refs.repository.toLowerCase()
+/** Where an event happened: its place of the trigger's kind, else the model its webhook watched. */
+function eventPlace(e: EventRow, place: Place): string {
+  const at = place.declared ? e.refs[place.kind] : undefined
+  if (typeof at === 'string' && at) return place.declared?.normalize ? place.declared.normalize(at) : at
   return e.model
 }
 
-/** A place as people know it: the board's or repository's name where the event carries it. */
-function placeName(e: EventRow, id: string): string {
-  const data = e.data as { board?: { id?: string; name?: string }; repository?: { full_name?: string } }
-  const name = data?.board?.id === id ? data.board?.name : data?.repository?.full_name
+/** A place as people know it: its name where the event carries it. */
+function placeName(e: EventRow, place: Place, id: string): string {
+  const name = place.declared?.nameIn?.(e.data, id)
   return typeof name === 'string' && name && name !== id ? `${name} (${id})` : id
 }
 
 /**
  * What the events this connection received recently say, through every webhook it has (all
- * boards and repositories, not only the trigger's): whether events of the trigger's own kind
- * arrived elsewhere and none where it listens (the wrong board or repository, named), and whether
+ * places, not only the trigger's): whether events of the trigger's own kind arrived elsewhere
+ * and none where it listens (the wrong place, named), and whether
  * only a neighbouring kind arrived where it listens (another trigger type, named). A trigger whose
  * own events arrive gets no advice.
  */
@@ -180,28 +190,28 @@ async function eventEvidence(
   reg: { trigger: TriggerDefinition; connector: ConnectorDefinition },
   config: Record<string, unknown>,
   place: Place,
-): Promise<{ board: DiagnosisCheck | null; types: DiagnosisCheck }> {
+): Promise<{ place: DiagnosisCheck | null; types: DiagnosisCheck }> {
   // What arrived since the trigger was made: events before it could not have fired it.
   const recent = (
     await events.list(deps.db, row.workspace_id, { connectionId: row.connection_id, limit: RECENT })
   ).filter((e) => e.received_at >= row.created_at)
   const match = reg.trigger.match!
-  const here = recent.filter((e) => eventPlace(e, place.kind) === place.id)
+  const here = recent.filter((e) => eventPlace(e, place) === place.id)
   const own = here.filter((e) => safeMatch(match, toEvent(e), config))
   // Would it have fired, had it been configured for the place the event happened?
   const elsewhere = recent.filter((e) => {
-    const at = eventPlace(e, place.kind)
+    const at = eventPlace(e, place)
     if (at === place.id) return false
     const there = place.field ? { ...config, [place.field]: at } : config
     return safeMatch(match, toEvent(e), there)
   })
-  let board: DiagnosisCheck | null = null
+  let placeCheck: DiagnosisCheck | null = null
   let wrongPlace = false
   if (elsewhere.length > 0 && (own.length === 0 || elsewhere[0].seq > own[0].seq)) {
     const counts = new Map<string, { name: string; count: number; latest: string }>()
     for (const e of elsewhere) {
-      const at = eventPlace(e, place.kind)
-      const c = counts.get(at) ?? { name: placeName(e, at), count: 0, latest: e.occurred_at }
+      const at = eventPlace(e, place)
+      const c = counts.get(at) ?? { name: placeName(e, place, at), count: 0, latest: e.occurred_at }
       counts.set(at, { ...c, count: c.count + 1 })
     }
     const where = [...counts.values()]
@@ -209,23 +219,23 @@ async function eventEvidence(
       .map((c) => `${c.name}: ${c.count}, the latest at ${c.latest}`)
       .join('; ')
     wrongPlace = own.length === 0
-    board =
+    placeCheck =
       own.length === 0
         ? {
-            cause: 'wrong_board',
+            cause: WATCHED,
             status: 'problem',
             message: `${reg.trigger.name} events arrived through this connection for another ${place.kind === 'model' ? 'place' : place.kind} (${where}), and none for ${place.label}, the one this trigger watches.`,
             fix: `If those are the changes you expect, configure the trigger for that ${place.kind === 'model' ? 'place' : place.kind}: delete it and create it again with the other one.`,
           }
         : {
-            cause: 'wrong_board',
+            cause: WATCHED,
             status: 'info',
             message: `${reg.trigger.name} events fire it on ${place.label}; more recent ones arrived for ${where}.`,
           }
   }
   if (own.length > 0)
     return {
-      board,
+      place: placeCheck,
       types: {
         cause: 'event_type_mismatch',
         status: 'ok',
@@ -244,7 +254,7 @@ async function eventEvidence(
   // Its own kind arrives elsewhere: the place is what is wrong, not the kind (no advice here).
   if (others.size === 0 || wrongPlace)
     return {
-      board,
+      place: placeCheck,
       types: {
         cause: 'event_type_mismatch',
         status: 'info',
@@ -258,7 +268,7 @@ async function eventEvidence(
   const best = [...others.entries()].sort((a, b) => b[1] - a[1])
   const example = here[0]
   return {
-    board,
+    place: placeCheck,
     types: {
       cause: 'event_type_mismatch',
       status: 'problem',
@@ -305,38 +315,39 @@ async function checkWatchedModel(
   sub: Awaited<ReturnType<TriggerService['subscription']>>,
   wanted: string,
   loaded: Awaited<ReturnType<ConnectionService['load']>> | null,
+  place: Place,
 ): Promise<DiagnosisCheck & { refused?: boolean }> {
   if (!sub)
     return {
-      cause: 'wrong_board',
+      cause: WATCHED,
       status: 'problem',
       message: 'The trigger has no upstream webhook.',
       fix: 'Delete the trigger and create it again.',
     }
   if (sub.status === 'missing')
     return {
-      cause: 'wrong_board',
+      cause: WATCHED,
       status: 'problem',
       message: `The upstream webhook is missing: ${sub.last_error}.`,
       fix: `Reconnect the connection: POST /v1/connections/${sub.connection_id}/reconnect.`,
     }
   if (sub.status !== 'active')
     return {
-      cause: 'wrong_board',
+      cause: WATCHED,
       status: 'problem',
       message: `The upstream webhook is in error: ${sub.last_error}.`,
       fix: 'Reconnect the connection, or restart Patchbay to register it again.',
     }
   if (sub.model !== wanted)
     return {
-      cause: 'wrong_board',
+      cause: WATCHED,
       status: 'problem',
       message: `The webhook watches ${sub.model}, but the trigger is configured for ${wanted}.`,
       fix: 'Delete the trigger and create it again.',
     }
   if (!loaded || loaded.row.status === 'lapsed')
     return {
-      cause: 'wrong_board',
+      cause: WATCHED,
       status: 'info',
       message: `The webhook is meant to watch ${wanted}; it cannot be checked upstream while the connection is not active.`,
     }
@@ -350,20 +361,20 @@ async function checkWatchedModel(
     )
     if (!upstream)
       return {
-        cause: 'wrong_board',
+        cause: WATCHED,
         status: 'problem',
         message: `The upstream webhook ${sub.upstream_hook_id} no longer exists upstream.`,
         fix: 'Restart Patchbay or reconnect the connection: webhooks are reconciled and registered again.',
       }
     if (upstream.model !== wanted)
       return {
-        cause: 'wrong_board',
+        cause: WATCHED,
         status: 'problem',
         message: `Upstream, the webhook watches ${upstream.model}, not the configured ${wanted}.`,
-        fix: 'Delete the trigger and create it again for the right board.',
+        fix: `Delete the trigger and create it again for the right ${place.kind === 'model' ? 'place' : place.kind}.`,
       }
     return {
-      cause: 'wrong_board',
+      cause: WATCHED,
       status: 'ok',
       message: `The upstream webhook watches ${wanted}, the configured one.`,
     }
@@ -371,7 +382,7 @@ async function checkWatchedModel(
     if (err instanceof PatchbayError && err.code === 'CONNECTION_LAPSED') {
       await deps.triggers.webhooks.markMissing(sub.id, sub.connection_id)
       return {
-        cause: 'wrong_board',
+        cause: WATCHED,
         status: 'problem',
         refused: true,
         message: `Checking the webhook upstream was refused with 401: the connection's credentials were revoked or have expired, and the upstream removes the webhooks made with them. The connection is now lapsed and the webhook missing (${(err as Error).message}).`,
@@ -379,7 +390,7 @@ async function checkWatchedModel(
       }
     }
     return {
-      cause: 'wrong_board',
+      cause: WATCHED,
       status: 'info',
       message: `The upstream webhook could not be checked: ${(err as Error).message}`,
     }

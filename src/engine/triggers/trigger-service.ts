@@ -12,6 +12,7 @@ import { nowIso } from '../../store/ids.ts'
 import type { PageRequest } from '../../store/paging.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
 import type { TriggerRow, Triggers, TriggerTarget } from '../../store/triggers.ts'
+import type { Scope } from '../access/places.ts'
 import type { AgentService } from '../agents/agent-service.ts'
 import type { Changes } from '../changes/changes.ts'
 import type { ConnectionService } from '../connections/connection-service.ts'
@@ -107,7 +108,7 @@ export class TriggerService {
         },
       )
     let raw: unknown = req.config ?? {}
-    // A board's or card's page address given for its identifier is read into the identifier.
+    // A page address given for an identifier is read into the identifier.
     if (this.#pages.holdsPageAddress(connector, trigger.scoped, raw))
       raw = await this.#pages.resolve(connector, trigger.scoped ?? [], raw, loaded.credentials, 'config')
     const parsed = trigger.config.safeParse(raw)
@@ -280,24 +281,16 @@ export class TriggerService {
     return triggerView(this.#registry, row, sub)
   }
 
-  #checkScope(
-    scope: { boards: string[]; repositories: string[] },
-    trigger: TriggerDefinition,
-    config: Record<string, unknown>,
-  ) {
+  #checkScope(scope: Scope, trigger: TriggerDefinition, config: Record<string, unknown>) {
+    const places = this.#registry.places
     for (const f of trigger.scoped ?? []) {
+      // Only places are decided here (as compared by their kind: a repository without regard to
+      // case); what is placed by a lookup is checked by the scope guard.
+      if (!places.kind(f.kind)) continue
       const given = f.value ? f.value(config) : f.field ? config[f.field] : undefined
       for (const value of Array.isArray(given) ? given : [given]) {
         if (typeof value !== 'string' || !value) continue
-        // Repository names are case-insensitive upstream (and in the step scope checks).
-        const allowed =
-          f.kind === 'repository'
-            ? scope.repositories.map((r) => r.toLowerCase())
-            : f.kind === 'board'
-              ? scope.boards
-              : null
-        const wanted = f.kind === 'repository' ? value.toLowerCase() : value
-        if (allowed && !allowed.includes(wanted))
+        if (!places.contains(scope, { kind: f.kind, id: value }))
           throw new PatchbayError('SCOPE_DENIED', `The ${f.kind} ${value} is outside the agent's scope.`, {
             hint: `Add it to the agent's scope (PATCH /v1/agents/{id}) or watch a ${f.kind} the agent may touch.`,
           })

@@ -1,6 +1,6 @@
 // An upstream's web pages, as far as connections and inputs need them: the address of the page
 // where a user fetches a token (POST /v1/connectors/:id/token-url), and page addresses users give
-// instead of identifiers (a board's or card's web address), read into identifiers through the
+// instead of identifiers (a page's web address), read into identifiers through the
 // upstream's API before a step's input or a trigger's config is validated
 // (ConnectorDefinition.pageAddresses).
 import type { ConnectorDefinition, Credentials, ScopedField } from '../../kit/define.ts'
@@ -146,7 +146,7 @@ export class UpstreamPages {
 
 function invalid(name: string, why: string, connector: ConnectorDefinition, origin: string) {
   return new PatchbayError('PAGE_ADDRESS_INVALID', `${name}: ${why}.`, {
-    hint: `Give the identifier, or a ${connector.name} page address on ${origin} (…/b/{shortLink}/… for a board, …/c/{shortLink}/… for a card).`,
+    hint: `Give the identifier, or a ${connector.name} page address on ${origin}${connector.pageAddresses?.forms ? ` (${connector.pageAddresses.forms})` : ''}.`,
   })
 }
 

@@ -455,9 +455,11 @@ function consentPage(reply: FastifyReply) {
     what.textContent = '';
     what.appendChild(el('p', (client.name || 'The client') + ' will act as ' + a.name + ', with exactly its access:'));
     var ul = el('ul');
-    var boards = (a.scope && a.scope.boards) || [], repos = (a.scope && a.scope.repositories) || [];
-    ul.appendChild(el('li', 'Boards: ' + (boards.length ? boards.join(', ') : 'none')));
-    ul.appendChild(el('li', 'Repositories: ' + (repos.length ? repos.join(', ') : 'none')));
+    // One line per list of its scope (one per place kind the connectors declare: Boards, …).
+    Object.keys(a.scope || {}).forEach(function (key) {
+      var places = a.scope[key] || [];
+      ul.appendChild(el('li', key.charAt(0).toUpperCase() + key.slice(1) + ': ' + (places.length ? places.join(', ') : 'none')));
+    });
     ul.appendChild(el('li', 'Connections: ' + a.connectionIds.length + (a.endUserId ? ' of end user ' + a.endUserId : '')));
     var sel = a.toolSelection;
     var tools = sel ? [].concat(sel.steps || [], sel.tools || []) : [];

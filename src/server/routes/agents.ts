@@ -2,9 +2,9 @@
 // Managed with a workspace (admin) key; an agent key may read its own agent.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { AgentChangesInput, NewAgentInput } from '../../engine/agents/agent-input.ts'
+import { agentInputs } from '../../engine/agents/agent-input.ts'
 import type { Engine } from '../../engine/engine.ts'
-import { AgentView, SigningSecret } from '../agent-schemas.ts'
+import { agentViewSchema, SigningSecret } from '../agent-schemas.ts'
 import { requireOwnAgent } from '../authorize.ts'
 import { nextCursor, pageQuery } from '../paging.ts'
 import { errorResponses } from '../schemas.ts'
@@ -13,6 +13,9 @@ export const agentRoutes =
   (engine: Engine): FastifyPluginAsyncZod =>
   async (app) => {
     const params = z.object({ id: z.string().min(1).max(200) })
+    // The scope's keys are those of the connectors' place kinds.
+    const { NewAgentInput, AgentChangesInput } = agentInputs(engine.registry.places)
+    const AgentView = agentViewSchema(engine.registry.places)
     app.post(
       '/v1/agents',
       {

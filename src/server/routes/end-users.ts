@@ -9,7 +9,7 @@ import { EndUserIdInput } from '../../engine/agents/agent-input.ts'
 import { MAX_SESSION_TTL_SECONDS } from '../../engine/end-users/end-user-service.ts'
 import { NOTICE_TYPES } from '../../engine/end-users/operator-notices.ts'
 import type { Engine } from '../../engine/engine.ts'
-import { AgentView } from '../agent-schemas.ts'
+import { agentViewSchema } from '../agent-schemas.ts'
 import { publicRoute } from '../authenticate.ts'
 import { nextCursor, pageQuery } from '../paging.ts'
 import { ConnectionView, errorResponses } from '../schemas.ts'
@@ -172,7 +172,10 @@ export const endUserRoutes =
           summary: 'One end user with their connections and the agents bound to them',
           params: idParams,
           response: {
-            200: EndUser.extend({ connections: z.array(ConnectionView), agents: z.array(AgentView) }),
+            200: EndUser.extend({
+              connections: z.array(ConnectionView),
+              agents: z.array(agentViewSchema(engine.registry.places)),
+            }),
             ...errorResponses,
           },
         },

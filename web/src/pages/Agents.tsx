@@ -101,6 +101,10 @@ export function AgentsPage() {
                   <td data-label="Scope">
                     {a.scope.boards.length} board{a.scope.boards.length === 1 ? '' : 's'},{' '}
                     {a.scope.repositories.length} repositor{a.scope.repositories.length === 1 ? 'y' : 'ies'}
+                    {Object.entries(a.scope as Record<string, string[]>)
+                      .filter(([k]) => k !== 'boards' && k !== 'repositories')
+                      .map(([k, v]) => `, ${v.length} ${k}`)
+                      .join('')}
                   </td>
                   <td data-label="Created">
                     <Time iso={a.createdAt} />

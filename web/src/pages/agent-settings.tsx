@@ -6,7 +6,11 @@ import type { Agent, Connection } from '../types.ts'
 import { useWorkspace } from '../workspace.tsx'
 
 export type Delivery = Agent['delivery']
-export type Scope = Agent['scope']
+/** An agent's scope: a list per place kind the connectors declare (GET /v1/catalog `places`). */
+export type Scope = Agent['scope'] & Record<string, string[]>
+
+/** The scope keys this editor has pickers for; any other declared kind is typed in. */
+const PICKED = new Set(['boards', 'repositories'])
 export type ToolSelection = Agent['toolSelection']
 
 export function ConnectionsPicker({
@@ -59,6 +63,8 @@ export function ScopeEditor({
   onChange: (s: Scope) => void
 }) {
   const dir = useDirectory(connections)
+  const ws = useWorkspace()
+  const otherKinds = ws.connectors.flatMap((c) => c.places ?? []).filter((p) => !PICKED.has(p.scopeKey))
   const boardId = useId()
   const repoId = useId()
   const [board, setBoard] = useState('')
@@ -68,8 +74,10 @@ export function ScopeEditor({
     taskboard: connections.some((c) => c.connector === 'taskboard'),
     codehost: connections.some((c) => c.connector === 'codehost'),
   }
-  const toggle = (k: keyof Scope, item: string, on: boolean) =>
-    onChange({ ...value, [k]: on ? [...new Set([...value[k], item])] : value[k].filter((x) => x !== item) })
+  const toggle = (k: string, item: string, on: boolean) => {
+    const now = value[k] ?? []
+    onChange({ ...value, [k]: on ? [...new Set([...now, item])] : now.filter((x) => x !== item) })
+  }
   const extraBoards = value.boards.filter((b) => !dir.directory.boards.some((x) => x.id === b))
   const extraRepos = value.repositories.filter(
     (r) => !dir.directory.repositories.some((x) => x.fullName === r),
@@ -189,10 +197,72 @@ export function ScopeEditor({
             </button>
           </div>
         </fieldset>
+        {otherKinds.map((p) => (
+          <PlaceList
+            key={p.scopeKey}
+            scopeKey={p.scopeKey}
+            description={p.description}
+            values={value[p.scopeKey] ?? []}
+            toggle={(item, on) => toggle(p.scopeKey, item, on)}
+          />
+        ))}
       </div>
       <button type="button" className="link" onClick={dir.refresh}>
         Read the lists again
       </button>
+    </fieldset>
+  )
+}
+
+/** The places of a kind the editor has no picker for: typed in, unticked to remove. */
+function PlaceList({
+  scopeKey,
+  description,
+  values,
+  toggle,
+}: {
+  scopeKey: string
+  description: string
+  values: string[]
+  toggle: (item: string, on: boolean) => void
+}) {
+  const inputId = useId()
+  const [typed, setTyped] = useState('')
+  const title = scopeKey.charAt(0).toUpperCase() + scopeKey.slice(1)
+  return (
+    <fieldset className="nested">
+      <legend>{title}</legend>
+      <p className="muted small">{description}</p>
+      <ul className="checks">
+        {values.map((v) => (
+          <li key={v}>
+            <label>
+              <input type="checkbox" checked onChange={() => toggle(v, false)} /> {v}
+            </label>
+          </li>
+        ))}
+      </ul>
+      <div className="row">
+        <label htmlFor={inputId} className="visually-hidden">
+          {title}: add one
+        </label>
+        <input
+          id={inputId}
+          value={typed}
+          spellCheck={false}
+          onChange={(e) => setTyped(e.target.value.trim())}
+        />
+        <button
+          type="button"
+          disabled={!typed}
+          onClick={() => {
+            toggle(typed, true)
+            setTyped('')
+          }}
+        >
+          Add
+        </button>
+      </div>
     </fieldset>
   )
 }

@@ -135,7 +135,7 @@ export class Poller {
       throw new PatchbayError('CONNECTION_LAPSED', 'the connection has lapsed; reconnect it')
     const connector = reg.connector
     const http = this.#connections.client(row.connection_id, connector, loaded.credentials, { paced: true })
-    // The agent's scope goes to the poll, for polls that read beyond one board; the recorder
+    // The agent's scope goes to the poll, for polls that read beyond one place; the recorder
     // decides with the agent as it is then which events it gets.
     const agent = await this.#agents.get(row.workspace_id, row.agent_id)
     const withdrawn = connectionWithdrawn(agent, row.connection_id)
