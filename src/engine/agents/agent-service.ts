@@ -195,7 +195,7 @@ export class AgentService {
   /** The workspace's agents, oldest first, a page at a time (GET /v1/agents). */
   async page(workspaceId: string, page: PageRequest): Promise<{ agents: AgentView[]; next: string | null }> {
     const { items, next } = await this.#repo.page(workspaceId, page)
-    return { agents: items.map(agentView), next }
+    return { agents: items.map((row) => agentView(row, this.#registry.places)), next }
   }
 
   /**

@@ -28,7 +28,7 @@ import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { ConnectSessionRow } from '../../store/end-users.ts'
-import { AgentView } from '../agent-schemas.ts'
+import { agentViewSchema } from '../agent-schemas.ts'
 import { html } from '../routes/html-page.ts'
 import { requirePerson } from '../sessions.ts'
 import type { McpAuthorizationServer } from './authorization-server.ts'
@@ -60,17 +60,20 @@ const Params = z.object({ uid: z.string().min(1).max(100) })
 const Redirect = z.object({ redirectTo: z.string().describe('Where the browser goes next.') })
 const TOKEN_HEADER = 'patchbay-connect-token'
 const ConnectToken = z.string().max(200).describe('The connect session token (made with allowMcpGrant).')
-const EndUserConsent = z.object({
-  workspaceName: z.string(),
-  endUserId: z.string(),
-  displayName: z.string().nullable(),
-  expiresAt: z.string(),
-  agents: z.array(AgentView).describe('The agents bound to this end user: the only ones they may grant.'),
-})
+/** What the consent page shows an end user, with agents for the connectors' place kinds. */
+const endUserConsent = (AgentView: ReturnType<typeof agentViewSchema>) =>
+  z.object({
+    workspaceName: z.string(),
+    endUserId: z.string(),
+    displayName: z.string().nullable(),
+    expiresAt: z.string(),
+    agents: z.array(AgentView).describe('The agents bound to this end user: the only ones they may grant.'),
+  })
 
 export const consentRoutes =
   (engine: Engine, server: McpAuthorizationServer): FastifyPluginAsyncZod =>
   async (app) => {
+    const EndUserConsent = endUserConsent(agentViewSchema(engine.registry.places))
     app.get(
       '/oauth/interaction/:uid',
       { schema: { hide: true, params: Params }, config: { operation: 'getMcpConsentPage' } },
