@@ -107,12 +107,6 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       const s = fs.statfsSync(dir)
       return Number(s.bavail) * Number(s.bsize)
     }
-    // The log is cut back before it could take a quarter of the room left (on a small disk, long
-    // before its 64 MiB limit): a log that fills the disk cannot be folded back, since folding
-    // it grows the database file.
-    const checkpoints = checkpointInBackground(file, {
-      truncateAtBytes: () => Math.min(TRUNCATE_AT_BYTES, Math.max(1024 * 1024, freeBytes() / 4)),
-    })
     /**
      * Folds the write-ahead log into the database file and cuts it to nothing: room given back.
      * Taken in turn with the store's transactions (Kysely's one connection): on a connection in
@@ -134,6 +128,13 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
         })
       return Promise.race([truncating, new Promise<void>((r) => setTimeout(r, 1_000).unref())])
     }
+    // The log is cut back before it could take a quarter of the room left (on a small disk, long
+    // before its 128 MiB limit): a log that fills the disk cannot be folded back, since folding
+    // it grows the database file.
+    const checkpoints = checkpointInBackground(file, {
+      truncateAtBytes: () => Math.min(TRUNCATE_AT_BYTES, Math.max(1024 * 1024, freeBytes() / 4)),
+      truncate: truncateLog,
+    })
     const health = new StoreHealth({
       // Back when the disk has room again (read before the probe) and a checkpoint and a query pass.
       probe: async () => {
