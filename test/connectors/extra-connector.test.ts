@@ -7,6 +7,7 @@
 // the scope, and it fires for the agent while the shelf stays in its scope.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import { deliveryPayloadChecker } from '../helpers/delivery-payload.ts'
 import { Receiver } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import { testConnectors } from './extra/index.ts'
@@ -120,6 +121,30 @@ test("its trigger watches only a shelf in the agent's scope, and fires for the a
   assert.equal(got[0].body.data.trigger, 'shelf.new_item')
   assert.deepEqual(got[0].body.data.event.refs, { shelf: 'shelf-a' })
   assert.equal(got[0].body.data.event.data.item.name, 'A plate')
+  // The push is the agent payload of the contract, whose refs name the shelf: the schema it is
+  // serialised from and the /openapi.json `delivery` webhook (what the SDK's types come from).
+  ;(await deliveryPayloadChecker(t.url, testConnectors))(got[0].body)
+  const doc = (await t.api('GET', '/openapi.json')).body
+  assert.equal(
+    doc.webhooks.delivery.post.requestBody.content['application/json'].schema.$ref,
+    '#/components/schemas/DeliveryPayload',
+  )
+  const refs = doc.components.schemas.EventRefs
+  assert.deepEqual(Object.keys(refs.properties), [
+    'board',
+    'list',
+    'card',
+    'repository',
+    'owner',
+    'shelf',
+    'account',
+    'resource',
+    'unattributed',
+  ])
+  assert.equal(
+    doc.components.schemas.DeliveryPayload.properties.data.properties.event.properties.refs.$ref,
+    '#/components/schemas/EventRefs',
+  )
 
   // Taken out of the scope, the shelf's new items no longer reach the agent.
   const narrowed = await t.api('PATCH', `/v1/agents/${agentId}`, { scope: { shelves: [] } })

@@ -1,7 +1,7 @@
 import { defineConnector } from '../../kit/define.ts'
 import { apiKeyToken, authorizeTaskboard, oauth1 } from './auth.ts'
 import { taskboardPageAddresses } from './page-addresses.ts'
-import { taskboardPlaces } from './places.ts'
+import { taskboardEventRefs, taskboardPlaces } from './places.ts'
 import { taskboardScope } from './scope.ts'
 import { taskboardApiCall } from './steps/api-call.ts'
 import { createList, getBoards } from './steps/boards.ts'
@@ -92,6 +92,7 @@ export const taskboard = defineConnector({
   ],
   webhooks: taskboardWebhooks,
   places: taskboardPlaces,
+  eventRefs: taskboardEventRefs,
   scope: taskboardScope,
   pageAddresses: taskboardPageAddresses,
   webPages: '`{auth_url}`: token page, OAuth pages, page addresses',
