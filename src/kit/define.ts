@@ -576,6 +576,13 @@ export interface ConnectorDefinition<Id extends string = string, S extends StepD
   lookups?: { cacheTtlMs: number; cacheMaxEntries: number; coalesceWindowMs: number }
   steps: S[]
   /**
+   * Its field names that abbreviate, said in full (`repo` → "Repository"): the title forms label a
+   * field of its steps, triggers and credentials with, where the field declares none of its own
+   * (`.meta({ title })`). Absent, or a name not listed: a title made from the name (`perPage` →
+   * "Per page", `idList` → "List").
+   */
+  fieldTitles?: Record<string, string>
+  /**
    * The upstream resources a step that changes something names in its output as made or changed,
    * as this connector's events name them (`refs.resource`, the ref its `eventRefs` mark `resource`
    * — a task-board's `card` — or the event's id): a tool

@@ -59,6 +59,8 @@ export const taskboard = defineConnector({
   credentialsRefused: (text) => !/unauthorized permission requested/i.test(text),
   errorMessage: (_status, text) => text.trim().slice(0, 200) || undefined,
   // The spec's list, in its order.
+  // Its fields' abbreviated names, said in full in forms' labels.
+  fieldTitles: { desc: 'Description', pos: 'Position' },
   steps: [
     createCard,
     updateCard,
