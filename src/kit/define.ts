@@ -64,7 +64,7 @@ export interface PlaceKind {
   /**
    * A wider unit the places of this kind fall into (the owner of repositories): a value of
    * `group.kind` (a scoped field, an event's `refs[group.kind]`) is in a scope that holds any
-   * place of this kind in it, and a trigger with `eventScope: 'owner'` lets in an event's place
+   * place of this kind in it, and a trigger with `eventScope: 'group'` lets in an event's place
    * whose group the scope holds (a repository made since the scope was written).
    */
   group?: {
@@ -288,13 +288,13 @@ export interface TriggerDefinition<C extends z.ZodType = z.ZodType, K extends z.
    * time an event is matched, for instant and polled triggers alike):
    * - `place` (the default): the place its refs name (by place kind) must be in the scope; an
    *   event naming none is not delivered.
-   * - `owner`: like `place`, and a place is also in scope when the scope holds another place of
+   * - `group`: like `place`, and a place is also in scope when the scope holds another place of
    *   its group (`PlaceKind.group`: a repository of the same owner that did not exist when the
    *   scope was written).
    * - `account`: the event is about the connection's account itself (a new board, a snippet), not
    *   a place: delivered whenever the agent may use the connection.
    */
-  eventScope?: 'place' | 'owner' | 'account'
+  eventScope?: 'place' | 'group' | 'account'
 }
 
 export function defineTrigger<C extends z.ZodType, K extends z.ZodType = z.ZodType>(
