@@ -594,7 +594,7 @@ ${dim(`Keys kept in ${file}; "patchbay workspace use" switches, "patchbay logout
       place: {
         type: 'string',
         multiple: true,
-        help: 'A place in its scope, by the scope key of its kind (shelves=shelf-a; the catalog lists the keys)',
+        help: "A place in its scope by its kind's scope key (boards=<id>, repositories=owner/repo …; the catalog's places list the keys)",
         value: 'scopeKey=id',
       },
       board: {
