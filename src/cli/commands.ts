@@ -36,6 +36,35 @@ const need = (ctx: Context, name: string) => {
   return v
 }
 
+/**
+ * An agent's scope from `--place <scopeKey>=<id>` and its shorthands `--board` and `--repo`. A
+ * scope key is one of the place kinds the server's connectors declare (GET /v1/catalog `places`).
+ */
+async function scopeFrom(ctx: Context): Promise<Record<string, string[]>> {
+  const scope: Record<string, string[]> = { boards: list(ctx, 'board'), repositories: list(ctx, 'repo') }
+  const places = list(ctx, 'place')
+  if (places.length === 0) return scope
+  const catalog = await ctx.client().catalog()
+  const known = catalog.connectors.flatMap((c) =>
+    ((c.places as Array<{ scopeKey: string }> | undefined) ?? []).map((p) => p.scopeKey),
+  )
+  for (const place of places) {
+    const at = place.indexOf('=')
+    const key = place.slice(0, Math.max(at, 0))
+    const id = place.slice(at + 1)
+    if (at <= 0 || id === '')
+      throw new UsageError(
+        `--place takes <scopeKey>=<id>, not "${place}"; the scope keys are: ${known.join(', ') || 'none'}.`,
+      )
+    if (!known.includes(key))
+      throw new UsageError(
+        `--place ${place}: "${key}" is not a scope key of this Patchbay's connectors; the scope keys are: ${known.join(', ') || 'none'}.`,
+      )
+    scope[key] = [...(scope[key] ?? []), id]
+  }
+  return scope
+}
+
 /** `--input '{…}'` merged with `--set a.b=value` (strings), into one object. */
 function objectFrom(json: string | undefined, sets: string[], what: string): Record<string, unknown> {
   let base: Record<string, unknown> = {}
@@ -523,17 +552,23 @@ ${dim(`Keys kept in ${file}; "patchbay workspace use" switches, "patchbay logout
     summary: 'List agents',
     async run(ctx) {
       const agents = await ctx.client().agents.list()
+      // One column per key of the scopes (the connectors' place kinds: boards, repositories …).
+      const scopeKeys = [...new Set(agents.flatMap((a) => Object.keys(a.scope)))]
       print(ctx, agents, () =>
         agents.length
           ? table(
               agents.map((a) => ({
                 ...a,
-                boards: a.scope.boards.join(','),
-                repositories: a.scope.repositories.join(','),
+                ...Object.fromEntries(
+                  scopeKeys.map((k) => [
+                    k,
+                    ((a.scope as Record<string, string[] | undefined>)[k] ?? []).join(','),
+                  ]),
+                ),
                 connections: a.connectionIds.join(','),
                 delivery: a.delivery.type === 'webhook' ? a.delivery.url : a.delivery.type,
               })),
-              ['id', 'name', 'boards', 'repositories', 'connections', 'delivery'],
+              ['id', 'name', ...scopeKeys, 'connections', 'delivery'],
             )
           : 'No agents.',
       )
@@ -556,11 +591,22 @@ ${dim(`Keys kept in ${file}; "patchbay workspace use" switches, "patchbay logout
     summary: 'Create an agent (its signing secret is shown this once)',
     options: {
       name: { type: 'string', help: 'Its name', value: 'name' },
-      board: { type: 'string', multiple: true, help: 'A board in its scope', value: 'id' },
+      place: {
+        type: 'string',
+        multiple: true,
+        help: "A place in its scope by its kind's scope key (boards=<id>, repositories=owner/repo …; the catalog's places list the keys)",
+        value: 'scopeKey=id',
+      },
+      board: {
+        type: 'string',
+        multiple: true,
+        help: 'A board in its scope (--place boards=id)',
+        value: 'id',
+      },
       repo: {
         type: 'string',
         multiple: true,
-        help: 'A repository in its scope',
+        help: 'A repository in its scope (--place repositories=owner/repo)',
         value: 'owner/repo',
       },
       connection: {
@@ -578,7 +624,7 @@ ${dim(`Keys kept in ${file}; "patchbay workspace use" switches, "patchbay logout
       const webhook = str(ctx, 'webhook')
       const made = await ctx.client().agents.create({
         name: need(ctx, 'name'),
-        scope: { boards: list(ctx, 'board'), repositories: list(ctx, 'repo') },
+        scope: await scopeFrom(ctx),
         connectionIds: list(ctx, 'connection'),
         delivery: webhook ? { type: 'webhook', url: webhook } : { type: 'stream' },
       })

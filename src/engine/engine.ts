@@ -414,7 +414,12 @@ export class Engine {
       log: opts.log,
       retryScheduleMs: ev.retryScheduleMs,
       timeoutMs: ev.deliveryTimeoutMs,
-      loopGuard: new LoopGuard({ causations, tools: this.tools, limit: ev.loopDepthLimit }),
+      loopGuard: new LoopGuard({
+        causations,
+        tools: this.tools,
+        registry: this.registry,
+        limit: ev.loopDepthLimit,
+      }),
     })
     const parked = new ParkedInbox(db)
     const history = new EventHistory({ db, deliverer, parked })

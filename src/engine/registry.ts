@@ -106,8 +106,8 @@ export class Registry {
         },
         passThrough: Boolean(step.passThrough),
         // Closed: an argument the step does not declare is refused (by the step runner too).
-        inputSchema: closeObjects(jsonSchema(step.input, 'input')),
-        outputSchema: jsonSchema(step.output, 'output'),
+        inputSchema: closeObjects(jsonSchema(step.input, 'input', connector.fieldTitles)),
+        outputSchema: jsonSchema(step.output, 'output', connector.fieldTitles),
         pickers: pickerSummaries(step.input),
       }
       this.#summaries.set(id, s)
@@ -125,13 +125,13 @@ export class Registry {
         id: a.id,
         name: a.name,
         description: a.description,
-        credentialsSchema: a.credentials ? jsonSchema(a.credentials, 'input') : null,
+        credentialsSchema: a.credentials ? jsonSchema(a.credentials, 'input', c.fieldTitles) : null,
       })),
       places: (c.places ?? []).map((p) => ({
         kind: p.kind,
         scopeKey: p.scopeKey,
         description: p.description,
-        idSchema: jsonSchema(p.id, 'input'),
+        idSchema: jsonSchema(p.id, 'input', c.fieldTitles),
       })),
       steps: c.steps.map((s) => this.stepSummary(`${c.id}.${s.key}`)),
       triggers: c.triggers.map((t) => ({
@@ -140,7 +140,7 @@ export class Registry {
         description: t.description,
         instant: t.instant,
         delivery: triggerMechanisms(t),
-        configSchema: jsonSchema(t.config, 'input'),
+        configSchema: jsonSchema(t.config, 'input', c.fieldTitles),
         pickers: pickerSummaries(t.config),
         sample: t.sample ?? null,
       })),
@@ -173,47 +173,46 @@ function normalize(s: string): string {
 
 export type JsonSchemaObject = Record<string, unknown>
 
-export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchemaObject {
+/** A schema as JSON Schema, its properties titled (`titles`: the connector's `fieldTitles`). */
+export function jsonSchema(
+  schema: z.ZodType,
+  io: 'input' | 'output',
+  titles: Readonly<Record<string, string>> = {},
+): JsonSchemaObject {
   return withTitles(
     z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchemaObject,
+    titles,
   )
 }
 
 /**
  * Every property gets a `title` in human words (forms show it as the label, with the field's name
- * as a hint): the connector's own (`.meta({ title })`), else one made from the name — idList →
- * "List", perPage → "Per page", desc → "Description".
+ * as a hint): the field's own (`.meta({ title })`), else the connector's for that name
+ * (`fieldTitles`: repo → "Repository"), else one made from the name — idList → "List", perPage →
+ * "Per page".
  */
-function withTitles<T>(schema: T): T {
-  if (Array.isArray(schema)) return schema.map(withTitles) as T
+function withTitles<T>(schema: T, titles: Readonly<Record<string, string>>): T {
+  if (Array.isArray(schema)) return schema.map((s) => withTitles(s, titles)) as T
   if (!schema || typeof schema !== 'object') return schema
   const out: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(schema)) {
     if (k === 'properties' && v && typeof v === 'object')
       out[k] = Object.fromEntries(
         Object.entries(v).map(([name, p]) => {
-          const titled = withTitles(p)
+          const titled = withTitles(p, titles)
           return [
             name,
             titled && typeof titled === 'object' && !('title' in titled)
-              ? { title: titleOf(name), ...titled }
+              ? { title: Object.hasOwn(titles, name) ? titles[name] : titleOf(name), ...titled }
               : titled,
           ]
         }),
       )
-    else out[k] = withTitles(v)
+    else out[k] = withTitles(v, titles)
   }
   return out as T
 }
 
-/** Field names that abbreviate, said in full. */
-const NAMES: Record<string, string> = {
-  desc: 'Description',
-  pos: 'Position',
-  q: 'Search query',
-  repo: 'Repository',
-  sha: 'Commit SHA',
-}
 /** Words written in capitals. */
 const WORDS: Record<string, string> = {
   url: 'URL',
@@ -226,8 +225,7 @@ const WORDS: Record<string, string> = {
 
 /** `idList` → "List", `perPage` → "Per page", `linkedInUrl` → "Linked in URL", `check_run_id` → "Check run ID". */
 export function titleOf(name: string): string {
-  if (NAMES[name]) return NAMES[name]
-  // A task-board identifier field is named after what it identifies.
+  // An identifier field written idThing is named after what it identifies.
   const base = /^id[A-Z]/.test(name) ? name.slice(2) : name
   const words = base
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')

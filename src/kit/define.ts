@@ -59,19 +59,38 @@ export interface PlaceKind {
    * its own place.
    */
   resolve?: boolean
+  /** What an event's `refs[kind]` holds, for the agent payload's schema, where the kind alone does not say (`owner/name`). */
+  ref?: string
   /**
    * A wider unit the places of this kind fall into (the owner of repositories): a value of
    * `group.kind` (a scoped field, an event's `refs[group.kind]`) is in a scope that holds any
-   * place of this kind in it, and a trigger with `eventScope: 'owner'` lets in an event's place
+   * place of this kind in it, and a trigger with `eventScope: 'group'` lets in an event's place
    * whose group the scope holds (a repository made since the scope was written).
    */
   group?: {
     kind: string
     /** The group of a place, from its (normalized) identifier; compared with a normalized value. */
     of: (id: string) => string
+    /** What an event's `refs[group.kind]` holds, for the agent payload's schema. */
+    ref?: string
   }
   /** A place's name as people know it, read from an event's data (for diagnosis); undefined if absent. */
   nameIn?: (data: unknown, id: string) => string | undefined
+}
+
+/** A ref a connector's events carry besides their place (ConnectorDefinition.eventRefs). */
+export interface EventRef {
+  /** The key in `refs`: `card`. */
+  name: string
+  /** What it holds, for the agent payload's schema. */
+  description?: string
+  /**
+   * It names the upstream resource the event is about, as a step's output names what it made or
+   * changed (`changedResources`, else the output's `id`: a task-board card's id): the loop guard
+   * knows by it the events Patchbay's own tool runs caused (`refs.resource` is read for every
+   * connector).
+   */
+  resource?: boolean
 }
 
 export interface ScopedField {
@@ -182,7 +201,8 @@ export interface NormalizedEvent {
    * issue): it is in a scope that holds any place of that group. `unattributed` says why the place
    * of an event that does not name it could not be read (WebhookSupport.attribute): such an
    * event reaches no trigger that needs a place. `resource` names the upstream resource the event
-   * is about where `card` does not (a code-host issue's, comment's or commit's web address), as
+   * is about where no ref of its connector does (`EventRef.resource`: a task-board's `card`): a
+   * code-host issue's, comment's or commit's web address, as
    * the connector's `changedResources` reads it from a step's output: the loop guard recognizes
    * the events Patchbay's own tool runs caused by it (engine/events/loop-guard.ts).
    */
@@ -268,13 +288,13 @@ export interface TriggerDefinition<C extends z.ZodType = z.ZodType, K extends z.
    * time an event is matched, for instant and polled triggers alike):
    * - `place` (the default): the place its refs name (by place kind) must be in the scope; an
    *   event naming none is not delivered.
-   * - `owner`: like `place`, and a place is also in scope when the scope holds another place of
+   * - `group`: like `place`, and a place is also in scope when the scope holds another place of
    *   its group (`PlaceKind.group`: a repository of the same owner that did not exist when the
    *   scope was written).
    * - `account`: the event is about the connection's account itself (a new board, a snippet), not
    *   a place: delivered whenever the agent may use the connection.
    */
-  eventScope?: 'place' | 'owner' | 'account'
+  eventScope?: 'place' | 'group' | 'account'
 }
 
 export function defineTrigger<C extends z.ZodType, K extends z.ZodType = z.ZodType>(
@@ -556,8 +576,16 @@ export interface ConnectorDefinition<Id extends string = string, S extends StepD
   lookups?: { cacheTtlMs: number; cacheMaxEntries: number; coalesceWindowMs: number }
   steps: S[]
   /**
+   * Its field names that abbreviate, said in full (`repo` → "Repository"): the title forms label a
+   * field of its steps, triggers and credentials with, where the field declares none of its own
+   * (`.meta({ title })`). Absent, or a name not listed: a title made from the name (`perPage` →
+   * "Per page", `idList` → "List").
+   */
+  fieldTitles?: Record<string, string>
+  /**
    * The upstream resources a step that changes something names in its output as made or changed,
-   * as this connector's events name them (`refs.resource`, `refs.card` or the event's id): a tool
+   * as this connector's events name them (`refs.resource`, the ref its `eventRefs` mark `resource`
+   * — a task-board's `card` — or the event's id): a tool
    * run remembers them, so the events they cause are known as its own (the loop guard). Absent:
    * the output's `id`s (a task-board card's id).
    */
@@ -569,6 +597,12 @@ export interface ConnectorDefinition<Id extends string = string, S extends StepD
    * in (the scope's keys are theirs). Absent: nothing of it is scoped beyond its connections.
    */
   places?: PlaceKind[]
+  /**
+   * The refs its events carry besides their place and its group (NormalizedEvent.refs), in the
+   * agent payload's order: a task-board event's `list` and `card`. The agent payload's schema
+   * (engine/events/payload.ts, the OpenAPI `webhooks` section, the SDK's types) lists them.
+   */
+  eventRefs?: EventRef[]
   scope?: ScopeSupport
   /**
    * What the upstream's web address serves, for connectors whose sign-in or pages live apart from

@@ -8,6 +8,8 @@ import path from 'node:path'
 import { after, before, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { testConnectors } from '../connectors/extra/index.ts'
+import { startShelfUpstream } from '../connectors/extra/shelf/upstream.ts'
 import { eventually } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
@@ -129,6 +131,64 @@ test('agents, keys and triggers are made from the command line', async () => {
   assert.match(agents.stdout, /CLI agent/)
   const connections = await cli(['connections', 'list'])
   assert.match(connections.stdout, new RegExp(`${conn}\\s+taskboard\\s+demo\\s+active`))
+})
+
+test('agents create --place puts places of any kind the connectors declare in the scope; an unknown scope key is refused with the keys there are', async () => {
+  const made = await cli([
+    'agents',
+    'create',
+    '--name',
+    'Placed agent',
+    '--place',
+    'repositories=octo/demo',
+    '--board',
+    t.taskboard.demo.boardId,
+    '--place',
+    `boards=${'b'.repeat(24)}`,
+    '--json',
+  ])
+  assert.equal(made.code, 0, made.stderr)
+  assert.deepEqual(JSON.parse(made.stdout).scope, {
+    boards: [t.taskboard.demo.boardId, 'b'.repeat(24)],
+    repositories: ['octo/demo'],
+  })
+
+  const unknown = await cli(['agents', 'create', '--name', 'Nowhere', '--place', 'shelves=shelf-a'])
+  assert.equal(unknown.code, 2)
+  assert.match(
+    unknown.stderr,
+    /"shelves" is not a scope key of this Patchbay's connectors; the scope keys are: boards, repositories\./,
+  )
+  const malformed = await cli(['agents', 'create', '--name', 'Nowhere', '--place', 'boards'])
+  assert.equal(malformed.code, 2)
+  assert.match(
+    malformed.stderr,
+    /--place takes <scopeKey>=<id>, not "boards"; the scope keys are: boards, repositories\./,
+  )
+  assert.equal(
+    (await t.api('GET', '/v1/agents')).body.agents.filter((a: any) => a.name === 'Nowhere').length,
+    0,
+  )
+
+  // Against a Patchbay with another connector (the tests' shelf), its kind is a scope key too,
+  // and agents list shows a column for it.
+  const shelfUp = await startShelfUpstream()
+  const other = await startTestService({ connectors: testConnectors, baseUrls: { shelf: shelfUp.url } })
+  try {
+    const env = { PATCHBAY_URL: other.url, PATCHBAY_KEY: other.adminKey }
+    const shelved = await cli(
+      ['agents', 'create', '--name', 'Shelved', '--place', 'shelves=shelf-a', '--json'],
+      env,
+    )
+    assert.equal(shelved.code, 0, shelved.stderr)
+    assert.deepEqual(JSON.parse(shelved.stdout).scope, { boards: [], repositories: [], shelves: ['shelf-a'] })
+    const listed = await cli(['agents', 'list'], env)
+    assert.match(listed.stdout, /^ID\s+NAME\s+BOARDS\s+REPOSITORIES\s+SHELVES\s+CONNECTIONS\s+DELIVERY/)
+    assert.match(listed.stdout, /Shelved\s+shelf-a\s+stream/)
+  } finally {
+    await other.close()
+    await shelfUp.close()
+  }
 })
 
 test('steps search and run: a table for people, JSON for scripts', async () => {

@@ -7,7 +7,8 @@
 // the scope, and it fires for the agent while the shelf stays in its scope.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { Receiver } from '../helpers/receiver.ts'
+import { deliveryPayloadChecker } from '../helpers/delivery-payload.ts'
+import { eventually, Receiver } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 import { testConnectors } from './extra/index.ts'
 import { type ShelfUpstream, startShelfUpstream } from './extra/shelf/upstream.ts'
@@ -66,6 +67,12 @@ test("an agent's scope takes the shelves the connector declares, in the same sha
   const catalog = (await t.api('GET', '/v1/catalog')).body
   const places = catalog.connectors.flatMap((c: any) => c.places.map((p: any) => `${c.id}: ${p.scopeKey}`))
   assert.deepEqual(places, ['taskboard: boards', 'codehost: repositories', 'shelf: shelves'])
+  // Forms label a field with the title its connector gives the name (and the shipped ones keep theirs).
+  const inputOf = (id: string) =>
+    catalog.connectors.flatMap((c: any) => c.steps).find((st: any) => st.id === id).inputSchema.properties
+  assert.equal(inputOf('shelf.get_item').shelf.title, 'Shelf id')
+  assert.equal(inputOf('shelf.get_item').item.title, 'Item')
+  assert.equal(inputOf('codehost.get_repository').repo.title, 'Repository')
 
   // The API document says so too: the agent's scope lists shelves beside boards and repositories.
   const doc = (await t.api('GET', '/openapi.json')).body
@@ -118,8 +125,33 @@ test("its trigger watches only a shelf in the agent's scope, and fires for the a
   const got = await receiver.until((r) => r.length > 0)
   assert.equal(got[0].verified, true)
   assert.equal(got[0].body.data.trigger, 'shelf.new_item')
-  assert.deepEqual(got[0].body.data.event.refs, { shelf: 'shelf-a' })
+  assert.deepEqual(got[0].body.data.event.refs, { shelf: 'shelf-a', item: 'i3' })
   assert.equal(got[0].body.data.event.data.item.name, 'A plate')
+  // The push is the agent payload of the contract, whose refs name the shelf: the schema it is
+  // serialised from and the /openapi.json `delivery` webhook (what the SDK's types come from).
+  ;(await deliveryPayloadChecker(t.url, testConnectors))(got[0].body)
+  const doc = (await t.api('GET', '/openapi.json')).body
+  assert.equal(
+    doc.webhooks.delivery.post.requestBody.content['application/json'].schema.$ref,
+    '#/components/schemas/DeliveryPayload',
+  )
+  const refs = doc.components.schemas.EventRefs
+  assert.deepEqual(Object.keys(refs.properties), [
+    'board',
+    'list',
+    'card',
+    'repository',
+    'owner',
+    'shelf',
+    'item',
+    'account',
+    'resource',
+    'unattributed',
+  ])
+  assert.equal(
+    doc.components.schemas.DeliveryPayload.properties.data.properties.event.properties.refs.$ref,
+    '#/components/schemas/EventRefs',
+  )
 
   // Taken out of the scope, the shelf's new items no longer reach the agent.
   const narrowed = await t.api('PATCH', `/v1/agents/${agentId}`, { scope: { shelves: [] } })
@@ -127,4 +159,58 @@ test("its trigger watches only a shelf in the agent's scope, and fires for the a
   up.put('shelf-a', 'i4', 'A fork')
   assert.equal(await pollNow(), 0)
   assert.equal(receiver.received.length, 1)
+})
+
+test("the loop guard knows an item the agent's own tool put on the shelf by the ref the connector declares", {
+  timeout: 60_000,
+}, async () => {
+  const agent = await t.api('POST', '/v1/agents', {
+    name: 'Echo',
+    scope: { shelves: ['shelf-loop'] },
+    connectionIds: [conn],
+    delivery: { type: 'stream' },
+  })
+  assert.equal(agent.status, 201, JSON.stringify(agent.body))
+  const tool = await t.api('POST', `/v1/agents/${agent.body.id}/tools`, {
+    name: 'Echo',
+    description: 'Answers every new item with another on the same shelf.',
+    steps: [
+      {
+        stepId: 'shelf.put_item',
+        connectionId: conn,
+        input: { shelf: 'shelf-loop', name: 'echo of {{event.data.item.name}}' },
+      },
+    ],
+  })
+  assert.equal(tool.status, 201, JSON.stringify(tool.body))
+  const trigger = await t.api('POST', `/v1/agents/${agent.body.id}/triggers`, {
+    trigger: 'shelf.new_item',
+    connectionId: conn,
+    config: { shelf: 'shelf-loop' },
+    target: { type: 'tool', toolId: tool.body.id },
+  })
+  assert.equal(trigger.status, 201, JSON.stringify(trigger.body))
+  const pollNow = async () => {
+    const res = await t.api('POST', `/v1/triggers/${trigger.body.id}/poll`)
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    await t.service.engine.events.jobs.idle()
+    return res.body.events as number
+  }
+  assert.equal(await pollNow(), 0)
+  up.put('shelf-loop', 'by-hand', 'By hand')
+  // The item by hand (depth 0) and each echo (the event's `item` is the id the step's output
+  // named): depths 1, 2 and 3; the run for the third echo is refused.
+  for (let i = 0; i < 4; i++) assert.equal(await pollNow(), 1)
+  const refused = await eventually(
+    async () =>
+      (await t.api('GET', `/v1/deliveries?triggerId=${trigger.body.id}&status=failed`)).body.deliveries,
+    (ds) => ds.length > 0,
+    30_000,
+  )
+  assert.equal(refused.length, 1)
+  assert.match(refused[0].lastError, /LOOP_DETECTED/)
+  assert.match(refused[0].lastError, /depth 3/)
+  const runs = (await t.api('GET', `/v1/agents/${agent.body.id}/tool-runs?limit=100`)).body.runs
+  assert.equal(runs.length, 3)
+  assert.equal(await pollNow(), 0, 'nothing more was put on the shelf')
 })

@@ -12,7 +12,7 @@ const agent = {
   scope: { boards: ['b1'], repositories: ['Octo-Demo/hello-world'] },
   connectionIds: ['con_1'],
 }
-const on = (eventScope?: 'place' | 'owner' | 'account') => ({ def: { eventScope }, connectionId: 'con_1' })
+const on = (eventScope?: 'place' | 'group' | 'account') => ({ def: { eventScope }, connectionId: 'con_1' })
 
 test('place (the default): the board or repository named must be in the scope', () => {
   assert.equal(eventOutsideScope(places, agent, on(), { refs: { board: 'b1' } }), null)
@@ -31,16 +31,16 @@ test('place (the default): the board or repository named must be in the scope', 
   )
 })
 
-test('owner: a new repository is in scope when the scope holds a repository of its owner', () => {
+test('group: a new repository is in scope when the scope holds a repository of its owner (its group)', () => {
   assert.equal(
-    eventOutsideScope(places, agent, on('owner'), { refs: { repository: 'octo-demo/brand-new' } }),
+    eventOutsideScope(places, agent, on('group'), { refs: { repository: 'octo-demo/brand-new' } }),
     null,
   )
   assert.match(
-    eventOutsideScope(places, agent, on('owner'), { refs: { repository: 'someone-else/brand-new' } }) ?? '',
+    eventOutsideScope(places, agent, on('group'), { refs: { repository: 'someone-else/brand-new' } }) ?? '',
     /outside the agent's scope/,
   )
-  assert.match(eventOutsideScope(places, agent, on('owner'), { refs: {} }) ?? '', /names no board/)
+  assert.match(eventOutsideScope(places, agent, on('group'), { refs: {} }) ?? '', /names no board/)
 })
 
 test('account: about the account itself, delivered whatever it names', () => {
@@ -48,7 +48,7 @@ test('account: about the account itself, delivered whatever it names', () => {
 })
 
 test('a connection taken out of the agent stops every mode', () => {
-  for (const mode of ['place', 'owner', 'account'] as const)
+  for (const mode of ['place', 'group', 'account'] as const)
     assert.match(
       eventOutsideScope(
         places,
@@ -75,7 +75,7 @@ test('a thing of an owner in no repository (a draft issue) is in scope when the 
 })
 
 test('an event whose place could not be read reaches no place-scoped trigger, saying why', () => {
-  for (const mode of ['place', 'owner'] as const)
+  for (const mode of ['place', 'group'] as const)
     assert.match(
       eventOutsideScope(places, agent, on(mode), {
         refs: { account: 'octo-org', unattributed: 'upstream said 502' },

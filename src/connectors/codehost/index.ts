@@ -64,6 +64,8 @@ export const codehost = defineConnector({
   rateLimitHint: codehostRateLimitHint,
   classifyError: classifyCodehostError,
   rateBudget: codehostRateBudget,
+  // Its fields' abbreviated names, said in full in forms' labels.
+  fieldTitles: { q: 'Search query', repo: 'Repository', sha: 'Commit SHA' },
   steps: [
     createRepository,
     getRepository,

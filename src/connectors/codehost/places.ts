@@ -20,7 +20,12 @@ export const codehostPlaces: PlaceKind[] = [
     description: 'Code-host repositories the agent may touch, as owner/repo. Empty: none.',
     summary: 'Code-host repositories (owner/repo) the agent may touch.',
     normalize: (id) => id.toLowerCase(),
-    group: { kind: 'owner', of: (id) => id.split('/')[0] },
+    ref: 'owner/name',
+    group: {
+      kind: 'owner',
+      of: (id) => id.split('/')[0],
+      ref: 'The account a thing lying in no repository belongs to.',
+    },
     nameIn: (data) => {
       const name = (data as { repository?: { full_name?: unknown } } | null)?.repository?.full_name
       return typeof name === 'string' ? name : undefined

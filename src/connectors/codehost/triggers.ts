@@ -137,7 +137,7 @@ export const newRepository = defineTrigger({
   ...orgOrPoll('repository', 'poll of GET /user/repos sorted by creation'),
   config: z.object({ organization }),
   // A new repository cannot be in a scope by name yet: it is when the scope holds its owner.
-  eventScope: 'owner',
+  eventScope: 'group',
   match: (e) => is(e, 'repository.created'),
   cursor: CreatedCursor,
   poll: (ctx) => pollOwnRepositories(ctx),

@@ -1,7 +1,7 @@
 import { defineConnector } from '../../kit/define.ts'
 import { apiKeyToken, authorizeTaskboard, oauth1 } from './auth.ts'
 import { taskboardPageAddresses } from './page-addresses.ts'
-import { taskboardPlaces } from './places.ts'
+import { taskboardEventRefs, taskboardPlaces } from './places.ts'
 import { taskboardScope } from './scope.ts'
 import { taskboardApiCall } from './steps/api-call.ts'
 import { createList, getBoards } from './steps/boards.ts'
@@ -59,6 +59,8 @@ export const taskboard = defineConnector({
   credentialsRefused: (text) => !/unauthorized permission requested/i.test(text),
   errorMessage: (_status, text) => text.trim().slice(0, 200) || undefined,
   // The spec's list, in its order.
+  // Its fields' abbreviated names, said in full in forms' labels.
+  fieldTitles: { desc: 'Description', pos: 'Position' },
   steps: [
     createCard,
     updateCard,
@@ -92,6 +94,7 @@ export const taskboard = defineConnector({
   ],
   webhooks: taskboardWebhooks,
   places: taskboardPlaces,
+  eventRefs: taskboardEventRefs,
   scope: taskboardScope,
   pageAddresses: taskboardPageAddresses,
   webPages: '`{auth_url}`: token page, OAuth pages, page addresses',

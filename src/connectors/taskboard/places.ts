@@ -1,7 +1,7 @@
 // The task-board's place: its boards, the unit an agent's scope is written in (`scope.boards`).
 // A card, list, checklist or label is placed on its board by the lookups in scope.ts.
 import { z } from 'zod'
-import type { PlaceKind } from '../../kit/define.ts'
+import type { EventRef, PlaceKind } from '../../kit/define.ts'
 
 export const BOARD_ID = /^[0-9a-f]{24}$/
 
@@ -23,3 +23,7 @@ export const taskboardPlaces: PlaceKind[] = [
     },
   },
 ]
+
+// What its events name besides their board: the list and the card (the card is what a step's
+// output names as made or changed: its `id`).
+export const taskboardEventRefs: EventRef[] = [{ name: 'list' }, { name: 'card', resource: true }]

@@ -6,11 +6,11 @@
 // The attribution contract, for connectors: an event names the place it concerns in its refs,
 // keyed by its connector's place kind (kit/define.ts PlaceKind; access/places.ts); the
 // trigger's `eventScope` says how that is held against the scope: `place` (default) needs the
-// place in the scope, `owner` also lets in a place whose group the scope holds (a repository of
+// place in the scope, `group` also lets in a place whose group the scope holds (a repository of
 // an owner the scope holds, made since), `account` is for events about the connection's account
 // itself. A thing of an account that lies in no place (a project's draft issue) names its
 // place's group instead (`refs.owner`): it is in a scope that holds any place of that group.
-// An event that names no place is not delivered by a `place` or `owner` trigger, so a connector
+// An event that names no place is not delivered by a `place` or `group` trigger, so a connector
 // that cannot attribute an event keeps it from scoped agents rather than leaking it. A delivery
 // that does not name its place can have it read before matching (WebhookSupport.attribute,
 // events/attribution.ts); when that read fails the event carries why (`refs.unattributed`) and
@@ -47,7 +47,7 @@ export function eventOutsideScope(
     const id = refs[kind.kind]
     if (typeof id !== 'string' || !id) continue
     const place = { kind: kind.kind, id }
-    const group = mode === 'owner' ? places.groupOfPlace(place) : undefined
+    const group = mode === 'group' ? places.groupOfPlace(place) : undefined
     const inScope =
       places.contains(agent.scope, place) ||
       (group !== undefined && places.groupContains(agent.scope, group.kind, group.value))

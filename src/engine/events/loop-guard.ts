@@ -4,6 +4,7 @@
 // store/causations.ts); an event about one of those carries that depth, and a tool run for an
 // event at the limit is refused with the reason recorded on its delivery.
 import type { Causations } from '../../store/causations.ts'
+import type { Registry } from '../registry.ts'
 import type { ToolService } from '../tools/tool-service.ts'
 
 /** The default limit: a tool may answer its own change this many times in a row. */
@@ -19,25 +20,36 @@ export interface CausedEvent {
   connector: string
   /** The upstream's id of the happening (an action id: a step's output may name it). */
   upstreamId: string
-  refs: { card?: string; resource?: string; [k: string]: string | undefined }
+  refs: { resource?: string; [k: string]: string | undefined }
 }
 
 export class LoopGuard {
   readonly limit: number
   #causations: Causations
   #tools: Pick<ToolService, 'running'>
+  #registry: Pick<Registry, 'connector'>
 
-  constructor(deps: { causations: Causations; tools: Pick<ToolService, 'running'>; limit?: number }) {
+  constructor(deps: {
+    causations: Causations
+    tools: Pick<ToolService, 'running'>
+    registry: Pick<Registry, 'connector'>
+    limit?: number
+  }) {
     this.#causations = deps.causations
     this.#tools = deps.tools
+    this.#registry = deps.registry
     this.limit = deps.limit ?? DEFAULT_LOOP_DEPTH_LIMIT
   }
 
   /** The event's causation depth, and why a tool run for it is refused (null: it may run). */
   async check(e: CausedEvent): Promise<{ depth: number; refused: string | null }> {
-    // The event is about the happening itself (its action id) or the resource it changed (a card,
-    // a code-host issue or comment: refs.resource).
-    const refs = [e.upstreamId, e.refs.card, e.refs.resource].filter(
+    // The event is about the happening itself (its action id) or the resource it changed: the ref
+    // its connector marks as naming it (kit/define.ts EventRef.resource: a task-board's card), or
+    // refs.resource (a code-host issue or comment).
+    const named = (this.#registry.connector(e.connector)?.eventRefs ?? [])
+      .filter((r) => r.resource)
+      .map((r) => e.refs[r.name])
+    const refs = [e.upstreamId, ...named, e.refs.resource].filter(
       (r): r is string => typeof r === 'string' && r !== '',
     )
     let depth = await this.#causations.depthOf(e.workspaceId, e.connector, refs)

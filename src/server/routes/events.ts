@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { Engine } from '../../engine/engine.ts'
 import type { ParkedInboxRow } from '../../engine/events/history.ts'
-import { DeliveryPayload } from '../../engine/events/payload.ts'
+import { deliveryPayloadSchema } from '../../engine/events/payload.ts'
 import { requireOwnAgent } from '../authorize.ts'
 import { DeliveryView, deliveryView, EventView, eventView } from '../event-views.ts'
 import { deprecatedPaging, nextCursor, pageQuery } from '../paging.ts'
@@ -164,7 +164,7 @@ export const eventRoutes =
             200: DeliveryView.extend({
               attempts: z.array(DeliveryAttempt),
               // What the agent receives (the signed webhook body, or the stream message).
-              payload: DeliveryPayload,
+              payload: deliveryPayloadSchema(engine.registry.connectors),
             }).meta({ id: 'DeliveryWithAttempts' }),
             ...errorResponses,
           },

@@ -33,6 +33,18 @@ const getItem = defineStep({
     ctx.http.get(`/shelves/${encodeURIComponent(input.shelf)}/items/${encodeURIComponent(input.item)}`),
 })
 
+const putItem = defineStep({
+  key: 'put_item',
+  name: 'Put Item',
+  description: 'Puts a new item on a shelf.',
+  input: z.object({ shelf: shelfId.describe('The shelf.'), name: z.string().min(1).max(200) }).strict(),
+  output: item,
+  hints: { readOnly: false, destructive: false, idempotent: false },
+  scoped: [{ kind: 'shelf', field: 'shelf' }],
+  run: (ctx, input) =>
+    ctx.http.post(`/shelves/${encodeURIComponent(input.shelf)}/items`, { name: input.name }),
+})
+
 const newItem = defineTrigger({
   key: 'new_item',
   name: 'New Item',
@@ -54,7 +66,7 @@ const newItem = defineTrigger({
             id: `item:${i.id}`,
             type: 'item.created',
             occurredAt: ctx.now.toISOString(),
-            refs: { shelf: i.shelf },
+            refs: { shelf: i.shelf, item: i.id },
             data: { item: i },
           }))
       : []
@@ -93,6 +105,10 @@ export const shelf = defineConnector({
       summary: 'Shelves the agent may touch.',
     },
   ],
-  steps: [getItem],
+  // An event names its item too: the item a step's output names by its id (the loop guard).
+  eventRefs: [{ name: 'item', description: 'The item the event is about.', resource: true }],
+  // The title forms give a field of its own (a name the engine has no words for).
+  fieldTitles: { shelf: 'Shelf id' },
+  steps: [getItem, putItem],
   triggers: [newItem],
 })

@@ -15,6 +15,7 @@ export async function startShelfUpstream(): Promise<ShelfUpstream> {
   const apiKey = `shelf-key-${Math.random().toString(36).slice(2)}`
   const shelves = new Map<string, Array<{ id: string; name: string; shelf: string }>>()
   const requests: string[] = []
+  let madeCount = 0
   const server = http.createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname
     requests.push(path)
@@ -24,7 +25,18 @@ export async function startShelfUpstream(): Promise<ShelfUpstream> {
     if (path === '/me') return send(200, { id: 'acct-1', name: 'Shelf keeper' })
     const m = /^\/shelves\/([^/]+)\/items(?:\/([^/]+))?$/.exec(path)
     if (!m) return send(404, { error: 'no such path' })
-    const items = shelves.get(decodeURIComponent(m[1])) ?? []
+    const shelf = decodeURIComponent(m[1])
+    const items = shelves.get(shelf) ?? []
+    if (!m[2] && req.method === 'POST') {
+      let body = ''
+      req.on('data', (c) => (body += c))
+      req.on('end', () => {
+        const made = { id: `it-${++madeCount}`, name: String(JSON.parse(body).name), shelf }
+        shelves.set(shelf, [...items, made])
+        send(201, made)
+      })
+      return
+    }
     if (!m[2]) return send(200, items)
     const found = items.find((i) => i.id === decodeURIComponent(m[2]))
     return found ? send(200, found) : send(404, { error: 'no such item' })
