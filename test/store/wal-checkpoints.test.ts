@@ -41,8 +41,11 @@ test('under commits that never pause, the write-ahead log is cut back at its lim
     await checkpoints.stop()
     db.close()
   }
+  // Without the cut the log keeps every commit: each 4 KB row takes two frames at least (the row
+  // does not fit a page), so the log ends at twice what was written or more. With it, the log is
+  // a few MB on a quiet machine; the bound leaves room for a machine busy with disk writes.
   assert.ok(
-    largest < written / 2,
+    largest < written,
     `the log was cut back: its largest was ${(largest / MB).toFixed(1)} MB, against ${written / MB} MB written`,
   )
 })
