@@ -132,7 +132,11 @@ export class ConnectSessions {
   }
 
   async getById(id: string): Promise<ConnectSessionRow | undefined> {
-    const row = await this.#db.selectFrom('connect_sessions').selectAll().where('id', '=', id).executeTakeFirst()
+    const row = await this.#db
+      .selectFrom('connect_sessions')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst()
     return row && readSession(row)
   }
 

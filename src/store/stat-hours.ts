@@ -26,7 +26,13 @@ const writeHist = (h: StatHistogram) => JSON.stringify(Object.fromEntries(h))
 
 export const statHours = {
   /** A workspace's rolled-up hours of the given series in [fromHour, toHour). */
-  async read(db: Db, workspaceId: string, series: string[], fromHour: string, toHour: string): Promise<StatHourRow[]> {
+  async read(
+    db: Db,
+    workspaceId: string,
+    series: string[],
+    fromHour: string,
+    toHour: string,
+  ): Promise<StatHourRow[]> {
     const rows = await db
       .selectFrom('stat_hours')
       .select(['series', 'hour', 'key', 'n', 'v', 'hist'])

@@ -11,10 +11,14 @@ const OWNER_CLAIM_LOCK = 7_254_003
 /** A workspace's settings document (admins' settings, `endUsers`, the claimed `emailDomain` …). */
 export type WorkspaceSettingsDocument = Record<string, unknown>
 /** A workspace, its settings document read (the column is JSON text, read and written here only). */
-export type WorkspaceRow = Omit<Selectable<WorkspacesTable>, 'settings'> & { settings: WorkspaceSettingsDocument }
+export type WorkspaceRow = Omit<Selectable<WorkspacesTable>, 'settings'> & {
+  settings: WorkspaceSettingsDocument
+}
 
 const readSettings = (text: string | null | undefined): WorkspaceSettingsDocument => JSON.parse(text || '{}')
-const read = <R extends { settings: string }>(r: R): Omit<R, 'settings'> & { settings: WorkspaceSettingsDocument } => ({
+const read = <R extends { settings: string }>(
+  r: R,
+): Omit<R, 'settings'> & { settings: WorkspaceSettingsDocument } => ({
   ...r,
   settings: readSettings(r.settings),
 })

@@ -373,7 +373,13 @@ export class Stats {
       }
       const rolledUntil = mark ? Math.min(prefixMs(mark), endMs) : fromMs
       if (rolledUntil > fromMs) {
-        const rows = await statHours.read(this.#o.db, workspaceId, sources, hourOf(fromMs), hourOf(rolledUntil))
+        const rows = await statHours.read(
+          this.#o.db,
+          workspaceId,
+          sources,
+          hourOf(fromMs),
+          hourOf(rolledUntil),
+        )
         for (const r of rows) put(r.series as Source, { t: r.hour, key: r.key, n: r.n, v: r.v, hist: r.hist })
         rawFrom = rolledUntil
       }

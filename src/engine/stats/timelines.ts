@@ -230,12 +230,7 @@ export class Timelines {
     return new Map((await stepRunTimings(this.#db, ws, ids)).map((r) => [r.id, r]))
   }
 
-  #step(
-    run: StepRunTimings,
-    label: string,
-    parentId: string | null,
-    spans: Draft[],
-  ) {
+  #step(run: StepRunTimings, label: string, parentId: string | null, spans: Draft[]) {
     // A step run is recorded when it ends: it started its duration before.
     const end = ms(run.created_at)
     spans.push({
