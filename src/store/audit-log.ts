@@ -29,9 +29,14 @@ export class AuditLogRows {
   }
 
   async insert(row: AuditRow): Promise<void> {
+    await this.insertMany([row])
+  }
+
+  async insertMany(rows: AuditRow[]): Promise<void> {
+    if (rows.length === 0) return
     await this.#db
       .insertInto('audit_log')
-      .values({ ...row, detail: row.detail && JSON.stringify(row.detail) })
+      .values(rows.map((row) => ({ ...row, detail: row.detail && JSON.stringify(row.detail) })))
       .execute()
   }
 
