@@ -62,7 +62,7 @@ export const eventView = (e: EventRow): z.infer<typeof EventView> => ({
   type: e.type,
   upstreamId: e.upstream_id,
   connectionId: e.connection_id,
-  connectionIds: [e.connection_id, ...(e.via ? (JSON.parse(e.via) as string[]) : [])],
+  connectionIds: [e.connection_id, ...e.via],
   endUserId: e.owner || null,
   model: e.model,
   refs: e.refs,

@@ -11,11 +11,31 @@ export type AgentScopeColumn = Record<string, string[]>
 /** Where an agent's events go: its webhook (pushed) or its stream (pulled). */
 export type AgentDelivery = { type: 'webhook'; url: string } | { type: 'stream' }
 
+/** A connection the agent used until it was disconnected (engine/connections/connection-bindings.ts). */
+export interface ConnectionNeededColumn {
+  connectionId: string
+  connector: string
+  accountName: string
+  accountId: string
+  disconnectedAt: string
+}
+/** Which of its callables an agent lists (engine/agents/agent-input.ts ToolSelectionInput). */
+export interface ToolSelectionColumn {
+  steps?: string[]
+  tools?: string[]
+  discovery: boolean
+}
+
 /** An agent, its JSON columns read. */
-export type AgentRow = Omit<AgentsTable, 'scope' | 'connection_ids' | 'delivery'> & {
+export type AgentRow = Omit<
+  AgentsTable,
+  'scope' | 'connection_ids' | 'delivery' | 'connections_needed' | 'tool_selection'
+> & {
   scope: AgentScopeColumn
   connection_ids: string[]
   delivery: AgentDelivery
+  connections_needed: ConnectionNeededColumn[]
+  tool_selection: ToolSelectionColumn | null
 }
 
 /** Lists of agents page oldest first: by (created_at, id), ascending. */
@@ -32,23 +52,30 @@ export type NewAgentRow = Omit<
   | 'previous_signing_secret'
   | 'previous_secret_expires_at'
 > & {
-  tool_selection?: string | null
+  tool_selection?: ToolSelectionColumn | null
   end_user_id?: string | null
 }
 
-type JsonColumns = Partial<Pick<AgentRow, 'scope' | 'connection_ids' | 'delivery'>>
+type JsonColumns = Partial<
+  Pick<AgentRow, 'scope' | 'connection_ids' | 'delivery' | 'connections_needed' | 'tool_selection'>
+>
 
 const read = (row: AgentsTable): AgentRow => ({
   ...row,
   scope: JSON.parse(row.scope),
   connection_ids: JSON.parse(row.connection_ids),
   delivery: JSON.parse(row.delivery),
+  connections_needed: JSON.parse(row.connections_needed ?? '[]'),
+  tool_selection: row.tool_selection ? JSON.parse(row.tool_selection) : null,
 })
+// A column left undefined is not changed; tool_selection null is written as null.
 const write = <T extends JsonColumns>(values: T) => ({
   ...values,
   scope: values.scope && JSON.stringify(values.scope),
   connection_ids: values.connection_ids && JSON.stringify(values.connection_ids),
   delivery: values.delivery && JSON.stringify(values.delivery),
+  connections_needed: values.connections_needed && JSON.stringify(values.connections_needed),
+  tool_selection: values.tool_selection && JSON.stringify(values.tool_selection),
 })
 
 export class Agents {
@@ -66,18 +93,13 @@ export class Agents {
       id: newId('agt'),
       created_at: now,
       updated_at: now,
-      connections_needed: '[]',
+      connections_needed: [],
       previous_signing_secret: null,
       previous_secret_expires_at: null,
     }
     await this.#db
       .insertInto('agents')
-      .values({
-        ...row,
-        scope: JSON.stringify(row.scope),
-        connection_ids: JSON.stringify(row.connection_ids),
-        delivery: JSON.stringify(row.delivery),
-      })
+      .values({ ...row, ...write(row) })
       .execute()
     return row
   }

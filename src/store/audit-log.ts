@@ -3,7 +3,10 @@ import type { Kysely } from 'kysely'
 import { byCreated, keyset, pageOf } from './paging.ts'
 import type { AuditLogTable, Database } from './schema.ts'
 
-export type AuditRow = AuditLogTable
+/** An audit entry, its detail read (the column is JSON text, read and written here only). */
+export type AuditRow = Omit<AuditLogTable, 'detail'> & { detail: Record<string, unknown> | null }
+
+const read = (r: AuditLogTable): AuditRow => ({ ...r, detail: r.detail ? JSON.parse(r.detail) : null })
 
 export interface AuditQuery {
   /** A person or key id. */
@@ -26,7 +29,15 @@ export class AuditLogRows {
   }
 
   async insert(row: AuditRow): Promise<void> {
-    await this.#db.insertInto('audit_log').values(row).execute()
+    await this.insertMany([row])
+  }
+
+  async insertMany(rows: AuditRow[]): Promise<void> {
+    if (rows.length === 0) return
+    await this.#db
+      .insertInto('audit_log')
+      .values(rows.map((row) => ({ ...row, detail: row.detail && JSON.stringify(row.detail) })))
+      .execute()
   }
 
   /** A workspace's entries, newest first, a page at a time (keyset on created_at, id). */
@@ -41,8 +52,8 @@ export class AuditLogRows {
     if (q.from) s = s.where('created_at', '>=', q.from)
     if (q.to) s = s.where('created_at', '<', q.to)
     const { items, next } = pageOf(await keyset(s, BY_CREATED, q).execute(), BY_CREATED, q)
-    return { entries: items, next }
+    return { entries: items.map(read), next }
   }
 }
 
-const BY_CREATED = byCreated<AuditRow>()
+const BY_CREATED = byCreated<AuditLogTable>()

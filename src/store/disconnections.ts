@@ -3,8 +3,26 @@
 import type { Kysely } from 'kysely'
 import { nowIso } from './ids.ts'
 import type { Database, DisconnectionsTable } from './schema.ts'
+import type { TriggerTarget } from './triggers.ts'
 
-export type DisconnectionRow = DisconnectionsTable
+/** What used a connection when it was disconnected (engine/connections/connection-bindings.ts Dependants). */
+export interface DisconnectionBindings {
+  agents: Array<{ id: string; name: string }>
+  triggers: Array<{
+    id: string
+    agentId: string
+    trigger: string
+    config: unknown
+    target: TriggerTarget
+    pollIntervalMs: number | null
+  }>
+  tools: Array<{ agentId: string; toolId: string; name: string; steps: number[] }>
+}
+
+/** A disconnection, its bindings read (the column is JSON text, read and written here only). */
+export type DisconnectionRow = Omit<DisconnectionsTable, 'bindings'> & { bindings: DisconnectionBindings }
+
+const read = (row: DisconnectionsTable): DisconnectionRow => ({ ...row, bindings: JSON.parse(row.bindings) })
 
 export class Disconnections {
   #db: Kysely<Database>
@@ -15,7 +33,7 @@ export class Disconnections {
   async insert(values: Omit<DisconnectionRow, 'restored_to' | 'restored_at'>): Promise<void> {
     await this.#db
       .insertInto('disconnections')
-      .values({ ...values, restored_to: null, restored_at: null })
+      .values({ ...values, bindings: JSON.stringify(values.bindings), restored_to: null, restored_at: null })
       .execute()
   }
 
@@ -30,7 +48,7 @@ export class Disconnections {
       .where('workspace_id', '=', workspaceId)
       .where('restored_to', 'is', null)
     if (account) q = q.where('connector', '=', account.connector).where('account_id', '=', account.accountId)
-    return q.orderBy('disconnected_at', 'desc').execute()
+    return (await q.orderBy('disconnected_at', 'desc').execute()).map(read)
   }
 
   /** Marks it restored into `connectionId`; false when another request restored it first. */

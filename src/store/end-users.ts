@@ -6,8 +6,24 @@ import { keyset, type Page, type PageKey, type PageRequest, pageOf } from './pag
 import type { ConnectSessionsTable, Database, EndUsersTable, OperatorNoticesTable } from './schema.ts'
 
 export type EndUserRow = EndUsersTable
-export type ConnectSessionRow = ConnectSessionsTable
+/** A connect session, its allowed connectors and auth methods read (null: any). */
+export type ConnectSessionRow = Omit<ConnectSessionsTable, 'connectors' | 'auth_methods'> & {
+  connectors: string[] | null
+  auth_methods: string[] | null
+}
+/**
+ * An operator notice. Its payload stays JSON text: it is the body signed and POSTed as it is;
+ * noticeBody reads it where an object is wanted (GET /v1/notices).
+ */
 export type OperatorNoticeRow = OperatorNoticesTable
+/** A notice's body, read from its payload. */
+export const noticeBody = (row: OperatorNoticeRow): unknown => JSON.parse(row.payload)
+
+const readSession = (r: ConnectSessionsTable): ConnectSessionRow => ({
+  ...r,
+  connectors: r.connectors ? JSON.parse(r.connectors) : null,
+  auth_methods: r.auth_methods ? JSON.parse(r.auth_methods) : null,
+})
 
 const END_USERS_BY_ID: PageKey<EndUserRow> = { columns: [{ ref: 'id' }], of: (r) => [r.id], order: 'asc' }
 const NOTICES_BY_ID: PageKey<OperatorNoticeRow> = { columns: [{ ref: 'id' }], of: (r) => [r.id] }
@@ -95,20 +111,33 @@ export class ConnectSessions {
       used_at: null,
       connection_id: null,
     }
-    await this.#db.insertInto('connect_sessions').values(row).execute()
+    await this.#db
+      .insertInto('connect_sessions')
+      .values({
+        ...row,
+        connectors: row.connectors && JSON.stringify(row.connectors),
+        auth_methods: row.auth_methods && JSON.stringify(row.auth_methods),
+      })
+      .execute()
     return row
   }
 
   async byTokenHash(hash: string): Promise<ConnectSessionRow | undefined> {
-    return this.#db
+    const row = await this.#db
       .selectFrom('connect_sessions')
       .selectAll()
       .where('token_hash', '=', hash)
       .executeTakeFirst()
+    return row && readSession(row)
   }
 
   async getById(id: string): Promise<ConnectSessionRow | undefined> {
-    return this.#db.selectFrom('connect_sessions').selectAll().where('id', '=', id).executeTakeFirst()
+    const row = await this.#db
+      .selectFrom('connect_sessions')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst()
+    return row && readSession(row)
   }
 
   /** Records the connection made with a spent session. */
@@ -164,7 +193,7 @@ export class ConnectSessions {
   }
 
   async listForEndUser(workspaceId: string, endUserId: string): Promise<ConnectSessionRow[]> {
-    return this.#db
+    const rows = await this.#db
       .selectFrom('connect_sessions')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
@@ -172,6 +201,7 @@ export class ConnectSessions {
       .orderBy('created_at', 'desc')
       .limit(50)
       .execute()
+    return rows.map(readSession)
   }
 }
 

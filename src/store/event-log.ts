@@ -18,11 +18,12 @@ export type InboxRow = Omit<InboxTable, 'seq' | 'attempts' | 'headers'> & {
 export type NewInboxRow = Omit<InboxTable, 'seq' | 'attempts'>
 /** What an event is about (kit/define.ts NormalizedEvent.refs). */
 export type EventRefs = NormalizedEvent['refs']
-/** An event as the API reads it: its refs and data read. */
-export type EventRow = Omit<EventsTable, 'seq' | 'refs' | 'data'> & {
+/** An event as the API reads it: its refs, data and the other connections it came through (via) read. */
+export type EventRow = Omit<EventsTable, 'seq' | 'refs' | 'data' | 'via'> & {
   seq: number
   refs: EventRefs
   data: unknown
+  via: string[]
 }
 /** An event as it is written: refs and data as JSON text. */
 export type NewEvent = Omit<EventsTable, 'seq'>
@@ -59,6 +60,7 @@ const readEvent = (r: Omit<EventsTable, 'seq'> & { seq: number | string }): Even
   seq: Number(r.seq),
   refs: JSON.parse(r.refs),
   data: JSON.parse(r.data),
+  via: r.via ? JSON.parse(r.via) : [],
 })
 /** The event of a sendable delivery, its refs and data read (a tool run's input, the loop guard's refs). */
 export function sendableEvent(d: SendableDelivery) {

@@ -12,6 +12,7 @@
 // run than the database's own work).
 import { type Kysely, sql } from 'kysely'
 import type { Clock } from '../kit/clock.ts'
+import type { UpstreamRequestRecord } from '../kit/http.ts'
 import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { Database, StepRunsTable } from './schema.ts'
 
@@ -19,6 +20,33 @@ import type { Database, StepRunsTable } from './schema.ts'
 type StoreKind = 'sqlite' | 'postgres'
 
 export type StepRunRow = StepRunsTable
+
+/** A run record's timing and its upstream requests, read (the requests column is JSON text, read here only). */
+export interface StepRunTimings {
+  id: string
+  step_id: string
+  status: string
+  error_code: string | null
+  duration_ms: number
+  created_at: string
+  requests: UpstreamRequestRecord[]
+}
+
+/** A workspace's run records by id, with their upstream requests (a run's timeline). */
+export async function stepRunTimings(
+  db: Kysely<Database>,
+  workspaceId: string,
+  ids: string[],
+): Promise<StepRunTimings[]> {
+  if (ids.length === 0) return []
+  const rows = await db
+    .selectFrom('step_runs')
+    .select(['id', 'step_id', 'status', 'error_code', 'duration_ms', 'created_at', 'requests'])
+    .where('id', 'in', ids)
+    .where('workspace_id', '=', workspaceId)
+    .execute()
+  return rows.map((r) => ({ ...r, requests: r.requests ? JSON.parse(r.requests) : [] }))
+}
 
 /** Every column of a run record: the type check fails when one is missing or unknown. */
 const COLUMNS = Object.keys({

@@ -1,6 +1,6 @@
 // Workspaces (their rows; keys and memberships have their own repositories), the claim of a
 // workspace no one owns, and the removal of everything a workspace owns.
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, type Selectable, sql } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import { keyset, type Page, type PageKey, type PageRequest, pageOf } from './paging.ts'
 import type { Database, Role, WorkspacesTable } from './schema.ts'
@@ -8,7 +8,46 @@ import type { Database, Role, WorkspacesTable } from './schema.ts'
 /** Any fixed number of ours: claims of a workspace's ownership take turns on it (PostgreSQL). */
 const OWNER_CLAIM_LOCK = 7_254_003
 
-export type WorkspaceRow = Omit<WorkspacesTable, 'settings'> & { settings: string }
+/** A workspace's settings document (admins' settings, `endUsers`, the claimed `emailDomain` …). */
+export type WorkspaceSettingsDocument = Record<string, unknown>
+/** A workspace, its settings document read (the column is JSON text, read and written here only). */
+export type WorkspaceRow = Omit<Selectable<WorkspacesTable>, 'settings'> & {
+  settings: WorkspaceSettingsDocument
+}
+
+const readSettings = (text: string | null | undefined): WorkspaceSettingsDocument => JSON.parse(text || '{}')
+const read = <R extends { settings: string }>(
+  r: R,
+): Omit<R, 'settings'> & { settings: WorkspaceSettingsDocument } => ({
+  ...r,
+  settings: readSettings(r.settings),
+})
+
+/** A workspace's name and settings document, read with the database or a transaction. */
+export async function workspaceDocument(
+  db: Kysely<Database>,
+  workspaceId: string,
+): Promise<{ name: string; settings: WorkspaceSettingsDocument } | undefined> {
+  const row = await db
+    .selectFrom('workspaces')
+    .select(['settings', 'name'])
+    .where('id', '=', workspaceId)
+    .executeTakeFirst()
+  return row && read(row)
+}
+
+/** Replaces a workspace's settings document, with the database or a transaction. */
+export async function putWorkspaceSettings(
+  db: Kysely<Database>,
+  workspaceId: string,
+  settings: WorkspaceSettingsDocument,
+): Promise<void> {
+  await db
+    .updateTable('workspaces')
+    .set({ settings: JSON.stringify(settings), updated_at: nowIso() })
+    .where('id', '=', workspaceId)
+    .execute()
+}
 
 /**
  * The tables whose rows belong to one workspace (a workspace_id column): deleting the workspace
@@ -46,7 +85,7 @@ export const OWNED = [
 export type OwnedTable = (typeof OWNED)[number] | 'inbox' | 'delivery_attempts'
 
 /** A person's workspace with when they joined it. */
-type Joined = WorkspaceRow & { role: Role; joined_at: string }
+type Joined = Selectable<WorkspacesTable> & { role: Role; joined_at: string }
 
 /** A person's workspaces page in the order they joined them: by (joined, workspace id). */
 const BY_JOINING: PageKey<Joined> = {
@@ -64,9 +103,23 @@ export class Workspaces {
   }
 
   async get(id: string): Promise<WorkspaceRow | undefined> {
-    return (await this.#db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst()) as
-      | WorkspaceRow
-      | undefined
+    const row = await this.#db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst()
+    return row && read(row)
+  }
+
+  /** The workspaces whose settings claim an email domain (`emailDomain`, any case); an unreadable document claims none. */
+  async claiming(domain: string): Promise<string[]> {
+    const rows = await this.#db.selectFrom('workspaces').select(['id', 'settings']).execute()
+    return rows
+      .filter((r) => {
+        try {
+          const d = readSettings(r.settings).emailDomain
+          return typeof d === 'string' && d.toLowerCase() === domain.toLowerCase()
+        } catch {
+          return false
+        }
+      })
+      .map((r) => r.id)
   }
 
   /** A person's workspaces with their role, oldest membership first. */
@@ -80,7 +133,7 @@ export class Workspaces {
       .where('memberships.person_id', '=', personId)
     const rows = (await keyset(q, BY_JOINING, page).execute()) as Joined[]
     const { items, next } = pageOf(rows, BY_JOINING, page)
-    return { items: items.map(({ joined_at: _joined, ...w }) => w), next }
+    return { items: items.map(({ joined_at: _joined, ...w }) => read(w)), next }
   }
 
   async ofPerson(personId: string): Promise<(WorkspaceRow & { role: Role })[]> {
@@ -92,14 +145,15 @@ export class Workspaces {
       .where('memberships.person_id', '=', personId)
       .orderBy('memberships.created_at')
       .orderBy('workspaces.id')
-      .execute()) as (WorkspaceRow & { role: Role })[]
+      .execute()
+      .then((rows) => rows.map(read))) as (WorkspaceRow & { role: Role })[]
   }
 
   async insert(name: string): Promise<WorkspaceRow> {
     const now = nowIso()
     const row = { id: newId('ws'), name, created_at: now, updated_at: now, settings: '{}' }
     await this.#db.insertInto('workspaces').values(row).execute()
-    return row
+    return read(row)
   }
 
   /**
@@ -139,10 +193,14 @@ export class Workspaces {
     })
   }
 
-  async update(id: string, changes: { name?: string; settings?: string }): Promise<void> {
+  async update(id: string, changes: { name?: string; settings?: WorkspaceSettingsDocument }): Promise<void> {
     await this.#db
       .updateTable('workspaces')
-      .set({ ...changes, updated_at: nowIso() })
+      .set({
+        name: changes.name,
+        settings: changes.settings && JSON.stringify(changes.settings),
+        updated_at: nowIso(),
+      })
       .where('id', '=', id)
       .execute()
   }

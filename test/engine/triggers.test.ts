@@ -101,6 +101,10 @@ test('New Card fires for a new card, and only New Card', async () => {
   assert.equal(got.verified, true, 'signed per Standard Webhooks')
   assert.equal(got.body.data.event.data.card.name, 'fresh card')
   assert.equal(got.body.data.event.refs.board, sandbox.demo.boardId)
+  // The API shows the delivery with the very payload the agent received.
+  const shown = await t.api('GET', `/v1/deliveries/${got.body.id}`)
+  assert.equal(shown.status, 200)
+  assert.deepEqual(shown.body.payload, got.body)
 })
 
 test('a title edit fires Card Updated, not Card Moved or Card Archived', async () => {

@@ -67,7 +67,7 @@ export const auditView = (r: AuditRow): AuditView => ({
   action: r.action,
   object: { kind: r.object_kind, id: r.object_id },
   outcome: r.outcome,
-  detail: r.detail ? JSON.parse(r.detail) : null,
+  detail: r.detail,
   address: r.address,
   userAgent: r.user_agent,
 })
@@ -85,7 +85,7 @@ export class AuditLog {
   }
 
   async record(e: AuditEntry): Promise<void> {
-    const detail = e.detail ? JSON.stringify(withoutSecrets(e.detail)) : null
+    const detail = e.detail ? (withoutSecrets(e.detail) as Record<string, unknown>) : null
     await this.#rows.insert({
       id: newId('aud'),
       workspace_id: e.workspaceId,

@@ -59,7 +59,7 @@ const view = (row: WorkspaceRow, role: Role | null): WorkspaceView => ({
   id: row.id,
   name: row.name,
   role,
-  settings: JSON.parse(row.settings || '{}'),
+  settings: row.settings,
   createdAt: row.created_at,
   updatedAt: row.updated_at ?? row.created_at,
 })
@@ -130,12 +130,8 @@ export class WorkspaceService {
     const settings =
       changes.settings === undefined
         ? undefined
-        : JSON.stringify(
-            Object.fromEntries(
-              Object.entries({ ...JSON.parse(row.settings || '{}'), ...changes.settings }).filter(
-                ([, v]) => v !== null,
-              ),
-            ),
+        : Object.fromEntries(
+            Object.entries({ ...row.settings, ...changes.settings }).filter(([, v]) => v !== null),
           )
     await this.#repo.update(id, { name: changes.name, settings })
     return this.get(id, role)

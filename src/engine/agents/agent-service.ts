@@ -81,9 +81,9 @@ export function agentView(row: AgentRow, places: Places): AgentView {
     // Every declared kind's list, as it was written (a kind declared since: none of it).
     scope: places.copy(row.scope as AgentScope),
     connectionIds: row.connection_ids,
-    connectionsNeeded: JSON.parse(row.connections_needed ?? '[]'),
+    connectionsNeeded: row.connections_needed,
     delivery: row.delivery,
-    toolSelection: row.tool_selection ? JSON.parse(row.tool_selection) : null,
+    toolSelection: row.tool_selection,
     endUserId: row.end_user_id ?? null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -183,7 +183,7 @@ export class AgentService {
       connection_ids: a.connectionIds,
       delivery: a.delivery,
       signing_secret: this.#vault.seal(signingSecret),
-      tool_selection: a.toolSelection && JSON.stringify(a.toolSelection),
+      tool_selection: a.toolSelection,
     })
     return { agent: agentView(row, this.#registry.places), signingSecret }
   }
@@ -264,12 +264,11 @@ export class AgentService {
       await this.#checkConnections(workspaceId, c.connectionIds ?? before.connection_ids, endUserId)
     if (rebound && endUserId !== null) await this.#endUsers.put(workspaceId, endUserId, {})
     // A connection needed since a disconnect is met by any connection of its connector given now.
-    let needed: string | undefined
+    let needed: StepConnectionNeeded[] | undefined
     if (c.connectionIds) {
       const all = await this.#connections.list(workspaceId)
       const connectors = new Set(all.filter((x) => c.connectionIds!.includes(x.id)).map((x) => x.connector))
-      const was = JSON.parse(before.connections_needed ?? '[]') as StepConnectionNeeded[]
-      needed = JSON.stringify(was.filter((n) => !connectors.has(n.connector)))
+      needed = before.connections_needed.filter((n) => !connectors.has(n.connector))
     }
     if (c.delivery?.type === 'webhook') await this.#egress.check(c.delivery.url, 'delivery.url')
     await this.#repo.update(workspaceId, agentId, {
@@ -278,8 +277,7 @@ export class AgentService {
       connection_ids: c.connectionIds,
       connections_needed: needed,
       delivery: c.delivery,
-      tool_selection:
-        c.toolSelection === undefined ? undefined : c.toolSelection && JSON.stringify(c.toolSelection),
+      tool_selection: c.toolSelection,
       ...(rebound ? { end_user_id: endUserId } : {}),
     })
     this.#changes.publish('agents', [agentId])

@@ -133,7 +133,7 @@ export class ConnectionBindings {
         auth_method: connection.authMethod,
         account_id: connection.accountId,
         account_name: connection.accountName,
-        bindings: JSON.stringify(deps),
+        bindings: deps,
         disconnected_at: disconnectedAt,
       })
     const needed: ConnectionNeeded = {
@@ -150,10 +150,7 @@ export class ConnectionBindings {
       if (!row) continue
       await this.#agents.update(workspaceId, a.id, {
         connection_ids: row.connection_ids.filter((id) => id !== connectionId),
-        connections_needed: JSON.stringify([
-          ...(JSON.parse(row.connections_needed) as ConnectionNeeded[]),
-          needed,
-        ]),
+        connections_needed: [...row.connections_needed, needed],
       })
     }
     for (const t of deps.tools) {
@@ -223,7 +220,7 @@ export class ConnectionBindings {
       // Claimed first: two restores at once do not make each trigger twice.
       if (!(await this.#disconnections.markRestored(d.id, connectionId))) continue
       result.restoredFrom.push(d.id)
-      const deps = JSON.parse(d.bindings) as Dependants
+      const deps: Dependants = d.bindings
       for (const a of deps.agents) {
         const row = await this.#agents.get(workspaceId, a.id)
         if (!row) {
@@ -237,9 +234,7 @@ export class ConnectionBindings {
         const ids = row.connection_ids
         await this.#agents.update(workspaceId, a.id, {
           connection_ids: ids.includes(connectionId) ? ids : [...ids, connectionId],
-          connections_needed: JSON.stringify(
-            (JSON.parse(row.connections_needed) as ConnectionNeeded[]).filter((n) => n.connectionId !== d.id),
-          ),
+          connections_needed: row.connections_needed.filter((n) => n.connectionId !== d.id),
         })
         result.agents.push(a.id)
       }

@@ -116,11 +116,7 @@ export function connectionView(
 }
 
 function restorableOf(d: DisconnectionRow): Restorable {
-  const b = JSON.parse(d.bindings) as {
-    agents: unknown[]
-    triggers: unknown[]
-    tools: Array<{ steps: number[] }>
-  }
+  const b = d.bindings
   return {
     connectionId: d.id,
     disconnectedAt: d.disconnected_at,

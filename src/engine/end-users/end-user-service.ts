@@ -219,8 +219,8 @@ export class EndUserService {
       token_hash: hashToken(token),
       workspace_id: workspaceId,
       end_user_id: input.endUserId,
-      connectors: connectors && JSON.stringify(connectors),
-      auth_methods: input.authMethods ? JSON.stringify(input.authMethods) : null,
+      connectors,
+      auth_methods: input.authMethods ?? null,
       return_to: returnTo,
       expires_at: new Date(Date.now() + ttl * 1000).toISOString(),
       allow_mcp_grant: input.allowMcpGrant ? 1 : 0,
@@ -381,8 +381,8 @@ export class EndUserService {
 
   async describeSession(token: string | undefined): Promise<ConnectSessionInfo> {
     const s = await this.openSession(token)
-    const allowedConnectors: string[] | null = s.connectors && JSON.parse(s.connectors)
-    const allowedMethods: string[] | null = s.auth_methods && JSON.parse(s.auth_methods)
+    const allowedConnectors = s.connectors
+    const allowedMethods = s.auth_methods
     const connectors = this.#registry.connectors
       .filter((c) => (allowedConnectors ? allowedConnectors.includes(c.id) : c.id !== 'http'))
       .map((c) => ({
@@ -547,8 +547,8 @@ export class EndUserService {
   }
 
   #allowed(s: ConnectSessionRow, connector: string, authMethod: string | undefined) {
-    const connectors: string[] | null = s.connectors && JSON.parse(s.connectors)
-    const methods: string[] | null = s.auth_methods && JSON.parse(s.auth_methods)
+    const connectors = s.connectors
+    const methods = s.auth_methods
     if (
       (connectors && !connectors.includes(connector)) ||
       (authMethod && methods && !methods.includes(authMethod))

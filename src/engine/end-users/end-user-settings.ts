@@ -5,9 +5,9 @@ import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { EgressGuard } from '../../kit/egress.ts'
 import { PatchbayError } from '../../kit/errors.ts'
-import { nowIso } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
 import type { Vault } from '../../store/vault.ts'
+import { putWorkspaceSettings, workspaceDocument } from '../../store/workspaces.ts'
 
 interface Stored {
   allowedOrigins?: string[]
@@ -41,12 +41,8 @@ export class EndUserSettings {
   }
 
   async #document(workspaceId: string, db: Kysely<Database> = this.#db) {
-    const row = await db
-      .selectFrom('workspaces')
-      .select(['settings', 'name'])
-      .where('id', '=', workspaceId)
-      .executeTakeFirst()
-    const all = row ? (JSON.parse(row.settings || '{}') as Record<string, unknown>) : {}
+    const row = await workspaceDocument(db, workspaceId)
+    const all = row?.settings ?? {}
     return { all, mine: (all[KEY] ?? {}) as Stored, name: row?.name ?? '' }
   }
 
@@ -81,11 +77,7 @@ export class EndUserSettings {
         secret = `whsec_${randomBytes(24).toString('base64')}`
         next.notificationSecret = this.#vault.seal(secret)
       }
-      await tx
-        .updateTable('workspaces')
-        .set({ settings: JSON.stringify({ ...all, [KEY]: next }), updated_at: nowIso() })
-        .where('id', '=', workspaceId)
-        .execute()
+      await putWorkspaceSettings(tx, workspaceId, { ...all, [KEY]: next })
       return {
         allowedOrigins: next.allowedOrigins ?? [],
         notificationUrl: next.notificationUrl ?? null,

@@ -7,7 +7,12 @@ import type { FastifyBaseLogger } from 'fastify'
 import { type Dispatcher, request } from 'undici'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { ConnectionRow } from '../../store/connections.ts'
-import type { EndUsers, OperatorNoticeRow, OperatorNoticeRows } from '../../store/end-users.ts'
+import {
+  type EndUsers,
+  noticeBody,
+  type OperatorNoticeRow,
+  type OperatorNoticeRows,
+} from '../../store/end-users.ts'
 import { newId, nowIso } from '../../store/ids.ts'
 import type { ConnectionLifecycle, ConnectionLifecycleEvent } from '../connections/connection-service.ts'
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../events/deliverer.ts'
@@ -264,7 +269,7 @@ function noticeView(row: OperatorNoticeRow): NoticeView {
     lastError: row.last_error,
     createdAt: row.created_at,
     deliveredAt: row.delivered_at,
-    body: JSON.parse(row.payload),
+    body: noticeBody(row) as NoticeBody,
   }
 }
 

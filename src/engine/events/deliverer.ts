@@ -42,7 +42,7 @@ import type { ToolService } from '../tools/tool-service.ts'
 import { eventOutsideScope } from './event-scope.ts'
 import type { LoopGuard } from './loop-guard.ts'
 import { NOTICE_CONNECTOR } from './notices.ts'
-import { deliveryBody } from './payload.ts'
+import { type DeliveryPayload, deliveryBody, type PayloadFields } from './payload.ts'
 import { signDelivery } from './standard-webhooks.ts'
 
 /** Like the well-known webhook services': 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
@@ -309,7 +309,23 @@ export class Deliverer {
    * key, a Patchbay notice's own type (events/notices.ts), or `event` when the trigger is gone.
    */
   body(row: SendableDelivery): string {
-    return deliveryBody({
+    return deliveryBody(this.#fields(row))
+  }
+
+  /**
+   * The same body as a value, where an object is wanted (the API's and MCP's view of a delivery):
+   * the event's refs and data as the store reads them, the rest as body() writes it.
+   */
+  payload(row: SendableDelivery): DeliveryPayload {
+    const { data, ...head } = this.#fields(row)
+    const { event, ...rest } = data
+    const { refsJson: _refs, dataJson: _data, ...fields } = event
+    const e = sendableEvent(row)
+    return { ...head, data: { ...rest, event: { ...fields, refs: e.refs, data: e.data } } } as DeliveryPayload
+  }
+
+  #fields(row: SendableDelivery): PayloadFields {
+    return {
       id: row.id,
       type: row.t_key ?? (row.e_connector === NOTICE_CONNECTOR ? row.e_type : 'event'),
       timestamp: row.created_at,
@@ -327,7 +343,7 @@ export class Deliverer {
           dataJson: row.e_data,
         },
       },
-    })
+    }
   }
 
   async joined(ids: string[]): Promise<SendableDelivery[]> {

@@ -17,6 +17,7 @@ import type { Page, PageRequest } from '../../store/paging.ts'
 import type { ParkedInbox, ParkedInboxRow } from '../../store/parked-inbox.ts'
 import type { Database } from '../../store/schema.ts'
 import type { Deliverer } from './deliverer.ts'
+import type { DeliveryPayload } from './payload.ts'
 
 export type { DeliveryFilter, DeliveryRow, EventFilter, EventRow, ParkedInboxRow }
 /** A page of a list the API pages; `beforeSeq` is the deprecated way, kept for one release. */
@@ -91,6 +92,12 @@ export class EventHistory {
   async payloads(rows: Pick<DeliveryRow, 'id'>[]): Promise<Map<string, string>> {
     const joined = await this.#deliverer.joined(rows.map((r) => r.id))
     return new Map(joined.map((j) => [j.id, this.#deliverer.body(j)]))
+  }
+
+  /** The same payloads as values, where an object is wanted (the API's and MCP's view of a delivery). */
+  async payloadValues(rows: Pick<DeliveryRow, 'id'>[]): Promise<Map<string, DeliveryPayload>> {
+    const joined = await this.#deliverer.joined(rows.map((r) => r.id))
+    return new Map(joined.map((j) => [j.id, this.#deliverer.payload(j)]))
   }
 
   /**

@@ -1,6 +1,7 @@
 // What people's sign-ins, sessions, members and invitations write to the audit log. One thin
 // call (record), so the people services do not care how the log is kept.
 import type { Kysely } from 'kysely'
+import { AuditLogRows } from '../../store/audit-log.ts'
 import { newId, nowIso } from '../../store/ids.ts'
 import type { AuditLogTable, Database } from '../../store/schema.ts'
 
@@ -31,34 +32,31 @@ export interface AuditEntry {
 export const anonymous: AuditActor = { kind: 'anonymous', id: null, label: null }
 
 export class AuditTrail {
-  #db: Kysely<Database>
+  #rows: AuditLogRows
   constructor(db: Kysely<Database>) {
-    this.#db = db
+    this.#rows = new AuditLogRows(db)
   }
 
   /** Appends entries (one per workspace given, or one outside any workspace for an empty list). */
   async record(entry: Omit<AuditEntry, 'workspaceId'> & { workspaceIds: Array<string | null> }) {
     const ids = entry.workspaceIds.length > 0 ? entry.workspaceIds : [null]
     const at = nowIso()
-    await this.#db
-      .insertInto('audit_log')
-      .values(
-        ids.map((workspaceId) => ({
-          id: newId('aud'),
-          workspace_id: workspaceId,
-          actor_kind: entry.actor.kind,
-          actor_id: entry.actor.id,
-          actor_label: entry.actor.label,
-          action: entry.action,
-          object_kind: entry.object?.kind ?? null,
-          object_id: entry.object?.id ?? null,
-          outcome: entry.outcome,
-          detail: entry.detail ? JSON.stringify(entry.detail) : null,
-          address: entry.origin?.address ?? null,
-          user_agent: entry.origin?.userAgent?.slice(0, 500) ?? null,
-          created_at: at,
-        })),
-      )
-      .execute()
+    await this.#rows.insertMany(
+      ids.map((workspaceId) => ({
+        id: newId('aud'),
+        workspace_id: workspaceId,
+        actor_kind: entry.actor.kind,
+        actor_id: entry.actor.id,
+        actor_label: entry.actor.label,
+        action: entry.action,
+        object_kind: entry.object?.kind ?? null,
+        object_id: entry.object?.id ?? null,
+        outcome: entry.outcome,
+        detail: entry.detail ?? null,
+        address: entry.origin?.address ?? null,
+        user_agent: entry.origin?.userAgent?.slice(0, 500) ?? null,
+        created_at: at,
+      })),
+    )
   }
 }

@@ -15,6 +15,7 @@ import type { Page, PageRequest } from '../../store/paging.ts'
 import { type MemberWithPerson, normalizeEmail, People, type PersonRow } from '../../store/people.ts'
 import { PersonSessions } from '../../store/person-sessions.ts'
 import type { Database, Role } from '../../store/schema.ts'
+import { Workspaces } from '../../store/workspaces.ts'
 import { ROLES } from '../access/caller.ts'
 import type { KeyRevocations } from '../access/key-revocations.ts'
 import type { MembershipService } from '../access/memberships.ts'
@@ -80,6 +81,7 @@ export class Members {
   readonly sessions: PersonSessions
   #db: Kysely<Database>
   #store: Store
+  #workspaces: Workspaces
   #memberships: MembershipService
   #keys: ApiKeys
   #revocations: KeyRevocations
@@ -91,6 +93,7 @@ export class Members {
   constructor(opts: MembersOptions) {
     this.#store = opts.store
     this.#db = opts.store.db
+    this.#workspaces = new Workspaces(this.#db, opts.store.kind)
     this.people = new People(this.#db)
     this.#memberships = opts.memberships
     this.invitations = new Invitations(this.#db)
@@ -489,17 +492,7 @@ export class Members {
 
   /** Workspaces whose settings claim an email domain for single sign-on (`emailDomain`). */
   async workspacesClaiming(domain: string): Promise<string[]> {
-    const rows = await this.#db.selectFrom('workspaces').select(['id', 'settings']).execute()
-    return rows
-      .filter((r) => {
-        try {
-          const d = (JSON.parse(r.settings) as { emailDomain?: unknown }).emailDomain
-          return typeof d === 'string' && d.toLowerCase() === domain.toLowerCase()
-        } catch {
-          return false
-        }
-      })
-      .map((r) => r.id)
+    return this.#workspaces.claiming(domain)
   }
 
   /** Adds a person to a workspace by its claimed domain (single sign-on), as a member. */

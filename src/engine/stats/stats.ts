@@ -16,6 +16,7 @@ import { PatchbayError } from '../../kit/errors.ts'
 import type { Budget } from '../../kit/pacer.ts'
 import { Leases } from '../../store/leases.ts'
 import type { Database } from '../../store/schema.ts'
+import { statHours } from '../../store/stat-hours.ts'
 
 export const MINUTE = 60_000
 export const HOUR = 60 * MINUTE
@@ -198,9 +199,6 @@ function quantile(h: Histogram, q: number): number | null {
   }
   return null
 }
-const histToJson = (h: Histogram) => JSON.stringify(Object.fromEntries(h))
-const histFromJson = (s: string): Histogram =>
-  new Map(Object.entries(JSON.parse(s) as Record<string, number>).map(([k, v]) => [Number(k), v]))
 
 const prefixMs = (t: string) => Date.parse(t.length === 13 ? `${t}:00:00.000Z` : `${t}:00.000Z`)
 const hourOf = (ms: number) => new Date(ms).toISOString().slice(0, 13)
@@ -375,22 +373,14 @@ export class Stats {
       }
       const rolledUntil = mark ? Math.min(prefixMs(mark), endMs) : fromMs
       if (rolledUntil > fromMs) {
-        const rows = await this.#o.db
-          .selectFrom('stat_hours')
-          .select(['series', 'hour', 'key', 'n', 'v', 'hist'])
-          .where('workspace_id', '=', workspaceId)
-          .where('series', 'in', sources)
-          .where('hour', '>=', hourOf(fromMs))
-          .where('hour', '<', hourOf(rolledUntil))
-          .execute()
-        for (const r of rows)
-          put(r.series as Source, {
-            t: r.hour,
-            key: r.key,
-            n: Number(r.n),
-            v: Number(r.v),
-            hist: r.hist ? histFromJson(r.hist) : undefined,
-          })
+        const rows = await statHours.read(
+          this.#o.db,
+          workspaceId,
+          sources,
+          hourOf(fromMs),
+          hourOf(rolledUntil),
+        )
+        for (const r of rows) put(r.series as Source, { t: r.hour, key: r.key, n: r.n, v: r.v, hist: r.hist })
         rawFrom = rolledUntil
       }
     }
@@ -543,28 +533,15 @@ export class Stats {
       SOURCES.map(async (s) => ({ s, rows: await this.#read(s, id, iso(start), iso(end), 13) })),
     )
     await this.#o.db.transaction().execute(async (trx) => {
-      await trx
-        .deleteFrom('stat_hours')
-        .where('workspace_id', '=', id)
-        .where('hour', '>=', hourOf(start))
-        .where('hour', '<', hourOf(end))
-        .execute()
-      const values = rows.flatMap(({ s, rows }) =>
-        rows.map((r) => ({
-          workspace_id: id,
-          series: s,
-          hour: r.t,
-          key: r.key,
-          n: r.n,
-          v: r.v,
-          hist: r.hist ? histToJson(r.hist) : null,
-        })),
+      await statHours.replace(
+        trx,
+        id,
+        hourOf(start),
+        hourOf(end),
+        rows.flatMap(({ s, rows }) =>
+          rows.map((r) => ({ series: s, hour: r.t, key: r.key, n: r.n, v: r.v, hist: r.hist })),
+        ),
       )
-      for (let i = 0; i < values.length; i += 500)
-        await trx
-          .insertInto('stat_hours')
-          .values(values.slice(i, i + 500))
-          .execute()
       await this.#setMark(id, hourOf(end), marked, trx)
     })
   }

@@ -4,8 +4,10 @@
 // step's upstream requests with their rate-budget and pacing waits (step_runs.requests).
 import type { Kysely } from 'kysely'
 import { PatchbayError } from '../../kit/errors.ts'
-import type { UpstreamRequestRecord } from '../../kit/http.ts'
+import { deliveries } from '../../store/event-log.ts'
 import type { Database } from '../../store/schema.ts'
+import { type StepRunTimings, stepRunTimings } from '../../store/step-runs.ts'
+import { ToolRuns } from '../../store/tool-runs.ts'
 
 export type SpanKind = 'upstream' | 'event' | 'delivery' | 'attempt' | 'tool_run' | 'step' | 'request'
 
@@ -40,11 +42,13 @@ const ms = (iso: string) => Date.parse(iso)
 
 export class Timelines {
   #db: Kysely<Database>
+  #toolRuns: ToolRuns
   /** Writes the step run records this instance still holds (they are written in batches). */
   #flushRuns: () => Promise<void>
 
   constructor(opts: { db: Kysely<Database>; flushRuns: () => Promise<void> }) {
     this.#db = opts.db
+    this.#toolRuns = new ToolRuns(opts.db)
     this.#flushRuns = opts.flushRuns
   }
 
@@ -57,14 +61,14 @@ export class Timelines {
       kind = 'event'
       const event = await this.#event(workspaceId, id, null, spans)
       if (!event) throw new PatchbayError('EVENT_NOT_FOUND', `There is no event ${id} in this workspace.`)
-      const deliveries = await this.#db
+      const made = await this.#db
         .selectFrom('deliveries')
         .select('id')
         .where('event_id', '=', id)
         .where('workspace_id', '=', workspaceId)
         .orderBy('seq')
         .execute()
-      for (const d of deliveries) await this.#delivery(workspaceId, d.id, id, spans)
+      for (const d of made) await this.#delivery(workspaceId, d.id, id, spans)
     } else if (id.startsWith('dlv_')) {
       kind = 'delivery'
       const row = await this.#db
@@ -140,12 +144,7 @@ export class Timelines {
   }
 
   async #delivery(ws: string, id: string, eventId: string, spans: Draft[]) {
-    const d = await this.#db
-      .selectFrom('deliveries')
-      .select(['id', 'agent_id', 'target', 'status', 'created_at', 'delivered_at', 'tool_run_id'])
-      .where('id', '=', id)
-      .where('workspace_id', '=', ws)
-      .executeTakeFirst()
+    const d = await deliveries.get(this.#db, ws, id)
     if (!d) return
     const attempts = await this.#db
       .selectFrom('delivery_attempts')
@@ -153,7 +152,7 @@ export class Timelines {
       .where('delivery_id', '=', id)
       .orderBy('attempt')
       .execute()
-    const target = JSON.parse(d.target) as { type: string }
+    const target = d.target
     const created = ms(d.created_at)
     const lastEnd = attempts.length > 0 ? ms(attempts[attempts.length - 1].at) : null
     const end = d.delivered_at ? ms(d.delivered_at) : (lastEnd ?? created)
@@ -192,12 +191,7 @@ export class Timelines {
   }
 
   async #toolRun(ws: string, id: string, parentId: string | null, spans: Draft[]) {
-    const r = await this.#db
-      .selectFrom('tool_runs')
-      .select(['id', 'tool_id', 'status', 'steps', 'created_at', 'finished_at'])
-      .where('id', '=', id)
-      .where('workspace_id', '=', ws)
-      .executeTakeFirst()
+    const r = await this.#toolRuns.get(ws, id)
     if (!r) return null
     const tool = await this.#db
       .selectFrom('tools')
@@ -214,7 +208,7 @@ export class Timelines {
       durationMs: r.finished_at ? Math.max(0, ms(r.finished_at) - start) : 0,
       status: r.status,
     })
-    const steps = JSON.parse(r.steps) as Array<{
+    const steps = r.steps as Array<{
       index: number
       name: string | null
       stepId: string
@@ -233,29 +227,10 @@ export class Timelines {
   }
 
   async #stepRuns(ws: string, ids: string[]) {
-    if (ids.length === 0) return new Map()
-    const rows = await this.#db
-      .selectFrom('step_runs')
-      .select(['id', 'step_id', 'status', 'error_code', 'duration_ms', 'created_at', 'requests'])
-      .where('id', 'in', ids)
-      .where('workspace_id', '=', ws)
-      .execute()
-    return new Map(rows.map((r) => [r.id, r]))
+    return new Map((await stepRunTimings(this.#db, ws, ids)).map((r) => [r.id, r]))
   }
 
-  #step(
-    run: {
-      id: string
-      status: string
-      error_code: string | null
-      duration_ms: number
-      created_at: string
-      requests: string | null
-    },
-    label: string,
-    parentId: string | null,
-    spans: Draft[],
-  ) {
+  #step(run: StepRunTimings, label: string, parentId: string | null, spans: Draft[]) {
     // A step run is recorded when it ends: it started its duration before.
     const end = ms(run.created_at)
     spans.push({
@@ -267,8 +242,7 @@ export class Timelines {
       durationMs: run.duration_ms,
       status: run.status,
     })
-    const requests = run.requests ? (JSON.parse(run.requests) as UpstreamRequestRecord[]) : []
-    requests.forEach((q, i) => {
+    run.requests.forEach((q, i) => {
       const waits = q.budgetWaitMs + q.pacingWaitMs
       spans.push({
         id: `${run.id}:${i + 1}`,

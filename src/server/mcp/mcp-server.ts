@@ -200,11 +200,8 @@ export function buildMcpServer(engine: Engine, toolbox: AgentToolbox, caller: Ca
 
 /** Deliveries as the API describes them (server/event-views.ts), each with what the agent receives. */
 async function deliveryViews(engine: Engine, rows: DeliveryRow[]) {
-  const payloads = await engine.events.history.payloads(rows)
-  return rows.map((r) => {
-    const payload = payloads.get(r.id)
-    return { ...deliveryView(r), payload: payload ? JSON.parse(payload) : null }
-  })
+  const payloads = await engine.events.history.payloadValues(rows)
+  return rows.map((r) => ({ ...deliveryView(r), payload: payloads.get(r.id) ?? null }))
 }
 
 const text = (value: unknown) => ({ type: 'text' as const, text: JSON.stringify(value ?? null) })

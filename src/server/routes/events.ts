@@ -173,7 +173,7 @@ export const eventRoutes =
       async (req) => {
         const d = await history.delivery(req.caller.workspaceId, req.params.id)
         requireOwnAgent(req.caller, d.agent_id)
-        const payloads = await history.payloads([d])
+        const payloads = await history.payloadValues([d])
         return {
           ...deliveryView(d),
           attempts: (await history.attempts(d.id)).map((a) => ({
@@ -183,7 +183,7 @@ export const eventRoutes =
             error: a.error,
             durationMs: a.duration_ms,
           })),
-          payload: JSON.parse(payloads.get(d.id)!),
+          payload: payloads.get(d.id)!,
         }
       },
     )
