@@ -129,7 +129,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       return Promise.race([truncating, new Promise<void>((r) => setTimeout(r, 1_000).unref())])
     }
     // The log is cut back before it could take a quarter of the room left (on a small disk, long
-    // before its 128 MiB limit): a log that fills the disk cannot be folded back, since folding
+    // before its 1 GiB limit): a log that fills the disk cannot be folded back, since folding
     // it grows the database file.
     const checkpoints = checkpointInBackground(file, {
       truncateAtBytes: () => Math.min(TRUNCATE_AT_BYTES, Math.max(1024 * 1024, freeBytes() / 4)),

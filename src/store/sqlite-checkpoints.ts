@@ -40,7 +40,7 @@ export interface Checkpoints {
  * counts is what the log holds, not its file's size: a log that started over keeps its file
  * (up to journal_size_limit) and needs no cut.
  */
-export const TRUNCATE_AT_BYTES = 128 * 1024 * 1024
+export const TRUNCATE_AT_BYTES = 1024 * 1024 * 1024
 
 export function checkpointInBackground(
   file: string,
