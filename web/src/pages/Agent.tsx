@@ -3,8 +3,9 @@
 import { type FormEvent, useId, useState } from 'react'
 import { del, enc, get, getAll, patch, post } from '../api.ts'
 import { ErrorBox, Loading, Notice, ShownOnce, Status, Time, useAction, useLoad } from '../components.tsx'
+import { useMcpGrants } from '../mcp-grants.ts'
 import { href, navigate } from '../router.ts'
-import type { Agent, AgentKey, McpGrant } from '../types.ts'
+import type { Agent, AgentKey } from '../types.ts'
 import { useWorkspace } from '../workspace.tsx'
 import {
   ConnectionsPicker,
@@ -264,15 +265,7 @@ function Keys({ agent }: { agent: Agent }) {
 
 /** The MCP clients a person allowed to act as this agent (signed in with OAuth), revocable. */
 function McpGrants({ agent }: { agent: Agent }) {
-  const grants = useLoad(
-    (signal) => getAll<'grants', McpGrant>('/v1/mcp-grants', 'grants', undefined, signal),
-    [agent.id],
-  )
-  const revoke = useAction(async (g: McpGrant) => {
-    await del(`/v1/mcp-grants/${enc(g.id)}`)
-    await grants.reload()
-  })
-  const mine = grants.data?.grants.filter((g) => g.agent.id === agent.id) ?? []
+  const { grants, revoke, shown: mine } = useMcpGrants((g) => g.agent.id === agent.id, [agent.id])
   return (
     <section id="agent-mcp-grants" className="panel" aria-labelledby="agent-mcp-grants-title">
       <h2 id="agent-mcp-grants-title" tabIndex={-1}>

@@ -4,8 +4,9 @@
 import { type FormEvent, useState } from 'react'
 import { del, enc, get, patch, post } from '../api.ts'
 import { ErrorBox, Loading, ShownOnce, Status, Time, useAction, useLoad } from '../components.tsx'
+import { useMcpGrants } from '../mcp-grants.ts'
 import { href, navigate } from '../router.ts'
-import type { Agent, Connection, McpGrant } from '../types.ts'
+import type { Agent, Connection } from '../types.ts'
 
 interface EndUser {
   id: string
@@ -354,15 +355,7 @@ export function EndUserPage({ id }: { id: string }) {
 
 /** The MCP clients allowed to act as an agent bound to this end user (by them or a member), revocable. */
 function EndUserMcpGrants({ endUserId }: { endUserId: string }) {
-  const grants = useLoad(
-    (signal) => get<{ grants: McpGrant[] }>('/v1/mcp-grants', undefined, signal),
-    [endUserId],
-  )
-  const revoke = useAction(async (g: McpGrant) => {
-    await del(`/v1/mcp-grants/${enc(g.id)}`)
-    await grants.reload()
-  })
-  const theirs = grants.data?.grants.filter((g) => g.endUserId === endUserId) ?? []
+  const { grants, revoke, shown: theirs } = useMcpGrants((g) => g.endUserId === endUserId, [endUserId])
   return (
     <section className="panel" aria-labelledby="eu-mcp-title">
       <h2 id="eu-mcp-title">MCP clients</h2>
