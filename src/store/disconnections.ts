@@ -5,7 +5,7 @@ import { nowIso } from './ids.ts'
 import type { Database, DisconnectionsTable } from './schema.ts'
 import type { TriggerTarget } from './triggers.ts'
 
-/** What used a connection when it was disconnected (engine/connections/connection-bindings.ts Dependants). */
+/** What used a connection when it was disconnected (the engine's Dependants). */
 export interface DisconnectionBindings {
   agents: Array<{ id: string; name: string }>
   triggers: Array<{

@@ -108,25 +108,8 @@ export class People {
       .execute()
   }
 
-  /** A workspace's members with their email and name, oldest first. */
-  /** A workspace's members in the order they joined, a page at a time. */
-  async pageMembersOf(workspaceId: string, page: PageRequest): Promise<Page<MemberWithPerson>> {
-    const q = this.#db
-      .selectFrom('memberships')
-      .innerJoin('people', 'people.id', 'memberships.person_id')
-      .select([
-        'memberships.person_id as personId',
-        'people.email as email',
-        'people.name as name',
-        'memberships.role as role',
-        'memberships.created_at as joinedAt',
-        'memberships.updated_at as updatedAt',
-      ])
-      .where('memberships.workspace_id', '=', workspaceId)
-    return pageOf(await keyset(q, MEMBERS_BY_JOINING, page).execute(), MEMBERS_BY_JOINING, page)
-  }
-
-  async membersOf(workspaceId: string): Promise<MemberWithPerson[]> {
+  /** A workspace's members with their email and name. */
+  #members(workspaceId: string) {
     return this.#db
       .selectFrom('memberships')
       .innerJoin('people', 'people.id', 'memberships.person_id')
@@ -139,9 +122,17 @@ export class People {
         'memberships.updated_at as updatedAt',
       ])
       .where('memberships.workspace_id', '=', workspaceId)
-      .orderBy('memberships.created_at')
-      .orderBy('memberships.person_id')
-      .execute()
+  }
+
+  /** A workspace's members in the order they joined, a page at a time. */
+  async pageMembersOf(workspaceId: string, page: PageRequest): Promise<Page<MemberWithPerson>> {
+    const q = this.#members(workspaceId)
+    return pageOf(await keyset(q, MEMBERS_BY_JOINING, page).execute(), MEMBERS_BY_JOINING, page)
+  }
+
+  /** One member of a workspace with their email and name, or undefined. */
+  async memberOf(workspaceId: string, personId: string): Promise<MemberWithPerson | undefined> {
+    return this.#members(workspaceId).where('memberships.person_id', '=', personId).executeTakeFirst()
   }
 }
 

@@ -8,7 +8,7 @@
 // triggers are created again on it.
 import { PatchbayError } from '../../kit/errors.ts'
 import type { Agents } from '../../store/agents.ts'
-import type { Disconnections } from '../../store/disconnections.ts'
+import type { DisconnectionBindings, Disconnections } from '../../store/disconnections.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Tools } from '../../store/tools.ts'
 import type { Triggers } from '../../store/triggers.ts'
@@ -20,18 +20,8 @@ import type { ConnectionService } from './connection-service.ts'
 /** A connection an agent or a tool step used until it was disconnected. */
 export type ConnectionNeeded = StepConnectionNeeded
 
-export interface Dependants {
-  agents: Array<{ id: string; name: string }>
-  triggers: Array<{
-    id: string
-    agentId: string
-    trigger: string
-    config: unknown
-    target: TriggerTarget
-    pollIntervalMs: number | null
-  }>
-  tools: Array<{ agentId: string; toolId: string; name: string; steps: number[] }>
-}
+/** What used a connection: kept with a disconnection as its bindings, to be restored on reconnecting. */
+export type Dependants = DisconnectionBindings
 
 export interface DisconnectResult {
   removed: { connectionId: string; triggers: Array<{ id: string; agentId: string; trigger: string }> }

@@ -259,7 +259,7 @@ export class Members {
   }
 
   async #memberOrThrow(workspaceId: string, personId: string): Promise<MemberWithPerson> {
-    const m = (await this.people.membersOf(workspaceId)).find((x) => x.personId === personId)
+    const m = await this.people.memberOf(workspaceId, personId)
     if (!m) throw new PatchbayError('MEMBER_NOT_FOUND', `The workspace has no member ${personId}.`)
     return m
   }
