@@ -68,3 +68,22 @@ export class ClientState implements OAuthClientProvider {
     return this.verifier
   }
 }
+
+/** A `tools/list` posted to `/mcp` with the client's access token, as a raw request (its status is what is asserted). */
+export function toolsListWithToken(
+  state: ClientState,
+  mcpUrl: string,
+  query = '',
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${mcpUrl}${query}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${state.saved!.access_token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  })
+}

@@ -24,7 +24,7 @@ import {
   launchBrowser,
   signIn,
 } from './browser.ts'
-import { ClientState, startCallback } from './mcp-oauth-client.ts'
+import { ClientState, startCallback, toolsListWithToken } from './mcp-oauth-client.ts'
 
 const unavailable = browserUnavailableReason()
 
@@ -226,16 +226,7 @@ describe('an end user allows an MCP client through a connect session', { skip: u
     assert.equal(created?.detail?.endUserId, 'cust-a', JSON.stringify(created))
 
     // The token acts as Alice's agent only.
-    const raw = (query = '') =>
-      fetch(`${t.url}/mcp${query}`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${state.saved!.access_token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-      })
+    const raw = (query = '') => toolsListWithToken(state, `${t.url}/mcp`, query)
     assert.equal((await raw(`?agent=${ids.bobAgent}`)).status, 403)
     // Once the agent stops acting for Alice, her grant's token is refused.
     const rebound = await t.api('PATCH', `/v1/agents/${ids.aliceAgent}`, {

@@ -21,7 +21,7 @@ import {
   launchBrowser,
   signIn,
 } from './browser.ts'
-import { ClientState, startCallback } from './mcp-oauth-client.ts'
+import { ClientState, startCallback, toolsListWithToken } from './mcp-oauth-client.ts'
 
 const unavailable = browserUnavailableReason()
 
@@ -177,16 +177,7 @@ describe('an MCP client signs in with OAuth', { skip: unavailable ?? false }, ()
 
     // The token acts as its agent only, in its workspace only.
     const raw = (query: string, headers: Record<string, string> = {}) =>
-      fetch(`${t.url}/mcp${query}`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${state.saved!.access_token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...headers,
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-      })
+      toolsListWithToken(state, `${t.url}/mcp`, query, headers)
     assert.equal((await raw(`?agent=${otherAgentId}`)).status, 403)
     const elsewhere = await raw('', { 'patchbay-workspace': 'ws_elsewhere' })
     assert.equal(elsewhere.status, 404)
