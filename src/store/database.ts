@@ -103,10 +103,6 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     const file = path.join(dir, 'patchbay.db')
     const sqlite = openSqlite(file)
     db = new Kysely<Database>({ dialect: nodeSqliteDialect(sqlite) })
-    const freeBytes = () => {
-      const s = fs.statfsSync(dir)
-      return Number(s.bavail) * Number(s.bsize)
-    }
     /**
      * Folds the write-ahead log into the database file and cuts it to nothing: room given back.
      * Taken in turn with the store's transactions (Kysely's one connection): on a connection in
@@ -128,23 +124,30 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
         })
       return Promise.race([truncating, new Promise<void>((r) => setTimeout(r, 1_000).unref())])
     }
-    // The log is cut back before it could take a quarter of the room left (on a small disk, long
-    // before its 1 GiB limit): a log that fills the disk cannot be folded back, since folding
-    // it grows the database file.
-    const checkpoints = checkpointInBackground(file, {
-      truncateAtBytes: () => Math.min(TRUNCATE_AT_BYTES, Math.max(1024 * 1024, freeBytes() / 4)),
-      truncate: truncateLog,
-    })
     const health = new StoreHealth({
       // Back when the disk has room again (read before the probe) and a checkpoint and a query pass.
       probe: async () => {
         await truncateLog()
         sqlite.exec('select 1')
       },
-      freeBytes,
+      freeBytes: () => {
+        const s = fs.statfsSync(dir)
+        return Number(s.bavail) * Number(s.bsize)
+      },
       minFreeBytes: opts.minFreeBytes ?? 0,
       onPressure: () => void truncateLog(),
       log: opts.log,
+    })
+    // The log is cut back before it could take a quarter of the room left (on a small disk, long
+    // before its 1 GiB limit; the room as the health check last read it, every second): a log
+    // that fills the disk cannot be folded back, since folding it grows the database file.
+    const checkpoints = checkpointInBackground(file, {
+      truncateAtBytes: () =>
+        Math.min(
+          TRUNCATE_AT_BYTES,
+          Math.max(1024 * 1024, (health.lastFreeBytes ?? Number.POSITIVE_INFINITY) / 4),
+        ),
+      truncate: truncateLog,
     })
     await migrate(db)
     return {

@@ -34,11 +34,11 @@ export interface Checkpoints {
  * beginning only once every frame was copied and no reader needs it: under writes that never
  * pause, that moment never comes and the log grows without end (it ate a whole disk in the
  * disk-full test). When, after a PASSIVE checkpoint, the log holds more than this and more than at
- * the look before (it has not started over meanwhile), it is cut: by `truncate` (the store's own connection, between its transactions: nothing to wait for,
- * only the frames written since to copy) or, without one, by the worker with TRUNCATE (which
- * holds writers back while it waits for them: 70-80 ms pauses in the event benchmark). What
- * counts is what the log holds, not its file's size: a log that started over keeps its file
- * (up to journal_size_limit) and needs no cut.
+ * the look before (it has not started over meanwhile), it is cut: by `truncate` (the store's own
+ * connection, between its transactions: nothing to wait for, only the frames written since to
+ * copy) or, without one, by the worker with TRUNCATE (which holds writers back while it waits for
+ * them: 70-80 ms pauses in the event benchmark). What counts is what the log holds, not its file's
+ * size: a log that started over keeps its file (up to journal_size_limit) and needs no cut.
  */
 export const TRUNCATE_AT_BYTES = 1024 * 1024 * 1024
 
