@@ -5,7 +5,7 @@
 // body splices them in (SendableDelivery), rather than parsed and written again per delivery.
 import { type Kysely, PostgresAdapter, sql } from 'kysely'
 import type { NormalizedEvent } from '../kit/define.ts'
-import { bySeq, keyset, type PageRequest, pageOf } from './paging.ts'
+import { bySeq, keyset, type PageKey, type PageRequest, pageOf } from './paging.ts'
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, EventsTable, InboxTable } from './schema.ts'
 
 type Db = Kysely<Database>
@@ -141,11 +141,11 @@ export const inbox = {
 }
 
 /**
- * What makes an event one (migration 0015's unique index): its workspace, connector, owner (the end
+ * What makes an event one (migration 0015's unique index, led by the upstream id since 0017): its workspace, connector, owner (the end
  * user of the connection it came through, '' for the workspace's own) and upstream id. The same
  * upstream change seen by two end users is two events; by two connections of one owner, one.
  */
-const EVENT_IDENTITY = ['workspace_id', 'connector', 'owner', 'upstream_id'] as const
+const EVENT_IDENTITY = ['upstream_id', 'connector', 'owner', 'workspace_id'] as const
 
 /**
  * An event's identity, as a map key (events.upsertMany, the recorder): a batch may hold events of
@@ -237,7 +237,7 @@ export const events = {
         INSERT INTO events (id, workspace_id, connector, subscription_id, connection_id, model,
           owner, upstream_id, type, refs, data, occurred_at, received_at, matched)
         VALUES ${eventValues}
-        ON CONFLICT (workspace_id, connector, owner, upstream_id) DO NOTHING
+        ON CONFLICT (upstream_id, connector, owner, workspace_id) DO NOTHING
         RETURNING id, seq
       ), dl AS (
         INSERT INTO deliveries (id, workspace_id, agent_id, event_id, trigger_id, target, status,
@@ -287,18 +287,23 @@ export const events = {
   },
   /** The newest events that pass the filter (at most `limit`). */
   async list(db: Db, workspaceId: string, f: EventFilter & { limit: number }) {
-    return (await filteredEvents(db, workspaceId, f).orderBy('seq', 'desc').limit(f.limit).execute()).map(
-      readEvent,
-    )
+    return (
+      await filteredEvents(db, workspaceId, f)
+        .orderBy('received_at', 'desc')
+        .orderBy('seq', 'desc')
+        .limit(f.limit)
+        .execute()
+    ).map(readEvent)
   },
   /**
-   * Newest first, a page at a time (keyset on seq). `beforeSeq` (the events stored earlier) is the
-   * deprecated way to page, kept for one release.
+   * Newest first, a page at a time (keyset on received_at then seq: the order of the workspace's
+   * index, migration 0017). `beforeSeq` (the events stored earlier) is the deprecated way to page,
+   * kept for one release.
    */
   async page(db: Db, workspaceId: string, f: EventFilter & PageRequest & { beforeSeq?: number }) {
     let q = filteredEvents(db, workspaceId, f)
     if (f.beforeSeq) q = q.where('seq', '<', f.beforeSeq)
-    const { items, next } = pageOf(await keyset(q, BY_SEQ, f).execute(), BY_SEQ, f)
+    const { items, next } = pageOf(await keyset(q, BY_RECEIVED, f).execute(), BY_RECEIVED, f)
     return { items: items.map(readEvent), next }
   },
 }
@@ -338,6 +343,10 @@ function filteredDeliveries(db: Db, workspaceId: string, f: DeliveryFilter) {
   return q
 }
 const BY_SEQ = bySeq<{ seq: number | string }>()
+const BY_RECEIVED: PageKey<{ received_at: string; seq: number | string }> = {
+  columns: [{ ref: 'received_at' }, { ref: 'seq', int: true }],
+  of: (r) => [r.received_at, Number(r.seq)],
+}
 
 export const deliveries = {
   /**

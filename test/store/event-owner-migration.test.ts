@@ -144,7 +144,7 @@ for (const database of databases)
           .where('type', '=', 'index')
           .execute()
       ).map((r: any) => r.name)
-      for (const n of ['events_by_subscription', 'events_by_received', 'events_owner_upstream'])
+      for (const n of ['events_by_received', 'events_owner_upstream'])
         assert.ok(names.includes(n), `${n} in ${names}`)
     }
   })

@@ -47,6 +47,8 @@ export const LIMITS = {
 
 /** Time after an hour's end before it is rolled up (an attempt or run is written when it ends). */
 const ROLLUP_MARGIN_MS = 10 * MINUTE
+/** How far before a window a delivery made in it may stand in seq order (made, then committed later). */
+const CREATED_MARGIN_MS = 10 * MINUTE
 /** The hours one read and transaction of the roll-up folds (short, so other work interleaves on SQLite). */
 const ROLLUP_CHUNK_HOURS = 6
 /** More hours than this to read from the records in one query: they are rolled up first. */
@@ -425,8 +427,14 @@ export class Stats {
           where a.at >= ${from} and a.at < ${to} and d.workspace_id = ${ws}
           group by 1, 2`)
       case 'created':
+        // Deliveries are read by workspace in seq order (migration 0017); the window starts at the
+        // first delivery made since `from` less a margin, found in the time-ordered index. Seqs
+        // follow creation times but for the moment between a row's making and its commit.
         return rows(sql`select substr(created_at, 1, ${w}) as t, '' as key, count(*) as n
-          from deliveries where workspace_id = ${ws} and created_at >= ${from} and created_at < ${to}
+          from deliveries where workspace_id = ${ws}
+            and seq >= (select seq from deliveries where created_at >= ${iso(Date.parse(from) - CREATED_MARGIN_MS)}
+              order by created_at limit 1)
+            and created_at >= ${from} and created_at < ${to}
           group by 1`)
       case 'settled':
         // A delivery settles at its last attempt, when that ended it (a replay's earlier ones do not).
@@ -565,7 +573,7 @@ export class Stats {
   async #firstHour(ws: string, fallback: number): Promise<number> {
     const r = await sql<{ t: string | null }>`select min(t) as t from (
         select min(received_at) as t from events where workspace_id = ${ws}
-        union all select min(created_at) from deliveries where workspace_id = ${ws}
+        union all select created_at from (select created_at from deliveries where workspace_id = ${ws} order by seq limit 1) as first_delivery
         union all select min(created_at) from step_runs where workspace_id = ${ws}
         union all select min(finished_at) from tool_runs where workspace_id = ${ws}
         union all select min(created_at) from credit_ledger where workspace_id = ${ws}) as firsts`.execute(
