@@ -110,35 +110,39 @@ function Settings({ agent, onSaved }: { agent: Agent; onSaved: () => Promise<voi
         Settings
       </h2>
       <form className="form" onSubmit={submit} aria-label="Agent settings">
-        <div className="field">
-          <label htmlFor={nameId}>Name</label>
-          <input id={nameId} value={name} onChange={(e) => setName(e.target.value)} />
-        </div>
-        {agent.endUserId ? (
-          <p className="muted">
-            Acts for end user <a href={href('end-users', agent.endUserId)}>{agent.endUserId}</a>: it uses only
-            their connections.
-          </p>
-        ) : null}
-        <ConnectionsPicker value={connectionIds} onChange={setConnectionIds} endUserId={agent.endUserId} />
-        {agent.connectionsNeeded.map((n) => (
-          <p key={n.connectionId} className="small warn-text" role="note">
-            Connection needed: {n.accountName} ({n.connector}, {n.connectionId}) was disconnected{' '}
-            <Time iso={n.disconnectedAt} />. Connect the account again on the Connections page and restore, or
-            tick another {n.connector} connection.
-          </p>
-        ))}
-        <ScopeEditor
-          connections={ws.connections.filter((c) => connectionIds.includes(c.id))}
-          value={scope}
-          onChange={setScope}
-        />
-        <DeliveryEditor value={delivery} onChange={setDelivery} />
-        <ToolSelectionEditor
-          connections={ws.connections.filter((c) => connectionIds.includes(c.id))}
-          value={toolSelection}
-          onChange={setToolSelection}
-        />
+        {/* Held while saving: the saved agent is read again and the form starts over from it, so an
+            edit made meanwhile would be lost without a word. */}
+        <fieldset className="bare" disabled={save.pending}>
+          <div className="field">
+            <label htmlFor={nameId}>Name</label>
+            <input id={nameId} value={name} onChange={(e) => setName(e.target.value)} />
+          </div>
+          {agent.endUserId ? (
+            <p className="muted">
+              Acts for end user <a href={href('end-users', agent.endUserId)}>{agent.endUserId}</a>: it uses
+              only their connections.
+            </p>
+          ) : null}
+          <ConnectionsPicker value={connectionIds} onChange={setConnectionIds} endUserId={agent.endUserId} />
+          {agent.connectionsNeeded.map((n) => (
+            <p key={n.connectionId} className="small warn-text" role="note">
+              Connection needed: {n.accountName} ({n.connector}, {n.connectionId}) was disconnected{' '}
+              <Time iso={n.disconnectedAt} />. Connect the account again on the Connections page and restore,
+              or tick another {n.connector} connection.
+            </p>
+          ))}
+          <ScopeEditor
+            connections={ws.connections.filter((c) => connectionIds.includes(c.id))}
+            value={scope}
+            onChange={setScope}
+          />
+          <DeliveryEditor value={delivery} onChange={setDelivery} />
+          <ToolSelectionEditor
+            connections={ws.connections.filter((c) => connectionIds.includes(c.id))}
+            value={toolSelection}
+            onChange={setToolSelection}
+          />
+        </fieldset>
         <ErrorBox error={save.error} title="The settings could not be saved" />
         <Notice>{saved ? 'Settings saved.' : null}</Notice>
         <div className="row wrap">
