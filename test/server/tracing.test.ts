@@ -130,6 +130,23 @@ test('an upstream change, one trace: webhook → ingress → recording → deliv
     async () => receiver.received.length,
     (n) => n >= 1,
   )
+  // Spans reach the collector in batches, each after its span ends: the push's own span ends after
+  // the receiver answered it, and may come a batch later than the push (under load, seconds).
+  const expected = [
+    'POST /hooks/:connector/:hookId',
+    'ingress taskboard',
+    'record taskboard events',
+    'attribution',
+    'matching',
+    'deliver to tool',
+    'tool run',
+    'step taskboard.get_card',
+    'deliver taskboard.new_card',
+  ]
+  await eventually(
+    async () => expected.filter((n) => !collector!.spans.some((s) => s.name === n)),
+    (missing) => missing.length === 0,
+  )
 
   const request = collector.spans.find((s) => s.name === 'GET /1/cards/{id}')!
   const trace = collector.spans.filter((s) => s.traceId === request.traceId)
