@@ -68,7 +68,7 @@ after(async () => {
   await collector?.close()
 })
 
-test('an upstream change, one trace: webhook → ingress → recording → delivery → tool run → step → upstream request; pushes carry it', async () => {
+test('an upstream change, one trace: webhook → ingress → recording → delivery → tool run → step → upstream request; pushes carry it', async (ctx) => {
   collector = await otlpReceiver()
   t = await startTestService({
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'patchbay-test' },
@@ -105,6 +105,8 @@ test('an upstream change, one trace: webhook → ingress → recording → deliv
   assert.equal(trig.status, 201, JSON.stringify(trig.body))
   // A second agent has the same events pushed to its webhook.
   const receiver = await new Receiver().start()
+  // Closed however the test ends: an open receiver kept the file's process alive after a failure.
+  ctx.after(() => receiver.close())
   const pushed = (
     await t.api('POST', '/v1/agents', {
       name: 'Pushed agent',
@@ -189,7 +191,6 @@ test('an upstream change, one trace: webhook → ingress → recording → deliv
     collector.requests.every((r) => r.startsWith('POST /v1/traces application/json')),
     collector.requests[0],
   )
-  await receiver.close()
 })
 
 test("a REST step run with the caller's traceparent joins the caller's trace, down to the upstream request", async () => {
