@@ -125,26 +125,29 @@ function SettingsForm({ initial, onSaved }: { initial: Settings; onSaved: () => 
   return (
     <form className="form panel" onSubmit={submit} aria-labelledby="eu-settings-title">
       <h2 id="eu-settings-title">Connect links and notices</h2>
-      <div className="field">
-        <label htmlFor="eu-origins">Allowed origins (where connect links may return; one a line)</label>
-        <textarea
-          id="eu-origins"
-          rows={3}
-          value={origins}
-          placeholder="https://app.example.com"
-          onChange={(e) => setOrigins(e.target.value)}
-        />
-      </div>
-      <div className="field">
-        <label htmlFor="eu-url">Notification URL (lifecycle notices are POSTed here, signed)</label>
-        <input
-          id="eu-url"
-          type="url"
-          value={url}
-          placeholder="https://app.example.com/hooks/patchbay"
-          onChange={(e) => setUrl(e.target.value)}
-        />
-      </div>
+      {/* Held while saving, as an agent's settings: the form starts over from what was saved. */}
+      <fieldset className="bare" disabled={save.pending}>
+        <div className="field">
+          <label htmlFor="eu-origins">Allowed origins (where connect links may return; one a line)</label>
+          <textarea
+            id="eu-origins"
+            rows={3}
+            value={origins}
+            placeholder="https://app.example.com"
+            onChange={(e) => setOrigins(e.target.value)}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor="eu-url">Notification URL (lifecycle notices are POSTed here, signed)</label>
+          <input
+            id="eu-url"
+            type="url"
+            value={url}
+            placeholder="https://app.example.com/hooks/patchbay"
+            onChange={(e) => setUrl(e.target.value)}
+          />
+        </div>
+      </fieldset>
       {secret ? <ShownOnce label="Notification signing secret" value={secret} /> : null}
       <ErrorBox error={save.error} title="The settings could not be saved" />
       <div className="row wrap">
