@@ -141,9 +141,10 @@ export const inbox = {
 }
 
 /**
- * What makes an event one (migration 0015's unique index, led by the upstream id since 0017): its workspace, connector, owner (the end
- * user of the connection it came through, '' for the workspace's own) and upstream id. The same
- * upstream change seen by two end users is two events; by two connections of one owner, one.
+ * What makes an event one (migration 0015's unique index, led by the upstream id since 0017): its
+ * upstream id, connector, owner (the end user of the connection it came through, '' for the
+ * workspace's own) and workspace. The same upstream change seen by two end users is two events; by
+ * two connections of one owner, one.
  */
 const EVENT_IDENTITY = ['upstream_id', 'connector', 'owner', 'workspace_id'] as const
 
