@@ -21,7 +21,7 @@ import type { JobQueue } from '../../jobs/job-queue.ts'
 import type { Registry } from '../../registry.ts'
 import type { ListeningTrigger, TriggerService } from '../../triggers/trigger-service.ts'
 import type { Deliverer } from '../deliverer.ts'
-import { type EventSource, type Recorder, triggerListener } from '../recorder.ts'
+import { type EventSource, type Listener, type Recorder, triggerListener } from '../recorder.ts'
 import { readDelivery } from './webhook-delivery.ts'
 
 /** Only these headers of a delivery are kept (the rest may carry proxies' noise). */
@@ -81,6 +81,12 @@ export class Ingress {
   #heard: (connectionId: string) => void
   /** The listeners each source was made with (held against the store before its commit). */
   #listenedWith = new WeakMap<EventSource, ListeningTrigger[]>()
+  /**
+   * The listeners made from a webhook's cached triggers, made once for the cached list (which a
+   * change replaces) rather than for each delivery: a webhook heard by ten triggers made ten
+   * listeners, each with its own match closure, for every event.
+   */
+  #listenersOf = new WeakMap<ListeningTrigger[], Listener[]>()
 
   constructor(deps: {
     db: Kysely<Database>
@@ -222,11 +228,20 @@ export class Ingress {
       subscriptionId: sub.id,
       model: sub.model,
       receivedAt,
-      listeners: listening.map((t) => triggerListener(t.row, t.def, t.target, t.config, 'when-matched')),
+      listeners: this.#listeners(listening),
       keepUnheard: true,
     }
     this.#listenedWith.set(source, listening)
     return source
+  }
+
+  #listeners(listening: ListeningTrigger[]): Listener[] {
+    let listeners = this.#listenersOf.get(listening)
+    if (!listeners) {
+      listeners = listening.map((t) => triggerListener(t.row, t.def, t.target, t.config, 'when-matched'))
+      this.#listenersOf.set(listening, listeners)
+    }
+    return listeners
   }
 
   /**
