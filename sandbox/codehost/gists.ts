@@ -1,8 +1,6 @@
 // Snippets ("gists"). (choice) `gist` events go to the owner's account hooks.
 import { ApiError, type Ctx, validationFailed } from './context.ts'
 import type { Gist, User } from './store.ts'
-import { userView } from './views.ts'
-import { gistView } from './views-misc.ts'
 
 type FilesInput = Record<string, { content?: unknown; filename?: unknown } | null>
 
