@@ -414,6 +414,8 @@ export class Engine {
       log: opts.log,
       retryScheduleMs: ev.retryScheduleMs,
       timeoutMs: ev.deliveryTimeoutMs,
+      // PostgreSQL: outcomes of the batches that finish within 20 ms share one transaction.
+      outcomeLingerMs: opts.store.kind === 'postgres' ? 20 : 0,
       loopGuard: new LoopGuard({
         causations,
         tools: this.tools,

@@ -29,6 +29,7 @@ import {
   deliveries,
   type NewDelivery,
   type SendableDelivery,
+  type SettledAttempt,
   sendableEvent,
 } from '../../store/event-log.ts'
 import { isoAt } from '../../store/ids.ts'
@@ -70,6 +71,13 @@ export interface DelivererOptions {
   /** How long a tool run may take before another instance reports it interrupted. */
   toolLeaseMs?: number
   loopGuard: LoopGuard
+  /**
+   * How long a batch's push outcomes wait for other batches' to share one write (default 0: each
+   * batch writes its own at once). On PostgreSQL each write is a transaction on the server: with
+   * several instances each sends small batches, and the writes were one for every few deliveries
+   * (issue 29). On SQLite a batch's write is a local commit, and waiting measured slower.
+   */
+  outcomeLingerMs?: number
 }
 
 /**
@@ -93,6 +101,8 @@ const TARGETS_KEPT = 100_000
 const FRESH_GRACE_MS = 500
 /** Fresh rows kept for their send (beyond it, a send reads its rows back). */
 const FRESH_KEPT = 50_000
+/** Outcomes written at most together (a write is due at once when this many wait; outcomeLingerMs). */
+const OUTCOMES_PER_WRITE = 2_000
 const INTERRUPTED_PUSH = 'interrupted: the instance sending it stopped before the agent answered'
 const INTERRUPTED_TOOL =
   'TOOL_RUN_INTERRUPTED: the instance running the tool stopped before it finished; the run is not started again by itself (its steps may have acted upstream) — replay the delivery to run it again'
@@ -124,6 +134,11 @@ export class Deliverer {
    * over (in that order): the delivery backlog the ingress holds back on (`lag`).
    */
   #waiting = new Map<string, number>()
+  /** Push outcomes waiting for their shared write (outcomeLingerMs), each batch's with its settling. */
+  #outcomes: Array<{ outcomes: SettledAttempt[]; written: () => void; failed: (err: unknown) => void }> =
+    []
+  #outcomeCount = 0
+  #outcomeTimer: ReturnType<typeof setTimeout> | null = null
 
   constructor(opts: DelivererOptions) {
     this.#o = opts
@@ -428,7 +443,41 @@ export class Deliverer {
     const rows = [...known, ...(await this.#joined(unknown))]
     if (rows.length === 0) return
     const outcomes = await Promise.all(rows.map((r) => this.#sendOne(r, attemptOf.get(r.id)!)))
-    await deliveries.settleMany(this.#o.db, outcomes)
+    await this.#writeOutcomes(outcomes)
+  }
+
+  /**
+   * Stores a batch's push outcomes, together with those of the other batches that finish within
+   * outcomeLingerMs, in one write. Resolves when they are stored: the batch holds its lane until
+   * then, so an idle lane means every outcome is in the store (readers see a delivery settled up to
+   * the linger later; its claim covers that many times over).
+   */
+  #writeOutcomes(outcomes: SettledAttempt[]): Promise<void> {
+    const lingerMs = this.#o.outcomeLingerMs ?? 0
+    if (lingerMs <= 0) return deliveries.settleMany(this.#o.db, outcomes)
+    if (outcomes.length === 0) return Promise.resolve()
+    return new Promise((written, failed) => {
+      this.#outcomes.push({ outcomes, written, failed })
+      this.#outcomeCount += outcomes.length
+      if (this.#outcomeCount >= OUTCOMES_PER_WRITE) this.#flushOutcomes()
+      else this.#outcomeTimer ??= setTimeout(() => this.#flushOutcomes(), lingerMs)
+    })
+  }
+
+  #flushOutcomes(): void {
+    if (this.#outcomeTimer) clearTimeout(this.#outcomeTimer)
+    this.#outcomeTimer = null
+    const waiting = this.#outcomes
+    this.#outcomes = []
+    this.#outcomeCount = 0
+    deliveries.settleMany(this.#o.db, waiting.flatMap((w) => w.outcomes)).then(
+      () => {
+        for (const w of waiting) w.written()
+      },
+      (err) => {
+        for (const w of waiting) w.failed(err)
+      },
+    )
   }
 
   async #sendOne(row: SendableDelivery, attemptNo: number) {
