@@ -868,7 +868,8 @@ const vsRelay = Object.fromEntries(
     },
   ]),
 )
-// Several instances on PostgreSQL against one: the CPU of Patchbay and PostgreSQL per delivery, at 32 and 256.
+// Several instances on PostgreSQL against one: the CPU of Patchbay and PostgreSQL per delivery, at
+// 32 and 256 (which saturate a small machine) and at the fixed rate (a load every deployment carries).
 const onePg = results.find((r) => r.store === 'postgres' && r.instances === 1)
 const scaleOut = onePg
   ? Object.fromEntries(
@@ -879,6 +880,10 @@ const scaleOut = onePg
           {
             c32TotalCpuVsOne: ratio(r.c32.totalCpuMsPerDelivery, onePg.c32.totalCpuMsPerDelivery),
             c256TotalCpuVsOne: ratio(r.c256.totalCpuMsPerDelivery, onePg.c256.totalCpuMsPerDelivery),
+            fixedRateTotalCpuVsOne: ratio(
+              r.fixedRate.totalCpuMsPerDelivery,
+              onePg.fixedRate.totalCpuMsPerDelivery,
+            ),
             c256PostgresXactsVsOne: ratio(
               r.c256.postgresXactsPerDelivery,
               onePg.c256.postgresXactsPerDelivery,
