@@ -135,8 +135,7 @@ export class Deliverer {
    */
   #waiting = new Map<string, number>()
   /** Push outcomes waiting for their shared write (outcomeLingerMs), each batch's with its settling. */
-  #outcomes: Array<{ outcomes: SettledAttempt[]; written: () => void; failed: (err: unknown) => void }> =
-    []
+  #outcomes: Array<{ outcomes: SettledAttempt[]; written: () => void; failed: (err: unknown) => void }> = []
   #outcomeCount = 0
   #outcomeTimer: ReturnType<typeof setTimeout> | null = null
 
@@ -470,14 +469,19 @@ export class Deliverer {
     const waiting = this.#outcomes
     this.#outcomes = []
     this.#outcomeCount = 0
-    deliveries.settleMany(this.#o.db, waiting.flatMap((w) => w.outcomes)).then(
-      () => {
-        for (const w of waiting) w.written()
-      },
-      (err) => {
-        for (const w of waiting) w.failed(err)
-      },
-    )
+    deliveries
+      .settleMany(
+        this.#o.db,
+        waiting.flatMap((w) => w.outcomes),
+      )
+      .then(
+        () => {
+          for (const w of waiting) w.written()
+        },
+        (err) => {
+          for (const w of waiting) w.failed(err)
+        },
+      )
   }
 
   async #sendOne(row: SendableDelivery, attemptNo: number) {
