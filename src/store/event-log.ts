@@ -586,20 +586,35 @@ export const deliveries = {
     const { items, next } = pageOf(await keyset(q, BY_SEQ, f).execute(), BY_SEQ, f)
     return { items: items.map(readDelivery), next }
   },
-  /** Those that pass the filter, newest first (or, `ascending`, the first after `afterSeq`). */
+  /**
+   * Those that pass the filter, newest first (or, `ascending`, the first after `afterSeq`); with
+   * `throughSeq`, none after it.
+   */
   async list(
     db: Db,
     workspaceId: string,
-    f: DeliveryFilter & { afterSeq?: number; limit: number; ascending?: boolean },
+    f: DeliveryFilter & { afterSeq?: number; throughSeq?: number; limit: number; ascending?: boolean },
   ) {
     let q = filteredDeliveries(db, workspaceId, f)
     if (f.afterSeq !== undefined) q = q.where('seq', '>', f.afterSeq)
+    if (f.throughSeq !== undefined) q = q.where('seq', '<=', f.throughSeq)
     return (
       await q
         .orderBy('seq', f.ascending ? 'asc' : 'desc')
         .limit(f.limit)
         .execute()
     ).map(readDelivery)
+  },
+  /** The seq of the workspace's newest delivery (0 when it has none). */
+  async newestSeq(db: Db, workspaceId: string): Promise<number> {
+    const row = await db
+      .selectFrom('deliveries')
+      .select('seq')
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst()
+    return row ? Number(row.seq) : 0
   },
   async addAttempts(db: Db, rows: DeliveryAttemptsTable[]) {
     if (rows.length)

@@ -111,6 +111,48 @@ test('a stream agent receives its events over SSE and resumes after Last-Event-I
   )
 })
 
+test("a quiet agent's open stream gets each of its deliveries, and only those, while another agent of the workspace gets many", async () => {
+  const quiet = await makeAgent({ type: 'stream' })
+  const busy = await makeAgent({ type: 'stream' })
+  for (const [agentId, idBoard] of [
+    [quiet, boardB],
+    [busy, sandbox.demo.boardId],
+  ])
+    assert.equal(
+      (
+        await t.api('POST', `/v1/agents/${agentId}/triggers`, {
+          trigger: 'taskboard.new_card',
+          connectionId,
+          config: { idBoard },
+        })
+      ).status,
+      201,
+    )
+  const busyDeliveries = async () =>
+    (await t.api('GET', `/v1/deliveries?agentId=${busy}&limit=100`)).body.deliveries.length as number
+  const before = await busyDeliveries()
+  const live = readStream(quiet, 2)
+  // Between the quiet agent's two deliveries, and before the first, the busy agent gets many: the
+  // stream reads on from the workspace's newest delivery each time, and must still miss none.
+  for (const round of [1, 2]) {
+    for (let i = 0; i < 15; i++)
+      await tb('POST', '/1/cards', { idList: sandbox.demo.listIds[0], name: `busy ${round}.${i}` })
+    await eventually(busyDeliveries, (n) => n === before + 15 * round)
+    await tb('POST', '/1/cards', { idList: listB, name: `quiet ${round}` })
+  }
+  const got = await live
+  assert.deepEqual(
+    got.map((f) => f.data.data.event.data.card.name),
+    ['quiet 1', 'quiet 2'],
+  )
+  // Resuming after the first replays the second, past the busy agent's deliveries between them.
+  const resumed = await readStream(quiet, 1, got[0].id)
+  assert.deepEqual(
+    resumed.map((f) => f.data.data.event.data.card.name),
+    ['quiet 2'],
+  )
+})
+
 test('a tool started by a trigger on board A creates a card on board B', async () => {
   const agentId = await makeAgent({ type: 'stream' })
   const tool = await t.api('POST', `/v1/agents/${agentId}/tools`, {

@@ -100,12 +100,10 @@ export class DeliveryStreams {
       do {
         s.again = false
         for (;;) {
-          const rows = await this.#history.after(s.workspaceId, s.agentId, s.last, PAGE)
+          const { rows, readTo } = await this.#history.after(s.workspaceId, s.agentId, s.last, PAGE)
           if (s.closed) return
-          for (const r of rows) {
-            if (r.body !== null && !s.closed) s.send(r.seq, r.body)
-            s.last = Math.max(s.last, r.seq)
-          }
+          for (const r of rows) if (r.body !== null && !s.closed) s.send(r.seq, r.body)
+          s.last = Math.max(s.last, readTo)
           if (rows.length < PAGE) break
         }
       } while (s.again && !s.closed)

@@ -102,16 +102,34 @@ export class EventHistory {
 
   /**
    * An agent's deliveries after `afterSeq`, in seq order, each with what a stream sends (the
-   * payload of a stream delivery; null for the agent's other deliveries, which a stream skips).
+   * payload of a stream delivery; null for the agent's other deliveries, which a stream skips), and
+   * `readTo`: the seq through which every delivery of the agent has now been read, the place to read
+   * on from. A read that finds less than `limit` has read the agent's deliveries through the
+   * workspace's newest one, so the next read starts there rather than at the agent's last delivery:
+   * the agents' deliveries are found in the workspace's (migration 0017), and a quiet agent's
+   * stream in a busy workspace read past every other agent's deliveries since its own last one at
+   * each wake-up. The newest seq is read first; seqs become visible in order on both stores (one
+   * writer; the lock deliveries are inserted under), so none at or below it appears later.
    */
   async after(
     workspaceId: string,
     agentId: string,
     afterSeq: number,
     limit: number,
-  ): Promise<Array<{ seq: number; body: string | null }>> {
-    const rows = await deliveries.list(this.#db, workspaceId, { agentId, afterSeq, limit, ascending: true })
+  ): Promise<{ rows: Array<{ seq: number; body: string | null }>; readTo: number }> {
+    const newest = await deliveries.newestSeq(this.#db, workspaceId)
+    if (newest <= afterSeq) return { rows: [], readTo: afterSeq }
+    const rows = await deliveries.list(this.#db, workspaceId, {
+      agentId,
+      afterSeq,
+      throughSeq: newest,
+      limit,
+      ascending: true,
+    })
     const bodies = await this.payloads(rows.filter((r) => r.target.type === 'stream'))
-    return rows.map((r) => ({ seq: Number(r.seq), body: bodies.get(r.id) ?? null }))
+    return {
+      rows: rows.map((r) => ({ seq: Number(r.seq), body: bodies.get(r.id) ?? null })),
+      readTo: rows.length < limit ? newest : Number(rows[rows.length - 1].seq),
+    }
   }
 }
