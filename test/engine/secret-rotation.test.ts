@@ -9,7 +9,7 @@ import { Webhook } from 'standardwebhooks'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { POSTGRES_URL, postgresUnavailableReason, type TestDatabase, tempDir } from '../helpers/databases.ts'
 import { type Received, Receiver } from '../helpers/receiver.ts'
-import { startTestService, } from '../helpers/service.ts'
+import { startTestService } from '../helpers/service.ts'
 import { createCardDelivery, newCardAgent, postSigned } from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
