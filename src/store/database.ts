@@ -17,6 +17,7 @@ import { migrate } from './migrations.ts'
 import { nodeSqliteDialect, openSqlite } from './node-sqlite-dialect.ts'
 import type { Database } from './schema.ts'
 import { checkpointInBackground, TRUNCATE_AT_BYTES } from './sqlite-checkpoints.ts'
+import { type Listing, listInBackground } from './sqlite-listing.ts'
 import { StoreHealth } from './store-health.ts'
 
 export interface Store {
@@ -26,6 +27,11 @@ export interface Store {
   postgres: { url: string; pool: pg.Pool; schema: string | null } | null
   /** Whether the store takes work now (the database answers, the disk has room), and why not. */
   health: StoreHealth
+  /**
+   * SQLite: lists the newest events and deliveries in their workspace indexes about once a second
+   * (sqlite-listing.ts); null on PostgreSQL, which stores them listed.
+   */
+  listing: Listing | null
   close(): Promise<void>
 }
 
@@ -91,6 +97,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       kind,
       postgres,
       health,
+      listing: null,
       close: async () => {
         health.close()
         await db.destroy()
@@ -150,13 +157,16 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       truncate: truncateLog,
     })
     await migrate(db)
+    const listing = listInBackground(db, { health, log: opts.log })
     return {
       db,
       kind,
       postgres,
       health,
+      listing,
       close: async () => {
         health.close()
+        await listing.stop()
         // The checkpointer's connection first, so closing the last one folds the log into the file.
         await checkpoints.stop()
         await db.destroy()

@@ -3,7 +3,7 @@
 // Their JSON columns are read here, once: a delivery's target, an event's refs and data, an inbox
 // row's headers. An event's refs and data are also kept as their JSON text where a delivery's
 // body splices them in (SendableDelivery), rather than parsed and written again per delivery.
-import { type Kysely, PostgresAdapter, sql } from 'kysely'
+import { type AliasedSelectQueryBuilder, type Kysely, PostgresAdapter, type Selectable, sql } from 'kysely'
 import type { NormalizedEvent } from '../kit/define.ts'
 import { bySeq, keyset, type PageKey, type PageRequest, pageOf } from './paging.ts'
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, EventsTable, InboxTable } from './schema.ts'
@@ -19,19 +19,19 @@ export type NewInboxRow = Omit<InboxTable, 'seq' | 'attempts'>
 /** What an event is about (kit/define.ts NormalizedEvent.refs). */
 export type EventRefs = NormalizedEvent['refs']
 /** An event as the API reads it: its refs, data and the other connections it came through (via) read. */
-export type EventRow = Omit<EventsTable, 'seq' | 'refs' | 'data' | 'via'> & {
+export type EventRow = Omit<EventsTable, 'seq' | 'refs' | 'data' | 'via' | 'listed'> & {
   seq: number
   refs: EventRefs
   data: unknown
   via: string[]
 }
 /** An event as it is written: refs and data as JSON text. */
-export type NewEvent = Omit<EventsTable, 'seq'>
+export type NewEvent = Omit<EventsTable, 'seq' | 'listed'>
 /** An event as written or found stored (a repeat), refs and data as JSON text. */
 export type StoredEvent = NewEvent & { seq: number; repeat?: true }
 /** Where a delivery goes: the agent's webhook (a push) or stream (pulled), or one of its tools. */
 export type DeliveryTarget = { type: 'webhook' } | { type: 'stream' } | { type: 'tool'; toolId: string }
-export type NewDelivery = Omit<DeliveriesTable, 'seq' | 'target'> & { target: DeliveryTarget }
+export type NewDelivery = Omit<DeliveriesTable, 'seq' | 'target' | 'listed'> & { target: DeliveryTarget }
 export type DeliveryRow = NewDelivery & { seq: number }
 
 /**
@@ -49,13 +49,54 @@ export type SendableDelivery = DeliveryRow & {
   t_key: string | null
 }
 
-type StoredDelivery = Omit<DeliveriesTable, 'seq'> & { seq: number | string }
-const readDelivery = <R extends StoredDelivery>(r: R): Omit<R, 'target' | 'seq'> & DeliveryRow => ({
-  ...r,
-  seq: Number(r.seq),
-  target: JSON.parse(r.target),
-})
-const readEvent = (r: Omit<EventsTable, 'seq'> & { seq: number | string }): EventRow => ({
+/**
+ * Whether rows are stored unlisted, to enter the workspace index in batches (migration 0018): on
+ * SQLite. PostgreSQL logs changes, not whole pages, and stores them listed.
+ */
+const storedUnlisted = (db: Db) => !(db.getExecutor().adapter instanceof PostgresAdapter)
+
+/**
+ * A workspace's events or deliveries, to select from: its listed rows by the workspace index and
+ * its unlisted ones (the newest, before the store lists them: migration 0018) by the seq index,
+ * in one statement, so both parts are one snapshot and a row listed meanwhile is read once. SQLite
+ * takes a query's conditions, order and limit into both parts (a merge of two index reads: the
+ * plan is checked in test/store/listed-later.test.ts). Every read of a workspace's rows goes here.
+ */
+export function ofWorkspace(
+  db: Db,
+  table: 'events',
+  workspaceId: string,
+): AliasedSelectQueryBuilder<Selectable<EventsTable>, 'events'>
+export function ofWorkspace(
+  db: Db,
+  table: 'deliveries',
+  workspaceId: string,
+): AliasedSelectQueryBuilder<Selectable<DeliveriesTable>, 'deliveries'>
+export function ofWorkspace(db: Db, table: 'events' | 'deliveries', workspaceId: string): unknown {
+  // The 0 and 1 are written into the statement: a partial index serves a query whose conditions
+  // imply its own, which a bound parameter would not show the planner.
+  const part = (listed: 0 | 1) =>
+    db
+      .selectFrom(table as 'events')
+      .selectAll()
+      .where('listed', '=', sql.lit(listed))
+      .where('workspace_id', '=', workspaceId)
+  // PostgreSQL stores every row listed: the listed part is all there is. (It planned the union of
+  // both as each part read whole and then sorted, not as a merge.)
+  return (storedUnlisted(db) ? part(1).unionAll(part(0)) : part(1)).as(table)
+}
+
+type StoredDelivery = Omit<DeliveriesTable, 'seq' | 'listed'> & { seq: number | string; listed?: number }
+const readDelivery = <R extends StoredDelivery>({
+  listed: _,
+  ...r
+}: R): Omit<R, 'target' | 'seq' | 'listed'> & DeliveryRow =>
+  ({ ...r, seq: Number(r.seq), target: JSON.parse(r.target) }) as Omit<R, 'target' | 'seq' | 'listed'> &
+    DeliveryRow
+const readEvent = ({
+  listed: _,
+  ...r
+}: Omit<EventsTable, 'seq' | 'listed'> & { seq: number | string; listed?: number }): EventRow => ({
   ...r,
   seq: Number(r.seq),
   refs: JSON.parse(r.refs),
@@ -184,9 +225,10 @@ export const events = {
   async upsertMany(db: Db, rows: NewEvent[]): Promise<Map<string, StoredEvent>> {
     const out = new Map<string, StoredEvent>()
     if (rows.length === 0) return out
+    const listed = storedUnlisted(db) ? 0 : 1
     const inserted = await db
       .insertInto('events')
-      .values(rows)
+      .values(rows.map((r) => ({ ...r, listed })))
       .onConflict((oc) => oc.columns(EVENT_IDENTITY).doNothing())
       .returning(['id', 'seq'])
       .execute()
@@ -319,7 +361,7 @@ export interface EventFilter {
   connectionId?: string
 }
 function filteredEvents(db: Db, workspaceId: string, f: EventFilter) {
-  let q = db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId)
+  let q = db.selectFrom(ofWorkspace(db, 'events', workspaceId)).selectAll()
   if (f.owner !== undefined) q = q.where('owner', '=', f.owner)
   if (f.connector) q = q.where('connector', '=', f.connector)
   if (f.type) q = q.where('type', '=', f.type)
@@ -336,7 +378,7 @@ export interface DeliveryFilter {
   triggerId?: string
 }
 function filteredDeliveries(db: Db, workspaceId: string, f: DeliveryFilter) {
-  let q = db.selectFrom('deliveries').selectAll().where('workspace_id', '=', workspaceId)
+  let q = db.selectFrom(ofWorkspace(db, 'deliveries', workspaceId)).selectAll()
   if (f.agentId) q = q.where('agent_id', '=', f.agentId)
   if (f.status) q = q.where('status', '=', f.status as DeliveriesTable['status'])
   if (f.eventId) q = q.where('event_id', '=', f.eventId)
@@ -367,7 +409,7 @@ export const deliveries = {
         ? await insertDeliveriesInOrder(db, rows)
         : await db
             .insertInto('deliveries')
-            .values(rows.map(writeDelivery))
+            .values(rows.map((r) => ({ ...writeDelivery(r), listed: 0 })))
             .onConflict((oc) => oc.columns(['event_id', 'trigger_id']).doNothing())
             .returning(['id', 'seq'])
             .execute()
@@ -499,7 +541,7 @@ export const deliveries = {
     db: Db,
     ids: string[],
     attempt: number,
-    values: Partial<Omit<DeliveriesTable, 'seq' | 'id' | 'attempts' | 'claimed_until' | 'target'>>,
+    values: Partial<Omit<DeliveriesTable, 'seq' | 'id' | 'attempts' | 'claimed_until' | 'target' | 'listed'>>,
   ): Promise<string[]> {
     if (ids.length === 0) return []
     const rows = await db
@@ -573,7 +615,11 @@ export const deliveries = {
       for (const group of delivered.values()) await settle(group.ids, group.attempt, group.update)
     })
   },
-  async update(db: Db, id: string, values: Partial<Omit<DeliveriesTable, 'seq' | 'id' | 'target'>>) {
+  async update(
+    db: Db,
+    id: string,
+    values: Partial<Omit<DeliveriesTable, 'seq' | 'id' | 'target' | 'listed'>>,
+  ) {
     await db.updateTable('deliveries').set(values).where('id', '=', id).execute()
   },
   /**
@@ -608,9 +654,8 @@ export const deliveries = {
   /** The seq of the workspace's newest delivery (0 when it has none). */
   async newestSeq(db: Db, workspaceId: string): Promise<number> {
     const row = await db
-      .selectFrom('deliveries')
+      .selectFrom(ofWorkspace(db, 'deliveries', workspaceId))
       .select('seq')
-      .where('workspace_id', '=', workspaceId)
       .orderBy('seq', 'desc')
       .limit(1)
       .executeTakeFirst()

@@ -281,6 +281,11 @@ export interface EventsTable {
    * (migration 0015). Part of its identity: one row per (workspace, connector, owner, upstream id).
    */
   owner: string
+  /**
+   * 1 once the row is in the workspace index (migration 0018): SQLite stores rows unlisted (0) and
+   * lists them in batches (store/sqlite-listing.ts); PostgreSQL stores them listed.
+   */
+  listed: Generated<number>
 }
 
 export interface DeliveriesTable {
@@ -302,6 +307,8 @@ export interface DeliveriesTable {
   delivered_at: string | null
   /** While an instance holds this delivery (its lease); null when nobody does. */
   claimed_until: string | null
+  /** As EventsTable.listed (migration 0018). */
+  listed: Generated<number>
 }
 
 export interface DeliveryAttemptsTable {

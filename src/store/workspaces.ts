@@ -1,6 +1,7 @@
 // Workspaces (their rows; keys and memberships have their own repositories), the claim of a
 // workspace no one owns, and the removal of everything a workspace owns.
 import { type Kysely, type Selectable, sql } from 'kysely'
+import { ofWorkspace } from './event-log.ts'
 import { newId, nowIso } from './ids.ts'
 import { keyset, type Page, type PageKey, type PageRequest, pageOf } from './paging.ts'
 import type { Database, Role, WorkspacesTable } from './schema.ts'
@@ -216,11 +217,7 @@ export class Workspaces {
       removed.delivery_attempts = count(
         await trx
           .deleteFrom('delivery_attempts')
-          .where(
-            'delivery_id',
-            'in',
-            trx.selectFrom('deliveries').select('id').where('workspace_id', '=', id),
-          )
+          .where('delivery_id', 'in', trx.selectFrom(ofWorkspace(trx, 'deliveries', id)).select('id'))
           .executeTakeFirst(),
       )
       removed.inbox = count(
@@ -235,10 +232,13 @@ export class Workspaces {
       )
       for (const table of OWNED)
         removed[table] = count(
-          await trx
-            .deleteFrom(table)
-            .where('workspace_id' as never, '=', id as never)
-            .executeTakeFirst(),
+          await (table === 'events' || table === 'deliveries'
+            ? // Found by their workspace index and the newest, unlisted ones (migration 0018).
+              trx
+                .deleteFrom(table)
+                .where('seq', 'in', trx.selectFrom(ofWorkspace(trx, table as 'events', id)).select('seq'))
+            : trx.deleteFrom(table).where('workspace_id' as never, '=', id as never)
+          ).executeTakeFirst(),
         )
       await trx.deleteFrom('workspaces').where('id', '=', id).execute()
       return removed

@@ -8,6 +8,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { ExpressionBuilder, Kysely } from 'kysely'
 import { PatchbayError } from '../../kit/errors.ts'
 import type { ConnectSessionRow, ConnectSessions, EndUserRow, EndUsers } from '../../store/end-users.ts'
+import { ofWorkspace } from '../../store/event-log.ts'
 import type { Database } from '../../store/schema.ts'
 import type { Caller } from '../access/caller.ts'
 import type { AgentService, AgentView } from '../agents/agent-service.ts'
@@ -526,22 +527,13 @@ export class EndUserService {
         : w('owner', '=', endUserId)
     return this.#db.transaction().execute(async (tx) => {
       const eventIds = tx
-        .selectFrom('events')
+        .selectFrom(ofWorkspace(tx, 'events', workspaceId))
         .select('id')
-        .where('workspace_id', '=', workspaceId)
         .where(theirs)
       const deliveryIds = tx.selectFrom('deliveries').select('id').where('event_id', 'in', eventIds)
       await tx.deleteFrom('delivery_attempts').where('delivery_id', 'in', deliveryIds).execute()
-      const d = await tx
-        .deleteFrom('deliveries')
-        .where('workspace_id', '=', workspaceId)
-        .where('event_id', 'in', eventIds)
-        .executeTakeFirst()
-      const e = await tx
-        .deleteFrom('events')
-        .where('workspace_id', '=', workspaceId)
-        .where(theirs)
-        .executeTakeFirst()
+      const d = await tx.deleteFrom('deliveries').where('event_id', 'in', eventIds).executeTakeFirst()
+      const e = await tx.deleteFrom('events').where('id', 'in', eventIds).executeTakeFirst()
       return { events: Number(e.numDeletedRows), deliveries: Number(d.numDeletedRows) }
     })
   }

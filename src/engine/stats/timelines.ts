@@ -4,7 +4,7 @@
 // step's upstream requests with their rate-budget and pacing waits (step_runs.requests).
 import type { Kysely } from 'kysely'
 import { PatchbayError } from '../../kit/errors.ts'
-import { deliveries } from '../../store/event-log.ts'
+import { deliveries, ofWorkspace } from '../../store/event-log.ts'
 import type { Database } from '../../store/schema.ts'
 import { type StepRunTimings, stepRunTimings } from '../../store/step-runs.ts'
 import { ToolRuns } from '../../store/tool-runs.ts'
@@ -83,10 +83,9 @@ export class Timelines {
     } else if (id.startsWith('trun_')) {
       kind = 'tool_run'
       const started = await this.#db
-        .selectFrom('deliveries')
+        .selectFrom(ofWorkspace(this.#db, 'deliveries', workspaceId))
         .select(['id', 'event_id'])
         .where('tool_run_id', '=', id)
-        .where('workspace_id', '=', workspaceId)
         .executeTakeFirst()
       if (started) {
         await this.#event(workspaceId, started.event_id, null, spans)

@@ -1,0 +1,198 @@
+// A workspace's newest events and deliveries enter its index in batches on SQLite (migration 0018,
+// store/sqlite-listing.ts): every list, page, stream read and deletion finds them the same before
+// and after they are listed, once each, in order, and only the workspace's own. On PostgreSQL they
+// are stored listed and the same reads hold.
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import { CompiledQuery, sql } from 'kysely'
+import { openStore, type Store } from '../../src/store/database.ts'
+import {
+  deliveries,
+  events,
+  type NewDelivery,
+  type NewEvent,
+  ofWorkspace,
+} from '../../src/store/event-log.ts'
+import { Workspaces } from '../../src/store/workspaces.ts'
+import { testDatabases } from '../helpers/databases.ts'
+
+const { databases } = await testDatabases()
+const stores: Store[] = []
+after(async () => {
+  for (const s of stores) await s.close()
+})
+
+let n = 0
+const event = (workspaceId: string): NewEvent => {
+  n++
+  const at = new Date(Date.UTC(2026, 10, 26, 8, 0, 0, n)).toISOString()
+  return {
+    id: `evt_${String(n).padStart(6, '0')}`,
+    workspace_id: workspaceId,
+    connector: 'taskboard',
+    subscription_id: 'sub_1',
+    connection_id: 'con_1',
+    model: 'card',
+    upstream_id: `up_${n}`,
+    type: 'card.created',
+    refs: '{}',
+    data: '{}',
+    occurred_at: at,
+    received_at: at,
+    matched: 1,
+    owner: '',
+  }
+}
+const delivery = (e: NewEvent): NewDelivery => ({
+  id: `dlv_${e.id.slice(4)}`,
+  workspace_id: e.workspace_id,
+  agent_id: 'agt_1',
+  event_id: e.id,
+  // Not a trg_ id: on PostgreSQL deliveries of trg_ triggers are kept only while the trigger exists.
+  trigger_id: 'trigger_1',
+  target: { type: 'stream' },
+  status: 'pending',
+  attempts: 0,
+  next_attempt_at: null,
+  last_status: null,
+  last_error: null,
+  tool_run_id: null,
+  created_at: e.received_at,
+  delivered_at: null,
+  claimed_until: null,
+})
+
+/** Stores `count` events of each workspace, interleaved, each with its delivery. */
+async function store(db: Store['db'], workspaceIds: string[], count: number) {
+  const rows = Array.from({ length: count }, () => workspaceIds.map(event)).flat()
+  await db.transaction().execute(async (tx) => {
+    await events.upsertMany(tx, rows)
+    await deliveries.insertRows(tx, rows.map(delivery))
+  })
+  return rows
+}
+
+async function unlisted(s: Store): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    select (select count(*) from events where listed = 0) + (select count(*) from deliveries where listed = 0) as n`.execute(
+    s.db,
+  )
+  return Number(rows[0].n)
+}
+
+/** Every page of `read`, `limit` at a time, in order. */
+async function allPages<T>(read: (cursor: string | null) => Promise<{ items: T[]; next: string | null }>) {
+  const out: T[] = []
+  let cursor: string | null = null
+  do {
+    const page = await read(cursor)
+    out.push(...page.items)
+    cursor = page.next
+  } while (cursor)
+  return out
+}
+
+for (const database of databases)
+  describe(`a workspace's newest rows, listed later (${database.name})`, () => {
+    test('lists, pages, a stream read and the newest seq find rows listed and unlisted alike, once each and only the workspace’s', async () => {
+      const s = await openStore(database.fresh())
+      stores.push(s)
+      // The test lists when it wants to, not each second.
+      await s.listing?.stop()
+      const mine = await new Workspaces(s.db, s.kind).insert('mine')
+      const theirs = await new Workspaces(s.db, s.kind).insert('theirs')
+      const older = await store(s.db, [mine.id, theirs.id], 7)
+      await s.listing?.listNow()
+      const newer = await store(s.db, [mine.id, theirs.id], 6)
+      // On SQLite the newer ones wait for the next listing; PostgreSQL stores them listed.
+      assert.equal(await unlisted(s), s.kind === 'sqlite' ? 24 : 0)
+
+      const myEvents = [...older, ...newer].filter((e) => e.workspace_id === mine.id)
+      const newestFirst = myEvents.map((e) => e.id).reverse()
+      const paged = await allPages((cursor) => events.page(s.db, mine.id, { limit: 4, cursor }))
+      assert.deepEqual(
+        paged.map((e) => e.id),
+        newestFirst,
+      )
+      assert.deepEqual(
+        (await events.list(s.db, mine.id, { limit: 5 })).map((e) => e.id),
+        newestFirst.slice(0, 5),
+      )
+      const pagedDeliveries = await allPages((cursor) => deliveries.page(s.db, mine.id, { limit: 3, cursor }))
+      assert.deepEqual(
+        pagedDeliveries.map((d) => d.event_id),
+        newestFirst,
+      )
+      assert.ok(!('listed' in paged[0]) && !('listed' in pagedDeliveries[0]), 'the flag stays in the store')
+
+      // A stream reads on after the last delivery it sent: from the middle of the listed ones on.
+      const seqs = pagedDeliveries.map((d) => d.seq).reverse()
+      const after = await deliveries.list(s.db, mine.id, { afterSeq: seqs[4], ascending: true, limit: 100 })
+      assert.deepEqual(
+        after.map((d) => d.seq),
+        seqs.slice(5),
+      )
+      assert.equal(await deliveries.newestSeq(s.db, mine.id), seqs.at(-1))
+
+      // Listed now, the same reads give the same answers.
+      await s.listing?.listNow()
+      assert.equal(await unlisted(s), 0)
+      assert.deepEqual(
+        (await allPages((cursor) => events.page(s.db, mine.id, { limit: 4, cursor }))).map((e) => e.id),
+        newestFirst,
+      )
+      assert.deepEqual(
+        (await deliveries.list(s.db, mine.id, { afterSeq: seqs[4], ascending: true, limit: 100 })).map(
+          (d) => d.seq,
+        ),
+        seqs.slice(5),
+      )
+    })
+
+    test('deleting a workspace removes its listed and unlisted rows and leaves the other’s', async () => {
+      const s = await openStore(database.fresh())
+      stores.push(s)
+      await s.listing?.stop()
+      const workspaces = new Workspaces(s.db, s.kind)
+      const gone = await workspaces.insert('gone')
+      const kept = await workspaces.insert('kept')
+      await store(s.db, [gone.id, kept.id], 3)
+      await s.listing?.listNow()
+      await store(s.db, [gone.id, kept.id], 2)
+      const removed = await workspaces.deleteEverything(gone.id)
+      assert.equal(removed.events, 5)
+      assert.equal(removed.deliveries, 5)
+      assert.equal((await events.list(s.db, gone.id, { limit: 100 })).length, 0)
+      assert.equal((await events.list(s.db, kept.id, { limit: 100 })).length, 5)
+      assert.equal((await deliveries.list(s.db, kept.id, { limit: 100 })).length, 5)
+    })
+
+    test('a workspace’s newest page is read by its index and the unlisted rows’ index, not by a scan of every row', async (t) => {
+      const s = await openStore(database.fresh())
+      stores.push(s)
+      if (s.kind !== 'sqlite') return t.skip('the plan is checked on SQLite')
+      for (const [table, index] of [
+        ['deliveries', 'deliveries_by_workspace'],
+        ['events', 'events_by_received'],
+      ] as const) {
+        const c = s.db
+          .selectFrom(ofWorkspace(s.db, table as 'events', 'ws_1'))
+          .selectAll()
+          .orderBy(table === 'events' ? 'received_at' : 'seq', 'desc')
+          .orderBy('seq', 'desc')
+          .limit(50)
+          .compile()
+        const plan = (
+          await s.db.executeQuery<{ detail: string }>(
+            CompiledQuery.raw(`explain query plan ${c.sql}`, [...c.parameters]),
+          )
+        ).rows.map((r) => r.detail)
+        assert.ok(
+          plan.some((d) => d.includes(index)) && plan.some((d) => d.includes(`${table}_unlisted`)),
+          plan.join('\n'),
+        )
+        assert.ok(!plan.some((d) => d.startsWith(`SCAN ${table}`) && !d.includes('INDEX')), plan.join('\n'))
+        assert.ok(!plan.some((d) => d.includes('TEMP B-TREE')), `no sort of every row: ${plan.join('\n')}`)
+      }
+    })
+  })
