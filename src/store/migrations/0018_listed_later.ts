@@ -2,12 +2,12 @@
 // 0017 left each busy table one workspace-led index; with 1,000 workspaces every event and its
 // delivery still wrote one page of each (an index entry lands at its workspace's place, and SQLite
 // writes each page a commit touches whole to its write-ahead log), and that was the rest of the
-// tenancy benchmark's gap. Now a row is stored unlisted (`listed = 0`): it is found by the small
-// `…_unlisted` index on seq (events: received_at, seq), where a commit's rows share a page. About once a second the store
-// lists every unlisted row in one statement (store/sqlite-listing.ts), so a workspace's page is
-// written once for all its rows of that second instead of once for each. Reads take both parts
-// (store/event-log.ts: listedAndNewer): the listed rows by the workspace index, the unlisted by a
-// scan of the seconds' worth of rows after them.
+// tenancy benchmark's gap. Now a row is stored unlisted (`listed = 0`, left out of the partial
+// workspace indexes) and found by a small `…_unlisted` index in the order rows are made (seq;
+// events: received_at, seq), where a commit's rows share the last page. About once a second the
+// store lists every unlisted row in one transaction (store/sqlite-listing.ts), so a workspace's
+// page is written once for all its rows of that second instead of once for each. Reads take both
+// parts in one statement (store/event-log.ts: ofWorkspace).
 //
 // PostgreSQL logs changes, not whole pages, so there rows are stored listed (the column's default)
 // and the unlisted part stays empty: an UPDATE would cost it a new row version and its log.
