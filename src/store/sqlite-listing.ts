@@ -10,7 +10,7 @@ import { type Kysely, sql } from 'kysely'
 import type { Database } from './schema.ts'
 
 export interface Listing {
-  /** Lists what is unlisted now (tests, and a last pass before closing). */
+  /** Lists what is unlisted now (or joins the pass under way): for tests, which stop the timer. */
   listNow(): Promise<void>
   stop(): Promise<void>
 }

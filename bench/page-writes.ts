@@ -1,0 +1,170 @@
+// Pages SQLite writes to its write-ahead log per delivery, with the event log's tables spread over
+// one workspace and over many (issue 22): the cost behind the tenancy mode of bench/events.ts,
+// counted instead of timed, so it does not move with the machine's load. The store's own functions
+// write what the event path writes — events and their deliveries in group commits, each delivery's
+// push outcome and attempt after it — on a fresh store with automatic checkpoints off (as the store
+// runs), and about once a second's worth of rows the store's listing pass (store/sqlite-listing.ts)
+// runs. The log's frames are counted from its size.
+//
+//   node bench/page-writes.ts [--deliveries 20000] [--per-commit 17] [--rate 2500] [--workspaces 1,1000]
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { Kysely } from 'kysely'
+import { deliveries, events, type NewDelivery, type NewEvent } from '../src/store/event-log.ts'
+import { migrate } from '../src/store/migrations.ts'
+import { nodeSqliteDialect, openSqlite } from '../src/store/node-sqlite-dialect.ts'
+import type { Database } from '../src/store/schema.ts'
+import { listInBackground } from '../src/store/sqlite-listing.ts'
+
+const { values: flags } = parseArgs({
+  options: {
+    deliveries: { type: 'string', default: '20000' },
+    'per-commit': { type: 'string', default: '17' },
+    rate: { type: 'string', default: '2500' },
+    workspaces: { type: 'string', default: '1,1000' },
+  },
+})
+const TOTAL = Number(flags.deliveries)
+const PER_COMMIT = Number(flags['per-commit'])
+/** Deliveries a second: the listing pass runs once per this many. */
+const RATE = Number(flags.rate)
+const PAGE = 4096
+const FRAME = PAGE + 24
+
+/** Upstream ids shaped like the task-board's ObjectIds: the second first, then a counter. */
+let counter = 0
+const objectId = () => Math.floor(Date.now() / 1000).toString(16) + (counter++).toString(16).padStart(16, '0')
+
+async function run(workspaceCount: number) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'patchbay-page-writes-'))
+  const file = path.join(dir, 'patchbay.db')
+  const sqlite = openSqlite(file)
+  const db = new Kysely<Database>({ dialect: nodeSqliteDialect(sqlite) })
+  await migrate(db)
+  const listing = listInBackground(db, { everyMs: 3_600_000 })
+  const workspaceIds = Array.from({ length: workspaceCount }, (_, i) => `ws_${String(i).padStart(6, '0')}`)
+  const walFrames = () => {
+    try {
+      return Math.max(0, (fs.statSync(`${file}-wal`).size - 32) / FRAME)
+    } catch {
+      return 0
+    }
+  }
+  sqlite.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+  const before = walFrames()
+  let commits = 0
+  let sinceListing = 0
+  let listings = 0
+  let listingMs = 0
+  for (let done = 0; done < TOTAL; done += PER_COMMIT) {
+    const now = new Date().toISOString()
+    const rows: NewEvent[] = []
+    const made: NewDelivery[] = []
+    for (let i = 0; i < PER_COMMIT; i++) {
+      const ws = workspaceIds[Math.floor(Math.random() * workspaceIds.length)]
+      const id = `evt_${crypto.randomUUID()}`
+      rows.push({
+        id,
+        workspace_id: ws,
+        connector: 'taskboard',
+        subscription_id: `sub_${ws}`,
+        connection_id: `con_${ws}`,
+        model: 'card',
+        upstream_id: objectId(),
+        type: 'card.created',
+        refs: '{"boardId":"b1","listId":"l1","cardId":"c1"}',
+        data: JSON.stringify({ card: { id: 'c1', name: 'A card made by the benchmark', idList: 'l1' } }),
+        occurred_at: now,
+        received_at: now,
+        matched: 1,
+        owner: '',
+      })
+      made.push({
+        id: `dlv_${crypto.randomUUID()}`,
+        workspace_id: ws,
+        agent_id: `agt_${ws}_${i % 10}`,
+        event_id: id,
+        trigger_id: `trigger_${ws}_${i % 10}`,
+        target: { type: 'webhook' },
+        status: 'pending',
+        attempts: 1,
+        next_attempt_at: null,
+        last_status: null,
+        last_error: null,
+        tool_run_id: null,
+        created_at: now,
+        delivered_at: null,
+        claimed_until: now,
+      })
+    }
+    // The ingress's group commit, then the send batch's outcomes and attempts (their own commit).
+    await db.transaction().execute(async (tx) => {
+      await events.upsertMany(tx, rows)
+      await deliveries.insertRows(tx, made)
+    })
+    await deliveries.settleMany(
+      db,
+      made.map((d) => ({
+        id: d.id,
+        attempt: { delivery_id: d.id, attempt: 1, at: now, status: 200, error: null, duration_ms: 3 },
+        update: {
+          status: 'delivered',
+          last_status: 200,
+          last_error: null,
+          delivered_at: now,
+          next_attempt_at: null,
+        },
+      })),
+    )
+    commits += 2
+    sinceListing += PER_COMMIT
+    if (sinceListing >= RATE) {
+      const t = performance.now()
+      await listing.listNow()
+      listingMs += performance.now() - t
+      listings++
+      commits++
+      sinceListing = 0
+    }
+  }
+  const pages = walFrames() - before
+  await listing.stop()
+  await db.destroy()
+  fs.rmSync(dir, { recursive: true, force: true })
+  return {
+    workspaces: workspaceCount,
+    deliveries: TOTAL,
+    commits,
+    pagesPerDelivery: Math.round((pages / TOTAL) * 100) / 100,
+    listingPasses: listings,
+    listingMsPerPass: listings ? Math.round((listingMs / listings) * 10) / 10 : null,
+  }
+}
+
+const results = []
+for (const n of flags.workspaces.split(',').map(Number)) results.push(await run(n))
+const [one, ...many] = results
+const vsOne = Object.fromEntries(
+  many.map((r) => [r.workspaces, Math.round((r.pagesPerDelivery / one.pagesPerDelivery) * 100) / 100]),
+)
+// Issue 22: tenancy costs nothing measurable; in pages, within 10 % of one workspace's.
+const targets = Object.entries(vsOne).map(([n, value]) => ({
+  figure: `pagesPerDeliveryVsOne.${n}`,
+  want: '<= 1.1',
+  value,
+  met: value <= 1.1,
+}))
+console.log(
+  JSON.stringify({
+    bench: 'page-writes',
+    date: new Date().toISOString(),
+    perCommit: PER_COMMIT,
+    listEvery: RATE,
+    results,
+    pagesPerDeliveryVsOne: vsOne,
+    targets,
+    met: targets.every((t) => t.met),
+  }),
+)
