@@ -5,6 +5,13 @@
 // endpoint — no storage, no matching, no retries. Run as a child process like Patchbay:
 //   node bench/_relay.ts <port> <agent-url> <task-board secret>
 // GET /v1/delivery-backlog answers the pushes on their way, as Patchbay's route does.
+//
+// It holds back as Patchbay's ingress does by default (DEFAULT_DELIVERY_BACKLOG_LIMIT, 1,000 pushes
+// under way; a growing share refused from half of that): a refused delivery is answered 503 with
+// Retry-After and the senders send it again. Without it, at 256 senders the relay took deliveries
+// faster than the agent endpoint, which shares the benchmark's process with the senders, took its
+// pushes: it accepted 5,136/s and delivered 2,813/s with 9,107 still on their way at the end, so its
+// delivered/s measured that endpoint's share of the process, not the hop.
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import http from 'node:http'
 import { Agent, request } from 'undici'
@@ -15,10 +22,29 @@ const pool = new Agent({ connections: 256 })
 const pushSecret = Buffer.from('bench-relay-signing-secret')
 let inFlight = 0
 let n = 0
+const BACKLOG_LIMIT = 1_000
+const REFUSALS_FROM = BACKLOG_LIMIT / 2
+let refusalsOwed = 0
+/** Whether to refuse this delivery: none below half the limit, then a share growing to all at it. */
+function holdBack(): boolean {
+  if (inFlight < REFUSALS_FROM) {
+    refusalsOwed = 0
+    return false
+  }
+  refusalsOwed += Math.min(1, (inFlight - REFUSALS_FROM) / (BACKLOG_LIMIT - REFUSALS_FROM))
+  if (refusalsOwed < 1) return false
+  refusalsOwed -= 1
+  return true
+}
 
 const server = http.createServer((req, res) => {
   if (req.method === 'GET') {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ backlog: inFlight }))
+    return
+  }
+  if (holdBack()) {
+    req.resume()
+    res.writeHead(503, { 'retry-after': '1' }).end()
     return
   }
   const chunks: Buffer[] = []
