@@ -167,32 +167,33 @@ for (const database of databases)
       assert.equal((await deliveries.list(s.db, kept.id, { limit: 100 })).length, 5)
     })
 
-    test('a workspace’s newest page is read by its index and the unlisted rows’ index, not by a scan of every row', async (t) => {
-      const s = await openStore(database.fresh())
-      stores.push(s)
-      if (s.kind !== 'sqlite') return t.skip('the plan is checked on SQLite')
-      for (const [table, index] of [
-        ['deliveries', 'deliveries_by_workspace'],
-        ['events', 'events_by_received'],
-      ] as const) {
-        const c = s.db
-          .selectFrom(ofWorkspace(s.db, table as 'events', 'ws_1'))
-          .selectAll()
-          .orderBy(table === 'events' ? 'received_at' : 'seq', 'desc')
-          .orderBy('seq', 'desc')
-          .limit(50)
-          .compile()
-        const plan = (
-          await s.db.executeQuery<{ detail: string }>(
-            CompiledQuery.raw(`explain query plan ${c.sql}`, [...c.parameters]),
+    // On SQLite, where rows wait unlisted (PostgreSQL reads the listed part alone).
+    if (database.name === 'sqlite')
+      test('a workspace’s newest page is read by its index and the unlisted rows’ index, not by a scan of every row', async () => {
+        const s = await openStore(database.fresh())
+        stores.push(s)
+        for (const [table, index] of [
+          ['deliveries', 'deliveries_by_workspace'],
+          ['events', 'events_by_received'],
+        ] as const) {
+          const c = s.db
+            .selectFrom(ofWorkspace(s.db, table as 'events', 'ws_1'))
+            .selectAll()
+            .orderBy(table === 'events' ? 'received_at' : 'seq', 'desc')
+            .orderBy('seq', 'desc')
+            .limit(50)
+            .compile()
+          const plan = (
+            await s.db.executeQuery<{ detail: string }>(
+              CompiledQuery.raw(`explain query plan ${c.sql}`, [...c.parameters]),
+            )
+          ).rows.map((r) => r.detail)
+          assert.ok(
+            plan.some((d) => d.includes(index)) && plan.some((d) => d.includes(`${table}_unlisted`)),
+            plan.join('\n'),
           )
-        ).rows.map((r) => r.detail)
-        assert.ok(
-          plan.some((d) => d.includes(index)) && plan.some((d) => d.includes(`${table}_unlisted`)),
-          plan.join('\n'),
-        )
-        assert.ok(!plan.some((d) => d.startsWith(`SCAN ${table}`) && !d.includes('INDEX')), plan.join('\n'))
-        assert.ok(!plan.some((d) => d.includes('TEMP B-TREE')), `no sort of every row: ${plan.join('\n')}`)
-      }
-    })
+          assert.ok(!plan.some((d) => d.startsWith(`SCAN ${table}`) && !d.includes('INDEX')), plan.join('\n'))
+          assert.ok(!plan.some((d) => d.includes('TEMP B-TREE')), `no sort of every row: ${plan.join('\n')}`)
+        }
+      })
   })
