@@ -217,7 +217,7 @@ export class Workspaces {
       removed.delivery_attempts = count(
         await trx
           .deleteFrom('delivery_attempts')
-          .where('delivery_id', 'in', trx.selectFrom(ofWorkspace(trx, 'deliveries', id)).select('id'))
+          .where('delivery_id', 'in', trx.selectFrom(ofWorkspace(trx, 'deliveries', id, ['id'])).select('id'))
           .executeTakeFirst(),
       )
       removed.inbox = count(
@@ -236,7 +236,11 @@ export class Workspaces {
             ? // Found by their workspace index and the newest, unlisted ones (migration 0018).
               trx
                 .deleteFrom(table)
-                .where('seq', 'in', trx.selectFrom(ofWorkspace(trx, table as 'events', id)).select('seq'))
+                .where(
+                  'seq',
+                  'in',
+                  trx.selectFrom(ofWorkspace(trx, table as 'events', id, ['seq'])).select('seq'),
+                )
             : trx.deleteFrom(table).where('workspace_id' as never, '=', id as never)
           ).executeTakeFirst(),
         )

@@ -527,7 +527,7 @@ export class EndUserService {
         : w('owner', '=', endUserId)
     return this.#db.transaction().execute(async (tx) => {
       const eventIds = tx
-        .selectFrom(ofWorkspace(tx, 'events', workspaceId))
+        .selectFrom(ofWorkspace(tx, 'events', workspaceId, ['id', 'owner', 'connection_id']))
         .select('id')
         .where(theirs)
       const deliveryIds = tx.selectFrom('deliveries').select('id').where('event_id', 'in', eventIds)

@@ -414,7 +414,7 @@ export class Stats {
     switch (source) {
       case 'events':
         return rows(sql`select substr(received_at, 1, ${w}) as t, connector as key, count(*) as n
-          from ${ofWorkspace(db, 'events', ws)} where received_at >= ${from} and received_at < ${to}
+          from ${ofWorkspace(db, 'events', ws, ['received_at', 'connector'])} where received_at >= ${from} and received_at < ${to}
           group by 1, 2`)
       case 'attempts':
         // An attempt is delivered when it had no error; dead (or failed, for a tool) when it was the
@@ -432,7 +432,7 @@ export class Stats {
         // first delivery made since `from` less a margin, found in the time-ordered index. Seqs
         // follow creation times but for the moment between a row's making and its commit.
         return rows(sql`select substr(created_at, 1, ${w}) as t, '' as key, count(*) as n
-          from ${ofWorkspace(db, 'deliveries', ws)}
+          from ${ofWorkspace(db, 'deliveries', ws, ['seq', 'created_at'])}
             where seq >= (select seq from deliveries where created_at >= ${iso(Date.parse(from) - CREATED_MARGIN_MS)}
               order by created_at limit 1)
             and created_at >= ${from} and created_at < ${to}
@@ -573,8 +573,8 @@ export class Stats {
   /** The hour of a workspace's oldest record (or `fallback` when it has none). */
   async #firstHour(ws: string, fallback: number): Promise<number> {
     const r = await sql<{ t: string | null }>`select min(t) as t from (
-        select min(received_at) as t from ${ofWorkspace(this.#o.db, 'events', ws)}
-        union all select created_at from (select created_at from ${ofWorkspace(this.#o.db, 'deliveries', ws)} order by seq limit 1) as first_delivery
+        select min(received_at) as t from ${ofWorkspace(this.#o.db, 'events', ws, ['received_at'])}
+        union all select created_at from (select created_at from ${ofWorkspace(this.#o.db, 'deliveries', ws, ['seq', 'created_at'])} order by seq limit 1) as first_delivery
         union all select min(created_at) from step_runs where workspace_id = ${ws}
         union all select min(finished_at) from tool_runs where workspace_id = ${ws}
         union all select min(created_at) from credit_ledger where workspace_id = ${ws}) as firsts`.execute(
@@ -684,7 +684,7 @@ export class Stats {
         const waiting = Number(
           (
             await this.#o.db
-              .selectFrom(ofWorkspace(this.#o.db, 'deliveries', ws))
+              .selectFrom(ofWorkspace(this.#o.db, 'deliveries', ws, ['status']))
               .select((eb) => eb.fn.countAll<number>().as('n'))
               .where('status', '=', 'pending')
               .executeTakeFirst()

@@ -83,7 +83,7 @@ export class Timelines {
     } else if (id.startsWith('trun_')) {
       kind = 'tool_run'
       const started = await this.#db
-        .selectFrom(ofWorkspace(this.#db, 'deliveries', workspaceId))
+        .selectFrom(ofWorkspace(this.#db, 'deliveries', workspaceId, ['id', 'event_id', 'tool_run_id']))
         .select(['id', 'event_id'])
         .where('tool_run_id', '=', id)
         .executeTakeFirst()
