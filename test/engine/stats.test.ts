@@ -3,6 +3,8 @@
 // says so.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import { statHours } from '../../src/store/stat-hours.ts'
+import { Workspaces } from '../../src/store/workspaces.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
 
 let t: TestService
@@ -294,4 +296,90 @@ test('patchbay stats prints the same numbers, each series in words with a sparkl
   const years = await run(['stats', '--since', '400d'])
   assert.notEqual(years.code, 0)
   assert.match(years.stderr, /STATS_RANGE_INVALID|the longest is 31 days/)
+})
+
+test('one roll-up pass folds every workspace’s hours, each with its own attempts', async () => {
+  const db = t.service.engine.store.db
+  const workspaces = new Workspaces(db, t.service.engine.store.kind)
+  const [b, c] = [await workspaces.insert('b'), await workspaces.insert('c')]
+  // The same two hours of both, three days ago: a pass reads those hours' attempts once for both.
+  const start = Math.floor((Date.now() - 3 * DAY) / HOUR) * HOUR
+  const events: any[] = []
+  const deliveries: any[] = []
+  const attempts: any[] = []
+  const make = (ws: string, n: number, dead: number) => {
+    for (let i = 0; i < n; i++) {
+      const at = start + (i % 2) * HOUR + 60_000 + i
+      const id = `evt_pass_${ws}_${i}`
+      const gaveUp = i < dead
+      events.push({
+        id,
+        workspace_id: ws,
+        connector: 'taskboard',
+        subscription_id: 'sub_x',
+        connection_id: 'con_x',
+        model: 'm',
+        upstream_id: `u_${ws}_${i}`,
+        type: 't',
+        refs: '{}',
+        data: '{}',
+        occurred_at: iso(at),
+        received_at: iso(at),
+        matched: 1,
+      })
+      deliveries.push({
+        id: `dlv_pass_${ws}_${i}`,
+        workspace_id: ws,
+        agent_id: 'agt_x',
+        event_id: id,
+        trigger_id: 'trg_x',
+        target: '{"type":"webhook","url":"http://x"}',
+        status: gaveUp ? 'dead' : 'delivered',
+        attempts: gaveUp ? 2 : 1,
+        next_attempt_at: null,
+        last_status: gaveUp ? 500 : 200,
+        last_error: gaveUp ? 'the agent endpoint answered 500' : null,
+        tool_run_id: null,
+        created_at: iso(at + 10),
+        delivered_at: gaveUp ? null : iso(at + 50),
+        claimed_until: null,
+      })
+      for (let a = 1; a <= (gaveUp ? 2 : 1); a++)
+        attempts.push({
+          delivery_id: `dlv_pass_${ws}_${i}`,
+          attempt: a,
+          at: iso(at + 50 * a),
+          status: gaveUp ? 500 : 200,
+          error: gaveUp ? 'x' : null,
+          duration_ms: 5,
+        })
+    }
+  }
+  make(b.id, 6, 1)
+  make(c.id, 4, 0)
+  await db.insertInto('events').values(events).execute()
+  await db.insertInto('deliveries').values(deliveries).execute()
+  await db.insertInto('delivery_attempts').values(attempts).execute()
+
+  assert.ok((await t.service.engine.stats.rollUp()) > 0)
+  const folded = async (ws: string) => {
+    const rows = await statHours.read(
+      db,
+      ws,
+      ['attempts', 'settled', 'latency'],
+      iso(start).slice(0, 13),
+      iso(start + 2 * HOUR).slice(0, 13),
+    )
+    const sum = (series: string, key = '') =>
+      rows.filter((r) => r.series === series && r.key === key).reduce((n, r) => n + r.n, 0)
+    return {
+      delivered: sum('attempts', 'delivered'),
+      retrying: sum('attempts', 'retrying'),
+      dead: sum('attempts', 'dead'),
+      settled: sum('settled'),
+      timed: sum('latency'),
+    }
+  }
+  assert.deepEqual(await folded(b.id), { delivered: 5, retrying: 1, dead: 1, settled: 6, timed: 5 })
+  assert.deepEqual(await folded(c.id), { delivered: 4, retrying: 0, dead: 0, settled: 4, timed: 4 })
 })

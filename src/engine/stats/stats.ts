@@ -175,6 +175,12 @@ interface SourceRow {
   hist?: Histogram
 }
 
+/**
+ * A roll-up pass's reads of the attempt-based sources for every workspace at once, by source and
+ * window: each workspace's rows, by workspace id.
+ */
+type SharedReads = Map<string, Promise<Map<string, SourceRow[]>>>
+
 // ── Latency histograms: log-spaced buckets (each 25 % wider than the one before) ─────────────
 type Histogram = Map<number, number>
 type Folded = Map<Source, Map<string, { n: number[]; v: number[]; hist: Histogram[] }>>
@@ -398,8 +404,29 @@ export class Stats {
     return folded
   }
 
-  /** One source's rows from the records, grouped by hour (width 13) or minute (16). */
-  async #read(source: Source, ws: string, from: string, to: string, width: 13 | 16): Promise<SourceRow[]> {
+  /**
+   * One source's rows from the records, grouped by hour (width 13) or minute (16). With `shared`
+   * (a roll-up pass's), the sources read from the attempts are read for every workspace at once
+   * and kept for the pass: see #attempts.
+   */
+  async #read(
+    source: Source,
+    ws: string,
+    from: string,
+    to: string,
+    width: 13 | 16,
+    shared?: SharedReads,
+  ): Promise<SourceRow[]> {
+    if (source === 'attempts' || source === 'settled' || source === 'latency') {
+      if (!shared) return (await this.#attempts(source, ws, from, to, width)).get(ws) ?? []
+      const key = `${source}|${from}|${to}|${width}`
+      let all = shared.get(key)
+      if (!all) {
+        all = this.#attempts(source, null, from, to, width)
+        shared.set(key, all)
+      }
+      return (await all).get(ws) ?? []
+    }
     const db = this.#o.db
     const w = sql.lit(width)
     const rows = (q: ReturnType<typeof sql>) =>
@@ -416,17 +443,6 @@ export class Stats {
         return rows(sql`select substr(received_at, 1, ${w}) as t, connector as key, count(*) as n
           from ${ofWorkspace(db, 'events', ws, ['received_at', 'connector'])} where received_at >= ${from} and received_at < ${to}
           group by 1, 2`)
-      case 'attempts':
-        // An attempt is delivered when it had no error; dead (or failed, for a tool) when it was the
-        // delivery's last and the delivery gave up; retrying otherwise.
-        return rows(sql`select substr(a.at, 1, ${w}) as t,
-            case when a.error is null then 'delivered'
-                 when d.status in ('dead', 'failed') and a.attempt = d.attempts then d.status
-                 else 'retrying' end as key,
-            count(*) as n
-          from delivery_attempts a join deliveries d on d.id = a.delivery_id
-          where a.at >= ${from} and a.at < ${to} and d.workspace_id = ${ws}
-          group by 1, 2`)
       case 'created':
         // Deliveries are read by workspace in seq order (migration 0017); the window starts at the
         // first delivery made since `from` less a margin, found in the time-ordered index. Seqs
@@ -437,37 +453,6 @@ export class Stats {
               order by created_at limit 1)
             and created_at >= ${from} and created_at < ${to}
           group by 1`)
-      case 'settled':
-        // A delivery settles at its last attempt, when that ended it (a replay's earlier ones do not).
-        return rows(sql`select substr(a.at, 1, ${w}) as t, '' as key, count(*) as n
-          from delivery_attempts a join deliveries d on d.id = a.delivery_id
-          where a.at >= ${from} and a.at < ${to} and d.workspace_id = ${ws}
-            and a.attempt = d.attempts and d.status <> 'pending'
-          group by 1`)
-      case 'latency': {
-        const r = await sql<{
-          t: string
-          received_at: string
-          at: string
-        }>`select substr(a.at, 1, ${w}) as t, e.received_at, a.at
-          from delivery_attempts a join deliveries d on d.id = a.delivery_id join events e on e.id = d.event_id
-          where a.at >= ${from} and a.at < ${to} and d.workspace_id = ${ws} and a.error is null`.execute(db)
-        const byT = new Map<string, Histogram>()
-        for (const x of r.rows) {
-          let h = byT.get(x.t)
-          if (!h) {
-            h = new Map()
-            byT.set(x.t, h)
-          }
-          const b = bucketOf(Math.max(0, Date.parse(x.at) - Date.parse(x.received_at)))
-          h.set(b, (h.get(b) ?? 0) + 1)
-        }
-        return [...byT].map(([t, hist]) => {
-          let n = 0
-          for (const c of hist.values()) n += c
-          return { t, key: '', n, v: 0, hist }
-        })
-      }
       case 'steps':
         return rows(sql`select substr(created_at, 1, ${w}) as t, status as key, count(*) as n
           from step_runs where workspace_id = ${ws} and created_at >= ${from} and created_at < ${to}
@@ -493,6 +478,81 @@ export class Stats {
     }
   }
 
+  /**
+   * The sources read from the attempts, for one workspace or (`ws` null) for every workspace at
+   * once, by workspace. Attempts carry no workspace: they are found by time, every workspace's, and
+   * their deliveries say whose. So a roll-up pass reads each window once for all the workspaces it
+   * folds instead of once for each: with 1,000 workspaces, each workspace's hourly fold read every
+   * workspace's attempts of the hour, three times.
+   */
+  async #attempts(
+    source: 'attempts' | 'settled' | 'latency',
+    ws: string | null,
+    from: string,
+    to: string,
+    width: 13 | 16,
+  ): Promise<Map<string, SourceRow[]>> {
+    const db = this.#o.db
+    const w = sql.lit(width)
+    const whose = ws === null ? sql`` : sql`and d.workspace_id = ${ws}`
+    const out = new Map<string, SourceRow[]>()
+    const add = (workspaceId: string, row: SourceRow) => {
+      const list = out.get(workspaceId)
+      if (list) list.push(row)
+      else out.set(workspaceId, [row])
+    }
+    if (source === 'latency') {
+      const r = await sql<{ ws: string; t: string; received_at: string; at: string }>`
+        select d.workspace_id as ws, substr(a.at, 1, ${w}) as t, e.received_at, a.at
+          from delivery_attempts a join deliveries d on d.id = a.delivery_id join events e on e.id = d.event_id
+          where a.at >= ${from} and a.at < ${to} ${whose} and a.error is null`.execute(db)
+      const hists = new Map<string, Map<string, Histogram>>()
+      for (const x of r.rows) {
+        let byT = hists.get(x.ws)
+        if (!byT) {
+          byT = new Map()
+          hists.set(x.ws, byT)
+        }
+        let h = byT.get(x.t)
+        if (!h) {
+          h = new Map()
+          byT.set(x.t, h)
+        }
+        const b = bucketOf(Math.max(0, Date.parse(x.at) - Date.parse(x.received_at)))
+        h.set(b, (h.get(b) ?? 0) + 1)
+      }
+      for (const [workspaceId, byT] of hists)
+        for (const [t, hist] of byT) {
+          let n = 0
+          for (const c of hist.values()) n += c
+          add(workspaceId, { t, key: '', n, v: 0, hist })
+        }
+      return out
+    }
+    const r =
+      source === 'attempts'
+        ? // An attempt is delivered when it had no error; dead (or failed, for a tool) when it was
+          // the delivery's last and the delivery gave up; retrying otherwise.
+          await sql<{ ws: string; t: string; key: string; n: unknown }>`
+            select d.workspace_id as ws, substr(a.at, 1, ${w}) as t,
+              case when a.error is null then 'delivered'
+                   when d.status in ('dead', 'failed') and a.attempt = d.attempts then d.status
+                   else 'retrying' end as key,
+              count(*) as n
+            from delivery_attempts a join deliveries d on d.id = a.delivery_id
+            where a.at >= ${from} and a.at < ${to} ${whose}
+            group by 1, 2, 3`.execute(db)
+        : // A delivery settles at its last attempt, when that ended it (a replay's earlier ones do not).
+          await sql<{ ws: string; t: string; key: string; n: unknown }>`
+            select d.workspace_id as ws, substr(a.at, 1, ${w}) as t, '' as key, count(*) as n
+            from delivery_attempts a join deliveries d on d.id = a.delivery_id
+            where a.at >= ${from} and a.at < ${to} ${whose}
+              and a.attempt = d.attempts and d.status <> 'pending'
+            group by 1, 2`.execute(db)
+    for (const x of r.rows) add(x.ws, { t: x.t, key: x.key ?? '', n: Number(x.n), v: 0 })
+    return out
+  }
+
   async #mark(workspaceId: string): Promise<string | null> {
     const row = await this.#o.db
       .selectFrom('stat_rollups')
@@ -510,13 +570,16 @@ export class Stats {
     if (!(await this.#leases.take('stats-rollup', this.#holder, 5 * MINUTE))) return 0
     let folded = 0
     const deadline = performance.now() + ROLLUP_PASS_MS
+    // Workspaces' marks move together (each pass folds every workspace up to the same hour), so
+    // the pass reads each window of attempts once for all of them.
+    const shared: SharedReads = new Map()
     for (const { id } of await this.#o.db.selectFrom('workspaces').select('id').execute())
-      folded += await this.#rollUpWorkspace(id, deadline)
+      folded += await this.#rollUpWorkspace(id, deadline, shared)
     return folded
   }
 
   /** Folds a workspace's hours that are over, ROLLUP_CHUNK_HOURS a transaction, until `deadline`. */
-  async #rollUpWorkspace(id: string, deadline: number): Promise<number> {
+  async #rollUpWorkspace(id: string, deadline: number, shared?: SharedReads): Promise<number> {
     const cutoff = this.#cutoff()
     let mark = await this.#mark(id)
     let start = mark ? prefixMs(mark) : await this.#firstHour(id, cutoff)
@@ -524,7 +587,7 @@ export class Stats {
     let folded = 0
     while (start < cutoff && performance.now() < deadline) {
       const end = Math.min(cutoff, start + ROLLUP_CHUNK_HOURS * HOUR)
-      await this.#foldHours(id, start, end, mark !== null)
+      await this.#foldHours(id, start, end, mark !== null, shared)
       folded += (end - start) / HOUR
       mark = hourOf(end)
       start = end
@@ -537,9 +600,15 @@ export class Stats {
     return Math.floor((this.#o.clock.now() - ROLLUP_MARGIN_MS) / HOUR) * HOUR
   }
 
-  async #foldHours(id: string, start: number, end: number, marked: boolean): Promise<void> {
+  async #foldHours(
+    id: string,
+    start: number,
+    end: number,
+    marked: boolean,
+    shared?: SharedReads,
+  ): Promise<void> {
     const rows = await Promise.all(
-      SOURCES.map(async (s) => ({ s, rows: await this.#read(s, id, iso(start), iso(end), 13) })),
+      SOURCES.map(async (s) => ({ s, rows: await this.#read(s, id, iso(start), iso(end), 13, shared) })),
     )
     await this.#o.db.transaction().execute(async (trx) => {
       await statHours.replace(
