@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { ConnectionsTable, Database } from './schema.ts'
@@ -113,7 +113,8 @@ export class Connections {
     return this.#db
       .selectFrom('connections')
       .select(['id', 'next_check_at'])
-      .where('status', '=', 'active')
+      // Written into the statement, so the partial index of due checks serves it (migration 0019).
+      .where('status', '=', sql.lit('active'))
       .where((eb) => eb.or([eb('next_check_at', '<=', nowIso), eb('next_check_at', 'is', null)]))
       .where(({ exists, selectFrom }) =>
         exists(
