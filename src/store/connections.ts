@@ -110,22 +110,24 @@ export class Connections {
    * is due (connections/connection-health.ts).
    */
   async dueChecks(nowIso: string, limit: number) {
-    return this.#db
-      .selectFrom('connections')
-      .select(['id', 'next_check_at'])
-      // Written into the statement, so the partial index of due checks serves it (migration 0019).
-      .where('status', '=', sql.lit('active'))
-      .where((eb) => eb.or([eb('next_check_at', '<=', nowIso), eb('next_check_at', 'is', null)]))
-      .where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('triggers')
-            .select('triggers.id')
-            .whereRef('triggers.connection_id', '=', 'connections.id'),
-        ),
-      )
-      .orderBy('next_check_at')
-      .limit(limit)
-      .execute()
+    return (
+      this.#db
+        .selectFrom('connections')
+        .select(['id', 'next_check_at'])
+        // Written into the statement, so the partial index of due checks serves it (migration 0019).
+        .where('status', '=', sql.lit('active'))
+        .where((eb) => eb.or([eb('next_check_at', '<=', nowIso), eb('next_check_at', 'is', null)]))
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('triggers')
+              .select('triggers.id')
+              .whereRef('triggers.connection_id', '=', 'connections.id'),
+          ),
+        )
+        .orderBy('next_check_at')
+        .limit(limit)
+        .execute()
+    )
   }
 
   /** Claims a due check by moving it to `until`, only if it is still as read: one instance gets it. */
