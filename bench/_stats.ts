@@ -1,4 +1,18 @@
 // Small helpers shared by the benchmarks.
+import { randomBytes } from 'node:crypto'
+
+/**
+ * The task-board's ids are ObjectIds: the second they were made, five bytes fixed per server process
+ * and a counter, so a server's ids grow. Random ids would spread the events' identity index where the
+ * upstream's do not.
+ */
+const processBytes = randomBytes(5).toString('hex')
+let idCounter = randomBytes(3).readUIntBE(0, 3)
+export function objectId(): string {
+  idCounter = (idCounter + 1) & 0xffffff
+  const seconds = Math.floor(Date.now() / 1000)
+  return seconds.toString(16).padStart(8, '0') + processBytes + idCounter.toString(16).padStart(6, '0')
+}
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))

@@ -32,7 +32,7 @@ import { Agent, request } from 'undici'
 import { startTaskboardSandbox } from '../sandbox/taskboard/index.ts'
 import { startBalancer } from '../test/helpers/balancer.ts'
 import { tempDir } from '../test/helpers/databases.ts'
-import { median, percentile, report, round, type Target, target } from './_stats.ts'
+import { median, objectId, percentile, report, round, type Target, target } from './_stats.ts'
 
 const HELP = `node bench/events.ts [flags]      (npm run bench -- events runs it with none)
 
@@ -419,19 +419,6 @@ async function setUpTenancy(d: Deployment, workspaces: number): Promise<{ hooks:
     }),
   )
   return { hooks, seconds: round((performance.now() - t0) / 1000, 1) }
-}
-
-/**
- * The task-board's ids are ObjectIds: the second they were made, five bytes fixed per server process
- * and a counter, so a server's ids grow. Random ids would spread the events' identity index where the
- * upstream's do not.
- */
-const processBytes = randomBytes(5).toString('hex')
-let idCounter = randomBytes(3).readUIntBE(0, 3)
-function objectId(): string {
-  idCounter = (idCounter + 1) & 0xffffff
-  const seconds = Math.floor(Date.now() / 1000)
-  return seconds.toString(16).padStart(8, '0') + processBytes + idCounter.toString(16).padStart(6, '0')
 }
 
 function delivery({ url, listId }: Hook) {

@@ -4,7 +4,8 @@
 // write what the event path writes — events and their deliveries in group commits, each delivery's
 // push outcome and attempt after it — on a fresh store with automatic checkpoints off (as the store
 // runs), and about once a second's worth of rows the store's listing pass (store/sqlite-listing.ts)
-// runs. The log's frames are counted from its size.
+// runs. Ids are made as the product makes them (time-ordered), upstream ids shaped like the
+// task-board's ObjectIds. The log's frames are counted from its size.
 //
 //   node bench/page-writes.ts [--deliveries 20000] [--per-commit 17] [--rate 2500] [--workspaces 1,1000]
 import fs from 'node:fs'
@@ -13,10 +14,12 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { Kysely } from 'kysely'
 import { deliveries, events, type NewDelivery, type NewEvent } from '../src/store/event-log.ts'
+import { newId } from '../src/store/ids.ts'
 import { migrate } from '../src/store/migrations.ts'
 import { nodeSqliteDialect, openSqlite } from '../src/store/node-sqlite-dialect.ts'
 import type { Database } from '../src/store/schema.ts'
 import { listInBackground } from '../src/store/sqlite-listing.ts'
+import { objectId } from './_stats.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -32,10 +35,6 @@ const PER_COMMIT = Number(flags['per-commit'])
 const RATE = Number(flags.rate)
 const PAGE = 4096
 const FRAME = PAGE + 24
-
-/** Upstream ids shaped like the task-board's ObjectIds: the second first, then a counter. */
-let counter = 0
-const objectId = () => Math.floor(Date.now() / 1000).toString(16) + (counter++).toString(16).padStart(16, '0')
 
 async function run(workspaceCount: number) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'patchbay-page-writes-'))
@@ -64,7 +63,7 @@ async function run(workspaceCount: number) {
     const made: NewDelivery[] = []
     for (let i = 0; i < PER_COMMIT; i++) {
       const ws = workspaceIds[Math.floor(Math.random() * workspaceIds.length)]
-      const id = `evt_${crypto.randomUUID()}`
+      const id = newId('evt')
       rows.push({
         id,
         workspace_id: ws,
@@ -82,7 +81,7 @@ async function run(workspaceCount: number) {
         owner: '',
       })
       made.push({
-        id: `dlv_${crypto.randomUUID()}`,
+        id: newId('dlv'),
         workspace_id: ws,
         agent_id: `agt_${ws}_${i % 10}`,
         event_id: id,
