@@ -23,6 +23,56 @@ const series = (body: any, name: string) => body.series.find((s: any) => s.name 
 const line = (body: any, name: string, key: string) =>
   series(body, name).lines.find((l: any) => l.key === key)
 
+/**
+ * An event as stored, its delivery and the delivery's attempts: delivered at its first attempt
+ * (100 ms after the event), or dead after two.
+ */
+function stored(ws: string, key: string, at: number, connector: string, outcome: 'delivered' | 'dead') {
+  const dead = outcome === 'dead'
+  return {
+    event: {
+      id: `evt_${key}`,
+      workspace_id: ws,
+      connector,
+      subscription_id: 'sub_x',
+      connection_id: 'con_x',
+      model: 'm',
+      upstream_id: `u_${key}`,
+      type: 't',
+      refs: '{}',
+      data: '{}',
+      occurred_at: iso(at),
+      received_at: iso(at),
+      matched: 1,
+    },
+    delivery: {
+      id: `dlv_${key}`,
+      workspace_id: ws,
+      agent_id: 'agt_x',
+      event_id: `evt_${key}`,
+      trigger_id: 'trg_x',
+      target: '{"type":"webhook","url":"http://x"}',
+      status: outcome,
+      attempts: dead ? 2 : 1,
+      next_attempt_at: null,
+      last_status: dead ? 500 : 200,
+      last_error: dead ? 'the agent endpoint answered 500' : null,
+      tool_run_id: null,
+      created_at: iso(at + 10),
+      delivered_at: dead ? null : iso(at + 100),
+      claimed_until: null,
+    },
+    attempts: Array.from({ length: dead ? 2 : 1 }, (_, k) => ({
+      delivery_id: `dlv_${key}`,
+      attempt: k + 1,
+      at: iso(at + 100 * (k + 1)),
+      status: dead ? 500 : 200,
+      error: dead ? 'x' : null,
+      duration_ms: 5,
+    })),
+  }
+}
+
 test('a workspace with no records: every series is empty and says so', async () => {
   const res = await stats('')
   assert.equal(res.status, 200, JSON.stringify(res.body))
@@ -103,68 +153,16 @@ test('a month of stored records: the same numbers read from the records and from
   const deliveries: any[] = []
   const attempts: any[] = []
   for (let i = 0; i < 240; i++) {
-    const at = start + i * HOUR + 60_000
-    const connector = ['taskboard', 'codehost', 'contactdata'][i % 3]
-    const id = `evt_stats_${i}`
-    events.push({
-      id,
-      workspace_id: ws,
-      connector,
-      subscription_id: 'sub_x',
-      connection_id: 'con_x',
-      model: 'm',
-      upstream_id: `u${i}`,
-      type: 't',
-      refs: '{}',
-      data: '{}',
-      occurred_at: iso(at),
-      received_at: iso(at),
-      matched: 1,
-    })
-    const outcome = i % 10 === 0 ? 'dead' : 'delivered'
-    deliveries.push({
-      id: `dlv_stats_${i}`,
-      workspace_id: ws,
-      agent_id: 'agt_x',
-      event_id: id,
-      trigger_id: 'trg_x',
-      target: '{"type":"webhook","url":"http://x"}',
-      status: outcome,
-      attempts: i % 10 === 0 ? 2 : 1,
-      next_attempt_at: null,
-      last_status: outcome === 'dead' ? 500 : 200,
-      last_error: outcome === 'dead' ? 'the agent endpoint answered 500' : null,
-      tool_run_id: null,
-      created_at: iso(at + 10),
-      delivered_at: outcome === 'delivered' ? iso(at + 100) : null,
-      claimed_until: null,
-    })
-    if (outcome === 'dead') {
-      attempts.push({
-        delivery_id: `dlv_stats_${i}`,
-        attempt: 1,
-        at: iso(at + 100),
-        status: 500,
-        error: 'x',
-        duration_ms: 5,
-      })
-      attempts.push({
-        delivery_id: `dlv_stats_${i}`,
-        attempt: 2,
-        at: iso(at + 200),
-        status: 500,
-        error: 'x',
-        duration_ms: 5,
-      })
-    } else
-      attempts.push({
-        delivery_id: `dlv_stats_${i}`,
-        attempt: 1,
-        at: iso(at + 100),
-        status: 200,
-        error: null,
-        duration_ms: 5,
-      })
+    const r = stored(
+      ws,
+      `stats_${i}`,
+      start + i * HOUR + 60_000,
+      ['taskboard', 'codehost', 'contactdata'][i % 3],
+      i % 10 === 0 ? 'dead' : 'delivered',
+    )
+    events.push(r.event)
+    deliveries.push(r.delivery)
+    attempts.push(...r.attempts)
   }
   // Two deliveries still waiting now.
   for (let i = 0; i < 2; i++)
@@ -309,50 +307,16 @@ test('one roll-up pass folds every workspace’s hours, each with its own attemp
   const attempts: any[] = []
   const make = (ws: string, n: number, dead: number) => {
     for (let i = 0; i < n; i++) {
-      const at = start + (i % 2) * HOUR + 60_000 + i
-      const id = `evt_pass_${ws}_${i}`
-      const gaveUp = i < dead
-      events.push({
-        id,
-        workspace_id: ws,
-        connector: 'taskboard',
-        subscription_id: 'sub_x',
-        connection_id: 'con_x',
-        model: 'm',
-        upstream_id: `u_${ws}_${i}`,
-        type: 't',
-        refs: '{}',
-        data: '{}',
-        occurred_at: iso(at),
-        received_at: iso(at),
-        matched: 1,
-      })
-      deliveries.push({
-        id: `dlv_pass_${ws}_${i}`,
-        workspace_id: ws,
-        agent_id: 'agt_x',
-        event_id: id,
-        trigger_id: 'trg_x',
-        target: '{"type":"webhook","url":"http://x"}',
-        status: gaveUp ? 'dead' : 'delivered',
-        attempts: gaveUp ? 2 : 1,
-        next_attempt_at: null,
-        last_status: gaveUp ? 500 : 200,
-        last_error: gaveUp ? 'the agent endpoint answered 500' : null,
-        tool_run_id: null,
-        created_at: iso(at + 10),
-        delivered_at: gaveUp ? null : iso(at + 50),
-        claimed_until: null,
-      })
-      for (let a = 1; a <= (gaveUp ? 2 : 1); a++)
-        attempts.push({
-          delivery_id: `dlv_pass_${ws}_${i}`,
-          attempt: a,
-          at: iso(at + 50 * a),
-          status: gaveUp ? 500 : 200,
-          error: gaveUp ? 'x' : null,
-          duration_ms: 5,
-        })
+      const r = stored(
+        ws,
+        `pass_${ws}_${i}`,
+        start + (i % 2) * HOUR + 60_000 + i,
+        'taskboard',
+        i < dead ? 'dead' : 'delivered',
+      )
+      events.push(r.event)
+      deliveries.push(r.delivery)
+      attempts.push(...r.attempts)
     }
   }
   make(b.id, 6, 1)
