@@ -57,7 +57,7 @@ const storedUnlisted = (db: Db) => !(db.getExecutor().adapter instanceof Postgre
 
 /**
  * A workspace's events or deliveries, to select from: its listed rows by the workspace index and
- * its unlisted ones (the newest, before the store lists them: migration 0018) by the seq index,
+ * its unlisted ones (the newest, before the store lists them: migration 0018) by the unlisted index,
  * in one statement, so both parts are one snapshot and a row listed meanwhile is read once. SQLite
  * takes a query's conditions, order and limit into both parts (a merge of two index reads: the
  * plan is checked in test/store/listed-later.test.ts). Every read of a workspace's rows goes here.

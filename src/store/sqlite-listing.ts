@@ -1,6 +1,6 @@
 // Lists a SQLite store's newest events and deliveries in its workspace indexes, in batches
-// (migration 0018). A row is stored unlisted, found by the seq index its commit's rows share a
-// page of; about once a second every unlisted row is listed in one transaction, so each
+// (migration 0018). A row is stored unlisted, found by the unlisted index (in the order rows are
+// made) whose last page its commit's rows share; about once a second every unlisted row is listed in one transaction, so each
 // workspace's index page is written once for all its rows of that second instead of once for
 // each (with 1,000 busy workspaces, a page a row). Reads take both parts (event-log.ts
 // ofWorkspace), so a row is found before and after, and a listing that fails (a full disk) only
