@@ -107,7 +107,15 @@ async function run(workspaceCount: number) {
       db,
       made.map((d) => ({
         id: d.id,
-        attempt: { delivery_id: d.id, attempt: 1, at: now, status: 200, error: null, duration_ms: 3 },
+        attempt: {
+          delivery_id: d.id,
+          workspace_id: d.workspace_id,
+          attempt: 1,
+          at: now,
+          status: 200,
+          error: null,
+          duration_ms: 3,
+        },
         update: {
           status: 'delivered',
           last_status: 200,

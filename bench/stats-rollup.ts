@@ -1,8 +1,8 @@
 // The statistics' roll-up over many workspaces on the embedded SQLite store (issue 22): a day of
 // deliveries and their attempts spread over W workspaces (and the same over one workspace, in the
 // same run), then the roll-up passes that fold the day, timed until there is nothing left to fold.
-// Attempts carry no workspace (they are found by time), so a pass that read each workspace's hours
-// on its own read every workspace's attempts once per workspace.
+// A pass reads an hour's attempts by time, every workspace's at once (a pass that read each
+// workspace's hours on its own read every workspace's attempts once per workspace).
 //
 //   node bench/stats-rollup.ts   (BENCH_WORKSPACES=… default 200, BENCH_DELIVERIES=… default 100000)
 import { sql } from 'kysely'
@@ -47,8 +47,8 @@ async function rollUpMs(workspaceCount: number) {
     select 'dlv_r_' || i, ${whose}, 'agt_r', 'evt_r_' || i, 'trg_r', '{"type":"webhook"}', 'delivered', 1, null, 200, null, null,
       ${at(0.01)}, ${at(0.05)}, null
     from (${series})`.execute(db)
-  await sql`insert into delivery_attempts (delivery_id, attempt, at, status, error, duration_ms)
-    select 'dlv_r_' || i, 1, ${at(0.05)}, 200, null, 20 from (${series})`.execute(db)
+  await sql`insert into delivery_attempts (delivery_id, workspace_id, attempt, at, status, error, duration_ms)
+    select 'dlv_r_' || i, ${whose}, 1, ${at(0.05)}, 200, null, 20 from (${series})`.execute(db)
   await sql`analyze`.execute(db)
   const started = performance.now()
   let passes = 0

@@ -42,12 +42,12 @@ await sql`insert into deliveries (id, workspace_id, agent_id, event_id, trigger_
     case when i % 50 = 0 then 'dead' else 'delivered' end, case when i % 50 = 0 then 2 else 1 end, null, 200, null, null,
     ${times(EVENTS, 0.01)}, case when i % 50 = 0 then null else ${times(EVENTS, 0.05)} end, null
   from (${series(EVENTS)})`.execute(db)
-await sql`insert into delivery_attempts (delivery_id, attempt, at, status, error, duration_ms)
-  select 'dlv_b_' || i, 1, ${times(EVENTS, 0.05)}, case when i % 50 = 0 then 500 else 200 end,
+await sql`insert into delivery_attempts (delivery_id, workspace_id, attempt, at, status, error, duration_ms)
+  select 'dlv_b_' || i, ${ws}, 1, ${times(EVENTS, 0.05)}, case when i % 50 = 0 then 500 else 200 end,
     case when i % 50 = 0 then 'the agent endpoint answered 500' else null end, 20
   from (${series(EVENTS)})`.execute(db)
-await sql`insert into delivery_attempts (delivery_id, attempt, at, status, error, duration_ms)
-  select 'dlv_b_' || i, 2, ${times(EVENTS, 1.05)}, 500, 'the agent endpoint answered 500', 20
+await sql`insert into delivery_attempts (delivery_id, workspace_id, attempt, at, status, error, duration_ms)
+  select 'dlv_b_' || i, ${ws}, 2, ${times(EVENTS, 1.05)}, 500, 'the agent endpoint answered 500', 20
   from (${series(EVENTS)}) where i % 50 = 0`.execute(db)
 const RUNS = Math.round(EVENTS * 0.3)
 await sql`insert into step_runs (id, workspace_id, step_id, connection_id, caller_key_id, status, error_code, duration_ms, attempts, created_at, rate_limited)

@@ -56,13 +56,15 @@ export type SendableDelivery = DeliveryRow & {
 const storedUnlisted = (db: Db) => !(db.getExecutor().adapter instanceof PostgresAdapter)
 
 /**
- * A workspace's events or deliveries, to select from: its listed rows by the workspace index and
- * its unlisted ones (the newest, before the store lists them: migration 0018) by the unlisted index,
+ * A workspace's events, deliveries or delivery attempts, to select from: its listed rows by the
+ * workspace index and its unlisted ones (the newest, before the store lists them: migrations 0018
+ * and 0020) by the unlisted index,
  * in one statement, so both parts are one snapshot and a row listed meanwhile is read once. SQLite
  * takes a query's conditions, order and limit into both parts (a merge of two index reads: the
  * plan is checked in test/store/listed-later.test.ts). Every read of a workspace's rows goes here.
  * `columns`, when given, are the only ones read (and the only ones the query may name): a count
- * over the two parts reads whole rows otherwise, an event's data and all.
+ * over the two parts reads whole rows otherwise, an event's data and all. `alias` names the rows
+ * in the query (the table's name by default).
  */
 export function ofWorkspace(
   db: Db,
@@ -78,9 +80,17 @@ export function ofWorkspace(
 ): AliasedRawBuilder<Selectable<DeliveriesTable>, 'deliveries'>
 export function ofWorkspace(
   db: Db,
-  table: 'events' | 'deliveries',
+  table: 'delivery_attempts',
+  workspaceId: string,
+  columns?: ReadonlyArray<keyof DeliveryAttemptsTable & string>,
+  alias?: string,
+): AliasedRawBuilder<Selectable<DeliveryAttemptsTable>, string>
+export function ofWorkspace(
+  db: Db,
+  table: 'events' | 'deliveries' | 'delivery_attempts',
   workspaceId: string,
   columns?: ReadonlyArray<string>,
+  alias: string = table,
 ): unknown {
   const picked = columns ? sql.join(columns.map((c) => sql.ref(c))) : sql`*`
   // The 1 and the 0 are written into the statement: a partial index serves a query whose
@@ -90,12 +100,12 @@ export function ofWorkspace(
   >`select ${picked} from ${sql.table(table)} where listed = 1 and workspace_id = ${workspaceId}`
   // PostgreSQL stores every row listed: the listed part is all there is. (It planned the union of
   // both as each part read whole and then sorted, not as a merge.)
-  if (!storedUnlisted(db)) return sql`(${listed})`.as(table)
+  if (!storedUnlisted(db)) return sql`(${listed})`.as(alias)
   // The unlisted part is read by its own index, always: it holds a second or so of rows. Left to
   // choose, SQLite read a statistics window's unlisted part by the time index instead (every
   // workspace's rows of that hour).
   const unlisted = sql`select ${picked} from ${sql.table(table)} indexed by ${sql.id(`${table}_unlisted`)} where listed = 0 and workspace_id = ${workspaceId}`
-  return sql`(${listed} union all ${unlisted})`.as(table)
+  return sql`(${listed} union all ${unlisted})`.as(alias)
 }
 
 type StoredDelivery = Omit<DeliveriesTable, 'seq' | 'listed'> & { seq: number | string; listed?: number }
@@ -130,11 +140,14 @@ export function sendableEvent(d: SendableDelivery) {
 /** The columns of deliveries as written. */
 const writeDelivery = (r: NewDelivery) => ({ ...r, target: JSON.stringify(r.target) })
 
+/** A row of the attempt log as written: its delivery's workspace named. */
+export type NewAttempt = Omit<DeliveryAttemptsTable, 'workspace_id' | 'listed'> & { workspace_id: string }
+
 /** An attempt's outcome, to be written by its claim holder (deliveries.settleMany). */
 export interface SettledAttempt {
   id: string
   /** Its row in the attempt log. */
-  attempt: DeliveryAttemptsTable
+  attempt: NewAttempt
   update: {
     status: 'pending' | 'delivered' | 'dead'
     last_status: number | null
@@ -595,10 +608,10 @@ export const deliveries = {
               next_attempt_at = v.next_attempt_at, claimed_until = NULL
           FROM v
           WHERE d.id = v.id AND d.attempts = v.attempt AND d.status = 'pending' AND d.claimed_until IS NOT NULL
-          RETURNING d.id
+          RETURNING d.id, d.workspace_id
         )
-        INSERT INTO delivery_attempts (delivery_id, attempt, at, status, error, duration_ms)
-        SELECT v.id, v.attempt, v.at, v.attempt_status, v.attempt_error, v.duration_ms
+        INSERT INTO delivery_attempts (delivery_id, attempt, at, status, error, duration_ms, workspace_id)
+        SELECT v.id, v.attempt, v.at, v.attempt_status, v.attempt_error, v.duration_ms, settled.workspace_id
         FROM v JOIN settled ON settled.id = v.id
         ON CONFLICT (delivery_id, attempt) DO NOTHING`.execute(db)
       return
@@ -673,18 +686,21 @@ export const deliveries = {
       .executeTakeFirst()
     return row ? Number(row.seq) : 0
   },
-  async addAttempts(db: Db, rows: DeliveryAttemptsTable[]) {
-    if (rows.length)
+  /** Stored unlisted on SQLite, as events and deliveries are (migration 0020). */
+  async addAttempts(db: Db, rows: NewAttempt[]) {
+    if (rows.length) {
+      const listed = storedUnlisted(db) ? 0 : 1
       await db
         .insertInto('delivery_attempts')
-        .values(rows)
+        .values(rows.map((r) => ({ ...r, listed })))
         .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing())
         .execute()
+    }
   },
   async attempts(db: Db, deliveryId: string) {
     return db
       .selectFrom('delivery_attempts')
-      .selectAll()
+      .select(['delivery_id', 'attempt', 'at', 'status', 'error', 'duration_ms'])
       .where('delivery_id', '=', deliveryId)
       .orderBy('attempt')
       .execute()

@@ -318,6 +318,10 @@ export interface DeliveryAttemptsTable {
   status: number | null
   error: string | null
   duration_ms: number
+  /** Its delivery's workspace (migration 0020; null only for an attempt whose delivery was gone then). */
+  workspace_id: string | null
+  /** As EventsTable.listed (migration 0020). */
+  listed: Generated<number>
 }
 
 /** An agent: its scope, the connections it may use and where its events go (migration 0002). */

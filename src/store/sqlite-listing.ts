@@ -1,5 +1,5 @@
-// Lists a SQLite store's newest events and deliveries in its workspace indexes, in batches
-// (migration 0018). A row is stored unlisted, found by the unlisted index (in the order rows are
+// Lists a SQLite store's newest events, deliveries and delivery attempts in its workspace indexes,
+// in batches (migrations 0018 and 0020). A row is stored unlisted, found by the unlisted index (in the order rows are
 // made) whose last page its commit's rows share; about once a second every unlisted row is listed in one transaction, so each
 // workspace's index page is written once for all its rows of that second instead of once for
 // each (with 1,000 busy workspaces, a page a row). Reads take both parts (event-log.ts
@@ -32,6 +32,7 @@ export function listInBackground(
       .execute(async (tx) => {
         await sql`UPDATE events SET listed = 1 WHERE listed = 0`.execute(tx)
         await sql`UPDATE deliveries SET listed = 1 WHERE listed = 0`.execute(tx)
+        await sql`UPDATE delivery_attempts SET listed = 1 WHERE listed = 0`.execute(tx)
         warned = false
       })
       .catch((err: unknown) => {
@@ -40,7 +41,7 @@ export function listInBackground(
         warned = true
         opts.log?.warn(
           { err: String(err) },
-          'listing the newest events and deliveries failed; tried again each second',
+          'listing the newest events, deliveries and attempts failed; tried again each second',
         )
       })
       .finally(() => {

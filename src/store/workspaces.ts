@@ -67,6 +67,8 @@ export const OWNED = [
   'triggers',
   'subscriptions',
   'events',
+  // Before their deliveries, by which they are found (migration 0020 gave them a workspace).
+  'delivery_attempts',
   'deliveries',
   'causations',
   'step_runs',
@@ -83,7 +85,7 @@ export const OWNED = [
   'jobs',
 ] as const satisfies readonly (keyof Database)[]
 
-export type OwnedTable = (typeof OWNED)[number] | 'inbox' | 'delivery_attempts'
+export type OwnedTable = (typeof OWNED)[number] | 'inbox'
 
 /** A person's workspace with when they joined it. */
 type Joined = Selectable<WorkspacesTable> & { role: Role; joined_at: string }
@@ -214,12 +216,6 @@ export class Workspaces {
     return this.#db.transaction().execute(async (trx) => {
       const removed = {} as Record<OwnedTable, number>
       const count = (r: { numDeletedRows: bigint }) => Number(r.numDeletedRows)
-      removed.delivery_attempts = count(
-        await trx
-          .deleteFrom('delivery_attempts')
-          .where('delivery_id', 'in', trx.selectFrom(ofWorkspace(trx, 'deliveries', id, ['id'])).select('id'))
-          .executeTakeFirst(),
-      )
       removed.inbox = count(
         await trx
           .deleteFrom('inbox')
@@ -241,7 +237,16 @@ export class Workspaces {
                   'in',
                   trx.selectFrom(ofWorkspace(trx, table as 'events', id, ['seq'])).select('seq'),
                 )
-            : trx.deleteFrom(table).where('workspace_id' as never, '=', id as never)
+            : table === 'delivery_attempts'
+              ? // By their deliveries: also those stored before they carried a workspace.
+                trx
+                  .deleteFrom(table)
+                  .where(
+                    'delivery_id',
+                    'in',
+                    trx.selectFrom(ofWorkspace(trx, 'deliveries', id, ['id'])).select('id'),
+                  )
+              : trx.deleteFrom(table).where('workspace_id' as never, '=', id as never)
           ).executeTakeFirst(),
         )
       await trx.deleteFrom('workspaces').where('id', '=', id).execute()

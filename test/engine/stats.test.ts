@@ -3,6 +3,7 @@
 // says so.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import { deliveries } from '../../src/store/event-log.ts'
 import { statHours } from '../../src/store/stat-hours.ts'
 import { Workspaces } from '../../src/store/workspaces.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
@@ -44,6 +45,7 @@ function stored(ws: string, key: string, at: number, connector: string, outcome:
       occurred_at: iso(at),
       received_at: iso(at),
       matched: 1,
+      owner: '',
     },
     delivery: {
       id: `dlv_${key}`,
@@ -64,6 +66,7 @@ function stored(ws: string, key: string, at: number, connector: string, outcome:
     },
     attempts: Array.from({ length: dead ? 2 : 1 }, (_, k) => ({
       delivery_id: `dlv_${key}`,
+      workspace_id: ws,
       attempt: k + 1,
       at: iso(at + 100 * (k + 1)),
       status: dead ? 500 : 200,
@@ -346,4 +349,39 @@ test('one roll-up pass folds every workspace’s hours, each with its own attemp
   }
   assert.deepEqual(await folded(b.id), { delivered: 5, retrying: 1, dead: 1, settled: 6, timed: 5 })
   assert.deepEqual(await folded(c.id), { delivered: 4, retrying: 0, dead: 0, settled: 4, timed: 4 })
+})
+
+test('the hours not rolled up yet count the workspace’s own attempts, listed or still waiting to be', async () => {
+  const db = t.service.engine.store.db
+  const mine = t.service.workspaceId
+  const other = (await new Workspaces(db, t.service.engine.store.kind).insert('other')).id
+  // Minutes ago, in the hour read from the records: 3 of this workspace's (one dead after two
+  // attempts) and 5 of another's, among them the same minutes.
+  const at = Date.now() - 5 * 60_000
+  const made = [
+    ...[0, 1, 2].map((i) => stored(mine, `live_${i}`, at + i, 'taskboard', i === 0 ? 'dead' : 'delivered')),
+    ...[0, 1, 2, 3, 4].map((i) => stored(other, `live_other_${i}`, at + i, 'taskboard', 'delivered')),
+  ]
+  await db
+    .insertInto('events')
+    .values(made.map((r) => r.event))
+    .execute()
+  await db
+    .insertInto('deliveries')
+    .values(made.map((r) => r.delivery))
+    .execute()
+  // Written as the deliverer writes them: on SQLite unlisted until the store lists them.
+  const attempts = made.flatMap((r) => r.attempts)
+  await t.service.engine.store.listing?.stop()
+  await deliveries.addAttempts(db, attempts.slice(0, 3))
+  await t.service.engine.store.listing?.listNow()
+  await deliveries.addAttempts(db, attempts.slice(3))
+
+  const res = await stats(`from=${iso(at - HOUR / 2)}&step=1m&series=deliveries.outcome,deliveries.latency`)
+  assert.equal(res.status, 200, JSON.stringify(res.body))
+  assert.equal(line(res.body, 'deliveries.outcome', 'delivered').total, 2)
+  assert.equal(line(res.body, 'deliveries.outcome', 'retrying').total, 1)
+  assert.equal(line(res.body, 'deliveries.outcome', 'dead').total, 1)
+  const p50 = line(res.body, 'deliveries.latency', 'p50')
+  assert.ok(p50.total >= 88 && p50.total <= 110, String(p50.total))
 })

@@ -3,15 +3,10 @@
 // is lost, seqs handed out before are never handed out again, and afterwards the same upstream id
 // may be stored once per owner — and only once per owner.
 import assert from 'node:assert/strict'
-import fs from 'node:fs'
-import path from 'node:path'
 import { after, test } from 'node:test'
-import { Kysely, type Migration, Migrator } from 'kysely'
-import pg from 'pg'
-import { OneSchemaPostgresDialect } from '../../src/store/database.ts'
 import { newId, nowIso } from '../../src/store/ids.ts'
-import { nodeSqliteDialect, openSqlite } from '../../src/store/node-sqlite-dialect.ts'
 import { testDatabases } from '../helpers/databases.ts'
+import { bareDatabase, migrate } from '../helpers/migrations.ts'
 
 const { databases } = await testDatabases()
 const closers: (() => Promise<void>)[] = []
@@ -19,43 +14,13 @@ after(async () => {
   for (const c of closers.reverse()) await c()
 })
 
-const folder = path.join(import.meta.dirname, '../../src/store/migrations')
 const OWNER_MIGRATION = '0015_event_owner'
-
-/** Every migration of the folder, or those before the owner migration. */
-async function migrateTo(db: Kysely<any>, schema: string | undefined, upTo: 'before' | 'all') {
-  const migrations: Record<string, Migration> = {}
-  for (const file of fs.readdirSync(folder).sort()) {
-    const name = file.replace(/\.ts$/, '')
-    if (upTo === 'before' && name >= OWNER_MIGRATION) continue
-    migrations[name] = await import(path.join(folder, file))
-  }
-  const { error } = await new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableSchema: schema,
-    allowUnorderedMigrations: true,
-  }).migrateToLatest()
-  if (error) throw error
-}
 
 for (const database of databases)
   test(`events made before the owner migration keep their rows and get their connection's end user (${database.name})`, async () => {
-    const location = database.fresh()
-    let db: Kysely<any>
-    if (location.databaseUrl) {
-      const pool = new pg.Pool({
-        connectionString: location.databaseUrl,
-        options: `-c search_path=${location.pgSchema}`,
-      })
-      await pool.query(`CREATE SCHEMA IF NOT EXISTS "${location.pgSchema}"`)
-      db = new Kysely({ dialect: new OneSchemaPostgresDialect({ pool }, location.pgSchema ?? null) })
-      closers.push(async () => {
-        await pool.query(`DROP SCHEMA IF EXISTS "${location.pgSchema}" CASCADE`).catch(() => {})
-      })
-    } else db = new Kysely({ dialect: nodeSqliteDialect(openSqlite(`${location.dataDir}/patchbay.db`)) })
-    closers.push(() => db.destroy())
-    await migrateTo(db, location.pgSchema, 'before')
+    const { db, schema, close } = await bareDatabase(database)
+    closers.push(close)
+    await migrate(db, schema, OWNER_MIGRATION)
 
     const at = nowIso()
     const ws = newId('ws')
@@ -99,7 +64,7 @@ for (const database of databases)
     // The newest is deleted: its seq is not handed out again.
     await db.deleteFrom('events').where('upstream_id', '=', 'gone').execute()
 
-    await migrateTo(db, location.pgSchema, 'all')
+    await migrate(db, schema)
 
     const rows = await db
       .selectFrom('events')
@@ -135,7 +100,7 @@ for (const database of databases)
       .executeTakeFirstOrThrow()
     assert.ok(Number(newest.seq) > Number(seqs[2].seq), 'a deleted event seq is not handed out again')
     // The indexes the events were read by are still there.
-    if (!location.databaseUrl) {
+    if (database.name === 'sqlite') {
       const names = (
         await db
           .selectFrom('sqlite_master' as any)

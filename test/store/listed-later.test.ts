@@ -195,5 +195,23 @@ for (const database of databases)
           assert.ok(!plan.some((d) => d.startsWith(`SCAN ${table}`) && !d.includes('INDEX')), plan.join('\n'))
           assert.ok(!plan.some((d) => d.includes('TEMP B-TREE')), `no sort of every row: ${plan.join('\n')}`)
         }
+        // The statistics' read of an hour's attempts: the workspace's, not every workspace's of the hour.
+        const c = s.db
+          .selectFrom(ofWorkspace(s.db, 'delivery_attempts', 'ws_1', ['delivery_id', 'attempt', 'at']))
+          .select(['delivery_id', 'attempt'])
+          .where('at', '>=', '2026-11-26T08')
+          .where('at', '<', '2026-11-26T09')
+          .compile()
+        const plan = (
+          await s.db.executeQuery<{ detail: string }>(
+            CompiledQuery.raw(`explain query plan ${c.sql}`, [...c.parameters]),
+          )
+        ).rows.map((r) => r.detail)
+        assert.ok(
+          plan.some((d) => d.includes('delivery_attempts_by_workspace')) &&
+            plan.some((d) => d.includes('delivery_attempts_unlisted')),
+          plan.join('\n'),
+        )
+        assert.ok(!plan.some((d) => d.includes('delivery_attempts_by_time')), plan.join('\n'))
       })
   })

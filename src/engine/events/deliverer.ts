@@ -27,13 +27,14 @@ import {
 import {
   type DeliveryRow,
   deliveries,
+  type NewAttempt,
   type NewDelivery,
   type SendableDelivery,
   type SettledAttempt,
   sendableEvent,
 } from '../../store/event-log.ts'
 import { isoAt } from '../../store/ids.ts'
-import type { Database, DeliveryAttemptsTable } from '../../store/schema.ts'
+import type { Database } from '../../store/schema.ts'
 import type { Triggers } from '../../store/triggers.ts'
 import type { AgentService } from '../agents/agent-service.ts'
 import type { Changes } from '../changes/changes.ts'
@@ -264,7 +265,7 @@ export class Deliverer {
     const now = this.#clock.now()
     const due = await deliveries.due(this.#o.db, isoAt(now - FRESH_GRACE_MS), 1000)
     let n = 0
-    const interruptedPushes: DeliveryAttemptsTable[] = []
+    const interruptedPushes: NewAttempt[] = []
     for (const row of due) {
       const type = row.target.type
       if (row.claimed_until !== null) {
@@ -278,6 +279,7 @@ export class Deliverer {
         }
         interruptedPushes.push({
           delivery_id: row.id,
+          workspace_id: row.workspace_id,
           attempt: row.attempts,
           at: isoAt(now),
           status: null,
@@ -395,7 +397,7 @@ export class Deliverer {
     ids: string[],
     attempt: number,
     values: Parameters<typeof deliveries.settle>[3],
-    attempts: DeliveryAttemptsTable[] = [],
+    attempts: NewAttempt[] = [],
     trx: Kysely<Database> = this.#o.db,
   ): Promise<string[]> {
     const settled = await deliveries.settle(trx, ids, attempt, values)
@@ -550,8 +552,9 @@ export class Deliverer {
     const durationMs = Math.round(performance.now() - started)
     const now = this.#clock.now()
     const at = isoAt(now)
-    const attempt: DeliveryAttemptsTable = {
+    const attempt: NewAttempt = {
       delivery_id: row.id,
+      workspace_id: row.workspace_id,
       attempt: attemptNo,
       at,
       status,
@@ -690,6 +693,7 @@ export class Deliverer {
         [
           {
             delivery_id: id,
+            workspace_id: row.workspace_id,
             attempt: claim.attempts,
             at,
             status: null,

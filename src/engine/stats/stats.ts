@@ -479,11 +479,10 @@ export class Stats {
   }
 
   /**
-   * The sources read from the attempts, for one workspace or (`ws` null) for every workspace at
-   * once, by workspace. Attempts carry no workspace: they are found by time, every workspace's, and
-   * their deliveries say whose. So a roll-up pass reads each window once for all the workspaces it
-   * folds instead of once for each: with 1,000 workspaces, each workspace's hourly fold read every
-   * workspace's attempts of the hour, three times.
+   * The sources read from the attempts, for one workspace (its attempts by the workspace index,
+   * migration 0020) or (`ws` null) for every workspace at once, by workspace (all attempts of the
+   * window by time, their deliveries saying whose). A roll-up pass folds every workspace, so it
+   * reads each window once that way instead of once for each workspace.
    */
   async #attempts(
     source: 'attempts' | 'settled' | 'latency',
@@ -494,7 +493,11 @@ export class Stats {
   ): Promise<Map<string, SourceRow[]>> {
     const db = this.#o.db
     const w = sql.lit(width)
-    const whose = ws === null ? sql`` : sql`and d.workspace_id = ${ws}`
+    // `a`: the attempts of the window, every workspace's (by time) or the workspace's own.
+    const attempts =
+      ws === null
+        ? sql`delivery_attempts as a`
+        : ofWorkspace(db, 'delivery_attempts', ws, ['delivery_id', 'attempt', 'at', 'error'], 'a')
     const out = new Map<string, SourceRow[]>()
     const add = (workspaceId: string, row: SourceRow) => {
       const list = out.get(workspaceId)
@@ -504,8 +507,8 @@ export class Stats {
     if (source === 'latency') {
       const r = await sql<{ ws: string; t: string; received_at: string; at: string }>`
         select d.workspace_id as ws, substr(a.at, 1, ${w}) as t, e.received_at, a.at
-          from delivery_attempts a join deliveries d on d.id = a.delivery_id join events e on e.id = d.event_id
-          where a.at >= ${from} and a.at < ${to} ${whose} and a.error is null`.execute(db)
+          from ${attempts} join deliveries d on d.id = a.delivery_id join events e on e.id = d.event_id
+          where a.at >= ${from} and a.at < ${to} and a.error is null`.execute(db)
       const hists = new Map<string, Map<string, Histogram>>()
       for (const x of r.rows) {
         let byT = hists.get(x.ws)
@@ -539,14 +542,14 @@ export class Stats {
                    when d.status in ('dead', 'failed') and a.attempt = d.attempts then d.status
                    else 'retrying' end as key,
               count(*) as n
-            from delivery_attempts a join deliveries d on d.id = a.delivery_id
-            where a.at >= ${from} and a.at < ${to} ${whose}
+            from ${attempts} join deliveries d on d.id = a.delivery_id
+            where a.at >= ${from} and a.at < ${to}
             group by 1, 2, 3`.execute(db)
         : // A delivery settles at its last attempt, when that ended it (a replay's earlier ones do not).
           await sql<{ ws: string; t: string; key: string; n: unknown }>`
             select d.workspace_id as ws, substr(a.at, 1, ${w}) as t, '' as key, count(*) as n
-            from delivery_attempts a join deliveries d on d.id = a.delivery_id
-            where a.at >= ${from} and a.at < ${to} ${whose}
+            from ${attempts} join deliveries d on d.id = a.delivery_id
+            where a.at >= ${from} and a.at < ${to}
               and a.attempt = d.attempts and d.status <> 'pending'
             group by 1, 2`.execute(db)
     for (const x of r.rows) add(x.ws, { t: x.t, key: x.key ?? '', n: Number(x.n), v: 0 })

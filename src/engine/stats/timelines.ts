@@ -147,7 +147,7 @@ export class Timelines {
     if (!d) return
     const attempts = await this.#db
       .selectFrom('delivery_attempts')
-      .selectAll()
+      .select(['attempt', 'at', 'status', 'error', 'duration_ms'])
       .where('delivery_id', '=', id)
       .orderBy('attempt')
       .execute()
