@@ -58,13 +58,12 @@ const storedUnlisted = (db: Db) => !(db.getExecutor().adapter instanceof Postgre
 /**
  * A workspace's events, deliveries or delivery attempts, to select from: its listed rows by the
  * workspace index and its unlisted ones (the newest, before the store lists them: migrations 0018
- * and 0020) by the unlisted index,
- * in one statement, so both parts are one snapshot and a row listed meanwhile is read once. SQLite
- * takes a query's conditions, order and limit into both parts (a merge of two index reads: the
- * plan is checked in test/store/listed-later.test.ts). Every read of a workspace's rows goes here.
- * `columns`, when given, are the only ones read (and the only ones the query may name): a count
- * over the two parts reads whole rows otherwise, an event's data and all. `alias` names the rows
- * in the query (the table's name by default).
+ * and 0020) by the unlisted index, in one statement, so both parts are one snapshot and a row
+ * listed meanwhile is read once. SQLite takes a query's conditions, order and limit into both parts
+ * (a merge of two index reads: the plan is checked in test/store/listed-later.test.ts). Every read
+ * of a workspace's rows goes here. `columns`, when given, are the only ones read (and the only ones
+ * the query may name): a count over the two parts reads whole rows otherwise, an event's data and
+ * all. `alias` names the rows in the query (the table's name by default).
  */
 export function ofWorkspace(
   db: Db,

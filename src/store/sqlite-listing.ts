@@ -1,11 +1,11 @@
 // Lists a SQLite store's newest events, deliveries and delivery attempts in its workspace indexes,
-// in batches (migrations 0018 and 0020). A row is stored unlisted, found by the unlisted index (in the order rows are
-// made) whose last page its commit's rows share; about once a second every unlisted row is listed in one transaction, so each
-// workspace's index page is written once for all its rows of that second instead of once for
-// each (with 1,000 busy workspaces, a page a row). Reads take both parts (event-log.ts
-// ofWorkspace), so a row is found before and after, and a listing that fails (a full disk) only
-// leaves the unlisted part longer until the next one passes. One process holds a SQLite store, so
-// nothing needs claiming.
+// in batches (migrations 0018 and 0020). A row is stored unlisted, found by the unlisted index (in
+// the order rows are made) whose last page its commit's rows share; about once a second every
+// unlisted row is listed in one transaction, so each workspace's index page is written once for all
+// its rows of that second instead of once for each (with 1,000 busy workspaces, a page a row).
+// Reads take both parts (event-log.ts ofWorkspace), so a row is found before and after, and a
+// listing that fails (a full disk) only leaves the unlisted part longer until the next one passes.
+// One process holds a SQLite store, so nothing needs claiming.
 import { type Kysely, sql } from 'kysely'
 import type { Database } from './schema.ts'
 

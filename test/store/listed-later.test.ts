@@ -1,7 +1,8 @@
 // A workspace's newest events and deliveries enter its index in batches on SQLite (migration 0018,
 // store/sqlite-listing.ts): every list, page, stream read and deletion finds them the same before
 // and after they are listed, once each, in order, and only the workspace's own. On PostgreSQL they
-// are stored listed and the same reads hold.
+// are stored listed and the same reads hold. Delivery attempts are listed the same way (migration
+// 0020): the statistics read a workspace's by its index, not every workspace's of the hour.
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { CompiledQuery, sql } from 'kysely'
