@@ -576,15 +576,28 @@ export class Stats {
     // Workspaces' marks move together (each pass folds every workspace up to the same hour), so
     // the pass reads each window of attempts once for all of them.
     const shared: SharedReads = new Map()
-    for (const { id } of await this.#o.db.selectFrom('workspaces').select('id').execute())
-      folded += await this.#rollUpWorkspace(id, deadline, shared)
+    // Every workspace with its mark, in one read (not a read of its own for each, every minute).
+    const marked = await this.#o.db
+      .selectFrom('workspaces')
+      .leftJoin('stat_rollups', 'stat_rollups.workspace_id', 'workspaces.id')
+      .select(['workspaces.id as id', 'stat_rollups.rolled_until as mark'])
+      .execute()
+    for (const { id, mark } of marked) folded += await this.#rollUpWorkspace(id, deadline, shared, mark)
     return folded
   }
 
-  /** Folds a workspace's hours that are over, ROLLUP_CHUNK_HOURS a transaction, until `deadline`. */
-  async #rollUpWorkspace(id: string, deadline: number, shared?: SharedReads): Promise<number> {
+  /**
+   * Folds a workspace's hours that are over, ROLLUP_CHUNK_HOURS a transaction, until `deadline`.
+   * `known`: its mark as the pass read it (null: none yet), else it is read here.
+   */
+  async #rollUpWorkspace(
+    id: string,
+    deadline: number,
+    shared?: SharedReads,
+    known?: string | null,
+  ): Promise<number> {
     const cutoff = this.#cutoff()
-    let mark = await this.#mark(id)
+    let mark = known !== undefined ? known : await this.#mark(id)
     let start = mark ? prefixMs(mark) : await this.#firstHour(id, cutoff)
     if (start >= cutoff && !mark) await this.#setMark(id, hourOf(cutoff), false)
     let folded = 0
