@@ -226,29 +226,29 @@ export class Workspaces {
           )
           .executeTakeFirst(),
       )
-      for (const table of OWNED)
-        removed[table] = count(
-          await (table === 'events' || table === 'deliveries'
-            ? // Found by their workspace index and the newest, unlisted ones (migration 0018).
-              trx
-                .deleteFrom(table)
-                .where(
-                  'seq',
-                  'in',
-                  trx.selectFrom(ofWorkspace(trx, table as 'events', id, ['seq'])).select('seq'),
-                )
-            : table === 'delivery_attempts'
-              ? // By their deliveries: also those stored before they carried a workspace.
-                trx
-                  .deleteFrom(table)
-                  .where(
-                    'delivery_id',
-                    'in',
-                    trx.selectFrom(ofWorkspace(trx, 'deliveries', id, ['id'])).select('id'),
-                  )
-              : trx.deleteFrom(table).where('workspace_id' as never, '=', id as never)
-          ).executeTakeFirst(),
-        )
+      // A bare `workspace_id =` cannot use the partial workspace indexes (listed rows only, migrations
+      // 0018 and 0020): the event log's rows are found through ofWorkspace.
+      const rowsOf = (table: (typeof OWNED)[number]) => {
+        if (table === 'events' || table === 'deliveries')
+          return trx
+            .deleteFrom(table)
+            .where(
+              'seq',
+              'in',
+              trx.selectFrom(ofWorkspace(trx, table as 'events', id, ['seq'])).select('seq'),
+            )
+        // By their key's delivery, before the deliveries go (OWNED lists them first).
+        if (table === 'delivery_attempts')
+          return trx
+            .deleteFrom(table)
+            .where(
+              'delivery_id',
+              'in',
+              trx.selectFrom(ofWorkspace(trx, 'deliveries', id, ['id'])).select('id'),
+            )
+        return trx.deleteFrom(table).where('workspace_id' as never, '=', id as never)
+      }
+      for (const table of OWNED) removed[table] = count(await rowsOf(table).executeTakeFirst())
       await trx.deleteFrom('workspaces').where('id', '=', id).execute()
       return removed
     })

@@ -81,6 +81,14 @@ async function unlisted(s: Store): Promise<number> {
   return Number(rows[0].n)
 }
 
+/** SQLite's plan of a compiled query, a line per step. */
+async function planOf(s: Store, c: CompiledQuery): Promise<string[]> {
+  const { rows } = await s.db.executeQuery<{ detail: string }>(
+    CompiledQuery.raw(`explain query plan ${c.sql}`, [...c.parameters]),
+  )
+  return rows.map((r) => r.detail)
+}
+
 /** Every page of `read`, `limit` at a time, in order. */
 async function allPages<T>(read: (cursor: string | null) => Promise<{ items: T[]; next: string | null }>) {
   const out: T[] = []
@@ -184,11 +192,7 @@ for (const database of databases)
             .orderBy('seq', 'desc')
             .limit(50)
             .compile()
-          const plan = (
-            await s.db.executeQuery<{ detail: string }>(
-              CompiledQuery.raw(`explain query plan ${c.sql}`, [...c.parameters]),
-            )
-          ).rows.map((r) => r.detail)
+          const plan = await planOf(s, c)
           assert.ok(
             plan.some((d) => d.includes(index)) && plan.some((d) => d.includes(`${table}_unlisted`)),
             plan.join('\n'),
@@ -203,11 +207,7 @@ for (const database of databases)
           .where('at', '>=', '2026-11-26T08')
           .where('at', '<', '2026-11-26T09')
           .compile()
-        const plan = (
-          await s.db.executeQuery<{ detail: string }>(
-            CompiledQuery.raw(`explain query plan ${c.sql}`, [...c.parameters]),
-          )
-        ).rows.map((r) => r.detail)
+        const plan = await planOf(s, c)
         assert.ok(
           plan.some((d) => d.includes('delivery_attempts_by_workspace')) &&
             plan.some((d) => d.includes('delivery_attempts_unlisted')),
