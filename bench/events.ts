@@ -50,8 +50,9 @@ const HELP = `node bench/events.ts [flags]      (npm run bench -- events runs it
   --workspaces <n>             tenancy (issue 22): beside each one-instance store, the same store
                                with <n> workspaces of 10 agents, each agent with a trigger, made
                                through the API, the traffic spread over all of them, measured
-                               once its set-up's after-work is done; delivered/s and CPU per
-                               delivery against the one-workspace figures (tenancy)
+                               once its set-up's after-work is done, and its control: one such
+                               workspace alone; delivered/s and CPU per delivery of the many
+                               against the one (tenancy)
   --short                      a quick look while developing: 1 round, 3 s at 32, 8 s at 256
                                (late p99 after 5 s), 3 s at 500/s
   --help
@@ -311,13 +312,34 @@ async function setUp(d: Deployment): Promise<Hook[]> {
   return [{ url: `${d.base}/hooks/taskboard/${trig.webhook.id}`, listId: sandbox.demo.listIds[0] }]
 }
 
+/** Lists of the demo board, one for each agent of a tenancy workspace (made once, for every deployment). */
+let tenancyLists: Promise<string[]> | null = null
+function listsForAgents(): Promise<string[]> {
+  tenancyLists ??= (async () => {
+    const lists = [...sandbox.demo.listIds]
+    const auth = `key=${sandbox.demo.key}&token=${sandbox.demo.token}`
+    while (lists.length < AGENTS_PER_WORKSPACE) {
+      const res = await fetch(
+        `${sandbox.url}/1/lists?${auth}&idBoard=${sandbox.demo.boardId}&name=tenancy-${lists.length}`,
+        { method: 'POST' },
+      )
+      if (!res.ok) throw new Error(`list: ${res.status} ${await res.text()}`)
+      lists.push(((await res.json()) as { id: string }).id)
+    }
+    return lists
+  })()
+  return tenancyLists
+}
+
 /**
- * The tenancy mode's data, made through the API as people make it: a person signs up and makes
- * `workspaces` workspaces; in each, a task-board connection (a token of its own, as each tenant
- * brings its account) and AGENTS_PER_WORKSPACE agents, each with a Custom Webhook Events trigger
- * for cards made on its own list of the demo board. The triggers of a workspace share its board's
- * webhook, so a delivery there is heard by ten triggers and fires one. Answers every (hook, list)
- * pair: traffic spread over them reaches every agent of every workspace.
+ * The tenancy mode's data, made through the API as people make it. Each workspace holds a
+ * task-board connection (a token of its own, as each tenant brings its account) and
+ * AGENTS_PER_WORKSPACE agents, each with a Custom Webhook Events trigger for cards made on its own
+ * list of the demo board. The triggers of a workspace share its board's webhook, so a delivery
+ * there is heard by ten triggers and fires one. With `workspaces` > 1 a person signs up and makes
+ * them; with 1 (the control the many are compared with: one such workspace alone) it is the
+ * Default workspace, through the admin key. Answers every (hook, list) pair: traffic spread over
+ * them reaches every agent of every workspace.
  */
 async function setUpTenancy(d: Deployment, workspaces: number): Promise<{ hooks: Hook[]; seconds: number }> {
   const t0 = performance.now()
@@ -330,34 +352,30 @@ async function setUpTenancy(d: Deployment, workspaces: number): Promise<{ hooks:
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ keyLimit: 1_000_000 }),
   })
-  // A list of the demo board for each agent of a workspace.
-  const lists = [...sandbox.demo.listIds]
-  const auth = `key=${sandbox.demo.key}&token=${sandbox.demo.token}`
-  while (lists.length < AGENTS_PER_WORKSPACE) {
-    const res = await fetch(
-      `${sandbox.url}/1/lists?${auth}&idBoard=${sandbox.demo.boardId}&name=tenancy-${lists.length}`,
-      { method: 'POST' },
-    )
-    if (!res.ok) throw new Error(`list: ${res.status} ${await res.text()}`)
-    lists.push(((await res.json()) as { id: string }).id)
+  const lists = await listsForAgents()
+  let headers: Record<string, string> = { authorization: `Bearer ${adminKey}` }
+  if (workspaces > 1) {
+    const signUp = await fetch(`${d.base}/v1/auth/sign-up`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        email: 'bench@example.test',
+        password: 'a long bench password 1',
+        name: 'Bench',
+      }),
+    })
+    if (signUp.status !== 201) throw new Error(`sign-up: ${signUp.status} ${await signUp.text()}`)
+    const cookie = signUp.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ')
+    headers = { cookie, 'x-csrf-token': ((await signUp.json()) as { csrfToken: string }).csrfToken }
   }
-  const signUp = await fetch(`${d.base}/v1/auth/sign-up`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'bench@example.test', password: 'a long bench password 1', name: 'Bench' }),
-  })
-  if (signUp.status !== 201) throw new Error(`sign-up: ${signUp.status} ${await signUp.text()}`)
-  const cookie = signUp.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0])
-    .join('; ')
-  const csrf = ((await signUp.json()) as { csrfToken: string }).csrfToken
   const api = async (method: string, p: string, body: unknown, workspace?: string) => {
     const res = await request(d.base + p, {
       method: method as 'POST',
       headers: {
-        cookie,
-        'x-csrf-token': csrf,
+        ...headers,
         'content-type': 'application/json',
         ...(workspace ? { 'patchbay-workspace': workspace } : {}),
       },
@@ -374,7 +392,10 @@ async function setUpTenancy(d: Deployment, workspaces: number): Promise<{ hooks:
   await Promise.all(
     Array.from({ length: 8 }, async () => {
       for (let w = next++; w < workspaces; w = next++) {
-        const ws = await api('POST', '/v1/workspaces', { name: `tenant ${w}` })
+        const ws =
+          workspaces > 1
+            ? ((await api('POST', '/v1/workspaces', { name: `tenant ${w}` })).id as string)
+            : undefined
         const token = await (
           await fetch(`${sandbox.url}/_sandbox/tokens`, {
             method: 'POST',
@@ -390,7 +411,7 @@ async function setUpTenancy(d: Deployment, workspaces: number): Promise<{ hooks:
             authMethod: 'api_key_token',
             credentials: { key: sandbox.demo.key, token: token.token, secret: sandbox.demo.secret },
           },
-          ws.id,
+          ws,
         )
         for (let k = 0; k < AGENTS_PER_WORKSPACE; k++) {
           const agent = await api(
@@ -402,7 +423,7 @@ async function setUpTenancy(d: Deployment, workspaces: number): Promise<{ hooks:
               connectionIds: [conn.id],
               delivery: { type: 'webhook', url: receiverUrl },
             },
-            ws.id,
+            ws,
           )
           const trig = await api(
             'POST',
@@ -412,7 +433,7 @@ async function setUpTenancy(d: Deployment, workspaces: number): Promise<{ hooks:
               connectionId: conn.id,
               config: { boards: [sandbox.demo.boardId], types: ['createCard'], lists: [lists[k]] },
             },
-            ws.id,
+            ws,
           )
           hooks.push({ url: `${d.base}/hooks/taskboard/${trig.webhook.id}`, listId: lists[k] })
         }
@@ -642,6 +663,11 @@ const med = (xs: RunResult[]) => {
     refused: xs.reduce((a, r) => a + r.refused, 0),
     failures: xs.reduce((a, r) => a + r.failures, 0),
     lost: xs.reduce((a, r) => a + r.lost, 0),
+    // Each round's own figures, the spread behind the medians: delivered/s and CPU per delivery.
+    byRound: xs.map((r) => ({
+      deliveredPerSecond: round(r.deliveredPerSecond, 1),
+      totalCpuMsPerDelivery: r.totalCpuMsPerDelivery === null ? null : round(r.totalCpuMsPerDelivery, 3),
+    })),
   }
 }
 
@@ -757,20 +783,22 @@ async function settle(d: Deployment, started: number): Promise<number> {
   return round((performance.now() - t0) / 1000, 1)
 }
 
-/** A deployment made ready for measuring (its data made, warmed up), measured a round at a time. */
-async function prepare(store: 'sqlite' | 'postgres', instances: number, n: number, workspaces = 1) {
+/**
+ * A deployment made ready for measuring (its data made, warmed up), measured a round at a time:
+ * with `workspaces`, the tenancy mode's data (that many workspaces of ten agents; one is the
+ * control the many are compared with), else the one New Card trigger.
+ */
+async function prepare(store: 'sqlite' | 'postgres', instances: number, n: number, workspaces?: number) {
   const started = performance.now()
-  const d = await deploy(store, instances, n, workspaces > 1 ? { PATCHBAY_SIGNUP: 'open' } : {})
+  const d = await deploy(store, instances, n, workspaces && workspaces > 1 ? { PATCHBAY_SIGNUP: 'open' } : {})
   try {
-    const tenancy = workspaces > 1 ? await setUpTenancy(d, workspaces) : null
+    const tenancy = workspaces ? await setUpTenancy(d, workspaces) : null
     const hooks = tenancy?.hooks ?? (await setUp(d))
-    // Warm-up: two seconds of load, and with many workspaces one delivery to each trigger first,
-    // so both are measured with what they cache warm (as a service whose tenants are all active).
+    // Warm-up: two seconds of load, and in the tenancy mode one delivery to each trigger first,
+    // so all are measured with what they cache warm (as a service whose tenants are all active).
     let settledSeconds = 0
-    if (tenancy) {
-      await warmEach(hooks)
-      settledSeconds = await settle(d, started)
-    }
+    if (tenancy) await warmEach(hooks)
+    if (tenancy && workspaces! > 1) settledSeconds = await settle(d, started)
     await run(hooks, { concurrency: 32, seconds: 2 })
     const rows = { c32: [] as RunResult[], c256: [] as RunResult[], rate: [] as RunResult[] }
     return {
@@ -788,7 +816,7 @@ async function prepare(store: 'sqlite' | 'postgres', instances: number, n: numbe
         return {
           store,
           instances,
-          ...(tenancy
+          ...(tenancy && workspaces
             ? {
                 workspaces,
                 agents: workspaces * AGENTS_PER_WORKSPACE,
@@ -849,25 +877,30 @@ try {
 }
 const relay = { c32: med(relayRows.c32), c256: med(relayRows.c256) }
 const results: Array<Awaited<ReturnType<Awaited<ReturnType<typeof prepare>>['finish']>>> = []
-/** The tenancy mode's deployments (--workspaces), beside the one-workspace one of the same store. */
+/**
+ * The tenancy mode's deployments (--workspaces), beside the one-trigger one of the same store:
+ * the many workspaces, and their control, one such workspace alone (ten agents on one webhook).
+ */
 const tenancyResults: typeof results = []
+const tenancyControls: typeof results = []
 for (const [n, p] of plan.entries()) {
   const one = await prepare(p.store, p.instances, n)
-  // Tenancy: both deployments up at once, their rounds taken in turn, so a machine whose load
-  // changes meanwhile weighs on both alike.
-  const many =
-    WORKSPACES > 1 && p.instances === 1
-      ? await prepare(p.store, 1, 100 + n, WORKSPACES).catch(async (err) => {
-          await one.finish()
-          throw err
-        })
-      : null
-  for (let r = 0; r < ROUNDS; r++) {
-    await one.round()
-    await many?.round()
+  // Tenancy: all deployments up at once, their rounds taken in turn, so a machine whose load
+  // changes meanwhile weighs on all alike.
+  const tenancy = WORKSPACES > 1 && p.instances === 1
+  const started: Array<Awaited<ReturnType<typeof prepare>>> = [one]
+  try {
+    if (tenancy) started.push(await prepare(p.store, 1, 200 + n, 1))
+    if (tenancy) started.push(await prepare(p.store, 1, 100 + n, WORKSPACES))
+  } catch (err) {
+    for (const s of started) await s.finish()
+    throw err
   }
-  results.push(await one.finish())
-  if (many) tenancyResults.push(await many.finish())
+  for (let r = 0; r < ROUNDS; r++) for (const s of started) await s.round()
+  const [oneResult, control, many] = await Promise.all(started.map((s) => s.finish()))
+  results.push(oneResult)
+  if (control) tenancyControls.push(control)
+  if (many) tenancyResults.push(many)
 }
 
 /** Patchbay against the bare relay: delivered/s as a share of the relay's, CPU per delivery as a multiple. */
@@ -913,18 +946,32 @@ const scaleOut = onePg
 const tenancy = tenancyResults.length
   ? Object.fromEntries(
       tenancyResults.map((m) => {
-        const one = results.find((r) => r.store === m.store && r.instances === 1)!
+        const one = tenancyControls.find((r) => r.store === m.store)!
+        const oneTrigger = results.find((r) => r.store === m.store && r.instances === 1)!
         return [
           m.store,
           {
             workspaces: m.workspaces,
             agents: m.agents,
             triggers: m.triggers,
+            // Against one workspace of the same shape (the control): what tenancy costs.
             c32DeliveredVsOne: ratio(m.c32.deliveredPerSecond, one.c32.deliveredPerSecond),
             c256DeliveredVsOne: ratio(m.c256.deliveredPerSecond, one.c256.deliveredPerSecond),
             c32CpuPerDeliveryVsOne: ratio(m.c32.totalCpuMsPerDelivery, one.c32.totalCpuMsPerDelivery),
             c256CpuPerDeliveryVsOne: ratio(m.c256.totalCpuMsPerDelivery, one.c256.totalCpuMsPerDelivery),
             fixedRateP99VsOne: ratio(m.fixedRate.e2eP99Ms, one.fixedRate.e2eP99Ms),
+            // Against the one-trigger deployment: tenancy, and ten triggers on each webhook.
+            c32DeliveredVsOneTrigger: ratio(m.c32.deliveredPerSecond, oneTrigger.c32.deliveredPerSecond),
+            c256DeliveredVsOneTrigger: ratio(m.c256.deliveredPerSecond, oneTrigger.c256.deliveredPerSecond),
+            // The control against the one-trigger deployment: what ten triggers on a webhook cost.
+            controlC32DeliveredVsOneTrigger: ratio(
+              one.c32.deliveredPerSecond,
+              oneTrigger.c32.deliveredPerSecond,
+            ),
+            controlC256DeliveredVsOneTrigger: ratio(
+              one.c256.deliveredPerSecond,
+              oneTrigger.c256.deliveredPerSecond,
+            ),
           },
         ]
       }),
@@ -991,7 +1038,7 @@ report(
     results,
     vsRelay,
     ...(scaleOut ? { scaleOut } : {}),
-    ...(tenancy ? { tenancyResults, tenancy } : {}),
+    ...(tenancy ? { tenancyResults, tenancyControls, tenancy } : {}),
     ...(skipped.length ? { skipped } : {}),
   },
   targets,

@@ -3,9 +3,9 @@
 // counted instead of timed, so it does not move with the machine's load. The store's own functions
 // write what the event path writes — events and their deliveries in group commits, each delivery's
 // push outcome and attempt after it — on a fresh store with automatic checkpoints off (as the store
-// runs), and about once a second's worth of rows the store's listing pass (store/sqlite-listing.ts)
-// runs. Ids are made as the product makes them (time-ordered), upstream ids shaped like the
-// task-board's ObjectIds. The log's frames are counted from its size.
+// runs), and once per the rows of LIST_EVERY_MS at --rate the store's listing pass
+// (store/sqlite-listing.ts) runs. Ids are made as the product makes them (time-ordered), upstream
+// ids shaped like the task-board's ObjectIds. The log's frames are counted from its size.
 //
 //   node bench/page-writes.ts [--deliveries 20000] [--per-commit 17] [--rate 2500] [--workspaces 1,1000]
 import fs from 'node:fs'
@@ -18,7 +18,7 @@ import { newId } from '../src/store/ids.ts'
 import { migrate } from '../src/store/migrations.ts'
 import { nodeSqliteDialect, openSqlite } from '../src/store/node-sqlite-dialect.ts'
 import type { Database } from '../src/store/schema.ts'
-import { listInBackground } from '../src/store/sqlite-listing.ts'
+import { LIST_EVERY_MS, listInBackground } from '../src/store/sqlite-listing.ts'
 import { objectId } from './_stats.ts'
 
 const { values: flags } = parseArgs({
@@ -31,8 +31,9 @@ const { values: flags } = parseArgs({
 })
 const TOTAL = Number(flags.deliveries)
 const PER_COMMIT = Number(flags['per-commit'])
-/** Deliveries a second: the listing pass runs once per this many. */
+/** Deliveries a second: the listing pass runs once per the rows of LIST_EVERY_MS at this rate. */
 const RATE = Number(flags.rate)
+const ROWS_PER_LISTING = Math.round((RATE * LIST_EVERY_MS) / 1000)
 const PAGE = 4096
 const FRAME = PAGE + 24
 
@@ -127,7 +128,7 @@ async function run(workspaceCount: number) {
     )
     commits += 2
     sinceListing += PER_COMMIT
-    if (sinceListing >= RATE) {
+    if (sinceListing >= ROWS_PER_LISTING) {
       const t = performance.now()
       await listing.listNow()
       listingMs += performance.now() - t
@@ -168,7 +169,7 @@ console.log(
     bench: 'page-writes',
     date: new Date().toISOString(),
     perCommit: PER_COMMIT,
-    listEvery: RATE,
+    listEvery: ROWS_PER_LISTING,
     results,
     pagesPerDeliveryVsOne: vsOne,
     targets,

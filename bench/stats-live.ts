@@ -50,16 +50,20 @@ async function lastHour() {
   let delivered = 0
   for (let i = 0; i < 5; i++) {
     const t0 = performance.now()
-    const res = await fetch(`${service.url}/v1/stats?from=${new Date(now - 3_600_000).toISOString()}&step=1m`, {
-      headers: { authorization: `Bearer ${adminKey}` },
-    })
+    const res = await fetch(
+      `${service.url}/v1/stats?from=${new Date(now - 3_600_000).toISOString()}&step=1m`,
+      {
+        headers: { authorization: `Bearer ${adminKey}` },
+      },
+    )
     const body = (await res.json()) as {
       series: Array<{ name: string; lines: Array<{ key: string; total: number | null }> }>
     }
     if (res.status !== 200) throw new Error(JSON.stringify(body))
     ms.push(performance.now() - t0)
     delivered =
-      body.series.find((s) => s.name === 'deliveries.outcome')?.lines.find((l) => l.key === 'delivered')?.total ?? 0
+      body.series.find((s) => s.name === 'deliveries.outcome')?.lines.find((l) => l.key === 'delivered')
+        ?.total ?? 0
   }
   return { ms: round(median(ms), 1), delivered }
 }

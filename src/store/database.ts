@@ -28,7 +28,7 @@ export interface Store {
   /** Whether the store takes work now (the database answers, the disk has room), and why not. */
   health: StoreHealth
   /**
-   * SQLite: lists the newest events and deliveries in their workspace indexes about once a second
+   * SQLite: lists the newest events, deliveries and attempts in their workspace indexes every few seconds
    * (sqlite-listing.ts); null on PostgreSQL, which stores them listed.
    */
   listing: Listing | null
