@@ -5,7 +5,7 @@
 // body splices them in (SendableDelivery), rather than parsed and written again per delivery.
 import { type AliasedRawBuilder, type Kysely, PostgresAdapter, type Selectable, sql } from 'kysely'
 import type { NormalizedEvent } from '../kit/define.ts'
-import { bySeq, keyset, type PageKey, type PageRequest, pageOf } from './paging.ts'
+import { bySeq, encodeCursor, keyset, type PageKey, type PageRequest, pageOf } from './paging.ts'
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, EventsTable, InboxTable } from './schema.ts'
 
 type Db = Kysely<Database>
@@ -365,13 +365,26 @@ export const events = {
   },
   /**
    * Newest first, a page at a time (keyset on received_at then seq: the order of the workspace's
-   * index, migration 0017). `beforeSeq` (the events stored earlier) is the deprecated way to page,
-   * kept for one release.
+   * index, migration 0017). `beforeSeq`, the deprecated way to page (kept for one release), names
+   * the last event of the previous page: the page goes on after it in the same order. (Taken as
+   * "stored earlier", seq < beforeSeq, it skipped an event stored after that one but received
+   * before it, as one kept raw and processed later is.) An event no longer there pages by seq.
    */
   async page(db: Db, workspaceId: string, f: EventFilter & PageRequest & { beforeSeq?: number }) {
     let q = filteredEvents(db, workspaceId, f)
-    if (f.beforeSeq) q = q.where('seq', '<', f.beforeSeq)
-    const { items, next } = pageOf(await keyset(q, BY_RECEIVED, f).execute(), BY_RECEIVED, f)
+    let cursor = f.cursor
+    if (f.beforeSeq && !cursor) {
+      const last = await db
+        .selectFrom('events')
+        .select('received_at')
+        .where('seq', '=', f.beforeSeq)
+        .where('workspace_id', '=', workspaceId)
+        .executeTakeFirst()
+      if (last) cursor = encodeCursor(BY_RECEIVED.of({ received_at: last.received_at, seq: f.beforeSeq }))
+      else q = q.where('seq', '<', f.beforeSeq)
+    }
+    const request = { ...f, cursor }
+    const { items, next } = pageOf(await keyset(q, BY_RECEIVED, request).execute(), BY_RECEIVED, request)
     return { items: items.map(readEvent), next }
   },
 }

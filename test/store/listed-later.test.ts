@@ -176,6 +176,30 @@ for (const database of databases)
       assert.equal((await deliveries.list(s.db, kept.id, { limit: 100 })).length, 5)
     })
 
+    test('paging events the deprecated way (before = the last seq shown) finds an event stored later but received earlier, once', async () => {
+      const s = await openStore(database.fresh())
+      stores.push(s)
+      const ws = 'ws_before'
+      const rows = await store(s.db, [ws], 6)
+      // Kept raw and processed later: stored after the others, received before the newest two.
+      const late = { ...event(ws), received_at: rows[3].received_at.replace(/Z$/, '5Z') }
+      await events.upsertMany(s.db, [late])
+      const seen: string[] = []
+      let before: number | undefined
+      for (;;) {
+        const page = await events.page(s.db, ws, { limit: 2, beforeSeq: before })
+        seen.push(...page.items.map((e) => e.id))
+        if (page.items.length < 2) break
+        before = page.items.at(-1)!.seq
+      }
+      assert.deepEqual(
+        seen,
+        [...rows, late]
+          .sort((a, b) => (a.received_at < b.received_at ? 1 : a.received_at > b.received_at ? -1 : 0))
+          .map((e) => e.id),
+      )
+    })
+
     // On SQLite, where rows wait unlisted (PostgreSQL reads the listed part alone).
     if (database.name === 'sqlite')
       test('a workspace’s newest page is read by its index and the unlisted rows’ index, not by a scan of every row', async () => {
