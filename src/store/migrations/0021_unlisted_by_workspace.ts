@@ -7,8 +7,8 @@
 // of 3.05 (and 0.61 for 3,000 without it, the one-second listing's part at the same rate). The
 // indexes keep their order, so a commit's rows still share their last page.
 //
-// PostgreSQL stores every row listed: its unlisted indexes stay empty, changed alike to keep one
-// schema (making them reads each table once).
+// PostgreSQL stores every row listed: its unlisted indexes stay empty. They are changed alike, to
+// keep one schema; building each reads its table once.
 import { type Kysely, sql } from 'kysely'
 
 const UNLISTED = [
