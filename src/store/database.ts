@@ -15,6 +15,7 @@ import {
 import type pg from 'pg'
 import { migrate } from './migrations.ts'
 import { nodeSqliteDialect, openSqlite } from './node-sqlite-dialect.ts'
+import { preparingPool } from './prepared-statements.ts'
 import type { Database } from './schema.ts'
 import { checkpointInBackground, TRUNCATE_AT_BYTES } from './sqlite-checkpoints.ts'
 import { type Listing, listInBackground } from './sqlite-listing.ts'
@@ -68,7 +69,9 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       options: opts.pgSchema ? `-c search_path=${opts.pgSchema}` : undefined,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     })
-    db = new Kysely<Database>({ dialect: new OneSchemaPostgresDialect({ pool }, opts.pgSchema ?? null) })
+    db = new Kysely<Database>({
+      dialect: new OneSchemaPostgresDialect({ pool: preparingPool(pool) }, opts.pgSchema ?? null),
+    })
     postgres = { url: opts.databaseUrl, pool, schema: opts.pgSchema ?? null }
     const health = new StoreHealth({
       probe: async () => {

@@ -6,6 +6,7 @@
 import { type AliasedRawBuilder, type Kysely, PostgresAdapter, type Selectable, sql } from 'kysely'
 import type { NormalizedEvent } from '../kit/define.ts'
 import { bySeq, encodeCursor, keyset, type PageKey, type PageRequest, pageOf } from './paging.ts'
+import { PREPARED } from './prepared-statements.ts'
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, EventsTable, InboxTable } from './schema.ts'
 
 type Db = Kysely<Database>
@@ -292,19 +293,19 @@ export const events = {
   ): Promise<{ eventIds: Set<string>; deliveries: DeliveryRow[] } | null> {
     if (!(db.getExecutor().adapter instanceof PostgresAdapter) || db.isTransaction) return null
     if (rows.length === 0) return { eventIds: new Set(), deliveries: [] }
-    const eventValues = sql.join(
-      rows.map(
-        (e) =>
-          sql`(${e.id}, ${e.workspace_id}, ${e.connector}, ${e.subscription_id}, ${e.connection_id}, ${e.model}, ${e.owner}, ${e.upstream_id}, ${e.type}, ${e.refs}, ${e.data}, ${e.occurred_at}, ${e.received_at}, ${e.matched})`,
-      ),
-    )
+    const ev = <K extends keyof NewEvent>(k: K) => rows.map((e) => e[k])
     const written_ = deliveryRows.map(writeDelivery)
     const col = <K extends keyof ReturnType<typeof writeDelivery>>(k: K) => written_.map((r) => r[k])
-    const { rows: written } = await sql<{ kind: 'event' | 'delivery'; id: string; seq: string }>`
+    const { rows: written } = await sql<{ kind: 'event' | 'delivery'; id: string; seq: string }>`${PREPARED}
       WITH ev AS (
         INSERT INTO events (id, workspace_id, connector, subscription_id, connection_id, model,
           owner, upstream_id, type, refs, data, occurred_at, received_at, matched)
-        VALUES ${eventValues}
+        SELECT * FROM unnest(
+          ${ev('id')}::text[], ${ev('workspace_id')}::text[], ${ev('connector')}::text[],
+          ${ev('subscription_id')}::text[], ${ev('connection_id')}::text[], ${ev('model')}::text[],
+          ${ev('owner')}::text[], ${ev('upstream_id')}::text[], ${ev('type')}::text[],
+          ${ev('refs')}::text[], ${ev('data')}::text[], ${ev('occurred_at')}::text[],
+          ${ev('received_at')}::text[], ${ev('matched')}::int[])
         ON CONFLICT (upstream_id, connector, owner, workspace_id) DO NOTHING
         RETURNING id, seq
       ), dl AS (
@@ -750,7 +751,7 @@ const TRIGGER_STILL_THERE = sql`(left(v.trigger_id, 4) <> 'trg_' OR EXISTS (SELE
 async function insertDeliveriesInOrder(db: Db, given: NewDelivery[]) {
   const rows = given.map(writeDelivery)
   const col = <K extends keyof ReturnType<typeof writeDelivery>>(k: K) => rows.map((r) => r[k])
-  const { rows: inserted } = await sql<{ id: string; seq: string }>`
+  const { rows: inserted } = await sql<{ id: string; seq: string }>`${PREPARED}
     INSERT INTO deliveries (id, workspace_id, agent_id, event_id, trigger_id, target, status, attempts,
       next_attempt_at, last_status, last_error, tool_run_id, created_at, delivered_at, claimed_until)
     SELECT * FROM unnest(

@@ -3,6 +3,7 @@
 import { type Kysely, sql } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
+import { PREPARED } from './prepared-statements.ts'
 import type { Database, TriggersTable } from './schema.ts'
 import { type Db, transact } from './transaction.ts'
 
@@ -122,7 +123,7 @@ export class Triggers {
    */
   async listenerDigests(subscriptionIds: string[], keys: string[]): Promise<Map<string, string>> {
     if (subscriptionIds.length === 0) return new Map()
-    const { rows } = await sql<{ subscription_id: string; digest: string }>`
+    const { rows } = await sql<{ subscription_id: string; digest: string }>`${PREPARED}
       SELECT subscription_id, md5(string_agg(id, ',' ORDER BY id)) AS digest
       FROM triggers
       WHERE subscription_id = ANY(${subscriptionIds}::text[]) AND paused_at IS NULL

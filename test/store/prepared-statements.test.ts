@@ -1,0 +1,111 @@
+// PostgreSQL: the event path's group commit and its listener check are named prepared statements,
+// parsed once per connection (store/prepared-statements.ts), and the group commit stores exactly
+// what it is given: each event's columns, in order, its deliveries after it, a repeat left out.
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+import { sql } from 'kysely'
+import { openStore, type Store } from '../../src/store/database.ts'
+import { events, type NewDelivery, type NewEvent } from '../../src/store/event-log.ts'
+import { Triggers } from '../../src/store/triggers.ts'
+import { testDatabases } from '../helpers/databases.ts'
+
+const { databases } = await testDatabases()
+const postgres = databases.find((d) => d.name === 'postgres')
+const stores: Store[] = []
+after(async () => {
+  for (const s of stores) await s.close()
+})
+
+let n = 0
+const event = (upstreamId?: string): NewEvent => {
+  n++
+  const at = new Date(Date.UTC(2026, 10, 26, 8, 0, 0, n)).toISOString()
+  return {
+    id: `evt_${n}`,
+    workspace_id: 'ws_1',
+    connector: 'taskboard',
+    subscription_id: 'sub_1',
+    connection_id: 'con_1',
+    model: 'card',
+    owner: n % 2 ? '' : 'user_7',
+    upstream_id: upstreamId ?? `up_${n}`,
+    type: 'card.created',
+    refs: JSON.stringify({ card: `c${n}` }),
+    data: JSON.stringify({ name: `Card ${n}`, quote: `it's "x"` }),
+    occurred_at: at,
+    received_at: at,
+    matched: n % 2,
+  }
+}
+const delivery = (e: NewEvent, agent: string): NewDelivery => ({
+  id: `dlv_${e.id}_${agent}`,
+  workspace_id: e.workspace_id,
+  agent_id: agent,
+  event_id: e.id,
+  trigger_id: `trigger_${agent}`,
+  target: { type: 'stream' },
+  status: 'pending',
+  attempts: 0,
+  next_attempt_at: null,
+  last_status: null,
+  last_error: null,
+  tool_run_id: null,
+  created_at: e.received_at,
+  delivered_at: null,
+  claimed_until: null,
+})
+
+/** The statements prepared on the store's one connection. */
+async function prepared(db: Store['db']): Promise<string[]> {
+  const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db)
+  return rows.map((r) => r.statement)
+}
+
+describe('PostgreSQL: the event path as prepared statements', { skip: !postgres }, () => {
+  test('group commits of any size share one prepared statement and store each event and delivery as given, in order', async () => {
+    assert.ok(postgres)
+    const store = await openStore(postgres.fresh())
+    stores.push(store)
+    // All on one connection, so the test sees the statements prepared on it.
+    await store.db.connection().execute(async (db) => {
+      const first = [event()]
+      const one = await events.insertWithDeliveries(db, first, [delivery(first[0], 'a')])
+      const second = [event(), event(), { ...event(first[0].upstream_id), owner: first[0].owner }]
+      const repeat = second[2]
+      const two = await events.insertWithDeliveries(
+        db,
+        second,
+        second.flatMap((e) => [delivery(e, 'a'), delivery(e, 'b')]),
+      )
+      assert.ok(one && two)
+      // The repeat of the first batch's event is not stored again, nor its deliveries.
+      assert.deepEqual([...two.eventIds], [second[0].id, second[1].id])
+      assert.deepEqual(
+        two.deliveries.map((d) => d.id),
+        [second[0], second[1]].flatMap((e) => [`dlv_${e.id}_a`, `dlv_${e.id}_b`]),
+      )
+      const seqs = [...one.deliveries, ...two.deliveries].map((d) => d.seq)
+      assert.deepEqual(
+        seqs,
+        [...seqs].sort((a, b) => a - b),
+        'deliveries take their seq in the order given',
+      )
+
+      const stored = await db.selectFrom('events').selectAll().orderBy('seq').execute()
+      const given = [first[0], second[0], second[1]]
+      assert.deepEqual(
+        stored.map(({ seq: _seq, listed: _listed, via: _via, ...row }) => row),
+        given,
+      )
+      assert.ok(!stored.some((r) => r.id === repeat.id))
+
+      await new Triggers(db).listenerDigests(['sub_1'], ['taskboard.new_card'])
+      await new Triggers(db).listenerDigests(['sub_1', 'sub_2'], ['taskboard.new_card'])
+      const statements = await prepared(db)
+      assert.equal(statements.filter((t) => t.includes('INSERT INTO events')).length, 1)
+      assert.equal(statements.filter((t) => t.includes('md5(string_agg(id')).length, 1)
+      // Statements that do not ask to be prepared (lists of values, Kysely's own) are not.
+      assert.equal(statements.length, 2, statements.join('\n---\n'))
+    })
+  })
+})
