@@ -8,6 +8,7 @@ import type { NormalizedEvent } from '../kit/define.ts'
 import { bySeq, encodeCursor, keyset, type PageKey, type PageRequest, pageOf } from './paging.ts'
 import { PREPARED } from './prepared-statements.ts'
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, EventsTable, InboxTable } from './schema.ts'
+import { listenerDigestsOf } from './triggers.ts'
 
 type Db = Kysely<Database>
 /** A raw upstream delivery kept in the inbox, its headers read. */
@@ -34,6 +35,16 @@ export type StoredEvent = NewEvent & { seq: number; repeat?: true }
 export type DeliveryTarget = { type: 'webhook' } | { type: 'stream' } | { type: 'tool'; toolId: string }
 export type NewDelivery = Omit<DeliveriesTable, 'seq' | 'target' | 'listed'> & { target: DeliveryTarget }
 export type DeliveryRow = NewDelivery & { seq: number }
+
+/**
+ * The listeners a group of events was matched with: per webhook, the digest of its listeners'
+ * trigger ids (undefined for none; Triggers.listenerDigests), and the trigger keys the engine knows.
+ */
+export interface HeldListeners {
+  digests: Map<string, string | undefined>
+  keys: string[]
+}
+const NO_LISTENERS_HELD: HeldListeners = { digests: new Map(), keys: [] }
 
 /**
  * A delivery with what its body needs of its event and trigger: read with a join for stored ones
@@ -285,19 +296,38 @@ export const events = {
    * the lock that orders delivery commits is taken as in insertRows. Returns the ids of the
    * events inserted and the deliveries inserted (with their seq); null on SQLite or in a
    * transaction (use upsertMany and deliveries.insertRows there).
+   *
+   * `listeners`: the listeners the events were matched with, as a digest per webhook (see
+   * Triggers.listenerDigests). The statement stores nothing unless those are the webhooks'
+   * listeners in the store as it runs, and names the webhooks whose listeners changed (`stale`):
+   * a trigger created on another instance is then heard, without a round trip of its own.
    */
   async insertWithDeliveries(
     db: Db,
     rows: NewEvent[],
     deliveryRows: NewDelivery[],
-  ): Promise<{ eventIds: Set<string>; deliveries: DeliveryRow[] } | null> {
+    listeners: HeldListeners = NO_LISTENERS_HELD,
+  ): Promise<{ eventIds: Set<string>; deliveries: DeliveryRow[]; stale: string[] } | null> {
     if (!(db.getExecutor().adapter instanceof PostgresAdapter) || db.isTransaction) return null
-    if (rows.length === 0) return { eventIds: new Set(), deliveries: [] }
+    if (rows.length === 0) return { eventIds: new Set(), deliveries: [], stale: [] }
+    const held = [...listeners.digests]
     const ev = <K extends keyof NewEvent>(k: K) => rows.map((e) => e[k])
     const written_ = deliveryRows.map(writeDelivery)
     const col = <K extends keyof ReturnType<typeof writeDelivery>>(k: K) => written_.map((r) => r[k])
-    const { rows: written } = await sql<{ kind: 'event' | 'delivery'; id: string; seq: string }>`${PREPARED}
-      WITH ev AS (
+    const { rows: written } = await sql<{
+      kind: 'event' | 'delivery' | 'stale'
+      id: string
+      seq: string | null
+    }>`${PREPARED}
+      WITH held AS (
+        SELECT * FROM unnest(${held.map(([sub]) => sub)}::text[], ${held.map(([, d]) => d ?? null)}::text[])
+          AS h(subscription_id, digest)
+      ), listening AS (
+        ${listenerDigestsOf(sql`ARRAY(SELECT subscription_id FROM held)`, listeners.keys)}
+      ), stale AS (
+        SELECT held.subscription_id FROM held LEFT JOIN listening USING (subscription_id)
+        WHERE held.digest IS DISTINCT FROM listening.digest
+      ), ev AS (
         INSERT INTO events (id, workspace_id, connector, subscription_id, connection_id, model,
           owner, upstream_id, type, refs, data, occurred_at, received_at, matched)
         SELECT * FROM unnest(
@@ -306,6 +336,7 @@ export const events = {
           ${ev('owner')}::text[], ${ev('upstream_id')}::text[], ${ev('type')}::text[],
           ${ev('refs')}::text[], ${ev('data')}::text[], ${ev('occurred_at')}::text[],
           ${ev('received_at')}::text[], ${ev('matched')}::int[])
+        WHERE NOT EXISTS (SELECT 1 FROM stale)
         ON CONFLICT (upstream_id, connector, owner, workspace_id) DO NOTHING
         RETURNING id, seq
       ), dl AS (
@@ -328,13 +359,18 @@ export const events = {
       )
       SELECT 'event' AS kind, id, seq FROM ev
       UNION ALL
-      SELECT 'delivery' AS kind, id, seq FROM dl`.execute(db)
+      SELECT 'delivery' AS kind, id, seq FROM dl
+      UNION ALL
+      SELECT 'stale' AS kind, subscription_id AS id, NULL AS seq FROM stale`.execute(db)
     const eventIds = new Set<string>()
     const seqOf = new Map<string, number>()
+    const stale: string[] = []
     for (const w of written)
       if (w.kind === 'event') eventIds.add(w.id)
+      else if (w.kind === 'stale') stale.push(w.id)
       else seqOf.set(w.id, Number(w.seq))
     return {
+      stale,
       eventIds,
       deliveries: deliveryRows.flatMap((r) => {
         const seq = seqOf.get(r.id)

@@ -1,6 +1,6 @@
 // Triggers as stored: their JSON columns (configuration, target, poll cursor) are read here once
 // and written here, so the rest of the engine only sees typed records.
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, type RawBuilder, sql } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import { PREPARED } from './prepared-statements.ts'
@@ -117,18 +117,13 @@ export class Triggers {
   }
 
   /**
-   * Who listens on each of these webhooks now, as a digest per webhook: the md5 of the ids of its
-   * triggers of these keys, not paused, in order and comma-separated (one row a webhook, not one a
-   * trigger). Webhooks no such trigger listens on are left out. PostgreSQL only.
+   * Who listens on each of these webhooks now, as a digest per webhook (listenerDigestsOf). Webhooks
+   * no such trigger listens on are left out. PostgreSQL only.
    */
   async listenerDigests(subscriptionIds: string[], keys: string[]): Promise<Map<string, string>> {
     if (subscriptionIds.length === 0) return new Map()
     const { rows } = await sql<{ subscription_id: string; digest: string }>`${PREPARED}
-      SELECT subscription_id, md5(string_agg(id, ',' ORDER BY id)) AS digest
-      FROM triggers
-      WHERE subscription_id = ANY(${subscriptionIds}::text[]) AND paused_at IS NULL
-        AND trigger_key = ANY(${keys}::text[])
-      GROUP BY subscription_id`.execute(this.#db)
+      ${listenerDigestsOf(sql`${subscriptionIds}::text[]`, keys)}`.execute(this.#db)
     return new Map(rows.map((r) => [r.subscription_id, r.digest]))
   }
 
@@ -277,3 +272,16 @@ export class Triggers {
     await this.#db.deleteFrom('triggers').where('id', '=', id).execute()
   }
 }
+
+/**
+ * The listeners of webhooks as they are in the store: a row per webhook that has any, with the md5
+ * of the ids of its triggers of these keys, not paused, in byte order and comma-separated (one row a
+ * webhook, not one a trigger). The engine makes the same digest of the listeners it has cached
+ * (trigger-service.ts). PostgreSQL.
+ */
+export const listenerDigestsOf = (subscriptionIds: RawBuilder<string[]>, keys: string[]) => sql`
+  SELECT subscription_id, md5(string_agg(id, ',' ORDER BY id COLLATE "C")) AS digest
+  FROM triggers
+  WHERE subscription_id = ANY(${subscriptionIds}) AND paused_at IS NULL
+    AND trigger_key = ANY(${keys}::text[])
+  GROUP BY subscription_id`

@@ -1,6 +1,7 @@
 // PostgreSQL: the event path's group commit and its listener check are named prepared statements,
 // parsed once per connection (store/prepared-statements.ts), and the group commit stores exactly
-// what it is given: each event's columns, in order, its deliveries after it, a repeat left out.
+// what it is given: each event's columns, in order, its deliveries after it, a repeat left out,
+// and nothing when the listeners it was matched with are no longer those in the store.
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { sql } from 'kysely'
@@ -103,9 +104,72 @@ describe('PostgreSQL: the event path as prepared statements', { skip: !postgres 
       await new Triggers(db).listenerDigests(['sub_1', 'sub_2'], ['taskboard.new_card'])
       const statements = await prepared(db)
       assert.equal(statements.filter((t) => t.includes('INSERT INTO events')).length, 1)
-      assert.equal(statements.filter((t) => t.includes('md5(string_agg(id')).length, 1)
+      assert.equal(
+        statements.filter((t) => t.includes('md5(string_agg(id') && !t.includes('INSERT')).length,
+        1,
+      )
       // Statements that do not ask to be prepared (lists of values, Kysely's own) are not.
       assert.equal(statements.length, 2, statements.join('\n---\n'))
     })
+  })
+
+  test('a group commit holding listeners stores nothing, and names the webhook, once they are not those in the store', async () => {
+    assert.ok(postgres)
+    const store = await openStore(postgres.fresh())
+    stores.push(store)
+    const triggers = new Triggers(store.db)
+    const keys = ['taskboard.new_card']
+    const addTrigger = (id: string) =>
+      store.db
+        .insertInto('triggers')
+        .values({
+          id,
+          workspace_id: 'ws_1',
+          agent_id: 'agt_1',
+          trigger_key: 'taskboard.new_card',
+          connection_id: 'con_1',
+          config: '{}',
+          target: '{"type":"stream"}',
+          subscription_id: 'sub_1',
+          created_at: '2026-11-26T08:00:00.000Z',
+          updated_at: '2026-11-26T08:00:00.000Z',
+        })
+        .execute()
+    const storedEvents = async () =>
+      (await store.db.selectFrom('events').select('id').orderBy('seq').execute()).map((r) => r.id)
+
+    // No listener, held as none: stored.
+    const a = event()
+    const first = await events.insertWithDeliveries(store.db, [a], [], {
+      digests: new Map([['sub_1', undefined]]),
+      keys,
+    })
+    assert.deepEqual(first?.stale, [])
+    assert.deepEqual(await storedEvents(), [a.id])
+
+    // A trigger made since (on another instance, its news not here yet): nothing is stored.
+    await addTrigger('trg_b')
+    const b = event()
+    const stale = await events.insertWithDeliveries(store.db, [b], [delivery(b, 'a')], {
+      digests: new Map([['sub_1', undefined]]),
+      keys,
+    })
+    assert.deepEqual(stale?.stale, ['sub_1'])
+    assert.deepEqual(stale?.deliveries, [])
+    assert.deepEqual(await storedEvents(), [a.id])
+    assert.equal((await store.db.selectFrom('deliveries').select('id').execute()).length, 0)
+
+    // Held as they are in the store now: stored, with its delivery.
+    const now = await triggers.listenerDigests(['sub_1'], keys)
+    const held = await events.insertWithDeliveries(store.db, [b], [delivery(b, 'a')], {
+      digests: new Map([['sub_1', now.get('sub_1')]]),
+      keys,
+    })
+    assert.deepEqual(held?.stale, [])
+    assert.deepEqual(
+      held?.deliveries.map((d) => d.id),
+      [`dlv_${b.id}_a`],
+    )
+    assert.deepEqual(await storedEvents(), [a.id, b.id])
   })
 })

@@ -17,7 +17,14 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
 import type { NormalizedEvent, TriggerDefinition } from '../../kit/define.ts'
 import { closedSpan, openSpan, type TraceContext, tracingOn } from '../../kit/tracing.ts'
-import { deliveries, eventKey, events, type NewDelivery, type NewEvent } from '../../store/event-log.ts'
+import {
+  deliveries,
+  eventKey,
+  events,
+  type HeldListeners,
+  type NewDelivery,
+  type NewEvent,
+} from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Database } from '../../store/schema.ts'
 import type { PlacementChanges } from '../access/placement-changes.ts'
@@ -77,11 +84,19 @@ export interface EventSource {
 export interface RecordOptions {
   /** Written in the same commit as the events and their deliveries (an inbox row marked done, a poll's cursor). */
   inCommit?: (trx: Transaction<Database>) => Promise<void>
+  /**
+   * The listeners the sources were read with (a digest per webhook): where the store writes a
+   * group in one statement (PostgreSQL, no inCommit), it stores nothing unless they are the
+   * listeners in the store then, and the webhooks whose listeners changed come back as `stale`.
+   */
+  listenersHeld?: HeldListeners
 }
 
 export interface Recorded {
   /** Deliveries made (a repeat made none for a listener it reached before). */
   deliveries: number
+  /** Webhooks whose listeners changed since they were read (listenersHeld): nothing was stored. */
+  stale?: string[]
 }
 
 /** What the recorder needs of the agents: each listener's agent as it is now. */
@@ -223,7 +238,7 @@ export class Recorder {
         span.set({ 'patchbay.deliveries': made[i].length })
         span.end()
       })
-      return { deliveries: recorded.deliveries }
+      return recorded
     } catch (err) {
       for (const span of spans) span?.end((err as { code?: string }).code ?? 'ERROR')
       throw err
@@ -241,14 +256,21 @@ export class Recorder {
     const matched = this.#match(items, agents, fired, owners)
     trace?.times.push(Date.now())
     const inCommit = opts.inCommit
-    const created = inCommit
-      ? await this.#db.transaction().execute(async (trx) => {
-          const rows = await this.#store(trx, matched)
-          await inCommit(trx)
-          return rows
-        })
-      : ((await this.#storeAtOnce(matched)) ??
-        (await this.#db.transaction().execute((trx) => this.#store(trx, matched))))
+    let created: SendableDelivery[]
+    if (inCommit)
+      created = await this.#db.transaction().execute(async (trx) => {
+        const rows = await this.#store(trx, matched)
+        await inCommit(trx)
+        return rows
+      })
+    else {
+      const atOnce = await this.#storeAtOnce(matched, opts.listenersHeld)
+      if (atOnce && 'stale' in atOnce) return { deliveries: 0, stale: atOnce.stale }
+      // Listeners that cannot be held in the statement that stores (a store without one) are not taken on trust.
+      if (!atOnce && opts.listenersHeld)
+        return { deliveries: 0, stale: [...opts.listenersHeld.digests.keys()] }
+      created = atOnce?.created ?? (await this.#db.transaction().execute((trx) => this.#store(trx, matched)))
+    }
     // With tracing on, the deliveries' trace is known before they are sent.
     if (trace && created.length) trace.made(created)
     if (created.length) await this.#deliverer.dispatch(created)
@@ -380,7 +402,10 @@ export class Recorder {
    * before (a redelivery, or the same change seen through another webhook) are then stored the
    * transactional way, before the source is answered. Null where the store cannot.
    */
-  async #storeAtOnce(m: Matched): Promise<SendableDelivery[] | null> {
+  async #storeAtOnce(
+    m: Matched,
+    listenersHeld: HeldListeners | undefined,
+  ): Promise<{ created: SendableDelivery[] } | { stale: string[] } | null> {
     const asNew = new Map<string, NewEvent>()
     m.firing.forEach((f, i) => {
       if (!asNew.has(f.key)) asNew.set(f.key, m.newEvents[i])
@@ -390,19 +415,23 @@ export class Recorder {
       this.#db,
       m.newEvents,
       this.#deliverer.claimedAtInsert(created),
+      listenersHeld,
     )
     if (!stored) return null
+    if (stored.stale.length > 0) return { stale: stored.stale }
     const sent = stored.deliveries.map((d) =>
       sendable(d, eventOf.get(d.event_id)!, triggerKey.get(d.trigger_id) ?? null),
     )
-    if (stored.eventIds.size === m.newEvents.length) return sent
+    if (stored.eventIds.size === m.newEvents.length) return { created: sent }
     const rest: Matched = { now: m.now, newEvents: [], firing: [] }
     m.newEvents.forEach((e, i) => {
       if (stored.eventIds.has(e.id)) return
       rest.newEvents.push(e)
       rest.firing.push(m.firing[i])
     })
-    return [...sent, ...(await this.#db.transaction().execute((trx) => this.#store(trx, rest)))]
+    return {
+      created: [...sent, ...(await this.#db.transaction().execute((trx) => this.#store(trx, rest)))],
+    }
   }
 
   /** The deliveries of matched events, each event as `stored` has it (the row stored before, for a repeat). */

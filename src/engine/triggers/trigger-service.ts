@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import type { TriggerDefinition } from '../../kit/define.ts'
 import { triggerMechanism } from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
+import type { HeldListeners } from '../../store/event-log.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { PageRequest } from '../../store/paging.ts'
 import type { SubscriptionRow } from '../../store/subscriptions.ts'
@@ -50,6 +51,8 @@ export class TriggerService {
   #tools: Pick<ToolService, 'exists' | 'checkStartingTrigger'>
   #triggers: Triggers
   #registry: Registry
+  /** Every trigger key the registry knows (listeners of others are not counted as listening). */
+  #triggerKeys: string[]
   #connections: ConnectionService
   /** Who listens on each webhook (subscription id), until a change to its triggers. */
   #listening = new Map<string, ListeningTrigger[]>()
@@ -86,6 +89,7 @@ export class TriggerService {
     this.#pages = deps.pages
     this.#triggers = deps.triggers
     this.#registry = deps.registry
+    this.#triggerKeys = [...deps.registry.triggers.keys()]
     this.#connections = deps.connections
   }
 
@@ -259,8 +263,24 @@ export class TriggerService {
   async listenersNow(
     subscriptionIds: string[],
   ): Promise<(subscriptionId: string, list: ListeningTrigger[]) => boolean> {
-    const now = await this.#triggers.listenerDigests(subscriptionIds, [...this.#registry.triggers.keys()])
+    const now = await this.#triggers.listenerDigests(subscriptionIds, this.#triggerKeys)
     return (subscriptionId, list) => listenerDigest(list) === now.get(subscriptionId)
+  }
+
+  /**
+   * The listeners a group of deliveries was read with, to be held against the store in the
+   * statement that stores them (events.insertWithDeliveries): a digest per webhook. Null when two
+   * deliveries of one webhook were read with different listeners (a change arrived between them):
+   * the group is then checked first (listenersNow).
+   */
+  heldListeners(read: Array<{ subscriptionId: string; list: ListeningTrigger[] }>): HeldListeners | null {
+    const digests = new Map<string, string | undefined>()
+    for (const { subscriptionId, list } of read) {
+      const digest = listenerDigest(list)
+      if (digests.has(subscriptionId) && digests.get(subscriptionId) !== digest) return null
+      digests.set(subscriptionId, digest)
+    }
+    return { digests, keys: this.#triggerKeys }
   }
 
   /** The webhook a callback names (for the webhook source). */
@@ -303,6 +323,7 @@ export class TriggerService {
 const digests = new WeakMap<ListeningTrigger[], string | undefined>()
 function listenerDigest(list: ListeningTrigger[]): string | undefined {
   if (digests.has(list)) return digests.get(list)
+  // In code-unit order, which for ids (ASCII) is the store's byte order (COLLATE "C").
   const ids = list.map((t) => t.row.id).sort()
   const digest = ids.length ? createHash('md5').update(ids.join(',')).digest('hex') : undefined
   digests.set(list, digest)

@@ -10,7 +10,7 @@ import type { Kysely } from 'kysely'
 import type { NormalizedEvent } from '../../../kit/define.ts'
 import { PatchbayError } from '../../../kit/errors.ts'
 import { activeContext, inSpan, tracingOn } from '../../../kit/tracing.ts'
-import { inbox, type NewInboxRow } from '../../../store/event-log.ts'
+import { type HeldListeners, inbox, type NewInboxRow } from '../../../store/event-log.ts'
 import { nowIso } from '../../../store/ids.ts'
 import type { ParkedInbox } from '../../../store/parked-inbox.ts'
 import type { Database } from '../../../store/schema.ts'
@@ -436,6 +436,17 @@ export class Ingress {
     }
   }
 
+  /** The listeners a group's deliveries were matched with (null: check them first). */
+  #held(batch: Array<{ sub: SubscriptionRow; source: EventSource }>): HeldListeners | null {
+    const read: Array<{ subscriptionId: string; list: ListeningTrigger[] }> = []
+    for (const b of batch) {
+      const list = this.#listenedWith.get(b.source)
+      if (!list) return null
+      read.push({ subscriptionId: b.sub.id, list })
+    }
+    return this.#triggers.heldListeners(read)
+  }
+
   /**
    * One delivery on its own commit; if even that fails, its raw row is kept in the inbox (it is
    * acknowledged: nothing is lost) for the drain, which retries it a bounded number of times and
@@ -467,9 +478,15 @@ export class Ingress {
     while (this.#pending.length > 0) {
       const batch = this.#pending.splice(0, 500)
       try {
-        await this.#confirm(batch)
-        // Their events and deliveries in one commit.
-        await this.#recorder.recordMany(batch)
+        // Their events and deliveries in one commit; where instances share the store, only if
+        // the listeners they were matched with are those in it then (checked in the same
+        // statement). Else the listeners are checked first and those that changed read again.
+        const held = this.#confirmListeners ? this.#held(batch) : null
+        const recorded = held && (await this.#recorder.recordMany(batch, { listenersHeld: held }))
+        if (!recorded || recorded.stale) {
+          await this.#confirm(batch)
+          await this.#recorder.recordMany(batch)
+        }
         for (const b of batch) b.resolve()
       } catch (err) {
         // One bad delivery must not take its neighbours down: each is tried on its own commit.
