@@ -6,7 +6,7 @@
 import { type AliasedRawBuilder, type Kysely, PostgresAdapter, type Selectable, sql } from 'kysely'
 import type { NormalizedEvent } from '../kit/define.ts'
 import { bySeq, encodeCursor, keyset, type PageKey, type PageRequest, pageOf } from './paging.ts'
-import { PREPARED } from './prepared-statements.ts'
+import { prepared } from './prepared-statements.ts'
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, EventsTable, InboxTable } from './schema.ts'
 import { listenerDigestsOf } from './triggers.ts'
 
@@ -318,7 +318,7 @@ export const events = {
       kind: 'event' | 'delivery' | 'stale'
       id: string
       seq: string | null
-    }>`${PREPARED}
+    }>`${prepared('events_with_deliveries')}
       WITH held AS (
         SELECT * FROM unnest(${held.map(([sub]) => sub)}::text[], ${held.map(([, d]) => d ?? null)}::text[])
           AS h(subscription_id, digest)
@@ -787,7 +787,7 @@ const TRIGGER_STILL_THERE = sql`(left(v.trigger_id, 4) <> 'trg_' OR EXISTS (SELE
 async function insertDeliveriesInOrder(db: Db, given: NewDelivery[]) {
   const rows = given.map(writeDelivery)
   const col = <K extends keyof ReturnType<typeof writeDelivery>>(k: K) => rows.map((r) => r[k])
-  const { rows: inserted } = await sql<{ id: string; seq: string }>`${PREPARED}
+  const { rows: inserted } = await sql<{ id: string; seq: string }>`${prepared('deliveries_in_order')}
     INSERT INTO deliveries (id, workspace_id, agent_id, event_id, trigger_id, target, status, attempts,
       next_attempt_at, last_status, last_error, tool_run_id, created_at, delivered_at, claimed_until)
     SELECT * FROM unnest(

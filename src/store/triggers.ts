@@ -3,7 +3,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
-import { PREPARED } from './prepared-statements.ts'
+import { prepared } from './prepared-statements.ts'
 import type { Database, TriggersTable } from './schema.ts'
 import { type Db, transact } from './transaction.ts'
 
@@ -122,7 +122,7 @@ export class Triggers {
    */
   async listenerDigests(subscriptionIds: string[], keys: string[]): Promise<Map<string, string>> {
     if (subscriptionIds.length === 0) return new Map()
-    const { rows } = await sql<{ subscription_id: string; digest: string }>`${PREPARED}
+    const { rows } = await sql<{ subscription_id: string; digest: string }>`${prepared('listener_digests')}
       ${listenerDigestsOf(sql`${subscriptionIds}::text[]`, keys)}`.execute(this.#db)
     return new Map(rows.map((r) => [r.subscription_id, r.digest]))
   }
