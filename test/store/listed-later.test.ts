@@ -16,6 +16,7 @@ import {
 } from '../../src/store/event-log.ts'
 import { Workspaces } from '../../src/store/workspaces.ts'
 import { testDatabases } from '../helpers/databases.ts'
+import { pendingDelivery } from '../helpers/event-rows.ts'
 
 const { databases } = await testDatabases()
 const stores: Store[] = []
@@ -44,24 +45,8 @@ const event = (workspaceId: string): NewEvent => {
     owner: '',
   }
 }
-const delivery = (e: NewEvent): NewDelivery => ({
-  id: `dlv_${e.id.slice(4)}`,
-  workspace_id: e.workspace_id,
-  agent_id: 'agt_1',
-  event_id: e.id,
-  // Not a trg_ id: on PostgreSQL deliveries of trg_ triggers are kept only while the trigger exists.
-  trigger_id: 'trigger_1',
-  target: { type: 'stream' },
-  status: 'pending',
-  attempts: 0,
-  next_attempt_at: null,
-  last_status: null,
-  last_error: null,
-  tool_run_id: null,
-  created_at: e.received_at,
-  delivered_at: null,
-  claimed_until: null,
-})
+const delivery = (e: NewEvent): NewDelivery =>
+  pendingDelivery(e, { id: `dlv_${e.id.slice(4)}`, agent_id: 'agt_1', trigger_id: 'trigger_1' })
 
 /** Stores `count` events of each workspace, interleaved, each with its delivery. */
 async function store(db: Store['db'], workspaceIds: string[], count: number) {

@@ -9,6 +9,7 @@ import { openStore, type Store } from '../../src/store/database.ts'
 import { events, type NewDelivery, type NewEvent } from '../../src/store/event-log.ts'
 import { Triggers } from '../../src/store/triggers.ts'
 import { testDatabases } from '../helpers/databases.ts'
+import { pendingDelivery } from '../helpers/event-rows.ts'
 
 const { databases } = await testDatabases()
 const postgres = databases.find((d) => d.name === 'postgres')
@@ -38,23 +39,8 @@ const event = (upstreamId?: string): NewEvent => {
     matched: n % 2,
   }
 }
-const delivery = (e: NewEvent, agent: string): NewDelivery => ({
-  id: `dlv_${e.id}_${agent}`,
-  workspace_id: e.workspace_id,
-  agent_id: agent,
-  event_id: e.id,
-  trigger_id: `trigger_${agent}`,
-  target: { type: 'stream' },
-  status: 'pending',
-  attempts: 0,
-  next_attempt_at: null,
-  last_status: null,
-  last_error: null,
-  tool_run_id: null,
-  created_at: e.received_at,
-  delivered_at: null,
-  claimed_until: null,
-})
+const delivery = (e: NewEvent, agent: string): NewDelivery =>
+  pendingDelivery(e, { id: `dlv_${e.id}_${agent}`, agent_id: agent, trigger_id: `trigger_${agent}` })
 
 /** The statements prepared on the connection, by name. */
 async function prepared(db: Store['db']): Promise<Map<string, string>> {
