@@ -21,6 +21,8 @@ export interface Config {
   databaseUrl: string | null
   /** The most connections of the PostgreSQL pool of one instance. */
   databasePoolSize: number
+  /** PostgreSQL: whether statements that ask to be prepared are (PATCHBAY_DATABASE_PREPARED_STATEMENTS). */
+  databasePreparedStatements: boolean
   redisUrl: string | null
   /** Prefix of every Redis key Patchbay writes (several deployments may share one Redis). */
   redisPrefix: string
@@ -252,6 +254,12 @@ export const settings: Record<string, Setting> = {
     "the most PostgreSQL connections an instance opens for its queries (besides one that listens for changes and three of the job queue); size it so that instances × (this + 4) stays under the server's max_connections",
     'a whole number from 1 to 1000',
     wholeNumber(1, 1000),
+  ),
+  PATCHBAY_DATABASE_PREPARED_STATEMENTS: setting(
+    '`on`',
+    "`on`: the event path's busiest PostgreSQL statements are prepared once on each connection and then run by name (less work for the database at every webhook); `off` sends every statement unprepared, for a connection pooler in transaction mode that does not track prepared statements (PgBouncer before 1.21, or without `max_prepared_statements`)",
+    'on or off',
+    oneOf(['on', 'off'] as const),
   ),
   REDIS_URL: setting(
     '—',
@@ -651,6 +659,7 @@ export function loadConfig(
     dataDir: path.resolve(v.PATCHBAY_DATA_DIR ?? './data'),
     databaseUrl: v.PATCHBAY_DATABASE_URL ?? null,
     databasePoolSize: v.PATCHBAY_DATABASE_POOL_SIZE ?? 10,
+    databasePreparedStatements: v.PATCHBAY_DATABASE_PREPARED_STATEMENTS !== 'off',
     redisUrl: v.REDIS_URL ?? null,
     redisPrefix: v.PATCHBAY_REDIS_PREFIX ?? 'patchbay:',
     redisOutagePacingShare: v.PATCHBAY_REDIS_OUTAGE_PACING_SHARE ?? 0.25,

@@ -137,6 +137,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     poolSize: config.databasePoolSize,
+    preparedStatements: config.databasePreparedStatements,
     dataDir: config.dataDir,
     pgSchema: opts.pgSchema,
     minFreeBytes: config.minFreeDiskMb * 1024 * 1024,

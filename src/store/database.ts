@@ -40,6 +40,8 @@ export interface StoreOptions {
   databaseUrl?: string | null
   /** The most connections of the PostgreSQL pool (default 10). */
   poolSize?: number
+  /** PostgreSQL: statements that ask to be prepared (prepared-statements.ts) are, unless false. */
+  preparedStatements?: boolean
   dataDir?: string
   /** PostgreSQL schema to use (tests isolate themselves in one). */
   pgSchema?: string
@@ -70,7 +72,10 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     })
     db = new Kysely<Database>({
-      dialect: new OneSchemaPostgresDialect({ pool: preparingPool(pool) }, opts.pgSchema ?? null),
+      dialect: new OneSchemaPostgresDialect(
+        { pool: opts.preparedStatements === false ? pool : preparingPool(pool) },
+        opts.pgSchema ?? null,
+      ),
     })
     postgres = { url: opts.databaseUrl, pool, schema: opts.pgSchema ?? null }
     const health = new StoreHealth({

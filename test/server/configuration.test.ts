@@ -152,6 +152,16 @@ test('good values are read; empty ones count as unset', () => {
   assert.throws(() => loadConfig({ PATCHBAY_SANDBOX_PORTS: '4101,4101,4102' }), /three different ports/)
 })
 
+test('PATCHBAY_DATABASE_PREPARED_STATEMENTS: on by default, off for a pooler in transaction mode, nothing else', () => {
+  assert.equal(loadConfig({}).databasePreparedStatements, true)
+  assert.equal(loadConfig({ PATCHBAY_DATABASE_PREPARED_STATEMENTS: 'off' }).databasePreparedStatements, false)
+  assert.equal(loadConfig({ PATCHBAY_DATABASE_PREPARED_STATEMENTS: 'on' }).databasePreparedStatements, true)
+  assert.throws(
+    () => loadConfig({ PATCHBAY_DATABASE_PREPARED_STATEMENTS: 'no' }),
+    /PATCHBAY_DATABASE_PREPARED_STATEMENTS="no": expected on or off/,
+  )
+})
+
 test("people's settings: sign-up mode, session lifetime, SMTP and single sign-on are read, and checked together", () => {
   const c = loadConfig({
     PATCHBAY_SIGNUP: 'Open',

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 import { sql } from 'kysely'
+import { loadConfig } from '../../src/config.ts'
 import { openStore, type Store } from '../../src/store/database.ts'
 import { events, type NewDelivery, type NewEvent } from '../../src/store/event-log.ts'
 import { Triggers } from '../../src/store/triggers.ts'
@@ -159,5 +160,30 @@ describe('PostgreSQL: the event path as prepared statements', { skip: !postgres 
       [`dlv_${b.id}_a`],
     )
     assert.deepEqual(await storedEvents(), [a.id, b.id])
+  })
+
+  test('with PATCHBAY_DATABASE_PREPARED_STATEMENTS=off (a pooler in transaction mode) nothing is prepared, and groups are stored all the same', async () => {
+    assert.ok(postgres)
+    const config = loadConfig({ PATCHBAY_DATABASE_PREPARED_STATEMENTS: 'off' })
+    assert.equal(config.databasePreparedStatements, false)
+    const store = await openStore({
+      ...postgres.fresh(),
+      preparedStatements: config.databasePreparedStatements,
+    })
+    stores.push(store)
+    await store.db.connection().execute(async (db) => {
+      const e = event()
+      const stored = await events.insertWithDeliveries(db, [e], [delivery(e, 'a')], {
+        digests: new Map([['sub_1', undefined]]),
+        keys: ['taskboard.new_card'],
+      })
+      assert.deepEqual(stored?.eventIds, new Set([e.id]))
+      assert.deepEqual(
+        stored?.deliveries.map((d) => d.id),
+        [`dlv_${e.id}_a`],
+      )
+      await new Triggers(db).listenerDigests(['sub_1'], ['taskboard.new_card'])
+      assert.deepEqual([...(await prepared(db)).keys()], [])
+    })
   })
 })
