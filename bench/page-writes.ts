@@ -19,7 +19,7 @@ import { migrate } from '../src/store/migrations.ts'
 import { nodeSqliteDialect, openSqlite } from '../src/store/node-sqlite-dialect.ts'
 import type { Database } from '../src/store/schema.ts'
 import { LIST_EVERY_MS, listInBackground } from '../src/store/sqlite-listing.ts'
-import { objectId } from './_stats.ts'
+import { cardCreated } from './_rows.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -64,28 +64,13 @@ async function run(workspaceCount: number) {
     const made: NewDelivery[] = []
     for (let i = 0; i < PER_COMMIT; i++) {
       const ws = workspaceIds[Math.floor(Math.random() * workspaceIds.length)]
-      const id = newId('evt')
-      rows.push({
-        id,
-        workspace_id: ws,
-        connector: 'taskboard',
-        subscription_id: `sub_${ws}`,
-        connection_id: `con_${ws}`,
-        model: 'card',
-        upstream_id: objectId(),
-        type: 'card.created',
-        refs: '{"boardId":"b1","listId":"l1","cardId":"c1"}',
-        data: JSON.stringify({ card: { id: 'c1', name: 'A card made by the benchmark', idList: 'l1' } }),
-        occurred_at: now,
-        received_at: now,
-        matched: 1,
-        owner: '',
-      })
+      const event = cardCreated(ws, now)
+      rows.push(event)
       made.push({
         id: newId('dlv'),
         workspace_id: ws,
         agent_id: `agt_${ws}_${i % 10}`,
-        event_id: id,
+        event_id: event.id,
         trigger_id: `trigger_${ws}_${i % 10}`,
         target: { type: 'webhook' },
         status: 'pending',

@@ -11,13 +11,13 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { Kysely, sql } from 'kysely'
-import { events, type NewEvent } from '../src/store/event-log.ts'
-import { newId } from '../src/store/ids.ts'
+import { events } from '../src/store/event-log.ts'
 import { migrate } from '../src/store/migrations.ts'
 import { nodeSqliteDialect, openSqlite } from '../src/store/node-sqlite-dialect.ts'
 import type { Database } from '../src/store/schema.ts'
 import { LIST_EVERY_MS, listInBackground } from '../src/store/sqlite-listing.ts'
-import { median, objectId, report, round } from './_stats.ts'
+import { cardCreated } from './_rows.ts'
+import { median, report, round } from './_stats.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -55,25 +55,9 @@ async function openDatabase() {
 async function store(db: Kysely<Database>, workspaceIds: string[], count: number) {
   for (let done = 0; done < count; done += 500) {
     const now = new Date().toISOString()
-    const rows: NewEvent[] = Array.from({ length: Math.min(500, count - done) }, () => {
-      const ws = workspaceIds[Math.floor(Math.random() * workspaceIds.length)]
-      return {
-        id: newId('evt'),
-        workspace_id: ws,
-        connector: 'taskboard',
-        subscription_id: `sub_${ws}`,
-        connection_id: `con_${ws}`,
-        model: 'card',
-        upstream_id: objectId(),
-        type: 'card.created',
-        refs: '{"boardId":"b1","listId":"l1","cardId":"c1"}',
-        data: JSON.stringify({ card: { id: 'c1', name: 'A card made by the benchmark', idList: 'l1' } }),
-        occurred_at: now,
-        received_at: now,
-        matched: 1,
-        owner: '',
-      }
-    })
+    const rows = Array.from({ length: Math.min(500, count - done) }, () =>
+      cardCreated(workspaceIds[Math.floor(Math.random() * workspaceIds.length)], now),
+    )
     await db.transaction().execute((tx) => events.upsertMany(tx, rows))
   }
 }
