@@ -13,8 +13,7 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely'
 import { sql } from 'kysely'
 import type pg from 'pg'
 
-const MARK = '/* prepared '
-/** The name a statement gives itself: `/* prepared <name> *\/ …`. */
+/** The name a statement gives itself: `/* prepared <name> *\/ …` at its start. */
 const NAMED = /^\/\* prepared ([a-z_]+) \*\//
 
 /**
@@ -27,16 +26,15 @@ const NAMED = /^\/\* prepared ([a-z_]+) \*\//
 export function prepared(name: string) {
   if (!/^[a-z_]+$/.test(name))
     throw new Error(`a prepared statement's name is lower case letters and _: ${name}`)
-  return sql.raw(`${MARK}${name} */ `)
+  return sql.raw(`/* prepared ${name} */ `)
 }
 
 /** A pool for Kysely whose clients send statements that begin with prepared(name) by that name. */
 export function preparingPool(pool: pg.Pool): PostgresPool {
-  const nameOf = (text: string) => NAMED.exec(text)?.[1]
   const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>()
   // A cursor (Kysely's streaming) goes through as it came.
   const query = (client: pg.PoolClient, text: string, values?: unknown[]) => {
-    const name = text.startsWith(MARK) ? nameOf(text) : undefined
+    const name = NAMED.exec(text)?.[1]
     return name ? client.query({ name: `patchbay_${name}`, text, values }) : client.query(text, values)
   }
   const wrap = (client: pg.PoolClient): PostgresPoolClient => ({
