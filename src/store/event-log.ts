@@ -8,7 +8,7 @@ import type { NormalizedEvent } from '../kit/define.ts'
 import { bySeq, encodeCursor, keyset, type PageKey, type PageRequest, pageOf } from './paging.ts'
 import { prepared } from './prepared-statements.ts'
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, EventsTable, InboxTable } from './schema.ts'
-import { listenerDigestsOf } from './triggers.ts'
+import { listenerVersionsOf } from './triggers.ts'
 
 type Db = Kysely<Database>
 /** A raw upstream delivery kept in the inbox, its headers read. */
@@ -37,14 +37,13 @@ export type NewDelivery = Omit<DeliveriesTable, 'seq' | 'target' | 'listed'> & {
 export type DeliveryRow = NewDelivery & { seq: number }
 
 /**
- * The listeners a group of events was matched with: per webhook, the digest of its listeners'
- * trigger ids (undefined for none; Triggers.listenerDigests), and the trigger keys the engine knows.
+ * The listeners a group of events was matched with: per webhook, the version of its listeners they
+ * were read at (undefined for a webhook not stored; Triggers.forSubscription, migration 0022).
  */
 export interface HeldListeners {
-  digests: Map<string, string | undefined>
-  keys: string[]
+  versions: Map<string, number | undefined>
 }
-const NO_LISTENERS_HELD: HeldListeners = { digests: new Map(), keys: [] }
+const NO_LISTENERS_HELD: HeldListeners = { versions: new Map() }
 
 /**
  * A delivery with what its body needs of its event and trigger: read with a join for stored ones
@@ -297,8 +296,8 @@ export const events = {
    * events inserted and the deliveries inserted (with their seq); null on SQLite or in a
    * transaction (use upsertMany and deliveries.insertRows there).
    *
-   * `listeners`: the listeners the events were matched with, as a digest per webhook (see
-   * Triggers.listenerDigests). The statement stores nothing unless those are the webhooks'
+   * `listeners`: the listeners the events were matched with, as a version per webhook (see
+   * Triggers.listenerVersions). The statement stores nothing unless those are the webhooks'
    * listeners in the store as it runs, and names the webhooks whose listeners changed (`stale`):
    * a trigger created on another instance is then heard, without a round trip of its own.
    */
@@ -310,7 +309,7 @@ export const events = {
   ): Promise<{ eventIds: Set<string>; deliveries: DeliveryRow[]; stale: string[] } | null> {
     if (!(db.getExecutor().adapter instanceof PostgresAdapter) || db.isTransaction) return null
     if (rows.length === 0) return { eventIds: new Set(), deliveries: [], stale: [] }
-    const held = [...listeners.digests]
+    const held = [...listeners.versions]
     const ev = <K extends keyof NewEvent>(k: K) => rows.map((e) => e[k])
     const written_ = deliveryRows.map(writeDelivery)
     const col = <K extends keyof ReturnType<typeof writeDelivery>>(k: K) => written_.map((r) => r[k])
@@ -320,13 +319,13 @@ export const events = {
       seq: string | null
     }>`${prepared('events_with_deliveries')}
       WITH held AS (
-        SELECT * FROM unnest(${held.map(([sub]) => sub)}::text[], ${held.map(([, d]) => d ?? null)}::text[])
-          AS h(subscription_id, digest)
+        SELECT * FROM unnest(${held.map(([sub]) => sub)}::text[], ${held.map(([, v]) => v ?? null)}::int[])
+          AS h(subscription_id, version)
       ), listening AS (
-        ${listenerDigestsOf(sql`ARRAY(SELECT subscription_id FROM held)`, listeners.keys)}
+        ${listenerVersionsOf(sql`ARRAY(SELECT subscription_id FROM held)`)}
       ), stale AS (
         SELECT held.subscription_id FROM held LEFT JOIN listening USING (subscription_id)
-        WHERE held.digest IS DISTINCT FROM listening.digest
+        WHERE held.version IS DISTINCT FROM listening.version
       ), ev AS (
         INSERT INTO events (id, workspace_id, connector, subscription_id, connection_id, model,
           owner, upstream_id, type, refs, data, occurred_at, received_at, matched)

@@ -203,6 +203,11 @@ export interface SubscriptionsTable {
   last_error: string | null
   created_at: string
   updated_at: string
+  /**
+   * Grows with every change of the triggers listening on this webhook, in the transaction that
+   * makes it (migration 0022; PostgreSQL: a row trigger on triggers). SQLite: always 0.
+   */
+  listeners_version: Generated<number>
 }
 
 export interface TriggersTable {

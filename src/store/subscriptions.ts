@@ -1,10 +1,10 @@
 // Upstream webhooks Patchbay registered: one per connection and watched model, shared by every
 // trigger on it.
-import type { Kysely } from 'kysely'
+import type { Kysely, Selectable } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import type { Database, SubscriptionsTable } from './schema.ts'
 
-export type SubscriptionRow = SubscriptionsTable
+export type SubscriptionRow = Selectable<SubscriptionsTable>
 
 export class Subscriptions {
   #db: Kysely<Database>
@@ -37,6 +37,7 @@ export class Subscriptions {
       last_error: null,
       created_at: now,
       updated_at: now,
+      listeners_version: 0,
     }
     await this.#db.insertInto('subscriptions').values(row).execute()
     return row

@@ -106,25 +106,31 @@ export class Triggers {
     return { items: decodeAll(items), next }
   }
 
-  async forSubscription(subscriptionId: string) {
-    return decodeAll(
-      await this.#db
-        .selectFrom('triggers')
-        .selectAll()
-        .where('subscription_id', '=', subscriptionId)
-        .execute(),
-    )
+  /**
+   * The triggers on a webhook, with its listeners' version (migration 0022) read in the same
+   * statement: the version of exactly these rows. Undefined when the webhook is not stored.
+   */
+  async forSubscription(subscriptionId: string): Promise<{ version: number | undefined; rows: TriggerRow[] }> {
+    const found = await this.#db
+      .selectFrom('subscriptions as s')
+      .leftJoin('triggers as t', 't.subscription_id', 's.id')
+      .selectAll('t')
+      .select('s.listeners_version as listeners_version_')
+      .where('s.id', '=', subscriptionId)
+      .execute()
+    const rows = found.flatMap(({ listeners_version_: _, ...t }) => (t.id === null ? [] : [decode(t as Stored)]))
+    return { version: found[0] && Number(found[0].listeners_version_), rows }
   }
 
   /**
-   * Who listens on each of these webhooks now, as a digest per webhook (listenerDigestsOf). Webhooks
-   * no such trigger listens on are left out. PostgreSQL only.
+   * The version of each webhook's listeners now (listenerVersionsOf); a webhook not stored is left
+   * out. PostgreSQL only.
    */
-  async listenerDigests(subscriptionIds: string[], keys: string[]): Promise<Map<string, string>> {
+  async listenerVersions(subscriptionIds: string[]): Promise<Map<string, number>> {
     if (subscriptionIds.length === 0) return new Map()
-    const { rows } = await sql<{ subscription_id: string; digest: string }>`${prepared('listener_digests')}
-      ${listenerDigestsOf(sql`${subscriptionIds}::text[]`, keys)}`.execute(this.#db)
-    return new Map(rows.map((r) => [r.subscription_id, r.digest]))
+    const { rows } = await sql<{ subscription_id: string; version: number }>`${prepared('listener_versions')}
+      ${listenerVersionsOf(sql`${subscriptionIds}::text[]`)}`.execute(this.#db)
+    return new Map(rows.map((r) => [r.subscription_id, Number(r.version)]))
   }
 
   async countForSubscription(subscriptionId: string): Promise<number> {
@@ -274,14 +280,9 @@ export class Triggers {
 }
 
 /**
- * The listeners of webhooks as they are in the store: a row per webhook that has any, with the md5
- * of the ids of its triggers of these keys, not paused, in byte order and comma-separated (one row a
- * webhook, not one a trigger). The engine makes the same digest of the listeners it has cached
- * (trigger-service.ts). PostgreSQL.
+ * The version of the listeners of webhooks as they are in the store (migration 0022): a row per
+ * stored webhook, one row read each. PostgreSQL.
  */
-export const listenerDigestsOf = (subscriptionIds: RawBuilder<string[]>, keys: string[]) => sql`
-  SELECT subscription_id, md5(string_agg(id, ',' ORDER BY id COLLATE "C")) AS digest
-  FROM triggers
-  WHERE subscription_id = ANY(${subscriptionIds}) AND paused_at IS NULL
-    AND trigger_key = ANY(${keys}::text[])
-  GROUP BY subscription_id`
+export const listenerVersionsOf = (subscriptionIds: RawBuilder<string[]>) => sql`
+  SELECT id AS subscription_id, listeners_version AS version
+  FROM subscriptions WHERE id = ANY(${subscriptionIds})`

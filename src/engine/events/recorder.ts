@@ -85,7 +85,7 @@ export interface RecordOptions {
   /** Written in the same commit as the events and their deliveries (an inbox row marked done, a poll's cursor). */
   inCommit?: (trx: Transaction<Database>) => Promise<void>
   /**
-   * The listeners the sources were read with (a digest per webhook): where the store writes a
+   * The listeners the sources were read with (a version per webhook): where the store writes a
    * group in one statement (PostgreSQL, no inCommit), it stores nothing unless they are the
    * listeners in the store then, and the webhooks whose listeners changed come back as `stale`.
    */
@@ -268,7 +268,7 @@ export class Recorder {
       if (atOnce && 'stale' in atOnce) return { deliveries: 0, stale: atOnce.stale }
       // Listeners that cannot be held in the statement that stores (a store without one) are not taken on trust.
       if (!atOnce && opts.listenersHeld)
-        return { deliveries: 0, stale: [...opts.listenersHeld.digests.keys()] }
+        return { deliveries: 0, stale: [...opts.listenersHeld.versions.keys()] }
       created = atOnce?.created ?? (await this.#db.transaction().execute((trx) => this.#store(trx, matched)))
     }
     // With tracing on, the deliveries' trace is known before they are sent.

@@ -4,7 +4,6 @@
 // model) from webhook-subscriptions.ts (shared by every trigger on it, removed with the last);
 // a polled one gets a schedule. The webhook source (events/sources/) asks here which triggers
 // listen on a webhook.
-import { createHash } from 'node:crypto'
 import type { TriggerDefinition } from '../../kit/define.ts'
 import { triggerMechanism } from '../../kit/define.ts'
 import { PatchbayError, validationError } from '../../kit/errors.ts'
@@ -52,7 +51,6 @@ export class TriggerService {
   #triggers: Triggers
   #registry: Registry
   /** Every trigger key the registry knows (listeners of others are not counted as listening). */
-  #triggerKeys: string[]
   #connections: ConnectionService
   /** Who listens on each webhook (subscription id), until a change to its triggers. */
   #listening = new Map<string, ListeningTrigger[]>()
@@ -89,7 +87,6 @@ export class TriggerService {
     this.#pages = deps.pages
     this.#triggers = deps.triggers
     this.#registry = deps.registry
-    this.#triggerKeys = [...deps.registry.triggers.keys()]
     this.#connections = deps.connections
   }
 
@@ -233,7 +230,7 @@ export class TriggerService {
   async listeningOn(subscriptionId: string, opts: { fresh?: boolean } = {}): Promise<ListeningTrigger[]> {
     let list = opts.fresh ? undefined : this.#listening.get(subscriptionId)
     if (!list) {
-      const rows = await this.#triggers.forSubscription(subscriptionId)
+      const { version, rows } = await this.#triggers.forSubscription(subscriptionId)
       list = rows.flatMap((row) => {
         const reg = this.#registry.triggers.get(row.trigger_key)
         // A paused trigger (its connection lapsed) hears nothing until the reconnect resumes it.
@@ -247,6 +244,7 @@ export class TriggerService {
           },
         ]
       })
+      versions.set(list, version)
       this.#listening.set(subscriptionId, list)
     }
     return list
@@ -257,30 +255,31 @@ export class TriggerService {
    * 29: a change in effect everywhere when the API answers). A trigger created or deleted through
    * another instance reaches this one's cache by a change message a few milliseconds after its
    * request answered; an event received meanwhile was matched with the listeners as they were. The
-   * store is read once for a whole group of deliveries (a digest per webhook); `current(sub, list)`
-   * then says, for each, whether the listeners it was read with still hold.
+   * store is read once for a whole group of deliveries (a version per webhook, migration 0022);
+   * `current(sub, list)` then says, for each, whether the listeners it was read with still hold.
    */
   async listenersNow(
     subscriptionIds: string[],
   ): Promise<(subscriptionId: string, list: ListeningTrigger[]) => boolean> {
-    const now = await this.#triggers.listenerDigests(subscriptionIds, this.#triggerKeys)
-    return (subscriptionId, list) => listenerDigest(list) === now.get(subscriptionId)
+    const now = await this.#triggers.listenerVersions(subscriptionIds)
+    return (subscriptionId, list) => versions.has(list) && versions.get(list) === now.get(subscriptionId)
   }
 
   /**
    * The listeners a group of deliveries was read with, to be held against the store in the
-   * statement that stores them (events.insertWithDeliveries): a digest per webhook. Null when two
-   * deliveries of one webhook were read with different listeners (a change arrived between them):
-   * the group is then checked first (listenersNow).
+   * statement that stores them (events.insertWithDeliveries): a version per webhook. Null when two
+   * deliveries of one webhook were read with different listeners (a change arrived between them),
+   * or with listeners not read here: the group is then checked first (listenersNow).
    */
   heldListeners(read: Array<{ subscriptionId: string; list: ListeningTrigger[] }>): HeldListeners | null {
-    const digests = new Map<string, string | undefined>()
+    const held = new Map<string, number | undefined>()
     for (const { subscriptionId, list } of read) {
-      const digest = listenerDigest(list)
-      if (digests.has(subscriptionId) && digests.get(subscriptionId) !== digest) return null
-      digests.set(subscriptionId, digest)
+      if (!versions.has(list)) return null
+      const version = versions.get(list)
+      if (held.has(subscriptionId) && held.get(subscriptionId) !== version) return null
+      held.set(subscriptionId, version)
     }
-    return { digests, keys: this.#triggerKeys }
+    return { versions: held }
   }
 
   /** The webhook a callback names (for the webhook source). */
@@ -319,13 +318,8 @@ export class TriggerService {
   }
 }
 
-/** The digest listenerDigests reads of the store, of listeners read earlier (undefined for none); kept with them. */
-const digests = new WeakMap<ListeningTrigger[], string | undefined>()
-function listenerDigest(list: ListeningTrigger[]): string | undefined {
-  if (digests.has(list)) return digests.get(list)
-  // In code-unit order, which for ids (ASCII) is the store's byte order (COLLATE "C").
-  const ids = list.map((t) => t.row.id).sort()
-  const digest = ids.length ? createHash('md5').update(ids.join(',')).digest('hex') : undefined
-  digests.set(list, digest)
-  return digest
-}
+/**
+ * The version of its webhook's listeners each list was read at (Triggers.forSubscription;
+ * undefined: the webhook is not stored); kept with the list, as long as it is.
+ */
+const versions = new WeakMap<ListeningTrigger[], number | undefined>()
