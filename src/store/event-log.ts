@@ -38,7 +38,8 @@ export type DeliveryRow = NewDelivery & { seq: number }
 
 /**
  * The listeners a group of events was matched with: per webhook, the version of its listeners they
- * were read at (undefined for a webhook not stored; Triggers.forSubscription, migration 0022).
+ * were read at (undefined for a webhook not stored; Triggers.forSubscription, migration 0022). Every
+ * webhook of the group is held: its deliveries' triggers are then not read one by one.
  */
 export interface HeldListeners {
   versions: Map<string, number | undefined>
@@ -352,7 +353,9 @@ export const events = {
             next_attempt_at, last_status, last_error, tool_run_id, created_at, delivered_at, claimed_until)
         WHERE (SELECT true FROM (SELECT pg_advisory_xact_lock(${DELIVERY_ORDER_LOCK})) AS ordered)
           AND v.event_id IN (SELECT id FROM ev)
-          AND ${TRIGGER_STILL_THERE}
+          -- With the webhooks' listeners held, a deleted trigger has moved its webhook's version:
+          -- nothing is stored, and its trigger need not be read (a row a delivery).
+          AND (${held.length > 0}::boolean OR ${TRIGGER_STILL_THERE})
         ON CONFLICT (event_id, trigger_id) DO NOTHING
         RETURNING id, seq
       )

@@ -178,6 +178,19 @@ describe('PostgreSQL: the event path as prepared statements', { skip: !postgres 
       [`dlv_${b.id}_a`],
     )
     assert.deepEqual(await storedEvents(), [a.id, b.id])
+
+    // Its trigger deleted since (on another instance): a delivery for it is not stored, though the
+    // statement no longer reads each delivery's trigger when the listeners are held.
+    await triggers.delete('trg_b')
+    const c = event()
+    const gone = await events.insertWithDeliveries(
+      store.db,
+      [c],
+      [{ ...delivery(c, 'a'), trigger_id: 'trg_b' }],
+      { versions: new Map([['sub_1', now.get('sub_1')]]) },
+    )
+    assert.deepEqual(gone?.stale, ['sub_1'])
+    assert.deepEqual(await storedEvents(), [a.id, b.id])
   })
 
   test("a webhook's listeners version moves with every change of its triggers, in the change's own transaction, and no other webhook's", async () => {
