@@ -110,7 +110,9 @@ export class Triggers {
    * The triggers on a webhook, with its listeners' version (migration 0022) read in the same
    * statement: the version of exactly these rows. Undefined when the webhook is not stored.
    */
-  async forSubscription(subscriptionId: string): Promise<{ version: number | undefined; rows: TriggerRow[] }> {
+  async forSubscription(
+    subscriptionId: string,
+  ): Promise<{ version: number | undefined; rows: TriggerRow[] }> {
     const found = await this.#db
       .selectFrom('subscriptions as s')
       .leftJoin('triggers as t', 't.subscription_id', 's.id')
@@ -118,7 +120,9 @@ export class Triggers {
       .select('s.listeners_version as listeners_version_')
       .where('s.id', '=', subscriptionId)
       .execute()
-    const rows = found.flatMap(({ listeners_version_: _, ...t }) => (t.id === null ? [] : [decode(t as Stored)]))
+    const rows = found.flatMap(({ listeners_version_: _, ...t }) =>
+      t.id === null ? [] : [decode(t as Stored)],
+    )
     return { version: found[0] && Number(found[0].listeners_version_), rows }
   }
 

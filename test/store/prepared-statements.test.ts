@@ -89,11 +89,17 @@ const addTriggerTo = (db: Store['db'], id: string, subscriptionId: string) =>
     })
     .execute()
 
+/** A store of its own on the test server, closed after the tests. */
+async function freshStore(): Promise<Store> {
+  assert.ok(postgres)
+  const store = await openStore(postgres.fresh())
+  stores.push(store)
+  return store
+}
+
 describe('PostgreSQL: the event path as prepared statements', { skip: !postgres }, () => {
   test('group commits of any size share one prepared statement and store each event and delivery as given, in order', async () => {
-    assert.ok(postgres)
-    const store = await openStore(postgres.fresh())
-    stores.push(store)
+    const store = await freshStore()
     // All on one connection, so the test sees the statements prepared on it.
     await store.db.connection().execute(async (db) => {
       const first = [event()]
@@ -140,9 +146,7 @@ describe('PostgreSQL: the event path as prepared statements', { skip: !postgres 
   })
 
   test('a group commit holding listeners stores nothing, and names the webhook, once they are not those in the store', async () => {
-    assert.ok(postgres)
-    const store = await openStore(postgres.fresh())
-    stores.push(store)
+    const store = await freshStore()
     const triggers = new Triggers(store.db)
     await addWebhook(store.db, 'sub_1')
     const addTrigger = (id: string) => addTriggerTo(store.db, id, 'sub_1')
@@ -194,9 +198,7 @@ describe('PostgreSQL: the event path as prepared statements', { skip: !postgres 
   })
 
   test("a webhook's listeners version moves with every change of its triggers, in the change's own transaction, and no other webhook's", async () => {
-    assert.ok(postgres)
-    const store = await openStore(postgres.fresh())
-    stores.push(store)
+    const store = await freshStore()
     const triggers = new Triggers(store.db)
     await addWebhook(store.db, 'sub_1')
     await addWebhook(store.db, 'sub_2')
@@ -220,10 +222,18 @@ describe('PostgreSQL: the event path as prepared statements', { skip: !postgres 
     assert.deepEqual(await versions(), [2, 0, undefined], 'paused')
     await triggers.resumeForConnection('con_1')
     assert.deepEqual(await versions(), [3, 0, undefined], 'resumed')
-    await store.db.updateTable('triggers').set({ subscription_id: 'sub_2' }).where('id', '=', 'trg_a').execute()
+    await store.db
+      .updateTable('triggers')
+      .set({ subscription_id: 'sub_2' })
+      .where('id', '=', 'trg_a')
+      .execute()
     assert.deepEqual(await versions(), [4, 1, undefined], 'moved to another webhook: both')
     await store.db.updateTable('triggers').set({ config: '{"listId":"l1"}' }).execute()
-    assert.deepEqual(await versions(), [4, 1, undefined], 'a change of what is not a listener does not move it')
+    assert.deepEqual(
+      await versions(),
+      [4, 1, undefined],
+      'a change of what is not a listener does not move it',
+    )
     // A change rolled back leaves the version as it was.
     await assert.rejects(
       store.db.transaction().execute(async (trx) => {
