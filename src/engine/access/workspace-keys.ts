@@ -86,7 +86,7 @@ export class WorkspaceKeyService {
   /** Revokes a workspace key (already revoked: answered the same). */
   async revoke(workspaceId: string, id: string): Promise<WorkspaceKeyView> {
     const row = await this.#keys.findInWorkspace(workspaceId, id)
-    if (!row || row.kind !== 'workspace') throw keyNotFound(id)
+    if (row?.kind !== 'workspace') throw keyNotFound(id)
     if (!row.revoked_at) await this.#keys.revoke(id)
     this.#revocations.publish([id])
     return workspaceKeyView((await this.#keys.findInWorkspace(workspaceId, id)) ?? row)
