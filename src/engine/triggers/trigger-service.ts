@@ -50,7 +50,6 @@ export class TriggerService {
   #tools: Pick<ToolService, 'exists' | 'checkStartingTrigger'>
   #triggers: Triggers
   #registry: Registry
-  /** Every trigger key the registry knows (listeners of others are not counted as listening). */
   #connections: ConnectionService
   /** Who listens on each webhook (subscription id), until a change to its triggers. */
   #listening = new Map<string, ListeningTrigger[]>()
