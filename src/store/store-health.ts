@@ -224,6 +224,10 @@ export class StoreHealth {
       this.#onPressure()
       return
     }
+    // The first probe comes a whole period after the failure was seen, never in the same instant:
+    // a store that failed a query a moment ago is not called back on a lucky answer (no flapping),
+    // and a timer already running for the disk watch does not end an outage milliseconds old.
+    if (Date.now() - Date.parse(this.#problem.since) < this.#probeMs) return
     this.#probing = this.#probe()
       .then(
         () => {
