@@ -59,7 +59,8 @@ export function listInBackground(
       // a second, the p99 of the tenancy benchmark's fixed rate). Each table's rows are listed in
       // one statement still, so a workspace's index page is written once a pass; a read takes both
       // parts (event-log.ts ofWorkspace), so a row is found whichever tables are listed yet, and a
-      // pass cut short leaves the rest to the next.
+      // pass cut short leaves the rest to the next. bench/listing-stall.ts: a commit due during a
+      // pass of 1,000 workspaces' rows at 500/s waits at most 11-12 ms, against 35 in one transaction.
       for (const [i, table] of LISTED_TABLES.entries()) {
         if (i > 0) await sleep(BETWEEN_TABLES_MS)
         await sql`UPDATE ${sql.table(table)} SET listed = 1 WHERE listed = 0`.execute(db)

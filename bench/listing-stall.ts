@@ -1,0 +1,159 @@
+// What SQLite's listing pass (store/sqlite-listing.ts) makes the store's other work wait. node:sqlite
+// runs a statement on the event loop, so while a pass runs nothing else does. A file database of
+// --rows events, each with its delivery and an attempt, spread over --workspaces workspaces; then,
+// alternately, a pass's worth of new rows (LIST_EVERY_MS at --rate) is listed as the store lists
+// them (a table at a time, a pause between) and as one transaction of the three tables (how it was
+// until 2026-11-26), while a one-event commit is due every millisecond. A commit's wait counts from
+// when it was due (a blocked event loop delays the timer too), to when it was stored.
+//
+//   node bench/listing-stall.ts [--rows 100000] [--rate 500] [--workspaces 1000] [--passes 6]
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { parseArgs } from 'node:util'
+import { Kysely, sql } from 'kysely'
+import { deliveries, events, type NewEvent } from '../src/store/event-log.ts'
+import { newId } from '../src/store/ids.ts'
+import { migrate } from '../src/store/migrations.ts'
+import { nodeSqliteDialect, openSqlite } from '../src/store/node-sqlite-dialect.ts'
+import type { Database } from '../src/store/schema.ts'
+import { LIST_EVERY_MS, listInBackground } from '../src/store/sqlite-listing.ts'
+import { cardCreated } from './_rows.ts'
+import { median, percentile, report, round } from './_stats.ts'
+
+const { values: flags } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '100000' },
+    rate: { type: 'string', default: '500' },
+    workspaces: { type: 'string', default: '1000' },
+    passes: { type: 'string', default: '6' },
+  },
+})
+const ROWS = Number(flags.rows)
+const RATE = Number(flags.rate)
+const WORKSPACES = Number(flags.workspaces)
+const PASSES = Number(flags.passes)
+const PER_PASS = Math.round((RATE * LIST_EVERY_MS) / 1000)
+const workspaceIds = Array.from({ length: WORKSPACES }, (_, i) => `ws_${String(i).padStart(6, '0')}`)
+const anyWorkspace = () => workspaceIds[Math.floor(Math.random() * workspaceIds.length)]
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'patchbay-listing-stall-'))
+const db = new Kysely<Database>({ dialect: nodeSqliteDialect(openSqlite(path.join(dir, 'patchbay.db'))) })
+await migrate(db)
+const listing = listInBackground(db, { everyMs: 3_600_000 })
+
+/** Stores events with a delivery and an attempt each (stored unlisted), 500 a commit. */
+async function store(count: number) {
+  for (let done = 0; done < count; done += 500) {
+    const now = new Date().toISOString()
+    const rows = Array.from({ length: Math.min(500, count - done) }, () => cardCreated(anyWorkspace(), now))
+    await db.transaction().execute(async (tx) => {
+      await events.upsertMany(tx, rows)
+      await deliveries.insertRows(tx, rows.map(deliveryOf))
+      await deliveries.addAttempts(
+        tx,
+        rows.map((e, i) => ({
+          delivery_id: `dlv_${e.id.slice(4)}`,
+          attempt: 1,
+          at: now,
+          status: 200,
+          error: null,
+          duration_ms: 3 + (i % 5),
+          workspace_id: e.workspace_id,
+        })),
+      )
+    })
+  }
+}
+const deliveryOf = (e: NewEvent) => ({
+  id: `dlv_${e.id.slice(4)}`,
+  workspace_id: e.workspace_id,
+  event_id: e.id,
+  agent_id: `agt_${e.workspace_id}`,
+  trigger_id: `trigger_${e.workspace_id}`,
+  target: { type: 'stream' as const },
+  status: 'delivered' as const,
+  attempts: 1,
+  next_attempt_at: null,
+  last_status: 200,
+  last_error: null,
+  tool_run_id: null,
+  created_at: e.received_at,
+  delivered_at: e.received_at,
+  claimed_until: null,
+})
+
+/** Every unlisted row listed in one transaction, as the store did before. */
+const oneTransaction = () =>
+  db.transaction().execute(async (tx) => {
+    for (const table of ['events', 'deliveries', 'delivery_attempts'] as const)
+      await sql`UPDATE ${sql.table(table)} SET listed = 1 WHERE listed = 0`.execute(tx)
+  })
+
+/** A pass's rows stored, then listed by `list` while a one-event commit is due every ms. */
+async function measure(list: () => Promise<void>) {
+  await store(PER_PASS)
+  const waits: number[] = []
+  let passing = true
+  const started = performance.now()
+  const pass = list().then(() => {
+    passing = false
+    return performance.now() - started
+  })
+  const commits: Promise<void>[] = []
+  for (let k = 0; passing; k++) {
+    const due = started + k
+    const wait = due - performance.now()
+    if (wait > 0) await sleep(wait)
+    const row = cardCreated(anyWorkspace(), new Date().toISOString())
+    commits.push(
+      events
+        .upsertMany(db, [{ ...row, id: newId('evt') }])
+        .then(() => void waits.push(performance.now() - due)),
+    )
+  }
+  const passMs = await pass
+  await Promise.all(commits)
+  waits.sort((a, b) => a - b)
+  return { passMs, maxWaitMs: waits.at(-1) ?? 0, p99WaitMs: percentile(waits, 99), commits: waits.length }
+}
+
+await store(ROWS)
+await listing.listNow()
+const rows = {
+  tableAtATime: [] as Awaited<ReturnType<typeof measure>>[],
+  oneTransaction: [] as Awaited<ReturnType<typeof measure>>[],
+}
+for (let p = 0; p < PASSES; p++) {
+  rows.tableAtATime.push(await measure(() => listing.listNow()))
+  rows.oneTransaction.push(await measure(oneTransaction))
+}
+await listing.stop()
+await db.destroy()
+fs.rmSync(dir, { recursive: true, force: true })
+
+const med = (rs: Awaited<ReturnType<typeof measure>>[]) => ({
+  passMs: round(median(rs.map((r) => r.passMs)), 1),
+  maxWaitMs: round(median(rs.map((r) => r.maxWaitMs)), 1),
+  p99WaitMs: round(median(rs.map((r) => r.p99WaitMs)), 1),
+  commitsDuringPass: Math.round(median(rs.map((r) => r.commits))),
+})
+const tableAtATime = med(rows.tableAtATime)
+const before = med(rows.oneTransaction)
+report(
+  {
+    bench: 'listing-stall',
+    date: new Date().toISOString(),
+    rows: ROWS,
+    rate: RATE,
+    workspaces: WORKSPACES,
+    rowsPerPass: PER_PASS,
+    passes: PASSES,
+    tableAtATime,
+    oneTransaction: before,
+    maxWaitVsOneTransaction: round(tableAtATime.maxWaitMs / before.maxWaitMs, 2),
+  },
+  // No target: what a pass makes other work wait (issue 22's tenancy figures are bench/events.ts's).
+  [],
+)
