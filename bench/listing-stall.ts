@@ -18,7 +18,7 @@ import { newId } from '../src/store/ids.ts'
 import { migrate } from '../src/store/migrations.ts'
 import { nodeSqliteDialect, openSqlite } from '../src/store/node-sqlite-dialect.ts'
 import type { Database } from '../src/store/schema.ts'
-import { LIST_EVERY_MS, listInBackground } from '../src/store/sqlite-listing.ts'
+import { LIST_EVERY_MS, LISTED_TABLES, listInBackground } from '../src/store/sqlite-listing.ts'
 import { cardCreated } from './_rows.ts'
 import { median, percentile, report, round } from './_stats.ts'
 
@@ -87,7 +87,7 @@ const deliveryOf = (e: NewEvent) => ({
 /** Every unlisted row listed in one transaction, as the store did before. */
 const oneTransaction = () =>
   db.transaction().execute(async (tx) => {
-    for (const table of ['events', 'deliveries', 'delivery_attempts'] as const)
+    for (const table of LISTED_TABLES)
       await sql`UPDATE ${sql.table(table)} SET listed = 1 WHERE listed = 0`.execute(tx)
   })
 

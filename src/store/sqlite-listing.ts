@@ -32,7 +32,7 @@ export const LIST_EVERY_MS = 3_000
 const BETWEEN_TABLES_MS = 5
 
 /** The tables stored unlisted, listed in this order (a delivery after its event, an attempt after its delivery). */
-const LISTED_TABLES = ['events', 'deliveries', 'delivery_attempts'] as const
+export const LISTED_TABLES = ['events', 'deliveries', 'delivery_attempts'] as const
 
 export interface Listing {
   /** Lists what is unlisted now (or joins the pass under way): for tests, which stop the timer. */

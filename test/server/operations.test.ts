@@ -158,7 +158,9 @@ test('until the start is done, the API and the webhook ingress answer 503 SERVIC
 test('a database that stops answering: 503 DATABASE_UNAVAILABLE with Retry-After and /readyz says why, then back by itself', async () => {
   const health = t.service.engine.store.health
   // What a query sees when PostgreSQL stops: the store is marked away until its probe answers.
-  health.failure(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))
+  const refusedConnection = () =>
+    Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })
+  health.failure(refusedConnection())
   const refused = await fetch(`${t.url}/v1/connections`, {
     headers: { authorization: `Bearer ${t.adminKey}` },
   })
@@ -168,7 +170,7 @@ test('a database that stops answering: 503 DATABASE_UNAVAILABLE with Retry-After
   assert.equal(body.error.code, 'DATABASE_UNAVAILABLE')
   assert.match(body.error.hint, /readyz/)
   // The probe looks a whole second after a failure is seen; seen again, the outage goes on.
-  health.failure(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))
+  health.failure(refusedConnection())
   const ready = await get('/readyz')
   assert.equal(ready.status, 503)
   assert.match((await ready.json()).checks.database, /^unreachable since .*ECONNREFUSED/)
