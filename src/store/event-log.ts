@@ -8,6 +8,7 @@ import type { NormalizedEvent } from '../kit/define.ts'
 import { bySeq, encodeCursor, keyset, type PageKey, type PageRequest, pageOf } from './paging.ts'
 import { prepared } from './prepared-statements.ts'
 import type { Database, DeliveriesTable, DeliveryAttemptsTable, EventsTable, InboxTable } from './schema.ts'
+import { RowBatchInsert } from './sqlite-row-batches.ts'
 import { listenerVersionsOf } from './triggers.ts'
 
 type Db = Kysely<Database>
@@ -155,6 +156,39 @@ const writeDelivery = (r: NewDelivery) => ({ ...r, target: JSON.stringify(r.targ
 /** A row of the attempt log as written: its delivery's workspace named. */
 export type NewAttempt = Omit<DeliveryAttemptsTable, 'workspace_id' | 'listed'> & { workspace_id: string }
 
+/** SQLite's insert of deliveries (sqlite-row-batches.ts), stored unlisted (migration 0018). */
+const DELIVERIES_INSERT = new RowBatchInsert<ReturnType<typeof writeDelivery>, { id: string; seq: number }>({
+  table: 'deliveries',
+  columns: [
+    'id',
+    'workspace_id',
+    'agent_id',
+    'event_id',
+    'trigger_id',
+    'target',
+    'status',
+    'attempts',
+    'next_attempt_at',
+    'last_status',
+    'last_error',
+    'tool_run_id',
+    'created_at',
+    'delivered_at',
+    'claimed_until',
+  ],
+  fixed: { listed: 0 },
+  conflictDoNothing: ['event_id', 'trigger_id'],
+  returning: ['id', 'seq'],
+})
+
+/** SQLite's insert of attempts (sqlite-row-batches.ts), stored unlisted (migration 0020). */
+const ATTEMPTS_INSERT = new RowBatchInsert<NewAttempt>({
+  table: 'delivery_attempts',
+  columns: ['delivery_id', 'attempt', 'at', 'status', 'error', 'duration_ms', 'workspace_id'],
+  fixed: { listed: 0 },
+  conflictDoNothing: ['delivery_id', 'attempt'],
+})
+
 /** An attempt's outcome, to be written by its claim holder (deliveries.settleMany). */
 export interface SettledAttempt {
   id: string
@@ -237,6 +271,31 @@ export const eventKey = (e: {
   upstream_id: string
 }): string => JSON.stringify([e.workspace_id, e.connector, e.owner, e.upstream_id])
 
+/** SQLite's insert of events (sqlite-row-batches.ts), stored unlisted (migration 0018). */
+const EVENTS_INSERT = new RowBatchInsert<NewEvent, { id: string; seq: number }>({
+  table: 'events',
+  columns: [
+    'id',
+    'workspace_id',
+    'connector',
+    'subscription_id',
+    'connection_id',
+    'model',
+    'owner',
+    'upstream_id',
+    'type',
+    'refs',
+    'data',
+    'occurred_at',
+    'received_at',
+    'matched',
+    'via',
+  ],
+  fixed: { listed: 0 },
+  conflictDoNothing: EVENT_IDENTITY,
+  returning: ['id', 'seq'],
+})
+
 export const events = {
   /** Lists `connectionId` among the connections the event also came through (once). */
   async addVia(db: Db, eventId: string, connectionId: string): Promise<void> {
@@ -262,13 +321,14 @@ export const events = {
   async upsertMany(db: Db, rows: NewEvent[]): Promise<Map<string, StoredEvent>> {
     const out = new Map<string, StoredEvent>()
     if (rows.length === 0) return out
-    const listed = storedUnlisted(db) ? 0 : 1
-    const inserted = await db
-      .insertInto('events')
-      .values(rows.map((r) => ({ ...r, listed })))
-      .onConflict((oc) => oc.columns(EVENT_IDENTITY).doNothing())
-      .returning(['id', 'seq'])
-      .execute()
+    const inserted = storedUnlisted(db)
+      ? await EVENTS_INSERT.run(db, rows)
+      : await db
+          .insertInto('events')
+          .values(rows.map((r) => ({ ...r, listed: 1 })))
+          .onConflict((oc) => oc.columns(EVENT_IDENTITY).doNothing())
+          .returning(['id', 'seq'])
+          .execute()
     const seqOf = new Map(inserted.map((r) => [r.id, Number(r.seq)]))
     for (const r of rows) {
       const seq = seqOf.get(r.id)
@@ -484,12 +544,7 @@ export const deliveries = {
     const inserted =
       db.getExecutor().adapter instanceof PostgresAdapter
         ? await insertDeliveriesInOrder(db, rows)
-        : await db
-            .insertInto('deliveries')
-            .values(rows.map((r) => ({ ...writeDelivery(r), listed: 0 })))
-            .onConflict((oc) => oc.columns(['event_id', 'trigger_id']).doNothing())
-            .returning(['id', 'seq'])
-            .execute()
+        : await DELIVERIES_INSERT.run(db, rows.map(writeDelivery))
     const seqOf = new Map(inserted.map((r) => [r.id, Number(r.seq)]))
     return rows.flatMap((r) => {
       const seq = seqOf.get(r.id)
@@ -740,14 +795,14 @@ export const deliveries = {
   },
   /** Stored unlisted on SQLite, as events and deliveries are (migration 0020). */
   async addAttempts(db: Db, rows: NewAttempt[]) {
-    if (rows.length) {
-      const listed = storedUnlisted(db) ? 0 : 1
+    if (rows.length === 0) return
+    if (storedUnlisted(db)) await ATTEMPTS_INSERT.run(db, rows)
+    else
       await db
         .insertInto('delivery_attempts')
-        .values(rows.map((r) => ({ ...r, listed })))
+        .values(rows.map((r) => ({ ...r, listed: 1 })))
         .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing())
         .execute()
-    }
   },
   async attempts(db: Db, deliveryId: string) {
     return db

@@ -61,6 +61,12 @@ const CACHED_STATEMENTS = 100
 const CACHED_SQL_LENGTH = 1_000
 
 /**
+ * Begins a statement kept whatever its length: one of a bounded set of texts, made once and used
+ * again (sqlite-row-batches.ts, the event path's multi-row inserts in chunks of fixed sizes).
+ */
+export const KEPT_STATEMENT = '/* kept */ '
+
+/**
  * SQLite may roll a transaction back by itself when a statement fails with SQLITE_FULL, IOERR,
  * BUSY or NOMEM; the ROLLBACK Kysely then sends fails with "no transaction is active", and that
  * error would replace the one that says why (a full disk, which the store's health must see).
@@ -79,11 +85,20 @@ const rollbackWhenActive = (db: DatabaseSync, stmt: StatementSync): SqliteStatem
 
 export function nodeSqliteDialect(db: DatabaseSync): SqliteDialect {
   const cache = new Map<string, NodeSqliteStatement>()
+  // Kept apart, never pushed out by the others' churn: their set is bounded by what asks.
+  const kept = new Map<string, NodeSqliteStatement>()
   const rollback = rollbackWhenActive(db, db.prepare('rollback'))
   const adapter: SqliteDatabase = {
     close: () => db.close(),
     prepare: (sql: string) => {
       if (sql === 'rollback') return rollback
+      if (sql.startsWith(KEPT_STATEMENT)) {
+        const known = kept.get(sql)
+        if (known) return known
+        const stmt = new NodeSqliteStatement(db.prepare(sql))
+        kept.set(sql, stmt)
+        return stmt
+      }
       const cached = cache.get(sql)
       if (cached) {
         cache.delete(sql)
