@@ -23,8 +23,11 @@ const CHUNK_SIZES = [64, 32, 16, 8, 4, 2, 1] as const
 /** What a multi-row INSERT is of: a table, its columns (in the order values are given), what a conflict is on, what it returns. */
 export interface RowBatchShape<Row> {
   table: keyof Database & string
-  /** A row's value of each column: a column a row leaves out is NULL. */
-  columns: ReadonlyArray<keyof Row & string>
+  /**
+   * Every column of a row, each `true` (the type check fails when one is missing or unknown), in
+   * the order values are given; a column a row leaves out (an optional one) is NULL.
+   */
+  columns: { readonly [K in keyof Required<Row> & string]: true }
   /** Columns with the same value in every row, written into the statement (`{ listed: 0 }`). */
   fixed?: Readonly<Record<string, number>>
   /** `ON CONFLICT (…) DO NOTHING` on these columns (none: no conflict clause). */
@@ -36,9 +39,11 @@ export interface RowBatchShape<Row> {
 /** One multi-row INSERT on SQLite, its statement's text made once for each chunk size. */
 export class RowBatchInsert<Row, Returned = Record<string, unknown>> {
   readonly shape: RowBatchShape<Row>
+  readonly columns: ReadonlyArray<keyof Row & string>
   #texts = new Map<number, string>()
   constructor(shape: RowBatchShape<Row>) {
     this.shape = shape
+    this.columns = Object.keys(shape.columns) as Array<keyof Row & string>
   }
 
   /**
@@ -47,7 +52,7 @@ export class RowBatchInsert<Row, Returned = Record<string, unknown>> {
    * rows must go in together.
    */
   async run(db: Kysely<Database>, rows: readonly Row[]): Promise<Returned[]> {
-    const { columns } = this.shape
+    const { columns } = this
     const out: Returned[] = []
     let at = 0
     for (const size of CHUNK_SIZES)
@@ -67,7 +72,8 @@ export class RowBatchInsert<Row, Returned = Record<string, unknown>> {
   #text(size: number): string {
     const known = this.#texts.get(size)
     if (known !== undefined) return known
-    const { table, columns, fixed = {}, conflictDoNothing = [], returning = [] } = this.shape
+    const { columns } = this
+    const { table, fixed = {}, conflictDoNothing = [], returning = [] } = this.shape
     const quote = (c: string) => `"${c}"`
     const fixedColumns = Object.entries(fixed)
     const row = `(${[...columns.map(() => '?'), ...fixedColumns.map(([, v]) => String(Number(v)))].join(', ')})`
