@@ -119,26 +119,32 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     const sqlite = openSqlite(file)
     db = new Kysely<Database>({ dialect: nodeSqliteDialect(sqlite) })
     /**
-     * Folds the write-ahead log into the database file and cuts it to nothing: room given back.
-     * Taken in turn with the store's transactions (Kysely's one connection): on a connection in
-     * the middle of a transaction SQLite refuses a checkpoint, and under steady traffic that is
-     * most of the time. At most one at a time; one that waits its turn for longer than a second
-     * is left to the next look.
+     * A checkpoint on the store's own connection, taken in turn with its transactions (Kysely's one
+     * connection): on a connection in the middle of a transaction SQLite refuses a checkpoint, and
+     * under steady traffic that is most of the time. At most one of each mode at a time; one that
+     * fails (the disk refuses even this) is tried again at the next look.
+     * - TRUNCATE folds the log into the database file and cuts it to nothing: room given back. One
+     *   that waits its turn for longer than a second is left to the next look.
+     * - RESTART folds it and starts it over, its file kept (sqlite-checkpoints.ts).
      */
-    let truncating: Promise<void> | null = null
-    const truncateLog = (): Promise<void> => {
-      truncating ??= sql`PRAGMA wal_checkpoint(TRUNCATE)`
-        .execute(db)
-        .then(
-          () => {},
-          // The disk refuses even this: tried again on the next look.
-          () => {},
-        )
-        .finally(() => {
-          truncating = null
-        })
-      return Promise.race([truncating, new Promise<void>((r) => setTimeout(r, 1_000).unref())])
+    const underWay = new Map<'TRUNCATE' | 'RESTART', Promise<void>>()
+    const checkpointInTurn = (mode: 'TRUNCATE' | 'RESTART'): Promise<void> => {
+      let running = underWay.get(mode)
+      if (!running) {
+        running = sql`PRAGMA wal_checkpoint(${sql.raw(mode)})`
+          .execute(db)
+          .then(
+            () => {},
+            () => {},
+          )
+          .finally(() => underWay.delete(mode))
+        underWay.set(mode, running)
+      }
+      return running
     }
+    const truncateLog = (): Promise<void> =>
+      Promise.race([checkpointInTurn('TRUNCATE'), new Promise<void>((r) => setTimeout(r, 1_000).unref())])
+    const restartLog = (): Promise<void> => checkpointInTurn('RESTART')
     const health = new StoreHealth({
       // Back when the disk has room again (read before the probe) and a checkpoint and a query pass.
       probe: async () => {
@@ -163,6 +169,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
           Math.max(1024 * 1024, (health.lastFreeBytes ?? Number.POSITIVE_INFINITY) / 4),
         ),
       truncate: truncateLog,
+      restart: restartLog,
     })
     await migrate(db)
     const listing = listInBackground(db, { health, log: opts.log })

@@ -1,7 +1,7 @@
 // The embedded database's write-ahead log stays bounded under writes that never pause. A PASSIVE
 // checkpoint alone never lets the log start over while commits keep coming (it grew until it
-// filled a 48 MB disk in the disk-full scenario); past its limit the background checkpointer
-// truncates it.
+// filled a 48 MB disk in the disk-full scenario); the background checkpointer starts it over near
+// its limit, and past a larger one (a reader in the way) truncates it.
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -47,5 +47,62 @@ test('under commits that never pause, the write-ahead log is cut back at its lim
   assert.ok(
     largest < written,
     `the log was cut back: its largest was ${(largest / MB).toFixed(1)} MB, against ${written / MB} MB written`,
+  )
+})
+
+test('under commits that never pause, the log is started over near its limit and never cut on the store’s connection', async () => {
+  // The cut (a TRUNCATE on the store's own connection) shrinks the log file there, on the event
+  // loop: 430-600 ms for a 1 GiB log. Once the log holds 1 MB here, the worker catches up and the
+  // store's connection starts the log over (RESTART, the file kept), so it neither grows nor needs
+  // the cut.
+  const file = path.join(tempDir('patchbay-wal-'), 'patchbay.db')
+  const db: DatabaseSync = openSqlite(file)
+  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB)')
+  let cuts = 0
+  let restarts = 0
+  const checkpoints = checkpointInBackground(file, {
+    everyMs: 20,
+    startAtBytes: 0,
+    restartAtBytes: 1 * MB,
+    restart: async () => {
+      restarts++
+      db.prepare('PRAGMA wal_checkpoint(RESTART)').get()
+    },
+    truncateAtBytes: 48 * MB,
+    truncate: async () => {
+      cuts++
+      db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get()
+    },
+  })
+  const insert = db.prepare('INSERT INTO t (body) VALUES (?)')
+  const prune = db.prepare('DELETE FROM t WHERE id < ?')
+  const body = Buffer.alloc(4096, 7)
+  let written = 0
+  let largest = 0
+  try {
+    for (let i = 1; written < 60 * MB; i++) {
+      insert.run(body)
+      if (i % 100 === 0) prune.run(i - 100)
+      written += body.length
+      if (i % 50 === 0) {
+        largest = Math.max(largest, fs.statSync(`${file}-wal`).size)
+        await new Promise((r) => setTimeout(r, 1))
+      }
+    }
+  } finally {
+    await checkpoints.stop()
+    db.close()
+  }
+  // Without starting over, the log reaches the cut's 48 MB (and is cut) within the first 24 MB
+  // written (each row takes two frames); started over at 1 MB, it holds what one look's time adds.
+  assert.equal(
+    cuts,
+    0,
+    `the log was cut ${cuts} times on the store's connection (started over ${restarts} times)`,
+  )
+  assert.ok(restarts > 0, 'the log was started over')
+  assert.ok(
+    largest < 48 * MB,
+    `the log file stayed under 48 MB: its largest was ${(largest / MB).toFixed(1)} MB`,
   )
 })
