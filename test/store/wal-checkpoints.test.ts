@@ -8,26 +8,27 @@ import path from 'node:path'
 import type { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { openSqlite } from '../../src/store/node-sqlite-dialect.ts'
-import { checkpointInBackground } from '../../src/store/sqlite-checkpoints.ts'
+import { type Checkpoints, checkpointInBackground } from '../../src/store/sqlite-checkpoints.ts'
 import { tempDir } from '../helpers/databases.ts'
 
 const MB = 1024 * 1024
 
-test('under commits that never pause, the write-ahead log is cut back at its limit instead of growing without end', async () => {
+/**
+ * 60 MB of commits (each a page or more), the table kept small, the event loop turning every 50
+ * commits: the log is never idle, as under steady traffic. `checkpoints` starts the store's
+ * checkpointer on the file (given the database). Answers what was written and the log's largest size.
+ */
+async function commitWithoutPause(checkpoints: (file: string, db: DatabaseSync) => Checkpoints) {
   const file = path.join(tempDir('patchbay-wal-'), 'patchbay.db')
   const db: DatabaseSync = openSqlite(file)
   db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB)')
-  const limit = 2 * MB
-  const checkpoints = checkpointInBackground(file, { everyMs: 20, startAtBytes: 0, truncateAtBytes: limit })
+  const running = checkpoints(file, db)
   const insert = db.prepare('INSERT INTO t (body) VALUES (?)')
   const prune = db.prepare('DELETE FROM t WHERE id < ?')
   const body = Buffer.alloc(4096, 7)
   let written = 0
   let largest = 0
   try {
-    // 60 MB of commits (each a page or more), the table kept small, the event loop turning every
-    // 50 commits: the log is never idle, as under steady traffic. Without the limit the log ends
-    // larger than all that was written (168 MB for 40 MB, measured); with it, it stays a few MB.
     for (let i = 1; written < 60 * MB; i++) {
       insert.run(body)
       if (i % 100 === 0) prune.run(i - 100)
@@ -38,9 +39,18 @@ test('under commits that never pause, the write-ahead log is cut back at its lim
       }
     }
   } finally {
-    await checkpoints.stop()
+    await running.stop()
     db.close()
   }
+  return { written, largest }
+}
+
+test('under commits that never pause, the write-ahead log is cut back at its limit instead of growing without end', async () => {
+  // Without the limit the log ends larger than all that was written (168 MB for 40 MB, measured);
+  // with it, it stays a few MB.
+  const { written, largest } = await commitWithoutPause((file) =>
+    checkpointInBackground(file, { everyMs: 20, startAtBytes: 0, truncateAtBytes: 2 * MB }),
+  )
   // Without the cut the log keeps every commit: each 4 KB row takes two frames at least (the row
   // does not fit a page), so the log ends at twice what was written or more. With it, the log is
   // a few MB on a quiet machine; the bound leaves room for a machine busy with disk writes.
@@ -55,44 +65,24 @@ test('under commits that never pause, the log is started over near its limit and
   // loop: 430-600 ms for a 1 GiB log. Once the log holds 1 MB here, the worker catches up and the
   // store's connection starts the log over (RESTART, the file kept), so it neither grows nor needs
   // the cut.
-  const file = path.join(tempDir('patchbay-wal-'), 'patchbay.db')
-  const db: DatabaseSync = openSqlite(file)
-  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB)')
   let cuts = 0
   let restarts = 0
-  const checkpoints = checkpointInBackground(file, {
-    everyMs: 20,
-    startAtBytes: 0,
-    restartAtBytes: 1 * MB,
-    restart: async () => {
-      restarts++
-      db.prepare('PRAGMA wal_checkpoint(RESTART)').get()
-    },
-    truncateAtBytes: 48 * MB,
-    truncate: async () => {
-      cuts++
-      db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get()
-    },
-  })
-  const insert = db.prepare('INSERT INTO t (body) VALUES (?)')
-  const prune = db.prepare('DELETE FROM t WHERE id < ?')
-  const body = Buffer.alloc(4096, 7)
-  let written = 0
-  let largest = 0
-  try {
-    for (let i = 1; written < 60 * MB; i++) {
-      insert.run(body)
-      if (i % 100 === 0) prune.run(i - 100)
-      written += body.length
-      if (i % 50 === 0) {
-        largest = Math.max(largest, fs.statSync(`${file}-wal`).size)
-        await new Promise((r) => setTimeout(r, 1))
-      }
-    }
-  } finally {
-    await checkpoints.stop()
-    db.close()
-  }
+  const { largest } = await commitWithoutPause((file, db) =>
+    checkpointInBackground(file, {
+      everyMs: 20,
+      startAtBytes: 0,
+      restartAtBytes: 1 * MB,
+      restart: async () => {
+        restarts++
+        db.prepare('PRAGMA wal_checkpoint(RESTART)').get()
+      },
+      truncateAtBytes: 48 * MB,
+      truncate: async () => {
+        cuts++
+        db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get()
+      },
+    }),
+  )
   // Without starting over, the log reaches the cut's 48 MB (and is cut) within the first 24 MB
   // written (each row takes two frames); started over at 1 MB, it holds what one look's time adds.
   assert.equal(
