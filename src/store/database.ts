@@ -17,7 +17,7 @@ import { migrate } from './migrations.ts'
 import { nodeSqliteDialect, openSqlite } from './node-sqlite-dialect.ts'
 import { preparingPool } from './prepared-statements.ts'
 import type { Database } from './schema.ts'
-import { checkpointInBackground, TRUNCATE_AT_BYTES } from './sqlite-checkpoints.ts'
+import { checkpointInBackground, checkpointOnStore, TRUNCATE_AT_BYTES } from './sqlite-checkpoints.ts'
 import { type Listing, listInBackground } from './sqlite-listing.ts'
 import { StoreHealth } from './store-health.ts'
 
@@ -118,21 +118,12 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     const file = path.join(dir, 'patchbay.db')
     const sqlite = openSqlite(file)
     db = new Kysely<Database>({ dialect: nodeSqliteDialect(sqlite) })
-    /**
-     * A checkpoint on the store's own connection, taken in turn with its transactions (Kysely's one
-     * connection): on a connection in the middle of a transaction SQLite refuses a checkpoint, and
-     * under steady traffic that is most of the time. At most one of each mode at a time; one that
-     * fails (the disk refuses even this) is tried again at the next look.
-     * - TRUNCATE folds the log into the database file and cuts it to nothing: room given back. One
-     *   that waits its turn for longer than a second is left to the next look.
-     * - RESTART folds it and starts it over, its file kept (sqlite-checkpoints.ts).
-     */
+    /** At most one checkpoint of each mode at a time; one that fails (the disk refuses even this) is tried again at the next look. */
     const underWay = new Map<'TRUNCATE' | 'RESTART', Promise<void>>()
     const checkpointInTurn = (mode: 'TRUNCATE' | 'RESTART'): Promise<void> => {
       let running = underWay.get(mode)
       if (!running) {
-        running = sql`PRAGMA wal_checkpoint(${sql.raw(mode)})`
-          .execute(db)
+        running = checkpointOnStore(db, mode)
           .then(
             () => {},
             () => {},
@@ -142,6 +133,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       }
       return running
     }
+    // One that waits its turn for longer than a second is left to the next look.
     const truncateLog = (): Promise<void> =>
       Promise.race([checkpointInTurn('TRUNCATE'), new Promise<void>((r) => setTimeout(r, 1_000).unref())])
     const restartLog = (): Promise<void> => checkpointInTurn('RESTART')

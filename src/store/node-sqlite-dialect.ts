@@ -28,6 +28,9 @@ class NodeSqliteStatement implements SqliteStatement {
   }
 }
 
+/** How long a statement waits for a lock another connection holds (a backup's step, say). */
+export const BUSY_TIMEOUT_MS = 5_000
+
 export function openSqlite(file: string): DatabaseSync {
   const db = new DatabaseSync(file)
   db.exec('PRAGMA journal_mode = WAL')
@@ -37,7 +40,7 @@ export function openSqlite(file: string): DatabaseSync {
   // benchmark — 48 MiB more of the process's memory — with no measurable gain in CPU per event
   // (issue 17); pages it misses are read from the operating system's cache.
   db.exec('PRAGMA cache_size = -16384')
-  db.exec('PRAGMA busy_timeout = 5000')
+  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
   db.exec('PRAGMA foreign_keys = ON')
   // Temporary structures in memory, not in files: every INSERT … RETURNING of the event pipeline's
   // group commits gathers its rows in one, which otherwise opened, wrote and deleted a file of its

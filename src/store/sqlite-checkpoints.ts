@@ -17,6 +17,9 @@
 // a few milliseconds, and a log file that stays near journal_size_limit under any load.
 import fs from 'node:fs'
 import { Worker } from 'node:worker_threads'
+import { type Kysely, sql } from 'kysely'
+import { BUSY_TIMEOUT_MS } from './node-sqlite-dialect.ts'
+import type { Database } from './schema.ts'
 
 /** What the log holds before it is started over (the store's journal_size_limit: its file keeps that much). */
 export const RESTART_AT_BYTES = 64 * 1024 * 1024
@@ -154,4 +157,29 @@ export function checkpointInBackground(
       worker = null
     },
   }
+}
+
+/**
+ * A checkpoint on the store's own connection, taken in turn with its transactions (Kysely's one
+ * connection, held for it): on a connection in the middle of a transaction SQLite refuses a
+ * checkpoint, and under steady traffic that is most of the time.
+ * - TRUNCATE folds the log into the database file and cuts it to nothing: room given back.
+ * - RESTART folds it and starts it over, its file kept. It runs every few seconds under load, so it
+ *   does not wait: with another connection reading (a backup's step, an operator's shell) it would
+ *   hold the event loop for up to the busy timeout; it copies what it can and leaves the log as it
+ *   is, for the next look.
+ */
+export async function checkpointOnStore(db: Kysely<Database>, mode: 'TRUNCATE' | 'RESTART'): Promise<void> {
+  await db.connection().execute(async (conn) => {
+    if (mode === 'TRUNCATE') {
+      await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(conn)
+      return
+    }
+    await sql`PRAGMA busy_timeout = 0`.execute(conn)
+    try {
+      await sql`PRAGMA wal_checkpoint(RESTART)`.execute(conn)
+    } finally {
+      await sql`PRAGMA busy_timeout = ${sql.lit(BUSY_TIMEOUT_MS)}`.execute(conn)
+    }
+  })
 }

@@ -5,10 +5,16 @@
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
-import type { DatabaseSync } from 'node:sqlite'
+import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
-import { openSqlite } from '../../src/store/node-sqlite-dialect.ts'
-import { type Checkpoints, checkpointInBackground } from '../../src/store/sqlite-checkpoints.ts'
+import { Kysely } from 'kysely'
+import { BUSY_TIMEOUT_MS, nodeSqliteDialect, openSqlite } from '../../src/store/node-sqlite-dialect.ts'
+import type { Database } from '../../src/store/schema.ts'
+import {
+  type Checkpoints,
+  checkpointInBackground,
+  checkpointOnStore,
+} from '../../src/store/sqlite-checkpoints.ts'
 import { tempDir } from '../helpers/databases.ts'
 
 const MB = 1024 * 1024
@@ -95,4 +101,44 @@ test('under commits that never pause, the log is started over near its limit and
     largest < 48 * MB,
     `the log file stayed under 48 MB: its largest was ${(largest / MB).toFixed(1)} MB`,
   )
+})
+
+test('starting the log over on the store’s connection does not wait for another connection’s read, and happens once it ends', async () => {
+  // It runs every few seconds under load: waiting for a reader (a backup's step, an operator's
+  // shell) would hold the event loop for up to the busy timeout (5 s) each time.
+  const file = path.join(tempDir('patchbay-wal-'), 'patchbay.db')
+  const sqlite = openSqlite(file)
+  const db = new Kysely<Database>({ dialect: nodeSqliteDialect(sqlite) })
+  const reader = new DatabaseSync(file)
+  try {
+    sqlite.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB)')
+    const insert = sqlite.prepare('INSERT INTO t (body) VALUES (?)')
+    const body = Buffer.alloc(4096, 7)
+    for (let i = 0; i < 200; i++) insert.run(body)
+    // A read under way on another connection, holding what the log held then.
+    reader.exec('BEGIN')
+    reader.prepare('SELECT count(*) AS n FROM t').get()
+    for (let i = 0; i < 200; i++) insert.run(body)
+    const framesNow = () => (sqlite.prepare('PRAGMA wal_checkpoint(PASSIVE)').get() as { log: number }).log
+
+    const started = performance.now()
+    await checkpointOnStore(db, 'RESTART')
+    const waited = performance.now() - started
+    assert.ok(waited < BUSY_TIMEOUT_MS / 2, `it did not wait for the reader: ${Math.round(waited)} ms`)
+    assert.equal(
+      (sqlite.prepare('PRAGMA busy_timeout').get() as { timeout: number }).timeout,
+      BUSY_TIMEOUT_MS,
+      'the store waits for locks as before afterwards',
+    )
+    insert.run(body)
+    assert.ok(framesNow() > 400, 'with the reader in the way the log goes on where it was')
+
+    reader.exec('COMMIT')
+    await checkpointOnStore(db, 'RESTART')
+    insert.run(body)
+    assert.ok(framesNow() < 10, `once the read ended the log started over (${framesNow()} frames)`)
+  } finally {
+    reader.close()
+    await db.destroy()
+  }
 })
