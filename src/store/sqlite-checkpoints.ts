@@ -61,12 +61,13 @@ export interface Checkpoints {
  * beginning only once every frame was copied and no reader needs it: the worker's checkpoints
  * again (above) bring that moment about under commits that never pause, but a reader holding an
  * old snapshot (a long read) keeps it away, and then the log grows without end (before those, it
- * ate a whole disk in the disk-full test). When, after a PASSIVE checkpoint, the log holds more than this and more than at
- * the look before (it has not started over meanwhile), it is cut: by `truncate` (the store's own
- * connection, between its transactions: nothing to wait for, only the frames written since to
- * copy) or, without one, by the worker with TRUNCATE (which holds writers back while it waits for
- * them: 70-80 ms pauses in the event benchmark). What counts is what the log holds, not its file's
- * size: a log that started over keeps its file (up to journal_size_limit) and needs no cut.
+ * ate a whole disk in the disk-full test). When, after a PASSIVE checkpoint, the log holds more
+ * than this and more than at the look before (it has not started over meanwhile), it is cut: by
+ * `truncate` (the store's own connection, between its transactions: nothing to wait for, only the
+ * frames written since to copy) or, without one, by the worker with TRUNCATE (which holds writers
+ * back while it waits for them: 70-80 ms pauses in the event benchmark). What counts is what the
+ * log holds, not its file's size: a log that started over keeps its file (up to
+ * journal_size_limit) and needs no cut.
  */
 export const TRUNCATE_AT_BYTES = 1024 * 1024 * 1024
 
@@ -88,7 +89,8 @@ export function checkpointInBackground(
 ): Checkpoints {
   const wal = `${file}-wal`
   const startAt = opts.startAtBytes ?? 4 * 1024 * 1024
-  const restartAt = opts.restartAtBytes ?? RESTART_AT_BYTES
+  // Without a way to start the log over, nothing is caught up with for it.
+  const restartAt = opts.restart ? (opts.restartAtBytes ?? RESTART_AT_BYTES) : Number.POSITIVE_INFINITY
   const limit = opts.truncateAtBytes ?? TRUNCATE_AT_BYTES
   const truncateAt = () => {
     try {
@@ -121,7 +123,7 @@ export function checkpointInBackground(
         eval: true,
         workerData: {
           file,
-          restartAtBytes: opts.restart ? restartAt : Number.POSITIVE_INFINITY,
+          restartAtBytes: restartAt,
           catchUp: CATCH_UP_CHECKPOINTS,
         },
       })
