@@ -1,25 +1,10 @@
-// What SQLite's listing pass (store/sqlite-listing.ts) makes the store's other work wait. node:sqlite
-// runs a statement on the event loop, so while a pass runs nothing else does. A file database of
-// --rows events, each with its delivery and an attempt, spread over --workspaces workspaces; then,
-// alternately, a pass's worth of new rows (LIST_EVERY_MS at --rate) is listed as the store lists
-// them (a table at a time, a pause between) and as one transaction of the three tables (how it was
-// until 2026-11-26), while a one-event commit is due every millisecond. A commit's wait counts from
-// when it was due (a blocked event loop delays the timer too), to when it was stored.
-//
-//   node bench/listing-stall.ts [--rows 100000] [--rate 500] [--workspaces 1000] [--passes 6]
-import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
-import { Kysely, sql } from 'kysely'
+import { sql } from 'kysely'
 import { deliveries, events, type NewEvent } from '../src/store/event-log.ts'
 import { newId } from '../src/store/ids.ts'
-import { migrate } from '../src/store/migrations.ts'
-import { nodeSqliteDialect, openSqlite } from '../src/store/node-sqlite-dialect.ts'
-import type { Database } from '../src/store/schema.ts'
-import { LIST_EVERY_MS, LISTED_TABLES, listInBackground } from '../src/store/sqlite-listing.ts'
-import { cardCreated } from './_rows.ts'
+import { LIST_EVERY_MS, LISTED_TABLES } from '../src/store/sqlite-listing.ts'
+import { cardCreated, scratchStore, workspaceIdsOf } from './_rows.ts'
 import { median, percentile, report, round } from './_stats.ts'
 
 const { values: flags } = parseArgs({
@@ -35,13 +20,10 @@ const RATE = Number(flags.rate)
 const WORKSPACES = Number(flags.workspaces)
 const PASSES = Number(flags.passes)
 const PER_PASS = Math.round((RATE * LIST_EVERY_MS) / 1000)
-const workspaceIds = Array.from({ length: WORKSPACES }, (_, i) => `ws_${String(i).padStart(6, '0')}`)
+const workspaceIds = workspaceIdsOf(WORKSPACES)
 const anyWorkspace = () => workspaceIds[Math.floor(Math.random() * workspaceIds.length)]
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'patchbay-listing-stall-'))
-const db = new Kysely<Database>({ dialect: nodeSqliteDialect(openSqlite(path.join(dir, 'patchbay.db'))) })
-await migrate(db)
-const listing = listInBackground(db, { everyMs: 3_600_000 })
+const { db, listing, close } = await scratchStore('listing-stall')
 
 /** Stores events with a delivery and an attempt each (stored unlisted), 500 a commit. */
 async function store(count: number) {
@@ -129,9 +111,7 @@ for (let p = 0; p < PASSES; p++) {
   rows.tableAtATime.push(await measure(() => listing.listNow()))
   rows.oneTransaction.push(await measure(oneTransaction))
 }
-await listing.stop()
-await db.destroy()
-fs.rmSync(dir, { recursive: true, force: true })
+await close()
 
 const med = (rs: Awaited<ReturnType<typeof measure>>[]) => ({
   passMs: round(median(rs.map((r) => r.passMs)), 1),

@@ -9,17 +9,11 @@
 //
 //   node bench/page-writes.ts [--deliveries 20000] [--per-commit 17] [--rate 2500] [--workspaces 1,1000]
 import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { Kysely } from 'kysely'
 import { deliveries, events, type NewDelivery, type NewEvent } from '../src/store/event-log.ts'
 import { newId } from '../src/store/ids.ts'
-import { migrate } from '../src/store/migrations.ts'
-import { nodeSqliteDialect, openSqlite } from '../src/store/node-sqlite-dialect.ts'
-import type { Database } from '../src/store/schema.ts'
-import { LIST_EVERY_MS, listInBackground } from '../src/store/sqlite-listing.ts'
-import { cardCreated } from './_rows.ts'
+import { LIST_EVERY_MS } from '../src/store/sqlite-listing.ts'
+import { cardCreated, scratchStore, workspaceIdsOf } from './_rows.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -38,13 +32,8 @@ const PAGE = 4096
 const FRAME = PAGE + 24
 
 async function run(workspaceCount: number) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'patchbay-page-writes-'))
-  const file = path.join(dir, 'patchbay.db')
-  const sqlite = openSqlite(file)
-  const db = new Kysely<Database>({ dialect: nodeSqliteDialect(sqlite) })
-  await migrate(db)
-  const listing = listInBackground(db, { everyMs: 3_600_000 })
-  const workspaceIds = Array.from({ length: workspaceCount }, (_, i) => `ws_${String(i).padStart(6, '0')}`)
+  const { db, sqlite, file, listing, close } = await scratchStore('page-writes')
+  const workspaceIds = workspaceIdsOf(workspaceCount)
   const walFrames = () => {
     try {
       return Math.max(0, (fs.statSync(`${file}-wal`).size - 32) / FRAME)
@@ -123,9 +112,7 @@ async function run(workspaceCount: number) {
     }
   }
   const pages = walFrames() - before
-  await listing.stop()
-  await db.destroy()
-  fs.rmSync(dir, { recursive: true, force: true })
+  await close()
   return {
     workspaces: workspaceCount,
     deliveries: TOTAL,

@@ -1,22 +1,9 @@
-// SQLite's listing pass and the unlisted part it leaves (store/sqlite-listing.ts, migrations 0018
-// and 0021), with the store's own functions on a file database: what a pass costs a row with one
-// workspace and with many, for a second's and for LIST_EVERY_MS's rows at --rate; and what a
-// workspace's newest page (events.page, which reads the unlisted part through) costs while that
-// many rows of every workspace wait unlisted, with the unlisted index as it is (ending with the
-// workspace) and as it was before migration 0021 (each row read to see its workspace).
-//
-//   node bench/unlisted.ts [--rows 100000] [--rate 3000] [--workspaces 1000]
-import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { Kysely, sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { events } from '../src/store/event-log.ts'
-import { migrate } from '../src/store/migrations.ts'
-import { nodeSqliteDialect, openSqlite } from '../src/store/node-sqlite-dialect.ts'
 import type { Database } from '../src/store/schema.ts'
-import { LIST_EVERY_MS, listInBackground } from '../src/store/sqlite-listing.ts'
-import { cardCreated } from './_rows.ts'
+import { LIST_EVERY_MS } from '../src/store/sqlite-listing.ts'
+import { cardCreated, scratchStore, workspaceIdsOf } from './_rows.ts'
 import { median, report, round } from './_stats.ts'
 
 const { values: flags } = parseArgs({
@@ -34,23 +21,6 @@ const WORKSPACES = Number(flags.workspaces)
 const PASSES = 6
 const READS = 50
 
-async function openDatabase() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'patchbay-unlisted-'))
-  const db = new Kysely<Database>({ dialect: nodeSqliteDialect(openSqlite(path.join(dir, 'patchbay.db'))) })
-  await migrate(db)
-  // Passes are run here, one at a time, not by the timer.
-  const listing = listInBackground(db, { everyMs: 3_600_000 })
-  return {
-    db,
-    listing,
-    close: async () => {
-      await listing.stop()
-      await db.destroy()
-      fs.rmSync(dir, { recursive: true, force: true })
-    },
-  }
-}
-
 /** Stores `count` events spread at random over `workspaceIds`, 500 a commit (stored unlisted). */
 async function store(db: Kysely<Database>, workspaceIds: string[], count: number) {
   for (let done = 0; done < count; done += 500) {
@@ -62,11 +32,9 @@ async function store(db: Kysely<Database>, workspaceIds: string[], count: number
   }
 }
 
-const workspaceIdsOf = (n: number) => Array.from({ length: n }, (_, i) => `ws_${String(i).padStart(6, '0')}`)
-
 /** µs a row of a listing pass of `perPass` rows, the median of PASSES passes. */
 async function listingCost(workspaceCount: number, perPass: number) {
-  const s = await openDatabase()
+  const s = await scratchStore('unlisted')
   const ids = workspaceIdsOf(workspaceCount)
   await store(s.db, ids, ROWS)
   await s.listing.listNow()
@@ -83,7 +51,7 @@ async function listingCost(workspaceCount: number, perPass: number) {
 
 /** ms of a workspace's newest page of 50 while `waiting` rows of every workspace are unlisted. */
 async function readCost(waiting: number, index: 'with workspace' | 'before 0021') {
-  const s = await openDatabase()
+  const s = await scratchStore('unlisted')
   const ids = workspaceIdsOf(WORKSPACES)
   await store(s.db, ids, ROWS)
   await s.listing.listNow()
