@@ -53,6 +53,9 @@ const HELP = `node bench/events.ts [flags]      (npm run bench -- events runs it
                                once its set-up's after-work is done, and its control: one such
                                workspace alone; delivered/s and CPU per delivery of the many
                                against the one (tenancy)
+  --aa                         the tenancy mode's method tried on itself: the many workspaces
+                               replaced by a second control, the same as the first; its ratios
+                               (tenancy, with "aa": true) should be 1
   --short                      a quick look while developing: 1 round, 3 s at 32, 8 s at 256
                                (late p99 after 5 s), 3 s at 500/s
   --help
@@ -74,6 +77,7 @@ const { values: flags } = parseArgs({
     'rate-seconds': { type: 'string' },
     workspaces: { type: 'string' },
     short: { type: 'boolean', default: false },
+    aa: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 })
@@ -160,6 +164,9 @@ async function ownDatabase(n: number): Promise<{ url: string; drop: () => Promis
   return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
 }
 
+/** The deployments up now (each added when started, removed when stopped): quiet() waits for all of them. */
+const running = new Set<Deployment>()
+
 interface Deployment {
   /** Where upstreams deliver (an instance, or the balancer in front of several). */
   base: string
@@ -219,11 +226,12 @@ async function deploy(
     children.push({ child, base })
   }
   if (balancer) balancer.targets = children.map((c) => c.base)
-  return {
+  const deployment: Deployment = {
     base: balancer?.url ?? children[0].base,
     database: database ? new URL(database.url).pathname.slice(1) : undefined,
     instances: children.map((c) => ({ base: c.base, pid: c.child.pid! })),
     async stop() {
+      running.delete(deployment)
       await Promise.all(
         children.map(
           ({ child }) =>
@@ -237,6 +245,8 @@ async function deploy(
       await database?.drop()
     },
   }
+  running.add(deployment)
+  return deployment
 }
 
 /** The bare relay (bench/_relay.ts) in a child process of its own, as a deployment of one. */
@@ -499,6 +509,23 @@ interface RunResult {
 }
 
 /**
+ * Waits until every deployment up has been near idle (under 5 % of a core) for half a second, 15 s
+ * at most. A deployment goes on working after its load stops — it checkpoints the write-ahead log
+ * its load grew, lists its newest rows, writes the last outcomes — and that work took the CPU from
+ * the deployment measured next: an A/A run of the tenancy mode (`--aa`: two identical one-workspace
+ * deployments) put the second at 0.76 of the first at 32 senders before this wait.
+ */
+async function quiet(): Promise<void> {
+  const giveUpAt = performance.now() + 15_000
+  while (performance.now() < giveUpAt) {
+    const ds = [...running]
+    const before = ds.map(cpuMs)
+    await sleep(500)
+    if (ds.every((d, i) => (cpuMs(d) ?? 0) - (before[i] ?? 0) < 25)) return
+  }
+}
+
+/**
  * Sends deliveries to `url` from `concurrency` senders for `seconds` (at most `rate` per second
  * when given), each sent again after Retry-After when refused; then waits for the stragglers.
  */
@@ -506,6 +533,7 @@ async function run(
   hooks: Hook[],
   o: { concurrency: number; seconds: number; rate?: number; lateAfterS?: number; d?: Deployment },
 ): Promise<RunResult> {
+  if (o.d) await quiet()
   arrivals.clear()
   const acceptedAt = new Map<string, number>()
   let refused = 0
@@ -762,23 +790,25 @@ function peakRssMb(pid: number): number | null {
 }
 
 /**
- * Waits out the work a deployment does once after its set-up, so that no round counts it: the
+ * Waits out the work deployments do once after their set-up, so that no round counts it: the
  * statistics' roll-up, once a minute, gives each workspace made since its last pass a mark (asking
  * each of 1,000 new workspaces for its first hour), and the write-ahead log that grew under the
  * set-up's writes (to 1 GB with 1,000 workspaces) is checkpointed in the background. Either, inside
- * a round, was counted as a cost of tenancy, and took the CPU from the deployment measured
- * meanwhile. Waits until a minute and ten seconds after the deployment started (past the roll-up's
- * second pass), then until its CPU stays under 5 % for a second, two minutes at most.
+ * a round, was counted against the deployment, and took the CPU from the deployment measured
+ * meanwhile. Waits until a minute and ten seconds after the last of them started (past the
+ * roll-up's second pass), then until each one's CPU stays under 5 % for a second, two minutes at
+ * most. All of the tenancy mode's deployments are settled alike: with only the many settled, the
+ * A/A run (`--aa`) measured whichever one-workspace deployment started last at 0.89–0.91 of the
+ * other, and at 1.05–1.2 when it started first.
  */
-async function settle(d: Deployment, started: number): Promise<number> {
+async function settle(ds: Deployment[], lastStarted: number): Promise<number> {
   const t0 = performance.now()
   const giveUpAt = t0 + 120_000
-  await sleep(Math.max(0, started + 70_000 - t0))
+  await sleep(Math.max(0, lastStarted + 70_000 - t0))
   while (performance.now() < giveUpAt) {
-    const before = cpuMs(d)
+    const before = ds.map(cpuMs)
     await sleep(1000)
-    const after = cpuMs(d)
-    if (before === null || after === null || after - before < 50) break
+    if (ds.every((d, i) => (cpuMs(d) ?? 0) - (before[i] ?? 0) < 50)) break
   }
   return round((performance.now() - t0) / 1000, 1)
 }
@@ -796,14 +826,19 @@ async function prepare(store: 'sqlite' | 'postgres', instances: number, n: numbe
   try {
     const tenancy = workspaces ? await setUpTenancy(d, workspaces) : null
     const hooks = tenancy?.hooks ?? (await setUp(d))
-    // Warm-up: two seconds of load, and in the tenancy mode one delivery to each trigger first,
-    // so all are measured with what they cache warm (as a service whose tenants are all active).
-    let settledSeconds = 0
+    // Warm-up: in the tenancy mode one delivery to each trigger first, so all are measured with
+    // what they cache warm (as a service whose tenants are all active); then two seconds of load at
+    // 32 senders and five at 256, which grow the write-ahead log past the size at which it starts
+    // over, so the rounds reuse its file as a deployment that has run a while does (with two
+    // seconds at 32 alone, every deployment's first round was the slowest of its three, by up to a
+    // quarter).
     if (tenancy) await warmEach(hooks)
-    if (many) settledSeconds = await settle(d, started)
     await run(hooks, { concurrency: 32, seconds: 2 })
+    await run(hooks, { concurrency: 256, seconds: 5 })
     const rows = { c32: [] as RunResult[], c256: [] as RunResult[], rate: [] as RunResult[] }
     return {
+      deployment: d,
+      started,
       async round() {
         rows.c32.push(await run(hooks, { concurrency: 32, seconds: C32_SECONDS, d }))
         rows.c256.push(
@@ -824,7 +859,6 @@ async function prepare(store: 'sqlite' | 'postgres', instances: number, n: numbe
                 agents: workspaces * AGENTS_PER_WORKSPACE,
                 triggers: tenancy.hooks.length,
                 setUpSeconds: tenancy.seconds,
-                settledSeconds,
               }
             : {}),
           c32: { seconds: C32_SECONDS, ...med(rows.c32) },
@@ -885,20 +919,29 @@ const results: Array<Awaited<ReturnType<Awaited<ReturnType<typeof prepare>>['fin
  */
 const tenancyResults: typeof results = []
 const tenancyControls: typeof results = []
+/** The tenancy mode's wait for its deployments' after-work before the rounds, by store (settle). */
+const settledSeconds: Record<string, number> = {}
 for (const [n, p] of plan.entries()) {
   const one = await prepare(p.store, p.instances, n)
   // Tenancy: all deployments up at once, their rounds taken in turn, so a machine whose load
   // changes meanwhile weighs on all alike.
-  const tenancy = WORKSPACES > 1 && p.instances === 1
+  const tenancy = (WORKSPACES > 1 || flags.aa) && p.instances === 1
   const started: Array<Awaited<ReturnType<typeof prepare>>> = [one]
   try {
     if (tenancy) started.push(await prepare(p.store, 1, 200 + n, 1))
-    if (tenancy) started.push(await prepare(p.store, 1, 100 + n, WORKSPACES))
+    if (tenancy) started.push(await prepare(p.store, 1, 100 + n, flags.aa ? 1 : WORKSPACES))
   } catch (err) {
     for (const s of started) await s.finish()
     throw err
   }
-  for (let r = 0; r < ROUNDS; r++) for (const s of started) await s.round()
+  if (tenancy)
+    settledSeconds[p.store] = await settle(
+      started.map((s) => s.deployment),
+      Math.max(...started.map((s) => s.started)),
+    )
+  // Each round begins with the next deployment, so none is always measured after the same one.
+  for (let r = 0; r < ROUNDS; r++)
+    for (let k = 0; k < started.length; k++) await started[(r + k) % started.length].round()
   const [oneResult, control, many] = await Promise.all(started.map((s) => s.finish()))
   results.push(oneResult)
   if (control) tenancyControls.push(control)
@@ -953,6 +996,8 @@ const tenancy = tenancyResults.length
         return [
           m.store,
           {
+            ...(flags.aa ? { aa: true } : {}),
+            settledSeconds: settledSeconds[m.store],
             workspaces: m.workspaces,
             agents: m.agents,
             triggers: m.triggers,
