@@ -105,9 +105,13 @@ export class ConnectionHealth {
    * twenty statements a second in checks, though their deliveries showed them alive.)
    */
   heard(connectionId: string): void {
-    // Re-set, the entry moves to the end: the first in the map is the longest unheard.
+    // Re-set, the entry moves to the end: the first in the map is the longest unheard. Once a
+    // second at most: a busy connection's deliveries would each re-set it.
+    const now = this.#clock.now()
+    const last = this.#heard.get(connectionId)
+    if (last !== undefined && now - last < 1_000) return
     this.#heard.delete(connectionId)
-    this.#heard.set(connectionId, this.#clock.now())
+    this.#heard.set(connectionId, now)
     if (this.#heard.size > 100_000) this.#heard.delete(this.#heard.keys().next().value!)
   }
 
