@@ -233,7 +233,8 @@ export class Ingress {
       listeners: this.#listeners(listening),
       keepUnheard: true,
     }
-    this.#listenedWith.set(source, listening)
+    // Kept only where the listeners are held against a shared store (#held, #confirm).
+    if (this.#confirmListeners) this.#listenedWith.set(source, listening)
     return source
   }
 
