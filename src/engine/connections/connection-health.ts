@@ -105,11 +105,12 @@ export class ConnectionHealth {
    * twenty statements a second in checks, though their deliveries showed them alive.)
    */
   heard(connectionId: string): void {
-    // Re-set, the entry moves to the end: the first in the map is the longest unheard. Once a
-    // second at most: a busy connection's deliveries would each re-set it.
+    // Re-set, the entry moves to the end: the first in the map is the longest unheard. At most
+    // once in a tenth of the check interval (a second by default): a busy connection's deliveries
+    // would each re-set it, and a mark that much older still keeps its check from being due.
     const now = this.#clock.now()
     const last = this.#heard.get(connectionId)
-    if (last !== undefined && now - last < 1_000) return
+    if (last !== undefined && now - last < Math.min(1_000, this.#everyMs / 10)) return
     this.#heard.delete(connectionId)
     this.#heard.set(connectionId, now)
     if (this.#heard.size > 100_000) this.#heard.delete(this.#heard.keys().next().value!)
