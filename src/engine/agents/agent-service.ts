@@ -207,10 +207,16 @@ export class AgentService {
     return (await this.forCaller(caller)).connectionIds
   }
 
+  /** The agent as cached (what get() answers without reading), or undefined. */
+  cached(workspaceId: string, agentId: string): AgentView | undefined {
+    const hit = this.#cache.get(agentId)
+    return hit && hit.workspaceId === workspaceId && Date.now() - hit.at < CACHE_MS ? hit.view : undefined
+  }
+
   /** The agent, or AGENT_NOT_FOUND (404). */
   async get(workspaceId: string, agentId: string): Promise<AgentView> {
-    const hit = this.#cache.get(agentId)
-    if (hit && hit.workspaceId === workspaceId && Date.now() - hit.at < CACHE_MS) return hit.view
+    const hit = this.cached(workspaceId, agentId)
+    if (hit) return hit
     const generation = this.#generation
     const row = await this.#repo.get(workspaceId, agentId)
     if (!row) {

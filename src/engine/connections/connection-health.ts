@@ -105,9 +105,14 @@ export class ConnectionHealth {
    * twenty statements a second in checks, though their deliveries showed them alive.)
    */
   heard(connectionId: string): void {
-    // Re-set, the entry moves to the end: the first in the map is the longest unheard.
+    // Re-set, the entry moves to the end: the first in the map is the longest unheard. At most
+    // once in a tenth of the check interval (a second by default): a busy connection's deliveries
+    // would each re-set it, and a mark that much older still keeps its check from being due.
+    const now = this.#clock.now()
+    const last = this.#heard.get(connectionId)
+    if (last !== undefined && now - last < Math.min(1_000, this.#everyMs / 10)) return
     this.#heard.delete(connectionId)
-    this.#heard.set(connectionId, this.#clock.now())
+    this.#heard.set(connectionId, now)
     if (this.#heard.size > 100_000) this.#heard.delete(this.#heard.keys().next().value!)
   }
 

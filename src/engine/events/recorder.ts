@@ -79,6 +79,12 @@ export interface EventSource {
   keepUnheard: boolean
   /** With tracing on: the trace the events arrived in (the webhook's request, the poll). */
   trace?: TraceContext | null
+  /**
+   * Whose the connection is, as its events are stored (the end user's id, '' for the workspace's
+   * own), where the source has the connection at hand (a webhook's delivery is verified with it, a
+   * poll reads through it); the recorder reads it otherwise. A connection's owner never changes.
+   */
+  owner?: string
 }
 
 export interface RecordOptions {
@@ -100,7 +106,7 @@ export interface Recorded {
 }
 
 /** What the recorder needs of the agents: each listener's agent as it is now. */
-type RecipientAgents = Pick<AgentService, 'get'>
+type RecipientAgents = Pick<AgentService, 'get' | 'cached'>
 /** What the recorder needs of the connections: whose each source's connection is. */
 type SourceOwners = { ownerOf(workspaceId: string, connectionId: string): Promise<string | null> }
 type Recipient = EventScopeAgent & { delivery: { type: 'webhook' | 'stream' } }
@@ -299,15 +305,26 @@ export class Recorder {
         fired.set(e, firing)
         for (const l of firing) if (!wanted.has(l.agentId)) wanted.set(l.agentId, l.workspaceId)
       }
+    // Those cached at once, the rest read together.
     const agents = new Map<string, Recipient | null>()
-    await Promise.all(
-      [...wanted].map(async ([agentId, workspaceId]) =>
-        agents.set(agentId, (await this.#agents.get(workspaceId, agentId).catch(() => null)) ?? null),
-      ),
-    )
+    const unread: Array<[string, string]> = []
+    for (const [agentId, workspaceId] of wanted) {
+      const agent = this.#agents.cached(workspaceId, agentId)
+      if (agent) agents.set(agentId, agent)
+      else unread.push([agentId, workspaceId])
+    }
+    if (unread.length > 0)
+      await Promise.all(
+        unread.map(async ([agentId, workspaceId]) =>
+          agents.set(agentId, (await this.#agents.get(workspaceId, agentId).catch(() => null)) ?? null),
+        ),
+      )
     const owners = new Map<EventSource, string>()
     for (const { source } of items)
-      owners.set(source, (await this.#owners.ownerOf(source.workspaceId, source.connectionId)) ?? '')
+      owners.set(
+        source,
+        source.owner ?? (await this.#owners.ownerOf(source.workspaceId, source.connectionId)) ?? '',
+      )
     return { agents, fired, owners }
   }
 

@@ -154,6 +154,7 @@ export class Poller {
         subscriptionId: `poll:${row.id}`,
         model: 'poll',
         receivedAt: at,
+        owner: loaded.row.end_user_id ?? '',
         listeners: [triggerListener(row, reg.trigger, row.target, config, 'always')],
         keepUnheard: false,
         trace: activeContext(),

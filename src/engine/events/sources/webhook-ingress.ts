@@ -170,7 +170,8 @@ export class Ingress {
     const known = await this.#subscription(connectorId, hookId)
     const connector = this.#registry.connector(connectorId)!
     if (connector.webhooks!.redelivers) this.#holdBack()
-    const { credentials } = await this.#connections.load(known.sub.workspace_id, known.sub.connection_id)
+    const connection = await this.#connections.load(known.sub.workspace_id, known.sub.connection_id)
+    const credentials = connection.credentials
     const delivery = { headers, rawBody, callbackUrl: this.#triggers.callbackUrl(connectorId, hookId) }
     if (!connector.webhooks!.verify(delivery, { secret: known.secret, credentials })) {
       this.#log.warn(
@@ -201,6 +202,7 @@ export class Ingress {
     for (const [k, v] of Object.entries(headers)) if (KEPT_HEADERS.test(k)) kept[k] = v
     const receivedAt = nowIso()
     const source = await this.sourceOf(known.sub, receivedAt)
+    source.owner = connection.row.end_user_id ?? ''
     // With tracing on, the events are recorded in this request's trace.
     if (tracingOn()) source.trace = activeContext()
     await this.#commit(known.sub, source, read.events, {
@@ -231,7 +233,8 @@ export class Ingress {
       listeners: this.#listeners(listening),
       keepUnheard: true,
     }
-    this.#listenedWith.set(source, listening)
+    // Kept only where the listeners are held against a shared store (#held, #confirm).
+    if (this.#confirmListeners) this.#listenedWith.set(source, listening)
     return source
   }
 
@@ -432,6 +435,7 @@ export class Ingress {
       let fresh = await this.sourceOf(b.sub, b.source.receivedAt)
       if (!isCurrent(b.sub.id, fresh)) fresh = await this.sourceOf(b.sub, b.source.receivedAt, true)
       fresh.trace = b.source.trace
+      fresh.owner = b.source.owner
       b.source = fresh
     }
   }
