@@ -516,12 +516,15 @@ interface RunResult {
  * deployments) put the second at 0.76 of the first at 32 senders before this wait.
  */
 async function quiet(): Promise<void> {
-  const giveUpAt = performance.now() + 15_000
+  await untilIdle([...running], 500, performance.now() + 15_000)
+}
+
+/** Until each deployment used under 5 % of a core in one `windowMs`, or until `giveUpAt`. */
+async function untilIdle(ds: Deployment[], windowMs: number, giveUpAt: number): Promise<void> {
   while (performance.now() < giveUpAt) {
-    const ds = [...running]
     const before = ds.map(cpuMs)
-    await sleep(500)
-    if (ds.every((d, i) => (cpuMs(d) ?? 0) - (before[i] ?? 0) < 25)) return
+    await sleep(windowMs)
+    if (ds.every((d, i) => (cpuMs(d) ?? 0) - (before[i] ?? 0) < windowMs * 0.05)) return
   }
 }
 
@@ -803,13 +806,8 @@ function peakRssMb(pid: number): number | null {
  */
 async function settle(ds: Deployment[], lastStarted: number): Promise<number> {
   const t0 = performance.now()
-  const giveUpAt = t0 + 120_000
   await sleep(Math.max(0, lastStarted + 70_000 - t0))
-  while (performance.now() < giveUpAt) {
-    const before = ds.map(cpuMs)
-    await sleep(1000)
-    if (ds.every((d, i) => (cpuMs(d) ?? 0) - (before[i] ?? 0) < 50)) break
-  }
+  await untilIdle(ds, 1000, t0 + 120_000)
   return round((performance.now() - t0) / 1000, 1)
 }
 

@@ -1,3 +1,12 @@
+// What SQLite's listing pass (store/sqlite-listing.ts) makes the store's other work wait. node:sqlite
+// runs a statement on the event loop, so while a pass runs nothing else does. A file database of
+// --rows events, each with its delivery and an attempt, spread over --workspaces workspaces; then,
+// alternately, a pass's worth of new rows (LIST_EVERY_MS at --rate) is listed as the store lists
+// them (a table at a time, a pause between) and as one transaction of the three tables (how it was
+// until 2026-11-26), while a one-event commit is due every millisecond. A commit's wait counts from
+// when it was due (a blocked event loop delays the timer too), to when it was stored.
+//
+//   node bench/listing-stall.ts [--rows 100000] [--rate 500] [--workspaces 1000] [--passes 6]
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { sql } from 'kysely'

@@ -1,3 +1,11 @@
+// SQLite's listing pass and the unlisted part it leaves (store/sqlite-listing.ts, migrations 0018
+// and 0021), with the store's own functions on a file database: what a pass costs a row with one
+// workspace and with many, for a second's and for LIST_EVERY_MS's rows at --rate; and what a
+// workspace's newest page (events.page, which reads the unlisted part through) costs while that
+// many rows of every workspace wait unlisted, with the unlisted index as it is (ending with the
+// workspace) and as it was before migration 0021 (each row read to see its workspace).
+//
+//   node bench/unlisted.ts [--rows 100000] [--rate 3000] [--workspaces 1000]
 import { parseArgs } from 'node:util'
 import { type Kysely, sql } from 'kysely'
 import { events } from '../src/store/event-log.ts'
