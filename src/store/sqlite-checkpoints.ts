@@ -32,23 +32,23 @@ const { parentPort, workerData } = require('node:worker_threads')
 const db = new DatabaseSync(workerData.file)
 db.exec('PRAGMA busy_timeout = 1000')
 const pageSize = db.prepare('PRAGMA page_size').get().page_size
-const checkpoint = (mode) => db.prepare('PRAGMA wal_checkpoint(' + mode + ')').get()
+const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
 const pause = new Int32Array(new SharedArrayBuffer(4))
-parentPort.on('message', (mode) => {
+parentPort.on('message', () => {
   let error = null
   let logBytes = 0
   try {
-    let r = checkpoint(mode)
-    if (mode === 'PASSIVE' && r.log * (pageSize + 24) >= workerData.restartAtBytes)
+    let r = passive.get()
+    if (r.log * (pageSize + 24) >= workerData.restartAtBytes)
       for (let i = 0, before = r.log; i < workerData.catchUp; i++, before = r.log) {
         Atomics.wait(pause, 0, 0, 1)
-        r = checkpoint('PASSIVE')
+        r = passive.get()
         // Fewer frames than a moment ago: a commit began on a log all copied, and started it over.
         if (r.log < before) break
       }
     logBytes = Math.max(0, r.log) * (pageSize + 24)
   } catch (e) { error = String(e && e.message || e) }
-  parentPort.postMessage({ mode, error, logBytes })
+  parentPort.postMessage({ error, logBytes })
 })
 `
 
@@ -62,12 +62,12 @@ export interface Checkpoints {
  * again (above) bring that moment about under commits that never pause, but a reader holding an
  * old snapshot (a long read) keeps it away, and then the log grows without end (before those, it
  * ate a whole disk in the disk-full test). When, after a PASSIVE checkpoint, the log holds more
- * than this and more than at the look before (it has not started over meanwhile), it is cut: by
- * `truncate` (the store's own connection, between its transactions: nothing to wait for, only the
- * frames written since to copy) or, without one, by the worker with TRUNCATE (which holds writers
- * back while it waits for them: 70-80 ms pauses in the event benchmark). What counts is what the
- * log holds, not its file's size: a log that started over keeps its file (up to
- * journal_size_limit) and needs no cut.
+ * than this and more than at the look before (it has not started over meanwhile), it is cut by
+ * `truncate`: on the store's own connection, between its transactions, nothing to wait for, only
+ * the frames written since to copy (the worker's TRUNCATE, as before, held writers back while it
+ * waited for them: 70-80 ms pauses in the event benchmark). What counts is what the log holds,
+ * not its file's size: a log that started over keeps its file (up to journal_size_limit) and needs
+ * no cut.
  */
 export const TRUNCATE_AT_BYTES = 1024 * 1024 * 1024
 
@@ -79,18 +79,17 @@ export function checkpointInBackground(
     /** The log's size past which it is truncated (read at each look when a function). */
     truncateAtBytes?: number | (() => number)
     /** Cuts the log on the store's connection (PRAGMA wal_checkpoint(TRUNCATE) between transactions). */
-    truncate?: () => Promise<void>
+    truncate: () => Promise<void>
     /** The log's size at which it is started over (RESTART_AT_BYTES). */
     restartAtBytes?: number
     /** Starts the log over on the store's connection (PRAGMA wal_checkpoint(RESTART) between transactions). */
-    restart?: () => Promise<void>
+    restart: () => Promise<void>
     onError?: (message: string) => void
-  } = {},
+  },
 ): Checkpoints {
   const wal = `${file}-wal`
   const startAt = opts.startAtBytes ?? 4 * 1024 * 1024
-  // Without a way to start the log over, nothing is caught up with for it.
-  const restartAt = opts.restart ? (opts.restartAtBytes ?? RESTART_AT_BYTES) : Number.POSITIVE_INFINITY
+  const restartAt = opts.restartAtBytes ?? RESTART_AT_BYTES
   const limit = opts.truncateAtBytes ?? TRUNCATE_AT_BYTES
   const truncateAt = () => {
     try {
@@ -128,19 +127,15 @@ export function checkpointInBackground(
         },
       })
       worker.unref()
-      const self = worker
-      type Reply = { mode: string; error: string | null; logBytes: number }
-      self.on('message', ({ mode, error, logBytes }: Reply) => {
+      type Reply = { error: string | null; logBytes: number }
+      worker.on('message', ({ error, logBytes }: Reply) => {
         if (error) opts.onError?.(error)
         // Cut only a log past its limit that has grown since the last look (one that started over
         // meanwhile is small again), once per look: a TRUNCATE that found readers waits for the next.
-        const growing = mode === 'PASSIVE' && logBytes > held
-        if (mode === 'PASSIVE') held = logBytes
-        if (!error && growing && logBytes >= truncateAt()) {
-          if (opts.truncate) opts.truncate().finally(done)
-          else self.postMessage('TRUNCATE')
-        } else if (!error && mode === 'PASSIVE' && logBytes >= restartAt && opts.restart)
-          opts.restart().finally(done)
+        const growing = logBytes > held
+        held = logBytes
+        if (!error && growing && logBytes >= truncateAt()) opts.truncate().finally(done)
+        else if (!error && logBytes >= restartAt) opts.restart().finally(done)
         else done()
       })
       worker.on('error', (err) => {
@@ -149,7 +144,7 @@ export function checkpointInBackground(
       })
     }
     running = true
-    worker.postMessage('PASSIVE')
+    worker.postMessage('look')
   }, opts.everyMs ?? 1000)
   timer.unref()
   return {
