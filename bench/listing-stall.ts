@@ -1,10 +1,13 @@
 // What SQLite's listing pass (store/sqlite-listing.ts) makes the store's other work wait. node:sqlite
 // runs a statement on the event loop, so while a pass runs nothing else does. A file database of
 // --rows events, each with its delivery and an attempt, spread over --workspaces workspaces; then,
-// alternately, a pass's worth of new rows (LIST_EVERY_MS at --rate) is listed as the store lists
-// them (a table at a time, a pause between) and as one transaction of the three tables (how it was
-// until 2026-11-26), while a one-event commit is due every millisecond. A commit's wait counts from
-// when it was due (a blocked event loop delays the timer too), to when it was stored.
+// in turn, a pass's worth of new rows (LIST_EVERY_MS at --rate) is listed as the store lists them
+// (a table at a time, a pause between, a table of a few thousand rows in parts of
+// WORKSPACES_A_STATEMENT workspaces), with one statement a table (how it was until 2026-11-27), and
+// as one transaction of the three tables (until 2026-11-26), while a one-event commit is due every
+// millisecond. A commit's wait counts from when it was due (a blocked event loop delays the timer
+// too), to when it was stored. The CPU is that of listing another pass's rows with nothing else under
+// way.
 //
 //   node bench/listing-stall.ts [--rows 100000] [--rate 500] [--workspaces 1000] [--passes 6]
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -12,7 +15,12 @@ import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
 import { deliveries, events, type NewEvent } from '../src/store/event-log.ts'
 import { newId } from '../src/store/ids.ts'
-import { LIST_EVERY_MS, LISTED_TABLES } from '../src/store/sqlite-listing.ts'
+import {
+  IN_PARTS_UP_TO_ROWS,
+  LIST_EVERY_MS,
+  LISTED_TABLES,
+  WORKSPACES_A_STATEMENT,
+} from '../src/store/sqlite-listing.ts'
 import { cardCreated, scratchStore, workspaceIdsOf } from './_rows.ts'
 import { median, percentile, report, round } from './_stats.ts'
 
@@ -75,7 +83,15 @@ const deliveryOf = (e: NewEvent) => ({
   claimed_until: null,
 })
 
-/** Every unlisted row listed in one transaction, as the store did before. */
+/** Every unlisted row listed with one statement a table, a pause between, as the store did until 2026-11-27. */
+const statementATable = async () => {
+  for (const [i, table] of LISTED_TABLES.entries()) {
+    if (i > 0) await sleep(5)
+    await sql`UPDATE ${sql.table(table)} SET listed = 1 WHERE listed = 0`.execute(db)
+  }
+}
+
+/** Every unlisted row listed in one transaction, as the store did until 2026-11-26. */
 const oneTransaction = () =>
   db.transaction().execute(async (tx) => {
     for (const table of LISTED_TABLES)
@@ -107,28 +123,47 @@ async function measure(list: () => Promise<void>) {
   const passMs = await pass
   await Promise.all(commits)
   waits.sort((a, b) => a - b)
-  return { passMs, maxWaitMs: waits.at(-1) ?? 0, p99WaitMs: percentile(waits, 99), commits: waits.length }
+  return {
+    passMs,
+    cpuMs: await cpuAlone(list),
+    maxWaitMs: waits.at(-1) ?? 0,
+    p99WaitMs: percentile(waits, 99),
+    commits: waits.length,
+  }
+}
+
+/** The CPU (ms) of listing a pass's rows, stored first, with nothing else under way. */
+async function cpuAlone(list: () => Promise<void>) {
+  await store(PER_PASS)
+  const cpu = process.cpuUsage()
+  await list()
+  const used = process.cpuUsage(cpu)
+  return (used.user + used.system) / 1000
 }
 
 await store(ROWS)
 await listing.listNow()
 const rows = {
-  tableAtATime: [] as Awaited<ReturnType<typeof measure>>[],
+  asStored: [] as Awaited<ReturnType<typeof measure>>[],
+  statementATable: [] as Awaited<ReturnType<typeof measure>>[],
   oneTransaction: [] as Awaited<ReturnType<typeof measure>>[],
 }
 for (let p = 0; p < PASSES; p++) {
-  rows.tableAtATime.push(await measure(() => listing.listNow()))
+  rows.asStored.push(await measure(() => listing.listNow()))
+  rows.statementATable.push(await measure(statementATable))
   rows.oneTransaction.push(await measure(oneTransaction))
 }
 await close()
 
 const med = (rs: Awaited<ReturnType<typeof measure>>[]) => ({
   passMs: round(median(rs.map((r) => r.passMs)), 1),
+  cpuMs: round(median(rs.map((r) => r.cpuMs)), 1),
   maxWaitMs: round(median(rs.map((r) => r.maxWaitMs)), 1),
   p99WaitMs: round(median(rs.map((r) => r.p99WaitMs)), 1),
   commitsDuringPass: Math.round(median(rs.map((r) => r.commits))),
 })
-const tableAtATime = med(rows.tableAtATime)
+const asStored = med(rows.asStored)
+const statementATableFigures = med(rows.statementATable)
 const before = med(rows.oneTransaction)
 report(
   {
@@ -139,9 +174,14 @@ report(
     workspaces: WORKSPACES,
     rowsPerPass: PER_PASS,
     passes: PASSES,
-    tableAtATime,
+    inPartsUpToRows: IN_PARTS_UP_TO_ROWS,
+    workspacesAStatement: WORKSPACES_A_STATEMENT,
+    asStored,
+    statementATable: statementATableFigures,
     oneTransaction: before,
-    maxWaitVsOneTransaction: round(tableAtATime.maxWaitMs / before.maxWaitMs, 2),
+    maxWaitVsStatementATable: round(asStored.maxWaitMs / statementATableFigures.maxWaitMs, 2),
+    cpuVsStatementATable: round(asStored.cpuMs / statementATableFigures.cpuMs, 2),
+    maxWaitVsOneTransaction: round(asStored.maxWaitMs / before.maxWaitMs, 2),
   },
   // No target: what a pass makes other work wait (issue 22's tenancy figures are bench/events.ts's).
   [],

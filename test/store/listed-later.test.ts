@@ -14,6 +14,7 @@ import {
   type NewEvent,
   ofWorkspace,
 } from '../../src/store/event-log.ts'
+import { WORKSPACES_A_STATEMENT } from '../../src/store/sqlite-listing.ts'
 import { Workspaces } from '../../src/store/workspaces.ts'
 import { testDatabases } from '../helpers/databases.ts'
 import { pendingDelivery } from '../helpers/event-rows.ts'
@@ -245,6 +246,48 @@ for (const database of databases)
         const read = deliveries.list(s.db, ws, { limit: 10 }).then((rows) => done.push(`read ${rows.length}`))
         await Promise.all([pass, read])
         assert.deepEqual(done, ['read 10', 'pass'])
+        assert.equal(await unlisted(s), 0, 'and the pass listed every row')
+      })
+
+    if (database.name === 'sqlite')
+      test('a pass lists a few thousand rows of many workspaces in parts, each workspace’s rows in one of them, and reads come between the parts', async () => {
+        const s = await openStore(database.fresh())
+        stores.push(s)
+        await s.listing?.stop()
+        const workspaces = Array.from({ length: 2 * WORKSPACES_A_STATEMENT + 50 }, (_, i) => `ws_part_${i}`)
+        await store(s.db, workspaces, 2)
+        // What reads between the pass's statements see of the events table: per workspace, how
+        // many of its events are listed.
+        const seen: Array<Map<string, number>> = []
+        let passing = true
+        const pass = s.listing!.listNow().then(() => {
+          passing = false
+        })
+        while (passing) {
+          const { rows } = await sql<{ workspace_id: string; listed: number }>`
+            select workspace_id, sum(listed) as listed from events where workspace_id like 'ws_part_%'
+            group by workspace_id`.execute(s.db)
+          seen.push(new Map(rows.map((r) => [r.workspace_id, Number(r.listed)])))
+          // The store answers at once (node:sqlite is synchronous): a turn of the event loop lets the
+          // pass's pause end.
+          await new Promise((r) => setImmediate(r))
+        }
+        await pass
+        const partly = seen.filter((m) => {
+          const listed = [...m.values()].filter((v) => v > 0).length
+          return listed > 0 && listed < workspaces.length
+        })
+        // In one statement a read would see none of the table's workspaces listed, or all of them.
+        assert.ok(
+          partly.length > 0,
+          `a read saw some workspaces listed and others not (${seen.length} reads)`,
+        )
+        for (const m of seen)
+          for (const [ws, listed] of m)
+            assert.ok(
+              listed === 0 || listed === 2,
+              `${ws}: its two events listed together (${listed} listed)`,
+            )
         assert.equal(await unlisted(s), 0, 'and the pass listed every row')
       })
   })
