@@ -1,5 +1,6 @@
-// SQLite: the event path's multi-row INSERTs (a group commit's events and deliveries, a send
-// batch's attempts) as statements of a few fixed sizes, each prepared once and kept.
+// SQLite: the multi-row INSERTs of the event path (a group commit's events and deliveries, a send
+// batch's attempts) and of the run records' flushes, as statements of a few fixed sizes, each
+// prepared once and kept.
 //
 // A multi-row INSERT built for each batch has a text of its own for every number of rows, so
 // node:sqlite prepared it at every call (the dialect keeps only short statements,
@@ -7,7 +8,7 @@
 // benchmark (SQLite, 256 senders) that was 90 of the 840 ms of CPU each second, more than the
 // statements' own work. Here a batch goes in chunks of 64, 32, 16, 8, 4, 2 and 1 rows (at most
 // seven statements, in the rows' order, so their seqs keep it), whose texts are made once and
-// handed to the store as written, skipping Kysely's compiler. Seven sizes of each of three
+// handed to the store as written, skipping Kysely's compiler. Seven sizes of each of four
 // statements: a bounded set, unlike texts made for every batch, whose native memory V8 does not see.
 //
 // Why not one statement over the rows as a JSON parameter (`json_each`), as PostgreSQL takes

@@ -1,20 +1,23 @@
 // Run records: what ran, for whom, how it ended. Inputs and outputs are not kept, so no secret
 // given in an input (a Task-Board API Call's key and token) can ever land here.
 //
-// A run's record is written off the hot path: `record` only queues it, and the queue is written as
-// one multi-row INSERT per flush — after FLUSH_MS, or at once when FLUSH_ROWS are waiting. Reads of
-// this instance flush first, so a run that has finished is always listed; `close` (a clean stop)
-// writes everything left. A flush the store refuses keeps its rows queued, logs, and is tried again.
+// A run's record is written off the hot path: `record` only queues it, and the queue is written
+// per flush — after FLUSH_MS, or at once when FLUSH_ROWS are waiting. Reads of this instance flush
+// first, so a run that has finished is always listed; `close` (a clean stop) writes everything
+// left. A flush the store refuses keeps its rows queued, logs, and is tried again.
 //
-// The INSERT takes its rows as one JSON array parameter, unpacked by the database (json_each on
-// SQLite, json_populate_recordset on PostgreSQL): one statement text whatever the batch size, so it
-// is prepared once, and no query is built per row (building a multi-row VALUES list cost more per
-// run than the database's own work).
+// No query is built per row or per batch (building a multi-row VALUES list cost more per run than
+// the database's own work). On PostgreSQL a flush is one INSERT over the rows as one JSON array
+// parameter (json_populate_recordset): one statement text whatever the batch size. On SQLite it is
+// the event path's multi-row INSERTs of fixed sizes, prepared once (sqlite-row-batches.ts), in one
+// transaction: SQLite unpacks a JSON array (json_each) at about twice their cost a row (measured
+// with 200 rows a flush: 7.4 against 3.3 µs of CPU a run record).
 import { type Kysely, sql } from 'kysely'
 import type { Clock } from '../kit/clock.ts'
 import type { UpstreamRequestRecord } from '../kit/http.ts'
 import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { Database, StepRunsTable } from './schema.ts'
+import { RowBatchInsert } from './sqlite-row-batches.ts'
 
 /** The store's engine (database.ts' Store['kind'], named here so this file's types need no database driver's). */
 type StoreKind = 'sqlite' | 'postgres'
@@ -49,7 +52,7 @@ export async function stepRunTimings(
 }
 
 /** Every column of a run record: the type check fails when one is missing or unknown. */
-const COLUMNS = Object.keys({
+const COLUMN_FLAGS = {
   id: true,
   workspace_id: true,
   step_id: true,
@@ -62,19 +65,17 @@ const COLUMNS = Object.keys({
   created_at: true,
   rate_limited: true,
   requests: true,
-} satisfies Record<keyof StepRunRow, true>) as (keyof StepRunRow)[]
+} as const satisfies Record<keyof StepRunRow, true>
+const COLUMNS = Object.keys(COLUMN_FLAGS) as (keyof StepRunRow)[]
 
-/**
- * The one INSERT of a batch, for the store's engine. PostgreSQL reads the rows as JSON objects;
- * SQLite as arrays in COLUMNS' order (`value ->> 0` …), which it unpacks in about half the time
- * objects take (`value ->> 'id'` looks each key up in the object's text).
- */
-function insertBatch(kind: StoreKind, batch: StepRunRow[]) {
+/** PostgreSQL's INSERT of a batch: the rows as one JSON array of objects. */
+function insertBatch(batch: StepRunRow[]) {
   const columns = sql.join(COLUMNS.map((c) => sql.ref(c)))
-  return kind === 'postgres'
-    ? sql`insert into step_runs (${columns}) select ${columns} from json_populate_recordset(null::step_runs, ${JSON.stringify(batch)}::json)`
-    : sql`insert into step_runs (${columns}) select ${sql.join(COLUMNS.map((_, i) => sql`value ->> ${sql.lit(i)}`))} from json_each(${JSON.stringify(batch.map((row) => COLUMNS.map((c) => row[c])))})`
+  return sql`insert into step_runs (${columns}) select ${columns} from json_populate_recordset(null::step_runs, ${JSON.stringify(batch)}::json)`
 }
+
+/** SQLite's INSERTs of a batch (run in one transaction: a flush goes in whole or not at all). */
+const SQLITE_INSERT = new RowBatchInsert<StepRunRow>({ table: 'step_runs', columns: COLUMN_FLAGS })
 
 const BY_CREATED = byCreated<StepRunRow>()
 
@@ -198,8 +199,11 @@ export class StepRuns {
   #write(): Promise<void> {
     const batch = this.#queued.splice(0, FLUSH_ROWS)
     if (batch.length === 0) return Promise.resolve()
-    const writing = insertBatch(this.#kind, batch)
-      .execute(this.#db)
+    const inserting =
+      this.#kind === 'sqlite'
+        ? this.#db.transaction().execute((trx) => SQLITE_INSERT.run(trx, batch))
+        : insertBatch(batch).execute(this.#db)
+    const writing = inserting
       .then(
         () => {
           this.#failures = 0
