@@ -1,6 +1,7 @@
 // Webhook events: which hooks hear an event, how a delivery is signed and sent, redelivery with
 // the same GUID.
 import { createHmac } from 'node:crypto'
+import { keepNewest } from '../common/keep-newest.ts'
 import type { Ctx } from './context.ts'
 import { guid } from './ids.ts'
 import type { Hook, HookDelivery, Repo, User } from './store.ts'
@@ -117,7 +118,7 @@ export function deliver(
     payload,
   }
   store.deliveries.push(delivery)
-  if (store.deliveries.length > 5000) store.deliveries.splice(0, store.deliveries.length - 5000)
+  keepNewest(store.deliveries, 5000)
   return delivery
 }
 

@@ -3,6 +3,7 @@
 // answered against the published description. Credentials are never kept. Bounded: the oldest
 // entries go first.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { keepNewest } from '../common/keep-newest.ts'
 
 export interface LoggedRequest {
   method: string
@@ -68,7 +69,7 @@ export class RequestLog {
       status: reply.statusCode,
       response: this.#answers.get(req) ?? null,
     })
-    if (this.#entries.length > LIMIT) this.#entries.splice(0, this.#entries.length - LIMIT)
+    keepNewest(this.#entries, LIMIT)
   }
 
   register(app: FastifyInstance): void {

@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'node:http'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { Clock } from './clock.ts'
 import { type FaultSpec, Faults } from './faults.ts'
+import { keepNewest } from './keep-newest.ts'
 import { type Persistent, StateFile } from './persistence.ts'
 import { sleep, WebhookSender } from './webhook-sender.ts'
 
@@ -44,12 +45,6 @@ export interface RequestRecord {
 }
 
 const REQUESTS_KEPT = 20_000
-/**
- * Requests over REQUESTS_KEPT let in before the oldest are dropped, all at once: dropping one at
- * each request moved the whole array each time (in step-overhead's Get Cards, a sixth of the
- * sandbox's CPU a request once 20,000 were kept).
- */
-const REQUESTS_TRIMMED_TOGETHER = 1_000
 
 export interface EmulatorOptions {
   /** Writes an error the way the real service does (plain text, JSON message, error object). */
@@ -135,8 +130,7 @@ export function createEmulator(opts: EmulatorOptions): Emulator {
       body: req.rawBody ?? null,
       status: reply.statusCode,
     })
-    if (requests.length > REQUESTS_KEPT + REQUESTS_TRIMMED_TOGETHER)
-      requests.splice(0, requests.length - REQUESTS_KEPT)
+    keepNewest(requests, REQUESTS_KEPT)
   })
 
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from './clock.ts'
 import type { Faults } from './faults.ts'
+import { keepNewest } from './keep-newest.ts'
 
 export interface DeliveryAttempt {
   at: string
@@ -65,8 +66,7 @@ export class WebhookSender {
       outcome: 'pending',
     }
     this.deliveries.push(record)
-    if (this.deliveries.length > this.#maxKept)
-      this.deliveries.splice(0, this.deliveries.length - this.#maxKept)
+    keepNewest(this.deliveries, this.#maxKept)
     const done = this.#run(record, opts)
     return { record, done }
   }

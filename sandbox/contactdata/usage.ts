@@ -4,6 +4,7 @@
 // routing still count, and so do requests held open by a timeout fault.
 import type { IncomingMessage, Server } from 'node:http'
 import type { Clock } from '../common/clock.ts'
+import { keepNewest } from '../common/keep-newest.ts'
 
 export interface UsageEntry {
   at: string
@@ -50,7 +51,7 @@ export class Usage {
       }
       this.#open.set(req, entry)
       this.#recent.push(entry)
-      if (this.#recent.length > RECENT_KEPT) this.#recent.shift()
+      keepNewest(this.#recent, RECENT_KEPT)
       this.#endpoint(entry).requests++
       res.on('finish', () => {
         entry.status = res.statusCode
