@@ -16,6 +16,7 @@ import { sql } from 'kysely'
 import { deliveries, events, type NewEvent } from '../src/store/event-log.ts'
 import { newId } from '../src/store/ids.ts'
 import {
+  BETWEEN_STATEMENTS_MS,
   IN_PARTS_UP_TO_ROWS,
   LIST_EVERY_MS,
   LISTED_TABLES,
@@ -86,7 +87,7 @@ const deliveryOf = (e: NewEvent) => ({
 /** Every unlisted row listed with one statement a table, a pause between, as the store did until 2026-11-27. */
 const statementATable = async () => {
   for (const [i, table] of LISTED_TABLES.entries()) {
-    if (i > 0) await sleep(5)
+    if (i > 0) await sleep(BETWEEN_STATEMENTS_MS)
     await sql`UPDATE ${sql.table(table)} SET listed = 1 WHERE listed = 0`.execute(db)
   }
 }

@@ -29,7 +29,7 @@ export const LIST_EVERY_MS = 3_000
  * read, checked and gathered into its commit (the ingress gathers for 2 ms) and to reach the store
  * before the next statement, so it waits for one statement, not for the whole pass.
  */
-const BETWEEN_STATEMENTS_MS = 5
+export const BETWEEN_STATEMENTS_MS = 5
 
 /**
  * A table's unlisted rows up to which a pass lists them in parts of at most WORKSPACES_A_STATEMENT

@@ -81,8 +81,9 @@ async function commitWithoutPause(
         await new Promise((r) => setImmediate(r))
         if (holding) {
           const wal = `${file}-wal`
-          if (logGeneration(wal) !== generation) {
-            generation = logGeneration(wal)
+          const seen = logGeneration(wal)
+          if (seen !== generation) {
+            generation = seen
             sinceStartOver = 0
           } else if (sinceStartOver > AHEAD_OF_START_OVER) {
             const giveUp = Date.now() + 15_000
