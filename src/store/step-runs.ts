@@ -6,12 +6,12 @@
 // first, so a run that has finished is always listed; `close` (a clean stop) writes everything
 // left. A flush the store refuses keeps its rows queued, logs, and is tried again.
 //
-// No query is built per row or per batch (building a multi-row VALUES list cost more per run than
-// the database's own work). On PostgreSQL a flush is one INSERT over the rows as one JSON array
-// parameter (json_populate_recordset): one statement text whatever the batch size. On SQLite it is
-// the event path's multi-row INSERTs of fixed sizes, prepared once (sqlite-row-batches.ts), in one
-// transaction: SQLite unpacks a JSON array (json_each) at about twice their cost a row (measured
-// with 200 rows a flush: 7.4 against 3.3 µs of CPU a run record).
+// No statement text is made for each row or each batch size (building a multi-row VALUES list
+// cost more per run than the database's own work). On PostgreSQL a flush is one INSERT over the
+// rows as one JSON array parameter (json_populate_recordset): one text whatever the batch size. On
+// SQLite it is the event path's multi-row INSERTs of fixed sizes, prepared once
+// (sqlite-row-batches.ts), in one transaction: SQLite unpacks a JSON array (json_each) at about
+// twice their cost a row (measured with 200 rows a flush: 7.4 against 3.3 µs of CPU a run record).
 import { type Kysely, sql } from 'kysely'
 import type { Clock } from '../kit/clock.ts'
 import type { UpstreamRequestRecord } from '../kit/http.ts'
