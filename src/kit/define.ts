@@ -272,6 +272,17 @@ export interface TriggerDefinition<C extends z.ZodType = z.ZodType, K extends z.
   /** Instant triggers: whether an event on the watched model is one this trigger fires for. */
   match?: (event: NormalizedEvent, config: z.output<C>) => boolean
   /**
+   * Instant triggers, optional: a first sieve for a webhook heard by many triggers, so that an
+   * event asks `match` only of the triggers it may concern. `config` gives the keys a
+   * configuration fires under (undefined: any event may match it); `event` the keys an event
+   * carries. A trigger whose configuration gives keys is asked only about events sharing one of
+   * them: every event `match` accepts must carry one of its configuration's keys.
+   */
+  matchKeys?: {
+    config: (config: z.output<C>) => readonly string[] | undefined
+    event: (event: NormalizedEvent) => readonly string[]
+  }
+  /**
    * Polled triggers: what a poll leaves for the next (stored with the trigger). A stored cursor
    * the schema does not read (left by an older version) is dropped: the next poll is a first one.
    */

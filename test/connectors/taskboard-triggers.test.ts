@@ -277,6 +277,46 @@ test('Custom Webhook Events hears the other boards it names, and not boards it d
   assert.deepEqual(await fired(onC.actions), [])
 })
 
+test('many Custom Webhook Events on one webhook, each on its lists or cards: each fires for the lists a move left or reached and for its own cards, beside the unfiltered triggers', async () => {
+  const sieved = (await act({ type: 'createCard', idList: todo, name: 'Sieved' })).result.id as string
+  const other = (await act({ type: 'createCard', idList: todo, name: 'Not sieved' })).result.id as string
+  const boards = [sandbox.demo.boardId]
+  const added = [
+    await addTrigger('lists:Todo moves', 'taskboard.custom_webhook_events', {
+      boards,
+      types: ['card_moves'],
+      lists: [todo],
+    }),
+    await addTrigger('lists:Doing moves', 'taskboard.custom_webhook_events', {
+      boards,
+      types: ['card_moves'],
+      lists: [doing],
+    }),
+    await addTrigger('lists:Done', 'taskboard.custom_webhook_events', { boards, lists: [done] }),
+    await addTrigger('cards:Sieved', 'taskboard.custom_webhook_events', { boards, cards: [sieved] }),
+  ]
+  const ours = (names: string[]) => names.filter((n) => n.startsWith('lists:') || n.startsWith('cards:'))
+  try {
+    const move = await act({ type: 'moveCard', id: sieved, idList: doing })
+    assert.deepEqual(await fired(move.actions), [
+      'card_moved',
+      'card_updated',
+      'cards:Sieved',
+      'custom:A+B comments,moves',
+      'lists:Doing moves',
+      'lists:Todo moves',
+    ])
+    const onOther = await act({ type: 'comment', id: other, text: 'not on the sieved card' })
+    assert.deepEqual(ours(await fired(onOther.actions)), [])
+    const onSieved = await act({ type: 'comment', id: sieved, text: 'on the sieved card' })
+    assert.deepEqual(ours(await fired(onSieved.actions)), ['cards:Sieved'])
+    const toDone = await act({ type: 'moveCard', id: other, idList: done })
+    assert.deepEqual(ours(await fired(toDone.actions)), ['lists:Done', 'lists:Todo moves'])
+  } finally {
+    for (const trigger of added) await t.api('DELETE', `/v1/triggers/${trigger.id}`)
+  }
+})
+
 test('a move to another board fires Card Moved and Card Updated once on each board, as moveCardFromBoard and moveCardToBoard', async () => {
   await addTrigger('B:card_moved', 'taskboard.card_moved', { idBoard: boardB.id })
   await addTrigger('B:card_updated', 'taskboard.card_updated', { idBoard: boardB.id })

@@ -109,6 +109,12 @@ export const activityTypes = z
   )
 
 /** Whether an event is one of the activity types or groups named (none named: every one). */
+/** The lists an event is on: a move counts for the list it left and the one it reached. */
+function listsOf(e: NormalizedEvent): string[] {
+  const d = data(e)
+  return [e.refs.list, d.list?.id, d.listBefore?.id, d.listAfter?.id].filter((l): l is string => Boolean(l))
+}
+
 function ofTypes(e: NormalizedEvent, types: string[] | undefined): boolean {
   if (!types || types.length === 0) return true
   return types.some((t) => (isGroup(t) ? ACTIVITY_GROUPS[t](e) : t === e.type))
@@ -351,15 +357,14 @@ export const customWebhookEvents = defineTrigger({
   match: (e, c) => {
     if (!e.refs.board || !c.boards.includes(e.refs.board)) return false
     if (!ofTypes(e, c.types)) return false
-    if (c.lists) {
-      const d = data(e)
-      const lists = [e.refs.list, d.list?.id, d.listBefore?.id, d.listAfter?.id].filter((l): l is string =>
-        Boolean(l),
-      )
-      if (!lists.some((l) => c.lists!.includes(l))) return false
-    }
+    if (c.lists && !listsOf(e).some((l) => c.lists!.includes(l))) return false
     if (c.cards && !(e.refs.card && c.cards.includes(e.refs.card))) return false
     return true
+  },
+  // A board's webhook heard by a trigger per list (or per card) asks only the ones an event is on.
+  matchKeys: {
+    config: (c) => c.lists?.map((l) => `list:${l}`) ?? c.cards?.map((card) => `card:${card}`),
+    event: (e) => [...listsOf(e).map((l) => `list:${l}`), ...(e.refs.card ? [`card:${e.refs.card}`] : [])],
   },
   sample: sample('updateCard', {
     card: { ...sampleCard, due: '2026-12-01T17:00:00.000Z' },

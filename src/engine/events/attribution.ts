@@ -73,8 +73,8 @@ export class EventAttributor {
   ): Promise<void> | null {
     const attribution = this.#registry.connector(source.connector)?.webhooks?.attribute
     if (!attribution) return null
-    const placed = source.listeners.filter((l) => l.eventScope !== 'account' && l.match)
-    if (placed.length === 0) return null
+    // The listeners needing a place, looked at only once an event needs one read (few do).
+    let placed: Listener[] | null = null
     const wanted: Array<{ e: NormalizedEvent; subject: string }> = []
     for (const e of events) {
       // An event that names its place (or its place's group) needs no lookup.
@@ -82,6 +82,7 @@ export class EventAttributor {
         continue
       const subject = attribution.subject(e)
       if (subject === undefined) continue
+      placed ??= source.listeners.filter((l) => l.eventScope !== 'account' && l.match)
       if (!placed.some((l) => fires(l, e))) continue
       wanted.push({ e, subject })
     }

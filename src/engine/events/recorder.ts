@@ -3,8 +3,9 @@
 // through the same lines for all of them:
 //
 //   attribute (read the place of events whose source did not name it, events/attribution.ts)
-//   → match (each of the source's listeners that fires, held against its agent's scope and
-//     connections as they are now, events/event-scope.ts)
+//   → match (each of the source's listeners that fires — asked only of those the event's keys
+//     concern where their triggers give keys, events/listener-sieve.ts — held against its agent's
+//     scope and connections as they are now, events/event-scope.ts)
 //   → store (the events, once per owner by the upstream's id — the owner being the end user of
 //     the connection they came through, or the workspace — with how many listeners they matched,
 //     and one delivery per match, in one commit — with whatever the source writes in the same commit)
@@ -34,6 +35,7 @@ import type { TriggerTarget } from '../triggers/trigger-service.ts'
 import type { EventAttributor } from './attribution.ts'
 import type { Deliverer } from './deliverer.ts'
 import { type EventScopeAgent, eventOutsideScope } from './event-scope.ts'
+import { ListenerSieve } from './listener-sieve.ts'
 import { deliveryRow, eventRow, type SendableDelivery, sendable } from './records.ts'
 
 /** Where a delivery made for a listener goes: the agent (its webhook or stream), or one of its tools. */
@@ -57,6 +59,11 @@ export interface Listener {
   eventScope: NonNullable<TriggerDefinition['eventScope']>
   /** Whether it fires for an event; absent, it fires for every event of its source (a poll, a notice). */
   match?: (e: NormalizedEvent) => boolean
+  /**
+   * The keys its trigger fires under and how an event's are read (TriggerDefinition.matchKeys):
+   * `match` is asked only about events that carry one of them. Absent, it is asked about every event.
+   */
+  sieve?: { keys: readonly string[]; event: (e: NormalizedEvent) => readonly string[] }
 }
 
 /** Where events come from, as the recorder stores and matches them. */
@@ -120,12 +127,19 @@ export function triggerListener(
     agent_id: string
     connection_id: string
   },
-  def: Pick<TriggerDefinition, 'eventScope' | 'match'>,
+  def: Pick<TriggerDefinition, 'eventScope' | 'match' | 'matchKeys'>,
   target: ListenerTarget,
   config: unknown,
   fires: 'when-matched' | 'always',
 ): Listener {
   const match = def.match
+  const sieved = fires === 'when-matched' && match ? def.matchKeys : undefined
+  let keys: readonly string[] | undefined
+  try {
+    keys = sieved?.config(config)
+  } catch {
+    // Keys the connector cannot give for this configuration: asked about every event.
+  }
   return {
     triggerId: t.id,
     triggerKey: t.trigger_key,
@@ -135,6 +149,7 @@ export function triggerListener(
     target,
     eventScope: def.eventScope ?? 'place',
     match: fires === 'always' ? undefined : match ? (e) => match(e, config) : () => false,
+    ...(sieved && keys ? { sieve: { keys, event: sieved.event } } : {}),
   }
 }
 
@@ -147,6 +162,8 @@ export class Recorder {
   #attributor: EventAttributor
   #owners: SourceOwners
   #places: Places
+  /** Each source's listeners sieved by their match keys, for as long as the array is kept. */
+  #sieves = new WeakMap<readonly Listener[], ListenerSieve>()
 
   constructor(deps: {
     /** The place kinds an event's place is held against the agent's scope in. */
@@ -299,12 +316,14 @@ export class Recorder {
     // Each event's listeners that fire, once (matching below reads them).
     const wanted = new Map<string, string>()
     const fired = new Map<NormalizedEvent, Listener[]>()
-    for (const { source, events: evs } of items)
+    for (const { source, events: evs } of items) {
+      const sieve = this.#sieveOf(source.listeners)
       for (const e of evs) {
-        const firing = source.listeners.filter((l) => this.#fires(l, e))
+        const firing = (sieve ? sieve.candidates(e) : source.listeners).filter((l) => this.#fires(l, e))
         fired.set(e, firing)
         for (const l of firing) if (!wanted.has(l.agentId)) wanted.set(l.agentId, l.workspaceId)
       }
+    }
     // Those cached at once, the rest read together.
     const agents = new Map<string, Recipient | null>()
     const unread: Array<[string, string]> = []
@@ -326,6 +345,14 @@ export class Recorder {
         source.owner ?? (await this.#owners.ownerOf(source.workspaceId, source.connectionId)) ?? '',
       )
     return { agents, fired, owners }
+  }
+
+  /** The sieve of a source's listeners, made once per array; none for a single listener. */
+  #sieveOf(listeners: readonly Listener[]): ListenerSieve | null {
+    if (listeners.length < 2) return null
+    let sieve = this.#sieves.get(listeners)
+    if (!sieve) this.#sieves.set(listeners, (sieve = new ListenerSieve(listeners)))
+    return sieve
   }
 
   #fires(l: Listener, e: NormalizedEvent): boolean {
