@@ -23,7 +23,10 @@ export class ListenerSieve {
         return
       }
       let byKey = this.#keyed.get(l.sieve.event)
-      if (!byKey) this.#keyed.set(l.sieve.event, (byKey = new Map()))
+      if (!byKey) {
+        byKey = new Map()
+        this.#keyed.set(l.sieve.event, byKey)
+      }
       for (const key of l.sieve.keys) {
         const under = byKey.get(key)
         if (!under) byKey.set(key, [at])

@@ -351,7 +351,10 @@ export class Recorder {
   #sieveOf(listeners: readonly Listener[]): ListenerSieve | null {
     if (listeners.length < 2) return null
     let sieve = this.#sieves.get(listeners)
-    if (!sieve) this.#sieves.set(listeners, (sieve = new ListenerSieve(listeners)))
+    if (!sieve) {
+      sieve = new ListenerSieve(listeners)
+      this.#sieves.set(listeners, sieve)
+    }
     return sieve
   }
 
