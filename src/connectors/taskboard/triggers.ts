@@ -363,8 +363,12 @@ export const customWebhookEvents = defineTrigger({
   },
   // A board's webhook heard by a trigger per list (or per card) asks only the ones an event is on.
   matchKeys: {
-    config: (c) => c.lists?.map((l) => `list:${l}`) ?? c.cards?.map((card) => `card:${card}`),
-    event: (e) => [...listsOf(e).map((l) => `list:${l}`), ...(e.refs.card ? [`card:${e.refs.card}`] : [])],
+    config: (c) => c.lists ?? c.cards,
+    event: (e) => {
+      const keys = listsOf(e)
+      if (e.refs.card) keys.push(e.refs.card)
+      return keys
+    },
   },
   sample: sample('updateCard', {
     card: { ...sampleCard, due: '2026-12-01T17:00:00.000Z' },

@@ -1,25 +1,29 @@
 // A source's listeners sieved by their triggers' match keys (kit/define.ts,
 // TriggerDefinition.matchKeys): an event asks `match` only of the listeners it may concern, not of
 // every trigger on its webhook (a board's webhook heard by an agent per list). Built once per
-// listeners array: a webhook's are cached until its triggers change (webhook-ingress.ts).
+// listeners array: a webhook's are cached until its triggers change (webhook-ingress.ts). A key
+// shared by chance (a list's id equal to a card's) only adds a listener to ask, never hides one.
 import type { NormalizedEvent } from '../../kit/define.ts'
 import type { Listener } from './recorder.ts'
 
 /** How an event's keys are read: one function per trigger definition. */
 type EventKeys = (e: NormalizedEvent) => readonly string[]
+/** The listeners under one key, and their places among the source's (to merge keys in order). */
+type Under = { listeners: Listener[]; at: number[] }
 
 export class ListenerSieve {
   #all: readonly Listener[]
-  /** Positions in #all of the listeners asked about every event (their trigger gives no keys). */
-  #unkeyed: number[] = []
-  /** Per way of reading an event's keys, the positions of the listeners under each key. */
-  #keyed = new Map<EventKeys, Map<string, number[]>>()
+  /** The listeners asked about every event (their trigger gives no keys), and their places. */
+  #unkeyed: Under = { listeners: [], at: [] }
+  /** Per way of reading an event's keys, the listeners under each key. */
+  #keyed = new Map<EventKeys, Map<string, Under>>()
 
   constructor(listeners: readonly Listener[]) {
     this.#all = listeners
     listeners.forEach((l, at) => {
       if (!l.sieve) {
-        this.#unkeyed.push(at)
+        this.#unkeyed.listeners.push(l)
+        this.#unkeyed.at.push(at)
         return
       }
       let byKey = this.#keyed.get(l.sieve.event)
@@ -29,20 +33,23 @@ export class ListenerSieve {
       }
       for (const key of l.sieve.keys) {
         const under = byKey.get(key)
-        if (!under) byKey.set(key, [at])
-        else if (!under.includes(at)) under.push(at)
+        if (!under) byKey.set(key, { listeners: [l], at: [at] })
+        else if (!under.at.includes(at)) {
+          under.listeners.push(l)
+          under.at.push(at)
+        }
       }
     })
   }
 
   /**
-   * The listeners that may fire for `e`, in the order they were given (as without a sieve): only
-   * the positions are looked at, so the listeners an event does not concern are not touched.
+   * The listeners that may fire for `e`, in the order they were given (as without a sieve). The
+   * listeners an event does not concern are not touched.
    */
   candidates(e: NormalizedEvent): readonly Listener[] {
     if (this.#keyed.size === 0) return this.#all
-    let at = this.#unkeyed
-    let added = false
+    let only: Under | null = this.#unkeyed.at.length > 0 ? this.#unkeyed : null
+    let merged: number[] | null = null
     for (const [eventKeys, byKey] of this.#keyed) {
       let keys: readonly string[]
       try {
@@ -53,15 +60,17 @@ export class ListenerSieve {
       }
       for (const key of keys) {
         const under = byKey.get(key)
-        if (!under) continue
-        if (!added) {
-          at = [...at]
-          added = true
+        if (!under || under === only) continue
+        // One group of listeners (the most common case: one key hit) is answered as it is kept.
+        if (!only && !merged) {
+          only = under
+          continue
         }
-        for (const i of under) if (!at.includes(i)) at.push(i)
+        merged ??= [...(only?.at ?? [])]
+        for (const i of under.at) if (!merged.includes(i)) merged.push(i)
       }
     }
-    if (added) at.sort((a, b) => a - b)
-    return at.map((i) => this.#all[i])
+    if (merged) return merged.sort((a, b) => a - b).map((i) => this.#all[i])
+    return only?.listeners ?? []
   }
 }
