@@ -108,13 +108,13 @@ export const activityTypes = z
     'An activity group — create (something made: a card, label, list, board, check item, copy), update (a change, also adding or removing a member, label, checklist or attachment), delete (any resource), cards, card_moves, card_archives, comments, members, labels, checklists, attachments, lists, board — or an exact action type such as commentCard or addLabelToCard.',
   )
 
-/** Whether an event is one of the activity types or groups named (none named: every one). */
 /** The lists an event is on: a move counts for the list it left and the one it reached. */
 function listsOf(e: NormalizedEvent): string[] {
   const d = data(e)
   return [e.refs.list, d.list?.id, d.listBefore?.id, d.listAfter?.id].filter((l): l is string => Boolean(l))
 }
 
+/** Whether an event is one of the activity types or groups named (none named: every one). */
 function ofTypes(e: NormalizedEvent, types: string[] | undefined): boolean {
   if (!types || types.length === 0) return true
   return types.some((t) => (isGroup(t) ? ACTIVITY_GROUPS[t](e) : t === e.type))
