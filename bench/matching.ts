@@ -6,7 +6,7 @@
 // way taken in turn; CPU per event, medians. Prints one JSON line. No target.
 
 import { customWebhookEvents } from '../src/connectors/taskboard/triggers.ts'
-import { ListenerSieve } from '../src/engine/events/listener-sieve.ts'
+import { sieveOf } from '../src/engine/events/listener-sieve.ts'
 import { type Listener, triggerListener } from '../src/engine/events/recorder.ts'
 import type { NormalizedEvent, TriggerDefinition } from '../src/kit/define.ts'
 import { median, objectId, report, round } from './_stats.ts'
@@ -55,17 +55,10 @@ function events(hooks: ReturnType<typeof webhooks>, n: number) {
 }
 
 const fires = (l: Listener, e: NormalizedEvent) => !l.match || l.match(e)
-const sieves = new WeakMap<readonly Listener[], ListenerSieve>()
 const ways = {
   everyListener: (listeners: Listener[], e: NormalizedEvent) => listeners.filter((l) => fires(l, e)),
-  sieved: (listeners: Listener[], e: NormalizedEvent) => {
-    let sieve = sieves.get(listeners)
-    if (!sieve) {
-      sieve = new ListenerSieve(listeners)
-      sieves.set(listeners, sieve)
-    }
-    return sieve.candidates(e).filter((l) => fires(l, e))
-  },
+  sieved: (listeners: Listener[], e: NormalizedEvent) =>
+    (sieveOf(listeners)?.candidates(e) ?? listeners).filter((l) => fires(l, e)),
 }
 
 function measure(hooks: ReturnType<typeof webhooks>) {

@@ -74,3 +74,19 @@ export class ListenerSieve {
     return only?.listeners ?? []
   }
 }
+
+const sieves = new WeakMap<readonly Listener[], ListenerSieve>()
+
+/**
+ * The sieve of a source's listeners, made once per array (a webhook's are kept until its triggers
+ * change, and the sieve goes with them); none for a single listener.
+ */
+export function sieveOf(listeners: readonly Listener[]): ListenerSieve | null {
+  if (listeners.length < 2) return null
+  let sieve = sieves.get(listeners)
+  if (!sieve) {
+    sieve = new ListenerSieve(listeners)
+    sieves.set(listeners, sieve)
+  }
+  return sieve
+}

@@ -35,7 +35,7 @@ import type { TriggerTarget } from '../triggers/trigger-service.ts'
 import type { EventAttributor } from './attribution.ts'
 import type { Deliverer } from './deliverer.ts'
 import { type EventScopeAgent, eventOutsideScope } from './event-scope.ts'
-import { ListenerSieve } from './listener-sieve.ts'
+import { sieveOf } from './listener-sieve.ts'
 import { deliveryRow, eventRow, type SendableDelivery, sendable } from './records.ts'
 
 /** Where a delivery made for a listener goes: the agent (its webhook or stream), or one of its tools. */
@@ -162,8 +162,6 @@ export class Recorder {
   #attributor: EventAttributor
   #owners: SourceOwners
   #places: Places
-  /** Each source's listeners sieved by their match keys, for as long as the array is kept. */
-  #sieves = new WeakMap<readonly Listener[], ListenerSieve>()
 
   constructor(deps: {
     /** The place kinds an event's place is held against the agent's scope in. */
@@ -317,7 +315,7 @@ export class Recorder {
     const wanted = new Map<string, string>()
     const fired = new Map<NormalizedEvent, Listener[]>()
     for (const { source, events: evs } of items) {
-      const sieve = this.#sieveOf(source.listeners)
+      const sieve = sieveOf(source.listeners)
       for (const e of evs) {
         const firing = (sieve ? sieve.candidates(e) : source.listeners).filter((l) => this.#fires(l, e))
         fired.set(e, firing)
@@ -345,17 +343,6 @@ export class Recorder {
         source.owner ?? (await this.#owners.ownerOf(source.workspaceId, source.connectionId)) ?? '',
       )
     return { agents, fired, owners }
-  }
-
-  /** The sieve of a source's listeners, made once per array; none for a single listener. */
-  #sieveOf(listeners: readonly Listener[]): ListenerSieve | null {
-    if (listeners.length < 2) return null
-    let sieve = this.#sieves.get(listeners)
-    if (!sieve) {
-      sieve = new ListenerSieve(listeners)
-      this.#sieves.set(listeners, sieve)
-    }
-    return sieve
   }
 
   #fires(l: Listener, e: NormalizedEvent): boolean {
