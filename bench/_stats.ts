@@ -1,5 +1,7 @@
 // Small helpers shared by the benchmarks.
 import { randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
 
 /**
  * The task-board's ids are ObjectIds: the second they were made, five bytes fixed per server process
@@ -72,9 +74,32 @@ export function target(figure: string, value: number, op: '>=' | '<=', bound: nu
 }
 
 /**
- * Prints a benchmark's one JSON line: its figures, then its targets and `met` (every target met).
- * Missing a target is a finding, not a crash: the exit code stays 0.
+ * What the figures were measured on, printed with them: its processors, its load when the run ended,
+ * the kernel's transparent huge pages mode (`always`, `madvise`, `never`; null where the kernel does
+ * not tell: short tenancy runs of bench/events.ts moved with it, docs/benchmarks.md) and Node's version.
+ */
+export function machine() {
+  let transparentHugePages: string | null = null
+  try {
+    const setting = fs.readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8')
+    transparentHugePages = /\[(\w+)\]/.exec(setting)?.[1] ?? null
+  } catch {
+    // Not Linux, or no such setting.
+  }
+  return {
+    cpus: os.availableParallelism(),
+    cpuModel: os.cpus()[0]?.model ?? null,
+    loadAverage: os.loadavg().map((n) => round(n, 2)),
+    transparentHugePages,
+    node: process.version,
+  }
+}
+
+/**
+ * Prints a benchmark's one JSON line: its figures, the machine they were measured on, then its
+ * targets and `met` (every target met). Missing a target is a finding, not a crash: the exit code
+ * stays 0.
  */
 export function report(figures: { bench: string } & Record<string, unknown>, targets: Target[]): void {
-  console.log(JSON.stringify({ ...figures, targets, met: targets.every((t) => t.met) }))
+  console.log(JSON.stringify({ ...figures, machine: machine(), targets, met: targets.every((t) => t.met) }))
 }
