@@ -74,9 +74,10 @@ export function target(figure: string, value: number, op: '>=' | '<=', bound: nu
 }
 
 /**
- * What the figures were measured on, printed with them: its processors, its load when the run ended,
- * the kernel's transparent huge pages mode (`always`, `madvise`, `never`; null where the kernel does
- * not tell: short tenancy runs of bench/events.ts moved with it, docs/benchmarks.md) and Node's version.
+ * What the figures were measured on, printed with them, so runs of different days and machines are
+ * compared knowingly: its processors, its load when the run ended, the kernel's transparent huge
+ * pages mode (`always`, `madvise`, `never`; null where the kernel does not tell; tried for the
+ * tenancy gap in docs/benchmarks.md) and Node's version.
  */
 export function machine() {
   let transparentHugePages: string | null = null
