@@ -14,6 +14,7 @@ import { deliveries, events, type NewDelivery, type NewEvent } from '../src/stor
 import { newId } from '../src/store/ids.ts'
 import { LIST_EVERY_MS } from '../src/store/sqlite-listing.ts'
 import { cardCreated, scratchStore, workspaceIdsOf } from './_rows.ts'
+import { report, target } from './_stats.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -130,21 +131,17 @@ const vsOne = Object.fromEntries(
   many.map((r) => [r.workspaces, Math.round((r.pagesPerDelivery / one.pagesPerDelivery) * 100) / 100]),
 )
 // Issue 22: tenancy costs nothing measurable; in pages, within 10 % of one workspace's.
-const targets = Object.entries(vsOne).map(([n, value]) => ({
-  figure: `pagesPerDeliveryVsOne.${n}`,
-  want: '<= 1.1',
-  value,
-  met: value <= 1.1,
-}))
-console.log(
-  JSON.stringify({
+const targets = Object.entries(vsOne).map(([n, value]) =>
+  target(`pagesPerDeliveryVsOne.${n}`, value, '<=', 1.1),
+)
+report(
+  {
     bench: 'page-writes',
     date: new Date().toISOString(),
     perCommit: PER_COMMIT,
     listEvery: ROWS_PER_LISTING,
     results,
     pagesPerDeliveryVsOne: vsOne,
-    targets,
-    met: targets.every((t) => t.met),
-  }),
+  },
+  targets,
 )
