@@ -50,9 +50,10 @@ const HELP = `node bench/events.ts [flags]      (npm run bench -- events runs it
   --workspaces <n>             tenancy (issue 22): beside each one-instance store, the same store
                                with <n> workspaces of 10 agents, each agent with a trigger, made
                                through the API, the traffic spread over all of them, measured
-                               once its set-up's after-work is done, and its control: one such
-                               workspace alone; delivered/s and CPU per delivery of the many
-                               against the one (tenancy)
+                               once its set-up's after-work is done, and two controls: one such
+                               workspace alone, and one workspace holding as much (<n> accounts'
+                               connections, each with 10 agents); delivered/s and CPU per delivery
+                               of the many against each (tenancy)
   --aa                         the tenancy mode's method tried on itself: the many workspaces
                                replaced by a second control, the same as the first; its ratios
                                (tenancy, with "aa": true) should be 1
@@ -342,16 +343,21 @@ function listsForAgents(): Promise<string[]> {
 }
 
 /**
- * The tenancy mode's data, made through the API as people make it. Each workspace holds a
+ * The tenancy mode's data, made through the API as people make it: `tenants` tenants, each with a
  * task-board connection (a token of its own, as each tenant brings its account) and
  * AGENTS_PER_WORKSPACE agents, each with a Custom Webhook Events trigger for cards made on its own
- * list of the demo board. The triggers of a workspace share its board's webhook, so a delivery
- * there is heard by ten triggers and fires one. With `workspaces` > 1 a person signs up and makes
- * them; with 1 (the control the many are compared with: one such workspace alone) it is the
- * Default workspace, through the admin key. Answers every (hook, list) pair: traffic spread over
- * them reaches every agent of every workspace.
+ * list of the demo board. The triggers of a tenant share its board's webhook, so a delivery there
+ * is heard by ten triggers and fires one. With `ownWorkspaces`, each tenant is a workspace of its
+ * own, made by a person who signs up; else all are in the Default workspace, through the admin key
+ * (the control: one such tenant alone; and the same-size control: as many tenants as the many
+ * workspaces, in one workspace). Answers every (hook, list) pair: traffic spread over them reaches
+ * every agent of every tenant.
  */
-async function setUpTenancy(d: Deployment, workspaces: number): Promise<{ hooks: Hook[]; seconds: number }> {
+async function setUpTenancy(
+  d: Deployment,
+  tenants: number,
+  ownWorkspaces: boolean,
+): Promise<{ hooks: Hook[]; seconds: number }> {
   const t0 = performance.now()
   // The sandbox's per-key budget (300 requests in 10 s, the task-board's) would pace making a
   // thousand connections for minutes, and their health checks afterwards (each connection with
@@ -364,7 +370,7 @@ async function setUpTenancy(d: Deployment, workspaces: number): Promise<{ hooks:
   })
   const lists = await listsForAgents()
   let headers: Record<string, string> = { authorization: `Bearer ${adminKey}` }
-  if (workspaces > 1) {
+  if (ownWorkspaces) {
     const signUp = await fetch(`${d.base}/v1/auth/sign-up`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -398,19 +404,21 @@ async function setUpTenancy(d: Deployment, workspaces: number): Promise<{ hooks:
   }
   const hooks: Hook[] = []
   let next = 0
-  // A few workspaces made at once, each in its own sequence of requests.
+  // A few tenants made at once, each in its own sequence of requests.
   await Promise.all(
     Array.from({ length: 8 }, async () => {
-      for (let w = next++; w < workspaces; w = next++) {
-        const ws =
-          workspaces > 1
-            ? ((await api('POST', '/v1/workspaces', { name: `tenant ${w}` })).id as string)
-            : undefined
+      for (let w = next++; w < tenants; w = next++) {
+        const ws = ownWorkspaces
+          ? ((await api('POST', '/v1/workspaces', { name: `tenant ${w}` })).id as string)
+          : undefined
+        // Each tenant but a lone one is an account of its own on the demo board: connections of
+        // one account in one workspace are one connection (made again, it is reconnected).
+        const member = tenants > 1 ? await boardMember() : sandbox.demo.memberId
         const token = await (
           await fetch(`${sandbox.url}/_sandbox/tokens`, {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ member: sandbox.demo.memberId, name: `tenant ${w}` }),
+            body: JSON.stringify({ member, name: `tenant ${w}` }),
           })
         ).json()
         const conn = await api(
@@ -451,6 +459,29 @@ async function setUpTenancy(d: Deployment, workspaces: number): Promise<{ hooks:
     }),
   )
   return { hooks, seconds: round((performance.now() - t0) / 1000, 1) }
+}
+
+let boardMembers = 0
+/** A new account of the task-board sandbox, made a member of the demo board. */
+async function boardMember(): Promise<string> {
+  const username = `tenant_${++boardMembers}`
+  const sandboxCall = async (p: string, body: unknown) => {
+    const res = await fetch(`${sandbox.url}${p}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    if (!res.ok) throw new Error(`${p}: ${res.status} ${await res.text()}`)
+    return (await res.json()) as { id: string }
+  }
+  const { id } = await sandboxCall('/_sandbox/members', { username })
+  await sandboxCall('/_sandbox/act', {
+    as: sandbox.demo.memberId,
+    type: 'addMemberToBoard',
+    id: sandbox.demo.boardId,
+    idMember: id,
+  })
+  return id
 }
 
 function delivery({ url, listId }: Hook) {
@@ -811,18 +842,22 @@ async function settle(ds: Deployment[], lastStarted: number): Promise<number> {
   return round((performance.now() - t0) / 1000, 1)
 }
 
+/** The tenancy mode's data a deployment holds (setUpTenancy). */
+interface Tenancy {
+  tenants: number
+  ownWorkspaces: boolean
+}
+
 /**
  * A deployment made ready for measuring (its data made, warmed up), measured a round at a time:
- * with `workspaces`, the tenancy mode's data (that many workspaces of ten agents; one is the
- * control the many are compared with), else the one New Card trigger.
+ * with `tenancy`, the tenancy mode's data (setUpTenancy), else the one New Card trigger.
  */
-async function prepare(store: 'sqlite' | 'postgres', instances: number, n: number, workspaces?: number) {
+async function prepare(store: 'sqlite' | 'postgres', instances: number, n: number, tenancySpec?: Tenancy) {
   const started = performance.now()
-  // Many workspaces are made by a person who signs up; one (the control) is the Default workspace.
-  const many = (workspaces ?? 0) > 1
-  const d = await deploy(store, instances, n, many ? { PATCHBAY_SIGNUP: 'open' } : {})
+  // Workspaces of their own are made by a person who signs up.
+  const d = await deploy(store, instances, n, tenancySpec?.ownWorkspaces ? { PATCHBAY_SIGNUP: 'open' } : {})
   try {
-    const tenancy = workspaces ? await setUpTenancy(d, workspaces) : null
+    const tenancy = tenancySpec ? await setUpTenancy(d, tenancySpec.tenants, tenancySpec.ownWorkspaces) : null
     const hooks = tenancy?.hooks ?? (await setUp(d))
     // Warm-up: in the tenancy mode one delivery to each trigger first, so all are measured with
     // what they cache warm (as a service whose tenants are all active); then two seconds of load at
@@ -851,10 +886,11 @@ async function prepare(store: 'sqlite' | 'postgres', instances: number, n: numbe
         return {
           store,
           instances,
-          ...(tenancy && workspaces
+          ...(tenancy && tenancySpec
             ? {
-                workspaces,
-                agents: workspaces * AGENTS_PER_WORKSPACE,
+                workspaces: tenancySpec.ownWorkspaces ? tenancySpec.tenants : 1,
+                tenants: tenancySpec.tenants,
+                agents: tenancySpec.tenants * AGENTS_PER_WORKSPACE,
                 triggers: tenancy.hooks.length,
                 setUpSeconds: tenancy.seconds,
               }
@@ -917,6 +953,15 @@ const results: Array<Awaited<ReturnType<Awaited<ReturnType<typeof prepare>>['fin
  */
 const tenancyResults: typeof results = []
 const tenancyControls: typeof results = []
+/**
+ * And the same-size control: one workspace holding as many tenants as the many workspaces (their
+ * connections, webhooks, agents and triggers), so that what the workspaces cost is told apart from
+ * what a thousand times the data costs in any one workspace.
+ */
+const tenancySameSize: typeof results = []
+/** The many workspaces, and their same-size control. */
+const MANY: Tenancy = { tenants: WORKSPACES, ownWorkspaces: true }
+const SAME_SIZE: Tenancy = { tenants: WORKSPACES, ownWorkspaces: false }
 /** The tenancy mode's wait for its deployments' after-work before the rounds, by store (settle). */
 const settledSeconds: Record<string, number> = {}
 for (const [n, p] of plan.entries()) {
@@ -926,8 +971,11 @@ for (const [n, p] of plan.entries()) {
   const tenancy = (WORKSPACES > 1 || flags.aa) && p.instances === 1
   const started: Array<Awaited<ReturnType<typeof prepare>>> = [one]
   try {
-    if (tenancy) started.push(await prepare(p.store, 1, 200 + n, 1))
-    if (tenancy) started.push(await prepare(p.store, 1, 100 + n, flags.aa ? 1 : WORKSPACES))
+    if (tenancy) {
+      started.push(await prepare(p.store, 1, 200 + n, { tenants: 1, ownWorkspaces: false }))
+      started.push(await prepare(p.store, 1, 100 + n, flags.aa ? { tenants: 1, ownWorkspaces: false } : MANY))
+      if (!flags.aa) started.push(await prepare(p.store, 1, 300 + n, SAME_SIZE))
+    }
   } catch (err) {
     for (const s of started) await s.finish()
     throw err
@@ -940,10 +988,11 @@ for (const [n, p] of plan.entries()) {
   // Each round begins with the next deployment, so none is always measured after the same one.
   for (let r = 0; r < ROUNDS; r++)
     for (let k = 0; k < started.length; k++) await started[(r + k) % started.length].round()
-  const [oneResult, control, many] = await Promise.all(started.map((s) => s.finish()))
+  const [oneResult, control, many, sameSize] = await Promise.all(started.map((s) => s.finish()))
   results.push(oneResult)
   if (control) tenancyControls.push(control)
   if (many) tenancyResults.push(many)
+  if (sameSize) tenancySameSize.push(sameSize)
 }
 
 /** Patchbay against the bare relay: delivered/s as a share of the relay's, CPU per delivery as a multiple. */
@@ -991,6 +1040,7 @@ const tenancy = tenancyResults.length
       tenancyResults.map((m) => {
         const one = tenancyControls.find((r) => r.store === m.store)!
         const oneTrigger = results.find((r) => r.store === m.store && r.instances === 1)!
+        const sameSize = tenancySameSize.find((r) => r.store === m.store)
         return [
           m.store,
           {
@@ -1005,6 +1055,30 @@ const tenancy = tenancyResults.length
             c32CpuPerDeliveryVsOne: ratio(m.c32.totalCpuMsPerDelivery, one.c32.totalCpuMsPerDelivery),
             c256CpuPerDeliveryVsOne: ratio(m.c256.totalCpuMsPerDelivery, one.c256.totalCpuMsPerDelivery),
             fixedRateP99VsOne: ratio(m.fixedRate.e2eP99Ms, one.fixedRate.e2eP99Ms),
+            // Against one workspace holding as much (the same-size control): what the workspaces
+            // cost, told apart from what the size costs (the same-size control against the control).
+            ...(sameSize
+              ? {
+                  c32DeliveredVsSameSize: ratio(m.c32.deliveredPerSecond, sameSize.c32.deliveredPerSecond),
+                  c256DeliveredVsSameSize: ratio(m.c256.deliveredPerSecond, sameSize.c256.deliveredPerSecond),
+                  c32CpuPerDeliveryVsSameSize: ratio(
+                    m.c32.totalCpuMsPerDelivery,
+                    sameSize.c32.totalCpuMsPerDelivery,
+                  ),
+                  c256CpuPerDeliveryVsSameSize: ratio(
+                    m.c256.totalCpuMsPerDelivery,
+                    sameSize.c256.totalCpuMsPerDelivery,
+                  ),
+                  sameSizeC32DeliveredVsOne: ratio(
+                    sameSize.c32.deliveredPerSecond,
+                    one.c32.deliveredPerSecond,
+                  ),
+                  sameSizeC256DeliveredVsOne: ratio(
+                    sameSize.c256.deliveredPerSecond,
+                    one.c256.deliveredPerSecond,
+                  ),
+                }
+              : {}),
             // Against the one-trigger deployment: tenancy, and ten triggers on each webhook.
             c32DeliveredVsOneTrigger: ratio(m.c32.deliveredPerSecond, oneTrigger.c32.deliveredPerSecond),
             c256DeliveredVsOneTrigger: ratio(m.c256.deliveredPerSecond, oneTrigger.c256.deliveredPerSecond),
@@ -1083,7 +1157,7 @@ report(
     results,
     vsRelay,
     ...(scaleOut ? { scaleOut } : {}),
-    ...(tenancy ? { tenancyResults, tenancyControls, tenancy } : {}),
+    ...(tenancy ? { tenancyResults, tenancyControls, tenancySameSize, tenancy } : {}),
     ...(skipped.length ? { skipped } : {}),
   },
   targets,
