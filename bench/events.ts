@@ -363,11 +363,7 @@ async function setUpTenancy(
   // thousand connections for minutes, and their health checks afterwards (each connection with
   // triggers is asked about its account every 25 s: 40 requests a second) would exceed it: raised
   // for the rest of the run (the events measured make no upstream calls of their own).
-  await fetch(`${sandbox.url}/_sandbox/rate-limits`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ keyLimit: 1_000_000 }),
-  })
+  await sandboxControl('/_sandbox/rate-limits', { keyLimit: 1_000_000 })
   const lists = await listsForAgents()
   let headers: Record<string, string> = { authorization: `Bearer ${adminKey}` }
   if (ownWorkspaces) {
@@ -414,13 +410,7 @@ async function setUpTenancy(
         // Each tenant but a lone one is an account of its own on the demo board: connections of
         // one account in one workspace are one connection (made again, it is reconnected).
         const member = tenants > 1 ? await boardMember() : sandbox.demo.memberId
-        const token = await (
-          await fetch(`${sandbox.url}/_sandbox/tokens`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ member, name: `tenant ${w}` }),
-          })
-        ).json()
+        const token = await sandboxControl('/_sandbox/tokens', { member, name: `tenant ${w}` })
         const conn = await api(
           'POST',
           '/v1/connections',
@@ -461,21 +451,23 @@ async function setUpTenancy(
   return { hooks, seconds: round((performance.now() - t0) / 1000, 1) }
 }
 
+/** A POST to the task-board sandbox's control API; its answer, or an error naming the refusal. */
+async function sandboxControl(p: string, body: unknown): Promise<Record<string, any>> {
+  const res = await fetch(`${sandbox.url}${p}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  if (!res.ok) throw new Error(`${p}: ${res.status} ${await res.text()}`)
+  return (await res.json()) as Record<string, any>
+}
+
 let boardMembers = 0
 /** A new account of the task-board sandbox, made a member of the demo board. */
 async function boardMember(): Promise<string> {
   const username = `tenant_${++boardMembers}`
-  const sandboxCall = async (p: string, body: unknown) => {
-    const res = await fetch(`${sandbox.url}${p}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-    if (!res.ok) throw new Error(`${p}: ${res.status} ${await res.text()}`)
-    return (await res.json()) as { id: string }
-  }
-  const { id } = await sandboxCall('/_sandbox/members', { username })
-  await sandboxCall('/_sandbox/act', {
+  const { id } = await sandboxControl('/_sandbox/members', { username })
+  await sandboxControl('/_sandbox/act', {
     as: sandbox.demo.memberId,
     type: 'addMemberToBoard',
     id: sandbox.demo.boardId,
@@ -959,7 +951,8 @@ const tenancyControls: typeof results = []
  * what a thousand times the data costs in any one workspace.
  */
 const tenancySameSize: typeof results = []
-/** The many workspaces, and their same-size control. */
+/** The small control, the many workspaces, and their same-size control. */
+const CONTROL: Tenancy = { tenants: 1, ownWorkspaces: false }
 const MANY: Tenancy = { tenants: WORKSPACES, ownWorkspaces: true }
 const SAME_SIZE: Tenancy = { tenants: WORKSPACES, ownWorkspaces: false }
 /** The tenancy mode's wait for its deployments' after-work before the rounds, by store (settle). */
@@ -972,8 +965,8 @@ for (const [n, p] of plan.entries()) {
   const started: Array<Awaited<ReturnType<typeof prepare>>> = [one]
   try {
     if (tenancy) {
-      started.push(await prepare(p.store, 1, 200 + n, { tenants: 1, ownWorkspaces: false }))
-      started.push(await prepare(p.store, 1, 100 + n, flags.aa ? { tenants: 1, ownWorkspaces: false } : MANY))
+      started.push(await prepare(p.store, 1, 200 + n, CONTROL))
+      started.push(await prepare(p.store, 1, 100 + n, flags.aa ? CONTROL : MANY))
       if (!flags.aa) started.push(await prepare(p.store, 1, 300 + n, SAME_SIZE))
     }
   } catch (err) {
