@@ -7,7 +7,7 @@ import path from 'node:path'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { tempDir } from '../helpers/databases.ts'
-import { adminApi, freePort, untilHealthy } from '../helpers/main-process.ts'
+import { adminApi, startOnFreePort, untilHealthy } from '../helpers/main-process.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { LOOPBACK_EGRESS } from '../helpers/service.ts'
 
@@ -19,8 +19,9 @@ let port: number
 let dataDir: string
 let child: ChildProcess | null = null
 
-async function startChild(): Promise<void> {
-  child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
+/** Patchbay on `port`, as `npm start` runs it. */
+function spawnChild(port: number): ChildProcess {
+  return spawn(process.execPath, [path.join(root, 'src/main.ts')], {
     cwd: root,
     env: {
       ...process.env,
@@ -37,9 +38,9 @@ async function startChild(): Promise<void> {
       PATCHBAY_DELIVERY_TIMEOUT_MS: '2000',
       LOG_LEVEL: 'silent',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    // Piped: untilHealthy reads that it listens, so the answers are its own (see there).
+    stdio: ['ignore', 'pipe', 'inherit'],
   })
-  await untilHealthy(`http://127.0.0.1:${port}`, child)
 }
 
 const api = adminApi(() => port, adminKey)
@@ -47,9 +48,8 @@ const api = adminApi(() => port, adminKey)
 before(async () => {
   sandbox = await startTaskboardSandbox()
   receiver = await new Receiver().start()
-  port = await freePort()
   dataDir = tempDir('patchbay-crash-')
-  await startChild()
+  ;({ child, port } = await startOnFreePort(spawnChild))
 })
 after(async () => {
   child?.kill('SIGKILL')
@@ -128,7 +128,9 @@ test('no acknowledged event is lost and none is delivered twice across a SIGKILL
   await new Promise<void>((r) =>
     child!.exitCode !== null || child!.signalCode ? r() : child!.once('exit', () => r()),
   )
-  await startChild()
+  // The same port again: the upstream's webhook calls back to it.
+  child = spawnChild(port)
+  await untilHealthy(`http://127.0.0.1:${port}`, child)
 
   const actionOf = (r: { body: any }) => r.body.data.event.upstreamId as string
   await receiver.until((rs) => [...acked].every((id) => rs.some((r) => actionOf(r) === id)), 60_000)

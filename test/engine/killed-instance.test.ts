@@ -13,7 +13,7 @@ import pg from 'pg'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { type Balancer, startBalancer } from '../helpers/balancer.ts'
 import { POSTGRES_URL, postgresUnavailableReason, tempDir } from '../helpers/databases.ts'
-import { ExitedBeforeHealthy, freePort, keyedApi, untilHealthy } from '../helpers/main-process.ts'
+import { keyedApi, startOnFreePort } from '../helpers/main-process.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { LOOPBACK_EGRESS } from '../helpers/service.ts'
 import { taskboardRest } from '../helpers/taskboard.ts'
@@ -51,20 +51,8 @@ async function admin(query: string) {
 }
 
 async function startInstance(): Promise<{ process: ChildProcess; url: string }> {
-  // A port found free can be taken by another test file before the child listens on it: the
-  // child then exits at once, and a new port is tried (a start that fails for another reason
-  // fails all three times).
-  for (let tries = 1; ; tries++) {
-    const port = await freePort()
-    const child = spawnInstance(port)
-    const url = `http://127.0.0.1:${port}`
-    try {
-      await untilHealthy(url, child)
-      return { process: child, url }
-    } catch (err) {
-      if (!(err instanceof ExitedBeforeHealthy) || tries === 3) throw err
-    }
-  }
+  const { child, url } = await startOnFreePort(spawnInstance)
+  return { process: child, url }
 }
 
 function spawnInstance(port: number): ChildProcess {
@@ -89,7 +77,8 @@ function spawnInstance(port: number): ChildProcess {
       PATCHBAY_DELIVERY_TIMEOUT_MS: '2000',
       LOG_LEVEL: 'silent',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    // Piped: untilHealthy reads that it listens, so the answers are its own (see there).
+    stdio: ['ignore', 'pipe', 'inherit'],
   })
 }
 

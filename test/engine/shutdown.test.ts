@@ -10,8 +10,7 @@ import { test } from 'node:test'
 import { startTaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { openStore } from '../../src/store/database.ts'
 import { tempDir } from '../helpers/databases.ts'
-import { freePort, untilHealthy } from '../helpers/main-process.ts'
-import { eventually } from '../helpers/receiver.ts'
+import { startOnFreePort } from '../helpers/main-process.ts'
 import { LOOPBACK_EGRESS } from '../helpers/service.ts'
 
 const root = path.resolve(import.meta.dirname, '../..')
@@ -21,26 +20,26 @@ test('SIGTERM ends open event streams, writes the last run records and the proce
 }, async () => {
   const sandbox = await startTaskboardSandbox()
   const dataDir = tempDir()
-  const port = await freePort()
   const adminKey = 'pb_admin_shutdown_test'
-  const child = spawn(process.execPath, [path.join(root, 'src/main.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PATCHBAY_DATA_DIR: dataDir,
-      PATCHBAY_ADMIN_KEY: adminKey,
-      PATCHBAY_TASKBOARD_URL: sandbox.url,
-      ...LOOPBACK_EGRESS,
-      LOG_LEVEL: 'silent',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
+  const { child, url: base } = await startOnFreePort((port) =>
+    spawn(process.execPath, [path.join(root, 'src/main.ts')], {
+      cwd: root,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        PATCHBAY_DATA_DIR: dataDir,
+        PATCHBAY_ADMIN_KEY: adminKey,
+        PATCHBAY_TASKBOARD_URL: sandbox.url,
+        ...LOOPBACK_EGRESS,
+        LOG_LEVEL: 'silent',
+      },
+      // Piped: untilHealthy reads that it listens, so the answers are its own (see there).
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  )
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
   try {
-    const base = `http://127.0.0.1:${port}`
-    await untilHealthy(base, child)
     const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' }
     const agent = await fetch(`${base}/v1/agents`, {
       method: 'POST',
@@ -97,30 +96,30 @@ test('SIGTERM sent to npm start stops Patchbay: npm exits and nothing answers on
   timeout: 240_000,
 }, async () => {
   const sandbox = await startTaskboardSandbox()
-  const port = await freePort()
   // As an operator runs it (the dashboard was built by npm test's pretest: its prestart is skipped).
-  const npm = spawn('npm', ['start', '--ignore-scripts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PATCHBAY_DATA_DIR: tempDir(),
-      PATCHBAY_ADMIN_KEY: 'pb_admin_npm_start_test',
-      PATCHBAY_TASKBOARD_URL: sandbox.url,
-      ...LOOPBACK_EGRESS,
-      LOG_LEVEL: 'silent',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
+  const { child: npm, url: base } = await startOnFreePort((port) =>
+    spawn('npm', ['start', '--ignore-scripts'], {
+      cwd: root,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        PATCHBAY_DATA_DIR: tempDir(),
+        PATCHBAY_ADMIN_KEY: 'pb_admin_npm_start_test',
+        PATCHBAY_TASKBOARD_URL: sandbox.url,
+        ...LOOPBACK_EGRESS,
+        LOG_LEVEL: 'silent',
+      },
+      // Piped: untilHealthy reads that Patchbay listens, so the answers are its own (see there).
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  )
   const exited = new Promise<number | null>((r) => npm.on('exit', (code) => r(code)))
-  const base = `http://127.0.0.1:${port}`
   const answers = () =>
     fetch(`${base}/healthz`)
       .then((r) => r.ok)
       .catch(() => false)
   try {
-    await eventually(answers, (ok) => ok, 120_000)
     npm.kill('SIGTERM')
     assert.equal(await exited, 0)
     // Patchbay itself stopped with npm (it exits before npm does), not only npm and its shell.
