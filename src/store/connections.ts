@@ -9,6 +9,17 @@ export type ConnectionRow = ConnectionsTable
 /** Lists of connections page oldest first: by (created_at, id), ascending. */
 const OLDEST_FIRST = byCreated<ConnectionRow>('', 'asc')
 
+/** Which of a workspace's connections a list holds; every one given must hold. */
+export interface ConnectionFilter {
+  connector?: string
+  /** That end user's connections; null: the workspace's own; absent: all. */
+  endUserId?: string | null
+  /** Only these (the ones named, or the ones an agent key may see). */
+  ids?: readonly string[]
+  /** Only those of this account, connected by this method. */
+  account?: { authMethod: string; accountId: string }
+}
+
 export class Connections {
   #db: Kysely<Database>
   constructor(db: Kysely<Database>) {
@@ -67,31 +78,34 @@ export class Connections {
 
   /**
    * endUserId: that end user's connections; null: the workspace's own (no end user); absent: all.
+   * `ids` (when given) keeps only those connections; `account` only that account's by that method.
    */
-  async list(workspaceId: string, filter: { connector?: string; endUserId?: string | null } = {}) {
-    let q = this.#db.selectFrom('connections').selectAll().where('workspace_id', '=', workspaceId)
-    if (filter.connector) q = q.where('connector', '=', filter.connector)
-    if (filter.endUserId === null) q = q.where('end_user_id', 'is', null)
-    else if (filter.endUserId !== undefined) q = q.where('end_user_id', '=', filter.endUserId)
-    return q.orderBy('created_at').orderBy('id').execute()
+  async list(workspaceId: string, filter: ConnectionFilter = {}): Promise<ConnectionRow[]> {
+    if (filter.ids?.length === 0) return []
+    return this.#filtered(workspaceId, filter).orderBy('created_at').orderBy('id').execute()
   }
 
-  /**
-   * The same list, oldest first, a page at a time; `ids` (when given) keeps only those connections
-   * (the ones an agent key may see).
-   */
-  async page(
-    workspaceId: string,
-    filter: { connector?: string; endUserId?: string | null; ids?: readonly string[] },
-    page: PageRequest,
-  ): Promise<Page<ConnectionRow>> {
+  /** The same list, oldest first, a page at a time. */
+  async page(workspaceId: string, filter: ConnectionFilter, page: PageRequest): Promise<Page<ConnectionRow>> {
     if (filter.ids?.length === 0) return { items: [], next: null }
+    return pageOf(
+      await keyset(this.#filtered(workspaceId, filter), OLDEST_FIRST, page).execute(),
+      OLDEST_FIRST,
+      page,
+    )
+  }
+
+  #filtered(workspaceId: string, filter: ConnectionFilter) {
     let q = this.#db.selectFrom('connections').selectAll().where('workspace_id', '=', workspaceId)
+    if (filter.ids) q = q.where('id', 'in', [...filter.ids])
     if (filter.connector) q = q.where('connector', '=', filter.connector)
     if (filter.endUserId === null) q = q.where('end_user_id', 'is', null)
     else if (filter.endUserId !== undefined) q = q.where('end_user_id', '=', filter.endUserId)
-    if (filter.ids) q = q.where('id', 'in', [...filter.ids])
-    return pageOf(await keyset(q, OLDEST_FIRST, page).execute(), OLDEST_FIRST, page)
+    if (filter.account)
+      q = q
+        .where('auth_method', '=', filter.account.authMethod)
+        .where('account_id', '=', filter.account.accountId)
+    return q
   }
 
   /** Marks it lapsed, only while it is active: true when this call made the change. */

@@ -92,6 +92,19 @@ for (const database of databases) {
       )
       assert.equal((await repo.list(ws.id)).length, 3)
       assert.equal((await repo.list('other-workspace')).length, 0)
+      // Those named (an id of none, or of another workspace, left out), and one account's.
+      const bobs = await repo.list(ws.id, { account: { authMethod: 'api_key_token', accountId: '2' } })
+      assert.deepEqual(
+        bobs.map((r) => r.account_name),
+        ['bob'],
+      )
+      assert.deepEqual(
+        (await repo.list(ws.id, { ids: [bobs[0].id, a.id, 'con_none'] })).map((r) => r.account_name),
+        ['alice', 'bob'],
+      )
+      assert.deepEqual(await repo.list(ws.id, { ids: [] }), [])
+      assert.deepEqual(await repo.list('other-workspace', { ids: [a.id] }), [])
+      assert.deepEqual(await repo.list(ws.id, { account: { authMethod: 'token', accountId: '2' } }), [])
       assert.equal(await repo.lapse(a.id, 'token expired', '2026-11-25T12:00:00.000Z'), true)
       assert.equal(await repo.lapse(a.id, 'token expired', '2026-11-25T12:00:01.000Z'), false, 'once')
       assert.equal((await repo.get(ws.id, a.id))?.status, 'lapsed')

@@ -272,8 +272,8 @@ export class AgentService {
     // A connection needed since a disconnect is met by any connection of its connector given now.
     let needed: StepConnectionNeeded[] | undefined
     if (c.connectionIds) {
-      const all = await this.#connections.list(workspaceId)
-      const connectors = new Set(all.filter((x) => c.connectionIds!.includes(x.id)).map((x) => x.connector))
+      const given = await this.#connections.named(workspaceId, c.connectionIds)
+      const connectors = new Set(given.map((x) => x.connector))
       needed = before.connections_needed.filter((n) => !connectors.has(n.connector))
     }
     if (c.delivery?.type === 'webhook') await this.#egress.check(c.delivery.url, 'delivery.url')
@@ -433,10 +433,10 @@ export class AgentService {
    */
   async #checkConnections(workspaceId: string, ids: string[], endUserId: string | null): Promise<void> {
     if (ids.length === 0) return
-    const all = await this.#connections.list(workspaceId)
-    const known = new Set(all.map((c) => c.id))
+    const named = await this.#connections.named(workspaceId, ids)
+    const known = new Set(named.map((c) => c.id))
     const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !known.has(id))
-    const foreign = all.filter((c) => ids.includes(c.id) && c.endUserId !== endUserId)
+    const foreign = named.filter((c) => c.endUserId !== endUserId)
     if (missing.length === 0 && foreign.length > 0)
       throw new PatchbayError(
         'CONNECTION_OF_OTHER_OWNER',

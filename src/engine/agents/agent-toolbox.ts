@@ -141,8 +141,7 @@ export class AgentToolbox {
   }
 
   async #callables(caller: Caller, agent: AgentView): Promise<AgentCallable[]> {
-    const own = new Set(agent.connectionIds)
-    const connections = (await this.#d.connections.list(caller.workspaceId)).filter((c) => own.has(c.id))
+    const connections = await this.#d.connections.named(caller.workspaceId, agent.connectionIds)
     const { allowInlineAuth } = await this.#d.settings.get(caller.workspaceId)
     const out: AgentCallable[] = []
     for (const { id, connector } of this.#d.registry.steps.values()) {
@@ -239,8 +238,8 @@ export class AgentToolbox {
     const registered = this.#d.registry.steps.get(stepId)
     if (req.connectionId || !caller.agentId || !registered) return this.#d.steps.run(caller, stepId, req)
     const agent = await this.agent(caller)
-    const connections = (await this.#d.connections.list(caller.workspaceId)).filter(
-      (c) => agent.connectionIds.includes(c.id) && c.connector === registered.connector.id,
+    const connections = (await this.#d.connections.named(caller.workspaceId, agent.connectionIds)).filter(
+      (c) => c.connector === registered.connector.id,
     )
     return this.#runStep(caller, stepId, connections, req)
   }

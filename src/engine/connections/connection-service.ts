@@ -206,9 +206,11 @@ export class ConnectionService {
   ): Promise<ConnectResult> {
     const { credentials, identity } = verified
     if (!input.second) {
-      const same = (
-        await this.#repo.list(workspaceId, { connector: input.connector, endUserId: input.endUserId ?? null })
-      ).find((r) => r.auth_method === input.authMethod && r.account_id === identity.accountId)
+      const [same] = await this.#repo.list(workspaceId, {
+        connector: input.connector,
+        endUserId: input.endUserId ?? null,
+        account: { authMethod: input.authMethod, accountId: identity.accountId },
+      })
       if (same)
         return { ...(await this.#replace(workspaceId, same, input.authMethod, verified)), reconnected: true }
     }
@@ -335,6 +337,17 @@ export class ConnectionService {
     return (await this.#repo.list(workspaceId, { connector, endUserId })).map((r) =>
       this.#view(r, undefined, restorable(r)),
     )
+  }
+
+  /**
+   * Those of `ids` that are the workspace's connections, oldest first (an id of none is left out):
+   * read by id, so a request naming a few costs the same in a workspace of thousands.
+   */
+  async named(workspaceId: string, ids: readonly string[]): Promise<ConnectionView[]> {
+    const rows = await this.#repo.list(workspaceId, { ids })
+    if (rows.length === 0) return []
+    const restorable = await this.#restorables(workspaceId)
+    return rows.map((r) => this.#view(r, undefined, restorable(r)))
   }
 
   /**

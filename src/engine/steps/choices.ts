@@ -126,12 +126,18 @@ export class ChoiceService {
   }
 
   async #defaultConnection(caller: Caller, connectorId: string): Promise<string> {
-    let mine = await this.#connections.list(caller.workspaceId, connectorId)
-    if (caller.agentId) {
-      const own = new Set((await this.#agents.forCaller(caller)).connectionIds)
-      mine = mine.filter((c) => own.has(c.id))
-      if (mine.length === 1) return mine[0].id
-    }
+    // An agent's own are read by id: a workspace of thousands of end users' connections costs it nothing.
+    const mine = caller.agentId
+      ? (
+          await this.#connections.named(
+            caller.workspaceId,
+            (
+              await this.#agents.forCaller(caller)
+            ).connectionIds,
+          )
+        ).filter((c) => c.connector === connectorId)
+      : await this.#connections.list(caller.workspaceId, connectorId)
+    if (caller.agentId && mine.length === 1) return mine[0].id
     throw new PatchbayError(
       'CONNECTION_REQUIRED',
       mine.length > 1

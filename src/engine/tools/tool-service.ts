@@ -500,7 +500,8 @@ export class ToolService {
     events: KnownValues['events'],
     inputs: DeclaredInputs | null,
   ): Promise<void> {
-    const connections = new Map((await this.#connections.list(workspaceId)).map((c) => [c.id, c]))
+    const named = steps.flatMap((s) => (s.connectionId ? [s.connectionId] : []))
+    const connections = new Map((await this.#connections.named(workspaceId, named)).map((c) => [c.id, c]))
     const names: Array<string | undefined> = []
     for (const [i, step] of steps.entries()) {
       const at = `steps.${i}`
