@@ -2,7 +2,7 @@
 // own customers holds each customer's connection in its workspace, so one workspace may hold
 // thousands. Two workspaces of one Patchbay (SQLite, the task-board sandbox in-process), made by a
 // person who signs up: a small one with `--small` (10) end users and a large one with `--large`
-// (1,000), each end user with a connection (the demo account's) and `--agents` (1) agents bound to
+// (1,000), each end user with a connection (the demo account's) and `--agents` (10) agents bound to
 // them, each with a New Card trigger; and each workspace with a connection of its own and an agent
 // that uses it. The same
 // requests in each, interleaved in batches, over loopback HTTP:
@@ -26,7 +26,7 @@ import { median, report, round, target } from './_stats.ts'
 const { values: flags } = parseArgs({
   options: {
     small: { type: 'string', default: '10' },
-    agents: { type: 'string', default: '1' },
+    agents: { type: 'string', default: '10' },
     large: { type: 'string', default: '1000' },
     requests: { type: 'string', default: '40' },
     rounds: { type: 'string', default: '5' },
