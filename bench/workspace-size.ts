@@ -11,7 +11,8 @@
 //   - agentStep: Get Card with the agent's key and no connectionId (its one task-board connection is used);
 //   - mcpToolsList: tools/list at /mcp with the agent's key (its steps, one per connection's connector);
 //   - connect: POST /v1/connections with the workspace connection's credentials again (one
-//     connection per account: found, and reconnected in place).
+//     connection per account: found, and reconnected in place);
+//   - endUser: GET /v1/end-users/{id}, one end user with their connection and the agents bound to them.
 // Medians of the batches' ms a request, and large against small. Target: each ≤ 1.25× (a request
 // reads what it names, not the whole workspace). Prints one JSON line.
 // `node bench/workspace-size.ts [--small n] [--large n] [--requests n] [--rounds n]`
@@ -179,6 +180,7 @@ const requests: Record<string, (w: Workspace) => Promise<unknown>> = {
   agentStep: (w) => call('POST', '/v1/steps/taskboard.get_card/run', w.agentKey, { input: { idCard } }),
   mcpToolsList: (w) => call('POST', '/mcp', w.agentKey, { jsonrpc: '2.0', id: 1, method: 'tools/list' }),
   connect: (w) => call('POST', '/v1/connections', w.key, newConnection),
+  endUser: (w) => call('GET', '/v1/end-users/customer-0', w.key),
 }
 
 const msPerRequest: Record<string, Record<Size, number[]>> = {}

@@ -120,14 +120,11 @@ export class Agents {
     return row && read(row)
   }
 
-  async list(workspaceId: string): Promise<AgentRow[]> {
-    const rows = await this.#db
-      .selectFrom('agents')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute()
+  /** The workspace's agents, oldest first; `endUserId`: only those bound to that end user. */
+  async list(workspaceId: string, filter: { endUserId?: string } = {}): Promise<AgentRow[]> {
+    let q = this.#db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId)
+    if (filter.endUserId !== undefined) q = q.where('end_user_id', '=', filter.endUserId)
+    const rows = await q.orderBy('created_at').orderBy('id').execute()
     return rows.map(read)
   }
 

@@ -188,8 +188,9 @@ export class AgentService {
     return { agent: agentView(row, this.#registry.places), signingSecret }
   }
 
-  async list(workspaceId: string): Promise<AgentView[]> {
-    return (await this.#repo.list(workspaceId)).map((row) => agentView(row, this.#registry.places))
+  /** The workspace's agents, oldest first; `endUserId`: only those bound to that end user (by index). */
+  async list(workspaceId: string, filter: { endUserId?: string } = {}): Promise<AgentView[]> {
+    return (await this.#repo.list(workspaceId, filter)).map((row) => agentView(row, this.#registry.places))
   }
 
   /** The workspace's agents, oldest first, a page at a time (GET /v1/agents). */

@@ -197,7 +197,7 @@ export class EndUserService {
     return {
       ...endUserView(row),
       connections: await this.#connections.list(workspaceId, undefined, id),
-      agents: (await this.#agents.list(workspaceId)).filter((a) => a.endUserId === id),
+      agents: await this.#agents.list(workspaceId, { endUserId: id }),
     }
   }
 
@@ -350,7 +350,7 @@ export class EndUserService {
       endUserId: s.end_user_id,
       displayName: user?.display_name ?? null,
       expiresAt: s.expires_at,
-      agents: (await this.#agents.list(s.workspace_id)).filter((a) => a.endUserId === s.end_user_id),
+      agents: await this.#agents.list(s.workspace_id, { endUserId: s.end_user_id }),
     }
   }
 
