@@ -120,12 +120,23 @@ export class Agents {
     return row && read(row)
   }
 
-  /** The workspace's agents, oldest first; `endUserId`: only those bound to that end user. */
-  async list(workspaceId: string, filter: { endUserId?: string } = {}): Promise<AgentRow[]> {
+  /**
+   * The workspace's agents, oldest first; `endUserId`: only those bound to that end user;
+   * `connectionId`: only those whose connectionIds name it.
+   */
+  async list(
+    workspaceId: string,
+    filter: { endUserId?: string; connectionId?: string } = {},
+  ): Promise<AgentRow[]> {
     let q = this.#db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId)
     if (filter.endUserId !== undefined) q = q.where('end_user_id', '=', filter.endUserId)
+    // Sifted in the database by the id's JSON text (the JSON of a few rows is parsed, not of all);
+    // exactly below (LIKE's `_` matches any character, and SQLite's ignores case).
+    const using = filter.connectionId
+    if (using !== undefined) q = q.where('connection_ids', 'like', `%${JSON.stringify(using)}%`)
     const rows = await q.orderBy('created_at').orderBy('id').execute()
-    return rows.map(read)
+    const agents = rows.map(read)
+    return using === undefined ? agents : agents.filter((a) => a.connection_ids.includes(using))
   }
 
   /** The workspace's agents, oldest first (as list), a page at a time. */

@@ -65,7 +65,25 @@ export class Tools {
     return rows.map(read)
   }
 
-  /** The same list, oldest first, a page at a time. */
+  /** The workspace's tools with a step that runs through the connection, oldest first. */
+  async usingConnection(workspaceId: string, connectionId: string): Promise<ToolRow[]> {
+    const rows = await this.#db
+      .selectFrom('tools')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      // Sifted in the database by the id's JSON text; exactly below (LIKE's `_` matches any character).
+      .where('steps', 'like', `%${JSON.stringify(connectionId)}%`)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute()
+    return rows
+      .map(read)
+      .filter((t) =>
+        (t.steps as Array<{ connectionId?: unknown }>).some((s) => s.connectionId === connectionId),
+      )
+  }
+
+  /** An agent's tools, oldest first (as list), a page at a time. */
   async page(workspaceId: string, agentId: string, page: PageRequest): Promise<Page<ToolRow>> {
     const q = this.#db
       .selectFrom('tools')

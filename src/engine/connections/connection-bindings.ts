@@ -74,19 +74,16 @@ export class ConnectionBindings {
 
   /** The agents, triggers and tool steps that use the connection. */
   async dependants(workspaceId: string, connectionId: string): Promise<Dependants> {
-    const agents = await this.#agents.list(workspaceId)
-    const tools: Dependants['tools'] = []
-    for (const agent of agents)
-      for (const tool of await this.#tools.list(workspaceId, agent.id)) {
-        const steps = (tool.steps as StoredToolStep[]).flatMap((s, i) =>
-          s.connectionId === connectionId ? [i] : [],
-        )
-        if (steps.length) tools.push({ agentId: agent.id, toolId: tool.id, name: tool.name, steps })
-      }
+    // Read by what names the connection, not agent by agent: a workspace may hold thousands.
+    const agents = await this.#agents.list(workspaceId, { connectionId })
+    const tools = (await this.#tools.usingConnection(workspaceId, connectionId)).map((tool) => ({
+      agentId: tool.agent_id,
+      toolId: tool.id,
+      name: tool.name,
+      steps: (tool.steps as StoredToolStep[]).flatMap((s, i) => (s.connectionId === connectionId ? [i] : [])),
+    }))
     return {
-      agents: agents
-        .filter((a) => a.connection_ids.includes(connectionId))
-        .map((a) => ({ id: a.id, name: a.name })),
+      agents: agents.map((a) => ({ id: a.id, name: a.name })),
       triggers: (await this.#triggerRows.forConnection(connectionId))
         .filter((r) => r.workspace_id === workspaceId)
         .map((r) => ({
