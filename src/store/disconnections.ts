@@ -37,17 +37,24 @@ export class Disconnections {
       .execute()
   }
 
-  /** The disconnections not restored yet, of one account or of the whole workspace, newest first. */
+  /**
+   * The disconnections not restored yet, newest first: of the whole workspace, or of one account's
+   * connections of one owner (an end user, or null: the workspace's own).
+   */
   async open(
     workspaceId: string,
-    account?: { connector: string; accountId: string },
+    account?: { connector: string; accountId: string; endUserId: string | null },
   ): Promise<DisconnectionRow[]> {
     let q = this.#db
       .selectFrom('disconnections')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
       .where('restored_to', 'is', null)
-    if (account) q = q.where('connector', '=', account.connector).where('account_id', '=', account.accountId)
+    if (account)
+      q = q
+        .where('connector', '=', account.connector)
+        .where('account_id', '=', account.accountId)
+        .where('end_user_id', account.endUserId === null ? 'is' : '=', account.endUserId)
     return (await q.orderBy('disconnected_at', 'desc').execute()).map(read)
   }
 

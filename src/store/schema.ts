@@ -475,6 +475,8 @@ export interface DisconnectionsTable {
   auth_method: string
   account_id: string
   account_name: string
+  /** Whose connection it was: an end user's id, or null for the workspace's own (migration 0024). */
+  end_user_id: string | null
   bindings: string
   disconnected_at: string
   restored_to: string | null

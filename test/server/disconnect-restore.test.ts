@@ -173,3 +173,67 @@ test('a connection nothing uses is disconnected at once (200, nothing detached)'
   assert.equal(res.body.restorable, false)
   assert.equal((await t.api('GET', `/v1/connections/${conn.id}`)).status, 404)
 })
+
+test("an end user's disconnected connection is offered to, and restored onto, a connection of that end user only", async () => {
+  // Alice (an end user) connects the demo account through a connect link; an agent bound to her uses it.
+  const viaLink = async (endUserId: string) => {
+    const made = await t.api('POST', '/v1/connect-sessions', { endUserId })
+    assert.equal(made.status, 201, JSON.stringify(made.body))
+    const res = await fetch(`${t.url}/v1/connect/connections`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        token: made.body.token,
+        connector: 'taskboard',
+        authMethod: 'api_key_token',
+        credentials: {
+          key: sandbox.demo.key,
+          token: await mintDemoToken(sandbox),
+          secret: sandbox.demo.secret,
+        },
+      }),
+    })
+    const body = (await res.json()) as any
+    assert.equal(res.status, 201, JSON.stringify(body))
+    return body.connection
+  }
+  const endUserId = `alice-${Math.random().toString(36).slice(2, 8)}`
+  const hers = await viaLink(endUserId)
+  const agent = await t.api('POST', '/v1/agents', {
+    name: "Alice's assistant",
+    endUserId,
+    scope: { boards: [sandbox.demo.boardId] },
+    connectionIds: [hers.id],
+    delivery: { type: 'stream' },
+  })
+  assert.equal(agent.status, 201, JSON.stringify(agent.body))
+  const forced = await t.api('DELETE', `/v1/connections/${hers.id}?force=true`)
+  assert.equal(forced.status, 200, JSON.stringify(forced.body))
+
+  // The same upstream account connected as the workspace's own: Alice's agent is not offered to it,
+  // and a restore onto it finds nothing of hers.
+  const workspaces = await connect(await mintDemoToken(sandbox))
+  assert.ok(
+    workspaces.restorable.every((r: { connectionId: string }) => r.connectionId !== hers.id),
+    JSON.stringify(workspaces.restorable),
+  )
+  const refused = await t.api('POST', `/v1/connections/${workspaces.id}/restore`, { from: hers.id })
+  assert.equal(refused.status, 404, JSON.stringify(refused.body))
+  assert.equal(refused.body.error.code, 'NOTHING_TO_RESTORE')
+  assert.deepEqual((await t.api('GET', `/v1/agents/${agent.body.id}`)).body.connectionIds, [])
+
+  // Nor to another end user's connection of the same account.
+  const bobs = await viaLink(`bob-${endUserId}`)
+  assert.ok(bobs.restorable.every((r: { connectionId: string }) => r.connectionId !== hers.id))
+
+  // Alice connecting it again gets her agent back.
+  const again = await viaLink(endUserId)
+  assert.deepEqual(
+    again.restorable.map((r: { connectionId: string }) => r.connectionId),
+    [hers.id],
+  )
+  const restored = await t.api('POST', `/v1/connections/${again.id}/restore`, {})
+  assert.equal(restored.status, 200, JSON.stringify(restored.body))
+  assert.deepEqual(restored.body.agents, [agent.body.id])
+  assert.deepEqual((await t.api('GET', `/v1/agents/${agent.body.id}`)).body.connectionIds, [again.id])
+})

@@ -120,6 +120,7 @@ export class ConnectionBindings {
         auth_method: connection.authMethod,
         account_id: connection.accountId,
         account_name: connection.accountName,
+        end_user_id: connection.endUserId,
         bindings: deps,
         disconnected_at: disconnectedAt,
       })
@@ -183,6 +184,7 @@ export class ConnectionBindings {
       await this.#disconnections.open(workspaceId, {
         connector: connection.connector,
         accountId: connection.accountId,
+        endUserId: connection.endUserId,
       })
     ).filter((d) => !opts.from || d.id === opts.from)
     if (open.length === 0)
@@ -208,6 +210,25 @@ export class ConnectionBindings {
       if (!(await this.#disconnections.markRestored(d.id, connectionId))) continue
       result.restoredFrom.push(d.id)
       const deps: Dependants = d.bindings
+      // An agent uses only connections of whom it acts for: its use of the connection, its tool
+      // steps and its triggers are not put on another's (a disconnection made before its owner was
+      // kept may name another's agents; so may one of an agent bound to someone else since).
+      const foreign = new Set<string>()
+      const agentIds = new Set([
+        ...deps.agents.map((a) => a.id),
+        ...deps.tools.map((t) => t.agentId),
+        ...deps.triggers.map((t) => t.agentId),
+      ])
+      for (const id of agentIds) {
+        const row = await this.#agents.get(workspaceId, id)
+        if (!row || (row.end_user_id ?? null) === connection.endUserId) continue
+        foreign.add(id)
+        result.failed.push({
+          what: `agent ${id} (${row.name})`,
+          code: 'CONNECTION_OF_OTHER_OWNER',
+          message: `The agent acts for ${row.end_user_id ? `end user "${row.end_user_id}"` : 'the workspace'}, and the connection is ${connection.endUserId ? `end user "${connection.endUserId}"'s` : "the workspace's own"}: its use of the connection, tool steps and triggers were not restored.`,
+        })
+      }
       for (const a of deps.agents) {
         const row = await this.#agents.get(workspaceId, a.id)
         if (!row) {
@@ -218,6 +239,7 @@ export class ConnectionBindings {
           })
           continue
         }
+        if (foreign.has(a.id)) continue
         const ids = row.connection_ids
         await this.#agents.update(workspaceId, a.id, {
           connection_ids: ids.includes(connectionId) ? ids : [...ids, connectionId],
@@ -231,6 +253,7 @@ export class ConnectionBindings {
           deps.agents.map((a) => a.id),
         )
       for (const t of deps.tools) {
+        if (foreign.has(t.agentId)) continue
         const row = await this.#tools.get(workspaceId, t.agentId, t.toolId)
         if (!row) {
           result.failed.push({
@@ -253,6 +276,7 @@ export class ConnectionBindings {
         }
       }
       for (const t of deps.triggers) {
+        if (foreign.has(t.agentId)) continue
         try {
           const made = await this.#triggers.create(workspaceId, t.agentId, {
             trigger: t.trigger,

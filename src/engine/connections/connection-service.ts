@@ -227,6 +227,7 @@ export class ConnectionService {
       await this.#disconnections.open(workspaceId, {
         connector: input.connector,
         accountId: identity.accountId,
+        endUserId: row.end_user_id,
       })
     ).map(restorableOf)
     this.#lifecycle?.connectionChanged('connection.created', row, null)
@@ -313,13 +314,19 @@ export class ConnectionService {
     return connectionView(row, describe(credentials ?? this.#open(row).credentials), restorable)
   }
 
-  /** Open disconnections of the workspace by account (connector and account id). */
+  /** Open disconnections of the workspace by account and owner (connector, account id, end user). */
   async #restorables(workspaceId: string): Promise<(row: ConnectionRow) => Restorable[]> {
     const open = await this.#disconnections.open(workspaceId)
     if (open.length === 0) return () => []
     return (row) =>
       open
-        .filter((d) => d.connector === row.connector && d.account_id === row.account_id && d.id !== row.id)
+        .filter(
+          (d) =>
+            d.connector === row.connector &&
+            d.account_id === row.account_id &&
+            d.end_user_id === row.end_user_id &&
+            d.id !== row.id,
+        )
         .map(restorableOf)
   }
 
