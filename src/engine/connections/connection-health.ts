@@ -240,9 +240,7 @@ export class ConnectionHealth {
     at: string,
     extra: Record<string, unknown>,
   ): Promise<void> {
-    const agentIds = (await this.#agents.list(row.workspace_id))
-      .filter((a) => a.connection_ids.includes(row.id))
-      .map((a) => a.id)
+    const agentIds = (await this.#agents.list(row.workspace_id, { connectionId: row.id })).map((a) => a.id)
     if (agentIds.length === 0) return
     await this.#recorder.record(
       noticeSource({
