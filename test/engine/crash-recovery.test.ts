@@ -36,6 +36,8 @@ function spawnChild(port: number): ChildProcess {
       PATCHBAY_DELIVERY_SCAN_MS: '50',
       // A push held by the killed process is taken over when its lease ends (twice this limit and 5 s).
       PATCHBAY_DELIVERY_TIMEOUT_MS: '2000',
+      // A push that timed out on a loaded machine is tried again within the test's wait, not in 5 min.
+      PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS: '1000,2000,4000,8000,8000,8000,8000,8000',
       LOG_LEVEL: 'silent',
     },
     // Piped: untilHealthy reads that it listens, so the answers are its own (see there).

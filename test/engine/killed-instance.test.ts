@@ -75,6 +75,8 @@ function spawnInstance(port: number): ChildProcess {
       PATCHBAY_DELIVERY_SCAN_MS: '200',
       // A push's lease is this × 2 + 5 s: a push the killed process had in flight is sent again after it.
       PATCHBAY_DELIVERY_TIMEOUT_MS: '2000',
+      // A push that timed out on a loaded machine is tried again within the test's wait, not in 5 min.
+      PATCHBAY_DELIVERY_RETRY_SCHEDULE_MS: '1000,2000,4000,8000,8000,8000,8000,8000',
       LOG_LEVEL: 'silent',
     },
     // Piped: untilHealthy reads that it listens, so the answers are its own (see there).
