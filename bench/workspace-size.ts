@@ -3,8 +3,9 @@
 // Two workspaces of one Patchbay (SQLite, the task-board sandbox in-process), made by a person who
 // signs up: a small one with `--small` (10) end users and a large one with `--large` (1,000), each
 // end user with a connection (the demo account's, through a connect link) and `--agents` (10)
-// agents bound to them, each with a New Card trigger; and each workspace with a connection of its
-// own and an agent that uses it. The same requests in each, interleaved in batches, over loopback
+// agents bound to them, each with a New Card trigger; as many end users gone again (their
+// connection, in use by an agent of theirs, disconnected: a disconnection open to restoring each);
+// and each workspace with a connection of its own and an agent that uses it. The same requests in each, interleaved in batches, over loopback
 // HTTP:
 //   - createAgent: POST /v1/agents naming the workspace's connection (the connections named are checked);
 //   - createTrigger: POST /v1/agents/{id}/triggers, New Card on the workspace's connection;
@@ -13,6 +14,7 @@
 //   - connect: POST /v1/connections with the workspace connection's credentials again (one
 //     connection per account: found, and reconnected in place);
 //   - endUser: GET /v1/end-users/{id}, one end user with their connection and the agents bound to them;
+//   - connectionsPage: GET /v1/connections?limit=20, each with what it may restore;
 //   - disconnect: DELETE /v1/connections/{id} of a connection nothing uses (what uses it is looked for).
 // Medians of the batches' ms a request, and large against small. Target: each but disconnect
 // ≤ 1.25× (a request reads what it names, not the whole workspace). Disconnecting finds the agents
@@ -153,6 +155,27 @@ async function workspace(name: string, endUsers: number): Promise<Workspace> {
       }
     }),
   )
+  // As many end users gone again: each connection, in use by an agent bound to them, disconnected
+  // (forced), so the workspace holds as many disconnections open to restoring.
+  next = 0
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let i = next++; i < endUsers; i = next++) {
+        const endUserId = `churned-${i}`
+        const { token } = await call('POST', '/v1/connect-sessions', key, { endUserId })
+        const conn = (await call('POST', '/v1/connect/connections', {}, { token, ...newConnection }))
+          .connection
+        await call('POST', '/v1/agents', key, {
+          name: `agent of ${endUserId}`,
+          endUserId,
+          scope: { boards: [sandbox.demo.boardId] },
+          connectionIds: [conn.id],
+          delivery: { type: 'stream' },
+        })
+        await call('DELETE', `/v1/connections/${conn.id}?force=true`, key)
+      }
+    }),
+  )
   // Connections of end users of their own, for the disconnect request to remove, one each.
   const spare: string[] = []
   for (let i = 0; i < BATCH * (ROUNDS + 1); i++) {
@@ -197,6 +220,7 @@ const requests: Record<string, (w: Workspace) => Promise<unknown>> = {
   mcpToolsList: (w) => call('POST', '/mcp', w.agentKey, { jsonrpc: '2.0', id: 1, method: 'tools/list' }),
   connect: (w) => call('POST', '/v1/connections', w.key, newConnection),
   endUser: (w) => call('GET', '/v1/end-users/customer-0', w.key),
+  connectionsPage: (w) => call('GET', '/v1/connections?limit=20', w.key),
   disconnect: (w) => call('DELETE', `/v1/connections/${w.spare.pop()}`, w.key),
 }
 

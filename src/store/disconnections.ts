@@ -38,24 +38,35 @@ export class Disconnections {
   }
 
   /**
-   * The disconnections not restored yet, newest first: of the whole workspace, or of one account's
-   * connections of one owner (an end user, or null: the workspace's own).
+   * The disconnections not restored yet of these accounts' connections, each of its owner (an end
+   * user, or null: the workspace's own), newest first: what a page of connections may restore, read
+   * by index whatever else the workspace's disconnections hold.
    */
-  async open(
+  async openFor(
     workspaceId: string,
-    account?: { connector: string; accountId: string; endUserId: string | null },
+    accounts: ReadonlyArray<{ connector: string; accountId: string; endUserId: string | null }>,
   ): Promise<DisconnectionRow[]> {
-    let q = this.#db
+    const distinct = [...new Map(accounts.map((a) => [JSON.stringify(a), a])).values()]
+    if (distinct.length === 0) return []
+    const rows = await this.#db
       .selectFrom('disconnections')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
       .where('restored_to', 'is', null)
-    if (account)
-      q = q
-        .where('connector', '=', account.connector)
-        .where('account_id', '=', account.accountId)
-        .where('end_user_id', account.endUserId === null ? 'is' : '=', account.endUserId)
-    return (await q.orderBy('disconnected_at', 'desc').execute()).map(read)
+      .where((eb) =>
+        eb.or(
+          distinct.map((a) =>
+            eb.and([
+              eb('connector', '=', a.connector),
+              eb('account_id', '=', a.accountId),
+              a.endUserId === null ? eb('end_user_id', 'is', null) : eb('end_user_id', '=', a.endUserId),
+            ]),
+          ),
+        ),
+      )
+      .orderBy('disconnected_at', 'desc')
+      .execute()
+    return rows.map(read)
   }
 
   /** Marks it restored into `connectionId`; false when another request restored it first. */

@@ -181,11 +181,9 @@ export class ConnectionBindings {
   ): Promise<RestoreResult> {
     const connection = await this.#connections.get(workspaceId, connectionId)
     const open = (
-      await this.#disconnections.open(workspaceId, {
-        connector: connection.connector,
-        accountId: connection.accountId,
-        endUserId: connection.endUserId,
-      })
+      await this.#disconnections.openFor(workspaceId, [
+        { connector: connection.connector, accountId: connection.accountId, endUserId: connection.endUserId },
+      ])
     ).filter((d) => !opts.from || d.id === opts.from)
     if (open.length === 0)
       throw new PatchbayError(

@@ -223,13 +223,7 @@ export class ConnectionService {
       secret: this.#vault.seal(credentials),
       end_user_id: input.endUserId ?? null,
     })
-    const restorable = (
-      await this.#disconnections.open(workspaceId, {
-        connector: input.connector,
-        accountId: identity.accountId,
-        endUserId: row.end_user_id,
-      })
-    ).map(restorableOf)
+    const restorable = (await this.#restorables(workspaceId, [row]))(row)
     this.#lifecycle?.connectionChanged('connection.created', row, null)
     return { ...this.#view(row, credentials, restorable), reconnected: false }
   }
@@ -314,9 +308,18 @@ export class ConnectionService {
     return connectionView(row, describe(credentials ?? this.#open(row).credentials), restorable)
   }
 
-  /** Open disconnections of the workspace by account and owner (connector, account id, end user). */
-  async #restorables(workspaceId: string): Promise<(row: ConnectionRow) => Restorable[]> {
-    const open = await this.#disconnections.open(workspaceId)
+  /**
+   * What each of `rows` may restore: the open disconnections of its account and owner (connector,
+   * account id, end user), read for those rows only.
+   */
+  async #restorables(
+    workspaceId: string,
+    rows: readonly ConnectionRow[],
+  ): Promise<(row: ConnectionRow) => Restorable[]> {
+    const open = await this.#disconnections.openFor(
+      workspaceId,
+      rows.map((r) => ({ connector: r.connector, accountId: r.account_id, endUserId: r.end_user_id })),
+    )
     if (open.length === 0) return () => []
     return (row) =>
       open
@@ -340,10 +343,9 @@ export class ConnectionService {
 
   /** endUserId: that end user's connections; null: the workspace's own; absent: all. */
   async list(workspaceId: string, connector?: string, endUserId?: string | null): Promise<ConnectionView[]> {
-    const restorable = await this.#restorables(workspaceId)
-    return (await this.#repo.list(workspaceId, { connector, endUserId })).map((r) =>
-      this.#view(r, undefined, restorable(r)),
-    )
+    const rows = await this.#repo.list(workspaceId, { connector, endUserId })
+    const restorable = await this.#restorables(workspaceId, rows)
+    return rows.map((r) => this.#view(r, undefined, restorable(r)))
   }
 
   /**
@@ -353,7 +355,7 @@ export class ConnectionService {
   async named(workspaceId: string, ids: readonly string[]): Promise<ConnectionView[]> {
     const rows = await this.#repo.list(workspaceId, { ids })
     if (rows.length === 0) return []
-    const restorable = await this.#restorables(workspaceId)
+    const restorable = await this.#restorables(workspaceId, rows)
     return rows.map((r) => this.#view(r, undefined, restorable(r)))
   }
 
@@ -366,14 +368,14 @@ export class ConnectionService {
     filter: { connector?: string; endUserId?: string | null; ids?: readonly string[] },
     page: PageRequest,
   ): Promise<{ connections: ConnectionView[]; next: string | null }> {
-    const restorable = await this.#restorables(workspaceId)
     const { items, next } = await this.#repo.page(workspaceId, filter, page)
+    const restorable = await this.#restorables(workspaceId, items)
     return { connections: items.map((r) => this.#view(r, undefined, restorable(r))), next }
   }
 
   async get(workspaceId: string, id: string): Promise<ConnectionView> {
     const row = await this.#requireRow(workspaceId, id)
-    return this.#view(row, undefined, (await this.#restorables(workspaceId))(row))
+    return this.#view(row, undefined, (await this.#restorables(workspaceId, [row]))(row))
   }
 
   async delete(workspaceId: string, id: string, reason: string | null = null): Promise<void> {

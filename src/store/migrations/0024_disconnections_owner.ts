@@ -18,6 +18,13 @@ type Tables = {
 export async function up(untyped: Kysely<unknown>): Promise<void> {
   const db = untyped.withTables<Tables>()
   await db.schema.alterTable('disconnections').addColumn('end_user_id', 'text').execute()
+  // What a connection may restore is read by account and owner (a page of connections at a time).
+  await db.schema.dropIndex('disconnections_account').execute()
+  await db.schema
+    .createIndex('disconnections_of_account')
+    .on('disconnections')
+    .columns(['workspace_id', 'connector', 'account_id', 'end_user_id'])
+    .execute()
   const rows = await db.selectFrom('disconnections').select(['id', 'workspace_id', 'bindings']).execute()
   for (const row of rows) {
     const b = JSON.parse(row.bindings) as {
