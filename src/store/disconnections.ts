@@ -24,6 +24,9 @@ export type DisconnectionRow = Omit<DisconnectionsTable, 'bindings'> & { binding
 
 const read = (row: DisconnectionsTable): DisconnectionRow => ({ ...row, bindings: JSON.parse(row.bindings) })
 
+/** Accounts asked for in one statement of openFor. */
+const ACCOUNTS_A_STATEMENT = 100
+
 export class Disconnections {
   #db: Kysely<Database>
   constructor(db: Kysely<Database>) {
@@ -47,28 +50,38 @@ export class Disconnections {
     accounts: ReadonlyArray<{ connector: string; accountId: string; endUserId: string | null }>,
   ): Promise<DisconnectionRow[]> {
     const distinct = [...new Map(accounts.map((a) => [JSON.stringify(a), a])).values()]
-    if (distinct.length === 0) return []
-    const rows = await this.#db
-      .selectFrom('disconnections')
-      .selectAll()
-      .where('restored_to', 'is', null)
-      // The workspace in each term, not outside them: SQLite then reads each account's rows by the
-      // index (MULTI-INDEX OR), instead of every row of the workspace.
-      .where((eb) =>
-        eb.or(
-          distinct.map((a) =>
-            eb.and([
-              eb('workspace_id', '=', workspaceId),
-              eb('connector', '=', a.connector),
-              eb('account_id', '=', a.accountId),
-              a.endUserId === null ? eb('end_user_id', 'is', null) : eb('end_user_id', '=', a.endUserId),
-            ]),
-          ),
-        ),
+    const rows: DisconnectionsTable[] = []
+    // A statement per ACCOUNTS_A_STATEMENT accounts: SQLite refuses an expression deeper than 1,000
+    // terms, and a list of a workspace's connections may ask for thousands.
+    for (let at = 0; at < distinct.length; at += ACCOUNTS_A_STATEMENT) {
+      const part = distinct.slice(at, at + ACCOUNTS_A_STATEMENT)
+      rows.push(
+        ...(await this.#db
+          .selectFrom('disconnections')
+          .selectAll()
+          .where('restored_to', 'is', null)
+          // The workspace in each term, not outside them: SQLite then reads each account's rows by the
+          // index (MULTI-INDEX OR), instead of every row of the workspace.
+          .where((eb) =>
+            eb.or(
+              part.map((a) =>
+                eb.and([
+                  eb('workspace_id', '=', workspaceId),
+                  eb('connector', '=', a.connector),
+                  eb('account_id', '=', a.accountId),
+                  a.endUserId === null ? eb('end_user_id', 'is', null) : eb('end_user_id', '=', a.endUserId),
+                ]),
+              ),
+            ),
+          )
+          .execute()),
       )
-      .orderBy('disconnected_at', 'desc')
-      .execute()
-    return rows.map(read)
+    }
+    return rows
+      .sort((x, y) =>
+        x.disconnected_at < y.disconnected_at ? 1 : x.disconnected_at > y.disconnected_at ? -1 : 0,
+      )
+      .map(read)
   }
 
   /** Marks it restored into `connectionId`; false when another request restored it first. */

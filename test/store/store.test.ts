@@ -7,6 +7,7 @@ import pg from 'pg'
 import { ApiKeys } from '../../src/store/api-keys.ts'
 import { Connections } from '../../src/store/connections.ts'
 import { openStore, type Store } from '../../src/store/database.ts'
+import { Disconnections } from '../../src/store/disconnections.ts'
 import { type StepRunRow, StepRuns } from '../../src/store/step-runs.ts'
 import { POSTGRES_URL, testDatabases } from '../helpers/databases.ts'
 import { ManualClock } from '../helpers/manual-clock.ts'
@@ -55,6 +56,51 @@ for (const database of databases) {
       await keys.revoke(row.id)
       assert.ok((await keys.findByKey(key))?.revoked_at)
       await store.close()
+    })
+
+    test('disconnections open to restoring are read for the accounts asked, of their owner, however many are asked', async () => {
+      const store = await open()
+      const ws = await new ApiKeys(store.db).createWorkspace('w')
+      const repo = new Disconnections(store.db)
+      const at = new Date().toISOString()
+      const made = async (accountId: string, endUserId: string | null) => {
+        const id = `con_${accountId}_${endUserId ?? 'ws'}`
+        await repo.insert({
+          id,
+          workspace_id: ws.id,
+          connector: 'taskboard',
+          auth_method: 'api_key_token',
+          account_id: accountId,
+          account_name: accountId,
+          end_user_id: endUserId,
+          bindings: { agents: [], triggers: [], tools: [] },
+          disconnected_at: at,
+        })
+        return id
+      }
+      const alices = await made('acc1', 'alice')
+      const workspaces = await made('acc1', null)
+      await made('acc2', 'bob')
+      const of = (accountId: string, endUserId: string | null) => ({
+        connector: 'taskboard',
+        accountId,
+        endUserId,
+      })
+      assert.deepEqual(
+        (await repo.openFor(ws.id, [of('acc1', 'alice')])).map((d) => d.id),
+        [alices],
+      )
+      assert.deepEqual(
+        (await repo.openFor(ws.id, [of('acc1', null)])).map((d) => d.id),
+        [workspaces],
+      )
+      assert.deepEqual(await repo.openFor('other-workspace', [of('acc1', null)]), [])
+      assert.deepEqual(await repo.openFor(ws.id, []), [])
+      // As many as a list of a workspace's connections asks for: every one found, none of another.
+      const many = Array.from({ length: 1_500 }, (_, i) => of(`acc${i + 1}`, i % 2 ? null : 'alice'))
+      assert.deepEqual((await repo.openFor(ws.id, many)).map((d) => d.id).sort(), [alices].sort())
+      assert.equal(await repo.markRestored(alices, 'con_new'), true)
+      assert.deepEqual(await repo.openFor(ws.id, [of('acc1', 'alice')]), [], 'restored: no longer open')
     })
 
     test('connections: insert, list by connector, status, secret replacement and delete', async () => {

@@ -343,7 +343,12 @@ export class ConnectionService {
 
   /** endUserId: that end user's connections; null: the workspace's own; absent: all. */
   async list(workspaceId: string, connector?: string, endUserId?: string | null): Promise<ConnectionView[]> {
-    const rows = await this.#repo.list(workspaceId, { connector, endUserId })
+    return this.#views(workspaceId, await this.#repo.list(workspaceId, { connector, endUserId }))
+  }
+
+  /** The rows as the API shows them, each with what it may restore. */
+  async #views(workspaceId: string, rows: readonly ConnectionRow[]): Promise<ConnectionView[]> {
+    if (rows.length === 0) return []
     const restorable = await this.#restorables(workspaceId, rows)
     return rows.map((r) => this.#view(r, undefined, restorable(r)))
   }
@@ -353,10 +358,7 @@ export class ConnectionService {
    * read by id, so a request naming a few costs the same in a workspace of thousands.
    */
   async named(workspaceId: string, ids: readonly string[]): Promise<ConnectionView[]> {
-    const rows = await this.#repo.list(workspaceId, { ids })
-    if (rows.length === 0) return []
-    const restorable = await this.#restorables(workspaceId, rows)
-    return rows.map((r) => this.#view(r, undefined, restorable(r)))
+    return this.#views(workspaceId, await this.#repo.list(workspaceId, { ids }))
   }
 
   /**
@@ -369,8 +371,7 @@ export class ConnectionService {
     page: PageRequest,
   ): Promise<{ connections: ConnectionView[]; next: string | null }> {
     const { items, next } = await this.#repo.page(workspaceId, filter, page)
-    const restorable = await this.#restorables(workspaceId, items)
-    return { connections: items.map((r) => this.#view(r, undefined, restorable(r))), next }
+    return { connections: await this.#views(workspaceId, items), next }
   }
 
   async get(workspaceId: string, id: string): Promise<ConnectionView> {
