@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { eventually } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
+import { endUserConnects } from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
 let t: TestService
@@ -21,23 +22,6 @@ after(async () => {
   await t.close()
   await sandbox.close()
 })
-
-async function endUserConnects(endUserId: string): Promise<string> {
-  const s = await t.api('POST', '/v1/connect-sessions', { endUserId })
-  const res = await fetch(`${t.url}/v1/connect/connections`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      token: s.body.token,
-      connector: 'taskboard',
-      authMethod: 'api_key_token',
-      credentials: { key: sandbox.demo.key, token: sandbox.demo.token, secret: sandbox.demo.secret },
-    }),
-  })
-  const body = (await res.json()) as any
-  assert.equal(res.status, 201, JSON.stringify(body))
-  return body.connection.id
-}
 
 async function boundAgent(endUserId: string, connectionId: string): Promise<string> {
   const agent = await t.api('POST', '/v1/agents', {
@@ -89,8 +73,8 @@ async function readStream(agentId: string, key: string, count: number) {
 // An event's identity includes its owner (migration 0015): the card seen through alice's webhook
 // and through bob's is two events, each naming its own end user's connection.
 test("each end user's agent receives the event through its own connection only, on its stream too", async () => {
-  const aliceConn = await endUserConnects('alice')
-  const bobConn = await endUserConnects('bob')
+  const aliceConn = (await endUserConnects(t, sandbox, 'alice')).connection.id
+  const bobConn = (await endUserConnects(t, sandbox, 'bob')).connection.id
   assert.notEqual(aliceConn, bobConn)
   const aliceAgent = await boundAgent('alice', aliceConn)
   const bobAgent = await boundAgent('bob', bobConn)

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { eventually, Receiver } from '../helpers/receiver.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import { mintDemoToken } from '../helpers/taskboard.ts'
+import { endUserConnects, mintDemoToken } from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
 let t: TestService
@@ -24,32 +24,13 @@ after(async () => {
   await operator.close()
 })
 
-/** Connects the demo account with `token` through a connect link for `endUserId` (no workspace key). */
-async function endUserConnects(endUserId: string, token: string) {
-  const s = await t.api('POST', '/v1/connect-sessions', { endUserId })
-  assert.equal(s.status, 201, JSON.stringify(s.body))
-  const res = await fetch(`${t.url}/v1/connect/connections`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      token: s.body.token,
-      connector: 'taskboard',
-      authMethod: 'api_key_token',
-      credentials: { key: sandbox.demo.key, token, secret: sandbox.demo.secret },
-    }),
-  })
-  const body = (await res.json()) as any
-  assert.equal(res.status, 201, JSON.stringify(body))
-  return body as { connection: { id: string }; reconnected: boolean }
-}
-
 test('a lapse pauses the triggers and the operator is told of each, signed; reconnecting resumes them and says so', async () => {
   const settings = await t.api('PATCH', '/v1/workspace/settings', { notificationUrl: operator.url })
   assert.equal(settings.status, 200, JSON.stringify(settings.body))
   operator.secret = settings.body.notificationSecret
 
   const token = await mintDemoToken(sandbox)
-  const conn = (await endUserConnects('carol', token)).connection.id
+  const conn = (await endUserConnects(t, sandbox, 'carol', token)).connection.id
   const agent = await t.api('POST', '/v1/agents', {
     name: 'Carol agent',
     endUserId: 'carol',
@@ -98,7 +79,7 @@ test('a lapse pauses the triggers and the operator is told of each, signed; reco
   assert.equal(seen.body.paused.reason, pausedData.reason, 'the reason the trigger shows')
 
   // Carol reconnects the same account through a new link: in place, and the trigger runs again.
-  const again = await endUserConnects('carol', await mintDemoToken(sandbox))
+  const again = await endUserConnects(t, sandbox, 'carol', await mintDemoToken(sandbox))
   assert.equal(again.reconnected, true)
   assert.equal(again.connection.id, conn)
   const isResumed = (n: { body: any }) => n.body.type === 'trigger.resumed'

@@ -115,6 +115,34 @@ export async function connectDemoTaskboard(
 }
 
 /**
+ * Connects the demo account (its key, `token`, by default the demo token, and its webhook secret)
+ * through a connect link for `endUserId`, as the end user does on the hosted page: no workspace key.
+ * Answers the connection made (or reconnected).
+ */
+export async function endUserConnects(
+  t: Pick<TestService, 'api' | 'url'>,
+  sandbox: TaskboardSandbox,
+  endUserId: string,
+  token = sandbox.demo.token,
+): Promise<{ connection: { id: string } & Record<string, any>; reconnected: boolean }> {
+  const s = await t.api('POST', '/v1/connect-sessions', { endUserId })
+  assert.equal(s.status, 201, JSON.stringify(s.body))
+  const res = await fetch(`${t.url}/v1/connect/connections`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      token: s.body.token,
+      connector: 'taskboard',
+      authMethod: 'api_key_token',
+      credentials: { key: sandbox.demo.key, token, secret: sandbox.demo.secret },
+    }),
+  })
+  const body = (await res.json()) as any
+  assert.equal(res.status, 201, JSON.stringify(body))
+  return body
+}
+
+/**
  * An agent on the demo board with a New Card trigger, over a connection of the demo account with
  * its webhook secret (so deliveries can be signed as the upstream signs them). Returns the agent
  * (with its signing secret), the trigger's webhook id and the address the upstream posts to.

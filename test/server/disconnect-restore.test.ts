@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { startTaskboardSandbox, type TaskboardSandbox } from '../../sandbox/taskboard/index.ts'
 import { startTestService, type TestService } from '../helpers/service.ts'
-import { mintDemoToken, taskboardRest } from '../helpers/taskboard.ts'
+import { endUserConnects, mintDemoToken, taskboardRest } from '../helpers/taskboard.ts'
 
 let sandbox: TaskboardSandbox
 let t: TestService
@@ -176,27 +176,8 @@ test('a connection nothing uses is disconnected at once (200, nothing detached)'
 
 test("an end user's disconnected connection is offered to, and restored onto, a connection of that end user only", async () => {
   // Alice (an end user) connects the demo account through a connect link; an agent bound to her uses it.
-  const viaLink = async (endUserId: string) => {
-    const made = await t.api('POST', '/v1/connect-sessions', { endUserId })
-    assert.equal(made.status, 201, JSON.stringify(made.body))
-    const res = await fetch(`${t.url}/v1/connect/connections`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        token: made.body.token,
-        connector: 'taskboard',
-        authMethod: 'api_key_token',
-        credentials: {
-          key: sandbox.demo.key,
-          token: await mintDemoToken(sandbox),
-          secret: sandbox.demo.secret,
-        },
-      }),
-    })
-    const body = (await res.json()) as any
-    assert.equal(res.status, 201, JSON.stringify(body))
-    return body.connection
-  }
+  const viaLink = async (endUserId: string) =>
+    (await endUserConnects(t, sandbox, endUserId, await mintDemoToken(sandbox))).connection
   const endUserId = `alice-${Math.random().toString(36).slice(2, 8)}`
   const hers = await viaLink(endUserId)
   const agent = await t.api('POST', '/v1/agents', {
