@@ -188,14 +188,8 @@ export class AgentService {
     return { agent: agentView(row, this.#registry.places), signingSecret }
   }
 
-  /**
-   * The workspace's agents, oldest first; `endUserId`: only those bound to that end user (by
-   * index); `connectionId`: only those whose connectionIds name it.
-   */
-  async list(
-    workspaceId: string,
-    filter: { endUserId?: string; connectionId?: string } = {},
-  ): Promise<AgentView[]> {
+  /** The workspace's agents, oldest first; `endUserId`: only those bound to that end user (by index). */
+  async list(workspaceId: string, filter: { endUserId?: string } = {}): Promise<AgentView[]> {
     return (await this.#repo.list(workspaceId, filter)).map((row) => agentView(row, this.#registry.places))
   }
 

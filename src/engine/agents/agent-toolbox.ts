@@ -238,8 +238,10 @@ export class AgentToolbox {
     const registered = this.#d.registry.steps.get(stepId)
     if (req.connectionId || !caller.agentId || !registered) return this.#d.steps.run(caller, stepId, req)
     const agent = await this.agent(caller)
-    const connections = (await this.#d.connections.named(caller.workspaceId, agent.connectionIds)).filter(
-      (c) => c.connector === registered.connector.id,
+    const connections = await this.#d.connections.named(
+      caller.workspaceId,
+      agent.connectionIds,
+      registered.connector.id,
     )
     return this.#runStep(caller, stepId, connections, req)
   }

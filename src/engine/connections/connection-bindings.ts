@@ -7,7 +7,7 @@
 // them back on the new connection: the agents use it, the tool steps run through it, and the
 // triggers are created again on it.
 import { PatchbayError } from '../../kit/errors.ts'
-import type { Agents } from '../../store/agents.ts'
+import type { AgentRow, Agents } from '../../store/agents.ts'
 import type { DisconnectionBindings, Disconnections } from '../../store/disconnections.ts'
 import { nowIso } from '../../store/ids.ts'
 import type { Tools } from '../../store/tools.ts'
@@ -211,14 +211,16 @@ export class ConnectionBindings {
       // An agent uses only connections of whom it acts for: its use of the connection, its tool
       // steps and its triggers are not put on another's (a disconnection made before its owner was
       // kept may name another's agents; so may one of an agent bound to someone else since).
+      // Each agent is read once, here; undefined: deleted since.
+      const agents = new Map<string, AgentRow | undefined>()
       const foreign = new Set<string>()
-      const agentIds = new Set([
+      for (const id of new Set([
         ...deps.agents.map((a) => a.id),
         ...deps.tools.map((t) => t.agentId),
         ...deps.triggers.map((t) => t.agentId),
-      ])
-      for (const id of agentIds) {
+      ])) {
         const row = await this.#agents.get(workspaceId, id)
+        agents.set(id, row)
         if (!row || (row.end_user_id ?? null) === connection.endUserId) continue
         foreign.add(id)
         result.failed.push({
@@ -228,7 +230,7 @@ export class ConnectionBindings {
         })
       }
       for (const a of deps.agents) {
-        const row = await this.#agents.get(workspaceId, a.id)
+        const row = agents.get(a.id)
         if (!row) {
           result.failed.push({
             what: `agent ${a.id} (${a.name})`,

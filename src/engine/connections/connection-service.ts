@@ -354,11 +354,12 @@ export class ConnectionService {
   }
 
   /**
-   * Those of `ids` that are the workspace's connections, oldest first (an id of none is left out):
-   * read by id, so a request naming a few costs the same in a workspace of thousands.
+   * Those of `ids` that are the workspace's connections (of `connector`, when given), oldest first
+   * (an id of none is left out): read by id, so a request naming a few costs the same in a
+   * workspace of thousands.
    */
-  async named(workspaceId: string, ids: readonly string[]): Promise<ConnectionView[]> {
-    return this.#views(workspaceId, await this.#repo.list(workspaceId, { ids }))
+  async named(workspaceId: string, ids: readonly string[], connector?: string): Promise<ConnectionView[]> {
+    return this.#views(workspaceId, await this.#repo.list(workspaceId, { ids, connector }))
   }
 
   /**

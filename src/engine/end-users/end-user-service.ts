@@ -493,14 +493,8 @@ export class EndUserService {
     // Agents bound to them keep their binding (so they never fall back to the workspace's
     // connections) but lose the connections, which are gone.
     const agentsUnbound: string[] = []
-    // Only the end user's agents may name their connections; read by what they name all the same.
-    const naming = new Map<string, AgentView>()
-    for (const id of ids)
-      for (const a of await this.#agents.list(workspaceId, { connectionId: id })) naming.set(a.id, a)
-    const oldestFirst = [...naming.values()].sort(
-      (x, y) => x.createdAt.localeCompare(y.createdAt) || x.id.localeCompare(y.id),
-    )
-    for (const a of oldestFirst) {
+    for (const a of await this.#agents.list(workspaceId)) {
+      if (!a.connectionIds.some((c) => ids.includes(c))) continue
       await this.#agents.update(workspaceId, a.id, {
         connectionIds: a.connectionIds.filter((c) => !ids.includes(c)),
       })

@@ -127,17 +127,11 @@ export class ChoiceService {
 
   async #defaultConnection(caller: Caller, connectorId: string): Promise<string> {
     // An agent's own are read by id: a workspace of thousands of end users' connections costs it nothing.
-    const mine = caller.agentId
-      ? (
-          await this.#connections.named(
-            caller.workspaceId,
-            (
-              await this.#agents.forCaller(caller)
-            ).connectionIds,
-          )
-        ).filter((c) => c.connector === connectorId)
+    const own = caller.agentId ? (await this.#agents.forCaller(caller)).connectionIds : null
+    const mine = own
+      ? await this.#connections.named(caller.workspaceId, own, connectorId)
       : await this.#connections.list(caller.workspaceId, connectorId)
-    if (caller.agentId && mine.length === 1) return mine[0].id
+    if (own && mine.length === 1) return mine[0].id
     throw new PatchbayError(
       'CONNECTION_REQUIRED',
       mine.length > 1
