@@ -126,6 +126,31 @@ interface Workspace {
   setUpSeconds: number
 }
 
+/** An agent on the demo board using `connectionId` (bound to `endUserId`, when given), delivering to its stream. */
+const newAgent = (name: string, connectionId: string, endUserId?: string) => ({
+  name,
+  ...(endUserId ? { endUserId } : {}),
+  scope: { boards: [sandbox.demo.boardId] },
+  connectionIds: [connectionId],
+  delivery: { type: 'stream' },
+})
+
+/** The demo account connected through a connect link, as an end user connects: the connection is theirs. */
+async function endUserConnects(key: Record<string, string>, endUserId: string): Promise<string> {
+  const { token } = await call('POST', '/v1/connect-sessions', key, { endUserId })
+  return (await call('POST', '/v1/connect/connections', {}, { token, ...newConnection })).connection.id
+}
+
+/** `each(i)` for i below `n`, eight at a time. */
+async function eightAtATime(n: number, each: (i: number) => Promise<void>): Promise<void> {
+  let next = 0
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let i = next++; i < n; i = next++) await each(i)
+    }),
+  )
+}
+
 /** A workspace with `endUsers` end users' connections (the demo account's, one each), its own, and an agent. */
 async function workspace(name: string, endUsers: number): Promise<Workspace> {
   const t0 = performance.now()
@@ -133,62 +158,32 @@ async function workspace(name: string, endUsers: number): Promise<Workspace> {
   const inIt = { ...person, 'patchbay-workspace': id }
   const made = await call('POST', '/v1/keys', inIt, { name: 'bench', role: 'admin' })
   const key = { authorization: `Bearer ${made.key}` }
-  let next = 0
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      for (let i = next++; i < endUsers; i = next++) {
-        const endUserId = `customer-${i}`
-        // Through a connect link, as an end user connects: the connection is theirs.
-        const { token } = await call('POST', '/v1/connect-sessions', key, { endUserId })
-        const conn = (await call('POST', '/v1/connect/connections', {}, { token, ...newConnection }))
-          .connection
-        for (let k = 0; k < AGENTS; k++) {
-          const agent = await call('POST', '/v1/agents', key, {
-            name: `agent ${k} of ${endUserId}`,
-            endUserId,
-            scope: { boards: [sandbox.demo.boardId] },
-            connectionIds: [conn.id],
-            delivery: { type: 'stream' },
-          })
-          await call('POST', `/v1/agents/${agent.id}/triggers`, key, newCardTrigger(conn.id))
-        }
-      }
-    }),
-  )
+  await eightAtATime(endUsers, async (i) => {
+    const endUserId = `customer-${i}`
+    const connectionId = await endUserConnects(key, endUserId)
+    for (let k = 0; k < AGENTS; k++) {
+      const agent = await call(
+        'POST',
+        '/v1/agents',
+        key,
+        newAgent(`agent ${k} of ${endUserId}`, connectionId, endUserId),
+      )
+      await call('POST', `/v1/agents/${agent.id}/triggers`, key, newCardTrigger(connectionId))
+    }
+  })
   // As many end users gone again: each connection, in use by an agent bound to them, disconnected
   // (forced), so the workspace holds as many disconnections open to restoring.
-  next = 0
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      for (let i = next++; i < endUsers; i = next++) {
-        const endUserId = `churned-${i}`
-        const { token } = await call('POST', '/v1/connect-sessions', key, { endUserId })
-        const conn = (await call('POST', '/v1/connect/connections', {}, { token, ...newConnection }))
-          .connection
-        await call('POST', '/v1/agents', key, {
-          name: `agent of ${endUserId}`,
-          endUserId,
-          scope: { boards: [sandbox.demo.boardId] },
-          connectionIds: [conn.id],
-          delivery: { type: 'stream' },
-        })
-        await call('DELETE', `/v1/connections/${conn.id}?force=true`, key)
-      }
-    }),
-  )
+  await eightAtATime(endUsers, async (i) => {
+    const endUserId = `churned-${i}`
+    const connectionId = await endUserConnects(key, endUserId)
+    await call('POST', '/v1/agents', key, newAgent(`agent of ${endUserId}`, connectionId, endUserId))
+    await call('DELETE', `/v1/connections/${connectionId}?force=true`, key)
+  })
   // Connections of end users of their own, for the disconnect request to remove, one each.
   const spare: string[] = []
-  for (let i = 0; i < BATCH * (ROUNDS + 1); i++) {
-    const { token } = await call('POST', '/v1/connect-sessions', key, { endUserId: `spare-${i}` })
-    spare.push((await call('POST', '/v1/connect/connections', {}, { token, ...newConnection })).connection.id)
-  }
+  for (let i = 0; i < BATCH * (ROUNDS + 1); i++) spare.push(await endUserConnects(key, `spare-${i}`))
   const connectionId = (await call('POST', '/v1/connections', key, newConnection)).id as string
-  const agent = await call('POST', '/v1/agents', key, {
-    name: 'bench agent',
-    scope: { boards: [sandbox.demo.boardId] },
-    connectionIds: [connectionId],
-    delivery: { type: 'stream' },
-  })
+  const agent = await call('POST', '/v1/agents', key, newAgent('bench agent', connectionId))
   const agentKey = (await call('POST', `/v1/agents/${agent.id}/keys`, key, { name: 'bench' })).key
   return {
     key,
@@ -207,13 +202,7 @@ const workspaces = {
 type Size = keyof typeof workspaces
 
 const requests: Record<string, (w: Workspace) => Promise<unknown>> = {
-  createAgent: (w) =>
-    call('POST', '/v1/agents', w.key, {
-      name: 'made in the benchmark',
-      scope: { boards: [sandbox.demo.boardId] },
-      connectionIds: [w.connectionId],
-      delivery: { type: 'stream' },
-    }),
+  createAgent: (w) => call('POST', '/v1/agents', w.key, newAgent('made in the benchmark', w.connectionId)),
   createTrigger: (w) =>
     call('POST', `/v1/agents/${w.agentId}/triggers`, w.key, newCardTrigger(w.connectionId)),
   agentStep: (w) => call('POST', '/v1/steps/taskboard.get_card/run', w.agentKey, { input: { idCard } }),
