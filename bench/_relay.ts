@@ -3,7 +3,9 @@
 // checked (HMAC-SHA1 over body + callback address, as Patchbay's ingress checks it), answered 200,
 // then the body pushed, signed as Standard Webhooks sign (HMAC-SHA256), with undici to the agent
 // endpoint — no storage, no matching, no retries. Run as a child process like Patchbay:
-//   node bench/_relay.ts <port> <agent-url> <task-board secret>
+//   node bench/_relay.ts <port> <agent-url> <task-board secret> [public base]
+// (the public base: the balancer's address when several relays stand behind one, as the task-board
+// signs the address it delivers to).
 // GET /v1/delivery-backlog answers the pushes on their way, as Patchbay's route does.
 //
 // It holds back as Patchbay's ingress does by default (DEFAULT_DELIVERY_BACKLOG_LIMIT, 1,000 pushes
@@ -16,7 +18,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import http from 'node:http'
 import { Agent, request } from 'undici'
 
-const [port, agentUrl, secret] = process.argv.slice(2)
+const [port, agentUrl, secret, publicBase] = process.argv.slice(2)
 const target = new URL(agentUrl)
 const pool = new Agent({ connections: 256 })
 const pushSecret = Buffer.from('bench-relay-signing-secret')
@@ -51,7 +53,7 @@ const server = http.createServer((req, res) => {
   req.on('data', (c) => chunks.push(c))
   req.on('end', () => {
     const body = Buffer.concat(chunks).toString()
-    const callback = `http://${req.headers.host}${req.url}`
+    const callback = `${publicBase ?? `http://${req.headers.host}`}${req.url}`
     const want = createHmac('sha1', secret)
       .update(body + callback)
       .digest()

@@ -37,6 +37,9 @@ export async function startBalancer(targets: string[]): Promise<Balancer> {
       if (!res.headersSent) res.writeHead(502)
       res.end()
     })
+    // A sender that gives up mid-request resets its socket: that ends this request, not the balancer.
+    req.on('error', () => upstream.destroy())
+    res.on('error', () => upstream.destroy())
     req.pipe(upstream)
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
