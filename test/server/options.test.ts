@@ -94,9 +94,12 @@ test('a missing parent, an unknown field and a missing connection are clear refu
   const noField = await options(`/v1/steps/taskboard.create_card/options/name?connectionId=${conn}`)
   assert.equal(noField.status, 404)
   assert.equal(noField.body.error.code, 'FIELD_HAS_NO_CHOICES')
+  // A workspace key names its connection, and is told which it may name (not that it has none).
   const noConnection = await options('/v1/steps/taskboard.create_card/options/idBoard')
   assert.equal(noConnection.status, 400)
   assert.equal(noConnection.body.error.code, 'CONNECTION_REQUIRED')
+  assert.match(noConnection.body.error.message, new RegExp(`Say which connection .*${conn}`))
+  assert.equal(noConnection.body.error.hint, 'Add ?connectionId=<id>.')
 })
 
 test("an agent key lists only its scope's choices, with its only connection by default", async () => {

@@ -126,23 +126,47 @@ export class ChoiceService {
   }
 
   async #defaultConnection(caller: Caller, connectorId: string): Promise<string> {
-    // An agent's own are read by id: a workspace of thousands of end users' connections costs it nothing.
-    const own = caller.agentId ? (await this.#agents.forCaller(caller)).connectionIds : null
-    const mine = own
-      ? await this.#connections.named(caller.workspaceId, own, connectorId)
-      : await this.#connections.list(caller.workspaceId, connectorId)
-    if (own && mine.length === 1) return mine[0].id
-    throw new PatchbayError(
-      'CONNECTION_REQUIRED',
-      mine.length > 1
-        ? `Say which connection lists the choices: ${mine.map((c) => `${c.id} (${c.accountName})`).join(', ')}.`
-        : `Listing these choices needs a ${connectorId} connection, and there is none.`,
-      {
-        hint:
-          mine.length > 1
-            ? 'Add ?connectionId=<id>.'
-            : 'Connect an account first: the Connections page of the dashboard, or POST /v1/connections.',
-      },
+    if (caller.agentId) {
+      // An agent's own are read by id: a workspace of thousands of end users' connections costs it nothing.
+      const own = (await this.#agents.forCaller(caller)).connectionIds
+      const mine = await this.#connections.named(caller.workspaceId, own, connectorId)
+      if (mine.length === 1) return mine[0].id
+      throw connectionToName(connectorId, mine, false)
+    }
+    // A workspace key names its connection, as it does to run a step; the first few are offered (a
+    // page: the workspace may hold thousands of its end users').
+    const { connections, next } = await this.#connections.page(
+      caller.workspaceId,
+      { connector: connectorId },
+      { limit: CONNECTIONS_OFFERED },
     )
+    throw connectionToName(connectorId, connections, next !== null)
   }
+}
+
+/** Connections a refusal to guess names, at most. */
+const CONNECTIONS_OFFERED = 5
+
+/** The refusal when no connection was named and none could be taken for granted. */
+function connectionToName(
+  connectorId: string,
+  offered: ReadonlyArray<{ id: string; accountName: string | null }>,
+  more: boolean,
+): PatchbayError {
+  if (offered.length === 0)
+    return new PatchbayError(
+      'CONNECTION_REQUIRED',
+      `Listing these choices needs a ${connectorId} connection, and there is none.`,
+      { hint: 'Connect an account first: the Connections page of the dashboard, or POST /v1/connections.' },
+    )
+  const named = offered.map((c) => `${c.id} (${c.accountName})`).join(', ')
+  return new PatchbayError(
+    'CONNECTION_REQUIRED',
+    `Say which connection lists the choices: ${named}${more ? ', …' : ''}.`,
+    {
+      hint: more
+        ? `Add ?connectionId=<id>; GET /v1/connections?connector=${connectorId} lists them all.`
+        : 'Add ?connectionId=<id>.',
+    },
+  )
 }
