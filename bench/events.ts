@@ -254,12 +254,12 @@ async function deploy(
 
 /** The bare relay (bench/_relay.ts) in a child process of its own, as a deployment of one. */
 /**
- * The bare relay as `count` processes, behind the benchmark's balancer when more than one (as
- * several Patchbay instances stand): the same load spread over more processes with nothing shared
- * between them, which is what the machine alone charges for spreading it (issue 29's floor).
+ * The bare relay as `count` processes, behind the benchmark's balancer when `balanced` (as several
+ * Patchbay instances stand): the same load spread over more processes with nothing shared between
+ * them, which is what the machine alone charges for spreading it (issue 29's floor).
  */
-async function deployRelay(count = 1): Promise<Deployment> {
-  const balancer = count > 1 ? await startBalancer([]) : null
+async function deployRelay(count = 1, balanced = count > 1): Promise<Deployment> {
+  const balancer = balanced ? await startBalancer([]) : null
   const children: Array<{ child: ReturnType<typeof spawn>; base: string }> = []
   const stop = async () => {
     await Promise.all(
@@ -612,7 +612,18 @@ async function run(
         const d = delivery(hooks.length === 1 ? hooks[0] : hooks[Math.floor(Math.random() * hooks.length)])
         for (;;) {
           const t0 = performance.now()
-          const res = await request(d.url, { method: 'POST', headers: d.headers, body: d.body, dispatcher })
+          // A connection reset (a keep-alive connection the balancer closed as it was reused) is a
+          // failed send, counted, not the end of the benchmark: the delivery was not accepted.
+          const res = await request(d.url, {
+            method: 'POST',
+            headers: d.headers,
+            body: d.body,
+            dispatcher,
+          }).catch((err: Error) => {
+            if (failures++ === 0) console.error(`a send failed: ${err.message}`)
+            return null
+          })
+          if (!res) break
           await res.body.dump()
           if (res.statusCode === 200) acceptedAt.set(d.id, t0)
           else if (res.statusCode === 503 && res.headers['retry-after']) {
@@ -992,26 +1003,30 @@ try {
 const relay = { c32: med(relayRows.c32), c256: med(relayRows.c256) }
 /**
  * The floor of scaling out: the bare relay as one process and as each instance count on PostgreSQL
- * above one, at the fixed rate, their rounds taken in turn. A process handed a third of the load
+ * above one, at 256 senders and at the fixed rate, their rounds taken in turn. A process handed a third of the load
  * sleeps between deliveries and pays more for each (waking, caches gone cold): the relay, which
  * shares nothing, shows what of Patchbay's figure the machine charges.
  */
 const relayCounts = [
   ...new Set(plan.filter((p) => p.store === 'postgres' && p.instances > 1).map((p) => p.instances)),
 ]
-const relayScaleOut: Record<string, ReturnType<typeof med>> = {}
+const relayScaleOut: Record<string, { c256: ReturnType<typeof med>; fixedRate: ReturnType<typeof med> }> = {}
 if (relayCounts.length > 0) {
   const relays = new Map<number, Deployment>()
   try {
-    for (const count of [1, ...relayCounts]) relays.set(count, await deployRelay(count))
-    const rows = new Map<number, RunResult[]>([...relays.keys()].map((count) => [count, []]))
+    // Each behind the balancer, one relay too, as Patchbay's deployments of the scale-out are.
+    for (const count of [1, ...relayCounts]) relays.set(count, await deployRelay(count, true))
+    const rows = new Map(
+      [...relays.keys()].map((count) => [count, { c256: [] as RunResult[], rate: [] as RunResult[] }]),
+    )
     for (const d of relays.values()) await run(relayHook(d), { concurrency: 32, seconds: 1 })
     for (let r = 0; r < ROUNDS; r++)
-      for (const [count, d] of relays)
-        rows
-          .get(count)!
-          .push(await run(relayHook(d), { concurrency: 64, seconds: RATE_SECONDS, rate: RATE, d }))
-    for (const [count, r] of rows) relayScaleOut[`x${count}`] = med(r)
+      for (const [count, d] of relays) {
+        const row = rows.get(count)!
+        row.c256.push(await run(relayHook(d), { concurrency: 256, seconds: C32_SECONDS, d }))
+        row.rate.push(await run(relayHook(d), { concurrency: 64, seconds: RATE_SECONDS, rate: RATE, d }))
+      }
+    for (const [count, r] of rows) relayScaleOut[`x${count}`] = { c256: med(r.c256), fixedRate: med(r.rate) }
   } finally {
     for (const d of relays.values()) await d.stop()
   }
@@ -1106,10 +1121,14 @@ const scaleOut = onePg
               r.c256.postgresXactsPerDelivery,
               onePg.c256.postgresXactsPerDelivery,
             ),
-            // The bare relay as as many processes against one, at the fixed rate: the machine's part.
+            // The bare relay as as many processes against one: the machine's part.
+            relayC256CpuVsOne: ratio(
+              relayScaleOut[`x${r.instances}`]?.c256.patchbayCpuMsPerDelivery,
+              relayScaleOut.x1?.c256.patchbayCpuMsPerDelivery,
+            ),
             relayFixedRateCpuVsOne: ratio(
-              relayScaleOut[`x${r.instances}`]?.patchbayCpuMsPerDelivery,
-              relayScaleOut.x1?.patchbayCpuMsPerDelivery,
+              relayScaleOut[`x${r.instances}`]?.fixedRate.patchbayCpuMsPerDelivery,
+              relayScaleOut.x1?.fixedRate.patchbayCpuMsPerDelivery,
             ),
           },
         ]),
