@@ -42,6 +42,10 @@ export async function startBalancer(targets: string[]): Promise<Balancer> {
     res.on('error', () => upstream.destroy())
     req.pipe(upstream)
   })
+  // Kept open idle longer than any client keeps its end (undici closes after about 4 s, Node's
+  // server after 5 s by default), as balancers do (a minute is common): with 5 s a client could send
+  // on a connection in the very moment the balancer closed it, and got a reset, not an answer.
+  server.keepAliveTimeout = 65_000
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   balancer.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`
   balancer.close = () =>
