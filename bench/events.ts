@@ -235,15 +235,7 @@ async function deploy(
     instances: children.map((c) => ({ base: c.base, pid: c.child.pid! })),
     async stop() {
       running.delete(deployment)
-      await Promise.all(
-        children.map(
-          ({ child }) =>
-            new Promise((r) => {
-              child.once('exit', r)
-              child.kill('SIGTERM')
-            }),
-        ),
-      )
+      await stopChildren(children)
       await balancer?.close()
       await database?.drop()
     },
@@ -252,9 +244,21 @@ async function deploy(
   return deployment
 }
 
-/** The bare relay (bench/_relay.ts) in a child process of its own, as a deployment of one. */
+/** Stops a deployment's processes (SIGTERM) and waits for each to exit. */
+function stopChildren(children: ReadonlyArray<{ child: ReturnType<typeof spawn> }>) {
+  return Promise.all(
+    children.map(
+      ({ child }) =>
+        new Promise((r) => {
+          child.once('exit', r)
+          child.kill('SIGTERM')
+        }),
+    ),
+  )
+}
+
 /**
- * The bare relay as `count` processes, behind the benchmark's balancer when `balanced` (as several
+ * The bare relay (bench/_relay.ts) as `count` child processes, behind the benchmark's balancer when `balanced` (as several
  * Patchbay instances stand): the same load spread over more processes with nothing shared between
  * them, which is what the machine alone charges for spreading it (issue 29's floor).
  */
@@ -262,15 +266,7 @@ async function deployRelay(count = 1, balanced = count > 1): Promise<Deployment>
   const balancer = balanced ? await startBalancer([]) : null
   const children: Array<{ child: ReturnType<typeof spawn>; base: string }> = []
   const stop = async () => {
-    await Promise.all(
-      children.map(
-        ({ child }) =>
-          new Promise((r) => {
-            child.once('exit', r)
-            child.kill('SIGTERM')
-          }),
-      ),
-    )
+    await stopChildren(children)
     await balancer?.close()
   }
   try {
@@ -612,8 +608,8 @@ async function run(
         const d = delivery(hooks.length === 1 ? hooks[0] : hooks[Math.floor(Math.random() * hooks.length)])
         for (;;) {
           const t0 = performance.now()
-          // A connection reset (a keep-alive connection the balancer closed as it was reused) is a
-          // failed send, counted, not the end of the benchmark: the delivery was not accepted.
+          // A connection reset is a failed send, counted, not the end of the benchmark: the delivery
+          // was not accepted.
           const res = await request(d.url, {
             method: 'POST',
             headers: d.headers,
@@ -966,10 +962,9 @@ if (flags.store === 'postgres' || flags.store === 'all') {
       : [1]
   // Several instances are held against one behind the same balancer (as the issue measured them):
   // only the number of instances differs. The one sent to directly stays for issue 17's figures.
-  const scalingOut = counts.some((c) => c > 1)
   if (pgUp)
     for (const instances of counts) {
-      if (instances > 1 && scalingOut && !plan.some((p) => p.balanced))
+      if (instances > 1 && !plan.some((p) => p.balanced))
         plan.push({ store: 'postgres', instances: 1, balanced: true })
       plan.push({ store: 'postgres', instances })
     }
@@ -1003,9 +998,9 @@ try {
 const relay = { c32: med(relayRows.c32), c256: med(relayRows.c256) }
 /**
  * The floor of scaling out: the bare relay as one process and as each instance count on PostgreSQL
- * above one, at 256 senders and at the fixed rate, their rounds taken in turn. A process handed a third of the load
- * sleeps between deliveries and pays more for each (waking, caches gone cold): the relay, which
- * shares nothing, shows what of Patchbay's figure the machine charges.
+ * above one, at 256 senders and at the fixed rate, their rounds taken in turn. A process handed a
+ * third of the load sleeps between deliveries and pays more for each (waking, caches gone cold):
+ * the relay, which shares nothing, shows what of Patchbay's figure the machine charges.
  */
 const relayCounts = [
   ...new Set(plan.filter((p) => p.store === 'postgres' && p.instances > 1).map((p) => p.instances)),
@@ -1081,12 +1076,12 @@ for (const [n, p] of plan.entries()) {
   if (sameSize) tenancySameSize.push(sameSize)
 }
 
-/** Patchbay against the bare relay: delivered/s as a share of the relay's, CPU per delivery as a multiple. */
 /** A deployment's name in the figures: postgres, postgresx3, postgresBalanced (one behind the balancer). */
 const label = (r: { store: string; instances: number; balanced?: boolean }) =>
   `${r.store}${r.instances > 1 ? `x${r.instances}` : ''}${r.balanced ? 'Balanced' : ''}`
 const ratio = (a: number | null | undefined, b: number | null | undefined) =>
   typeof a === 'number' && typeof b === 'number' && b > 0 ? round(a / b, 3) : null
+/** Patchbay against the bare relay: delivered/s as a share of the relay's, CPU per delivery as a multiple. */
 const vsRelay = Object.fromEntries(
   results.map((r) => [
     label(r),
