@@ -1,14 +1,20 @@
-// What Patchbay adds to a Get Card: the same card read three ways, interleaved in one run, at
+// What Patchbay adds to a Get Card: the same card read four ways, interleaved in one run, at
 // concurrency 1 and 32 — straight to the sandbox task-board (direct), through a bare pass-through
-// proxy (node:http + undici, nothing else: the floor any proxy pays for the extra hop), and through
-// Patchbay's POST /v1/steps/taskboard.get_card/run. The client, both proxies and the sandbox share
-// one process and event loop. Figures are medians over rounds; ratios and added latencies are
+// proxy (node:http + undici, nothing else: the floor any proxy pays for the extra hop), through the
+// framework's floor (Fastify with the Zod type provider: the same route, body and answer schemas as
+// Patchbay's, the card read and parsed and answered as a step result, and none of a step's work),
+// and through Patchbay's POST /v1/steps/taskboard.get_card/run. The client, the proxies and the
+// sandbox share one process and event loop. Figures are medians over rounds; ratios and added latencies are
 // taken within each round, then their median. Prints one JSON line with its targets.
 import http from 'node:http'
 import type net from 'node:net'
+import Fastify from 'fastify'
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
 import { Agent, request } from 'undici'
+import { z } from 'zod'
 import { startTaskboardSandbox } from '../sandbox/taskboard/index.ts'
 import { loadConfig } from '../src/config.ts'
+import { StepResult } from '../src/server/schemas.ts'
 import { startService } from '../src/service.ts'
 import { tempDir } from '../test/helpers/databases.ts'
 import { load, median, percentile, report, round, target } from './_stats.ts'
@@ -97,14 +103,58 @@ const viaBareProxy = async () => {
   if (res.statusCode !== 200) throw new Error(`the bare proxy answered ${res.statusCode}`)
 }
 
+// The framework's floor: what a Fastify API with Patchbay's schemas pays for the same hop (its body
+// validated, the card read on a keep-alive pool and parsed, the answer serialized through the
+// StepResult schema) without a step's work: no key, scope, connection, pacing, validation of the
+// step's input and output, or run record. What Patchbay costs above it is its own.
+const floorApp = Fastify({ logger: false }).withTypeProvider<ZodTypeProvider>()
+floorApp.setValidatorCompiler(validatorCompiler)
+floorApp.setSerializerCompiler(serializerCompiler)
+const floorPool = new Agent({ connections: 64 })
+floorApp.post(
+  '/v1/steps/:stepId/run',
+  {
+    schema: {
+      params: z.object({ stepId: z.string() }),
+      body: z.object({
+        connectionId: z.string().optional(),
+        input: z.record(z.string(), z.unknown()).default({}),
+      }),
+      response: { 200: StepResult },
+    },
+  },
+  async (req) => {
+    const up = await floorPool.request({
+      origin: sandbox.url,
+      path: `/1/cards/${req.body.input.idCard}`,
+      method: 'GET',
+      headers: upstreamAuth,
+    })
+    return { output: await up.body.json(), meta: { runId: 'run_floor', durationMs: 0, attempts: 1 } }
+  },
+)
+await floorApp.listen({ port: 0, host: '127.0.0.1' })
+const floorUrl = `http://127.0.0.1:${(floorApp.server.address() as net.AddressInfo).port}`
+const viaFastifyFloor = async () => {
+  const res = await request(`${floorUrl}/v1/steps/taskboard.get_card/run`, {
+    method: 'POST',
+    headers: auth,
+    body: runBody,
+    dispatcher: agent,
+  })
+  await res.body.text()
+  if (res.statusCode !== 200) throw new Error(`the framework floor answered ${res.statusCode}`)
+}
+
 // Warm every path to its steady state (keep-alive pools, caches, and the JIT: Patchbay's path is
 // still being optimized by V8 for its first 10,000-15,000 requests — its CPU a request falls from
 // about 200 to 110 µs — while the bare proxy's small path is done within a few hundred).
 await load(WARMUP, 32, viaPatchbay)
 await load(WARMUP, 32, viaBareProxy)
+await load(WARMUP, 32, viaFastifyFloor)
 await load(WARMUP, 32, direct)
 
-const paths = { direct, bareProxy: viaBareProxy, patchbay: viaPatchbay }
+const paths = { direct, bareProxy: viaBareProxy, fastifyFloor: viaFastifyFloor, patchbay: viaPatchbay }
 type PathName = keyof typeof paths
 const result: Record<string, unknown> = {
   bench: 'step-overhead',
@@ -138,6 +188,7 @@ for (const concurrency of [1, 32]) {
   result[`c${concurrency}`] = {
     direct: figures('direct'),
     bareProxy: figures('bareProxy'),
+    fastifyFloor: figures('fastifyFloor'),
     patchbay: figures('patchbay'),
     addedP50Ms: med((x) => x.patchbay.p50 - x.direct.p50),
     addedP99Ms: med((x) => x.patchbay.p99 - x.direct.p99),
@@ -146,6 +197,11 @@ for (const concurrency of [1, 32]) {
     bareProxyRatioToDirect: med((x) => x.bareProxy.rps / x.direct.rps),
     ratioToBareProxy: med((x) => x.patchbay.rps / x.bareProxy.rps),
     cpuRatioToBareProxy: med((x) => x.bareProxy.cpuUs / x.patchbay.cpuUs),
+    // The framework's own share of the gap: its floor against the bare proxy, and Patchbay against it.
+    fastifyFloorRatioToBareProxy: med((x) => x.fastifyFloor.rps / x.bareProxy.rps),
+    ratioToFastifyFloor: med((x) => x.patchbay.rps / x.fastifyFloor.rps),
+    // CPU a request Patchbay's step work costs above the framework's floor (µs, whole process).
+    cpuUsAboveFastifyFloor: med((x) => x.patchbay.cpuUs - x.fastifyFloor.cpuUs, 1),
   }
 }
 const c1 = result.c1 as { addedP50Ms: number }
@@ -157,6 +213,8 @@ report(result as { bench: string }, [
 ])
 await agent.close()
 await upstreamPool.close()
+await floorApp.close()
+await floorPool.close()
 bareProxy.close()
 await service.close()
 await sandbox.close()
