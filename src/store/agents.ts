@@ -1,6 +1,7 @@
 // Agents as rows. Scope, connection ids and the delivery target are JSON text (one schema for
 // SQLite and PostgreSQL), read and written here only; the signing secret is vault ciphertext,
-// sealed by the engine.
+// sealed by the engine. The connections an agent names are also rows of agent_connections, written
+// here with the agent in one transaction, so the agents using a connection are found by index.
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
 import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
@@ -40,6 +41,8 @@ export type AgentRow = Omit<
 
 /** Lists of agents page oldest first: by (created_at, id), ascending. */
 const OLDEST_FIRST = byCreated<{ created_at: string; id: string }>('', 'asc')
+const oldestFirst = (a: { created_at: string; id: string }, b: { created_at: string; id: string }) =>
+  a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 
 export type NewAgentRow = Omit<
   AgentRow,
@@ -97,10 +100,13 @@ export class Agents {
       previous_signing_secret: null,
       previous_secret_expires_at: null,
     }
-    await this.#db
-      .insertInto('agents')
-      .values({ ...row, ...write(row) })
-      .execute()
+    await this.#db.transaction().execute(async (tx) => {
+      await tx
+        .insertInto('agents')
+        .values({ ...row, ...write(row) })
+        .execute()
+      await linkConnections(tx, row.workspace_id, row.id, row.connection_ids)
+    })
     return row
   }
 
@@ -128,15 +134,24 @@ export class Agents {
     workspaceId: string,
     filter: { endUserId?: string; connectionId?: string } = {},
   ): Promise<AgentRow[]> {
-    let q = this.#db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId)
-    if (filter.endUserId !== undefined) q = q.where('end_user_id', '=', filter.endUserId)
-    // Sifted in the database by the id's JSON text (the JSON of a few rows is parsed, not of all);
-    // exactly below (LIKE's `_` matches any character, and SQLite's ignores case).
     const using = filter.connectionId
-    if (using !== undefined) q = q.where('connection_ids', 'like', `%${JSON.stringify(using)}%`)
-    const rows = await q.orderBy('created_at').orderBy('id').execute()
-    const agents = rows.map(read)
-    return using === undefined ? agents : agents.filter((a) => a.connection_ids.includes(using))
+    if (using === undefined) {
+      let q = this.#db.selectFrom('agents').selectAll().where('workspace_id', '=', workspaceId)
+      if (filter.endUserId !== undefined) q = q.where('end_user_id', '=', filter.endUserId)
+      return (await q.orderBy('created_at').orderBy('id').execute()).map(read)
+    }
+    // The agents naming a connection: its rows by index (agent_connections_by_connection), each
+    // agent by its key, put in order here. Asked for as `id IN (…)` or in order, SQLite read every
+    // agent of the workspace and looked each up among the connection's (3.6–5.7 ms with 10,000).
+    let joined = this.#db
+      .selectFrom('agent_connections')
+      .innerJoin('agents', 'agents.id', 'agent_connections.agent_id')
+      .selectAll('agents')
+      .where('agent_connections.workspace_id', '=', workspaceId)
+      .where('agent_connections.connection_id', '=', using)
+    if (filter.endUserId !== undefined) joined = joined.where('agents.end_user_id', '=', filter.endUserId)
+    const rows = await joined.execute()
+    return rows.sort(oldestFirst).map(read)
   }
 
   /** The workspace's agents, oldest first (as list), a page at a time. */
@@ -167,13 +182,25 @@ export class Agents {
       }
     >,
   ): Promise<boolean> {
-    const r = await this.#db
-      .updateTable('agents')
-      .set({ ...write(values), updated_at: nowIso() })
-      .where('workspace_id', '=', workspaceId)
-      .where('id', '=', id)
-      .executeTakeFirst()
-    return Number(r.numUpdatedRows) > 0
+    const connectionIds = values.connection_ids
+    const update = (db: Kysely<Database>) =>
+      db
+        .updateTable('agents')
+        .set({ ...write(values), updated_at: nowIso() })
+        .where('workspace_id', '=', workspaceId)
+        .where('id', '=', id)
+        .executeTakeFirst()
+    if (connectionIds === undefined) return Number((await update(this.#db)).numUpdatedRows) > 0
+    return this.#db.transaction().execute(async (tx) => {
+      if (Number((await update(tx)).numUpdatedRows) === 0) return false
+      await tx
+        .deleteFrom('agent_connections')
+        .where('workspace_id', '=', workspaceId)
+        .where('agent_id', '=', id)
+        .execute()
+      await linkConnections(tx, workspaceId, id, connectionIds)
+      return true
+    })
   }
 
   /** Removes the agent with its tools and tool runs; false when there is no such agent. */
@@ -189,6 +216,11 @@ export class Agents {
         .where('workspace_id', '=', workspaceId)
         .where('agent_id', '=', id)
         .execute()
+      await tx
+        .deleteFrom('agent_connections')
+        .where('workspace_id', '=', workspaceId)
+        .where('agent_id', '=', id)
+        .execute()
       const r = await tx
         .deleteFrom('agents')
         .where('workspace_id', '=', workspaceId)
@@ -197,4 +229,19 @@ export class Agents {
       return Number(r.numDeletedRows) > 0
     })
   }
+}
+
+/** The agent_connections rows of an agent's connections (each once). */
+async function linkConnections(
+  db: Kysely<Database>,
+  workspaceId: string,
+  agentId: string,
+  connectionIds: readonly string[],
+): Promise<void> {
+  const ids = [...new Set(connectionIds)]
+  if (ids.length === 0) return
+  await db
+    .insertInto('agent_connections')
+    .values(ids.map((connection_id) => ({ agent_id: agentId, connection_id, workspace_id: workspaceId })))
+    .execute()
 }

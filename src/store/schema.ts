@@ -355,6 +355,17 @@ export interface AgentsTable {
   end_user_id: string | null
 }
 
+/**
+ * The connections an agent names, a row each (migration 0026): the agents that use a connection are
+ * found by index. The agent's `connection_ids` stays what its connections are, in their order;
+ * these rows are written with it (store/agents.ts), in the same transaction.
+ */
+export interface AgentConnectionsTable {
+  agent_id: string
+  connection_id: string
+  workspace_id: string
+}
+
 /** An agent's tool: an ordered chain of tool steps with templated inputs (migration 0002). */
 export interface ToolsTable {
   id: string
@@ -405,6 +416,7 @@ export interface Database {
   credit_budgets: CreditBudgetsTable
   connection_rate_limits: ConnectionRateLimitsTable
   agents: AgentsTable
+  agent_connections: AgentConnectionsTable
   tools: ToolsTable
   tool_runs: ToolRunsTable
   subscriptions: SubscriptionsTable

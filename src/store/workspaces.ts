@@ -61,6 +61,7 @@ export const OWNED = [
   'connections',
   'disconnections',
   'connection_rate_limits',
+  'agent_connections',
   'agents',
   'tools',
   'tool_runs',
