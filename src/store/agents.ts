@@ -4,7 +4,7 @@
 // here with the agent in one transaction, so the agents using a connection are found by index.
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
-import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
+import { byCreated, keyset, oldestFirst, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { AgentsTable, Database } from './schema.ts'
 
 /** The places an agent may touch, by kind (`boards`, `repositories` …): identifiers of each. */
@@ -41,8 +41,6 @@ export type AgentRow = Omit<
 
 /** Lists of agents page oldest first: by (created_at, id), ascending. */
 const OLDEST_FIRST = byCreated<{ created_at: string; id: string }>('', 'asc')
-const oldestFirst = (a: { created_at: string; id: string }, b: { created_at: string; id: string }) =>
-  a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 
 export type NewAgentRow = Omit<
   AgentRow,
@@ -210,6 +208,17 @@ export class Agents {
         .deleteFrom('tool_runs')
         .where('workspace_id', '=', workspaceId)
         .where('agent_id', '=', id)
+        .execute()
+      await tx
+        .deleteFrom('tool_connections')
+        .where('workspace_id', '=', workspaceId)
+        .where('tool_id', 'in', (eb) =>
+          eb
+            .selectFrom('tools')
+            .select('id')
+            .where('workspace_id', '=', workspaceId)
+            .where('agent_id', '=', id),
+        )
         .execute()
       await tx
         .deleteFrom('tools')

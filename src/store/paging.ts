@@ -45,6 +45,10 @@ export function byCreated<R extends { created_at: string; id: string }>(
   }
 }
 
+/** Rows put in order in memory, oldest first by (created_at, id): as byCreated('', 'asc') reads them. */
+export const oldestFirst = (a: { created_at: string; id: string }, b: { created_at: string; id: string }) =>
+  a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+
 /** A seq key (the event log's tables), newest first. */
 export function bySeq<R extends { seq: number | string }>(ref = 'seq'): PageKey<R> {
   return { columns: [{ ref, int: true }], of: (r) => [Number(r.seq)] }

@@ -381,6 +381,16 @@ export interface ToolsTable {
   updated_at: string
 }
 
+/**
+ * The connections a tool's steps run through, a row each (migration 0027): the tools that use a
+ * connection are found by index. Written with the tool's steps (store/tools.ts), in one transaction.
+ */
+export interface ToolConnectionsTable {
+  tool_id: string
+  connection_id: string
+  workspace_id: string
+}
+
 /** One run of a tool: what each step did (migration 0002). */
 export interface ToolRunsTable {
   id: string
@@ -418,6 +428,7 @@ export interface Database {
   agents: AgentsTable
   agent_connections: AgentConnectionsTable
   tools: ToolsTable
+  tool_connections: ToolConnectionsTable
   tool_runs: ToolRunsTable
   subscriptions: SubscriptionsTable
   triggers: TriggersTable

@@ -1,8 +1,10 @@
 // Tools as rows: an agent's ordered chain of tool steps, kept as JSON text, read and written here
-// only (the engine validates what it writes: tools/tool-input.ts).
+// only (the engine validates what it writes: tools/tool-input.ts). The connections its steps run
+// through are also rows of tool_connections, written here with the steps in one transaction, so
+// the tools using a connection are found by index.
 import type { Kysely } from 'kysely'
 import { newId, nowIso } from './ids.ts'
-import { byCreated, keyset, type Page, type PageRequest, pageOf } from './paging.ts'
+import { byCreated, keyset, oldestFirst, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { Database, ToolsTable } from './schema.ts'
 
 /** A tool, its steps and declared inputs read. */
@@ -31,14 +33,17 @@ export class Tools {
   ): Promise<ToolRow> {
     const now = nowIso()
     const row: ToolRow = { inputs: null, ...values, id: newId('tool'), created_at: now, updated_at: now }
-    await this.#db
-      .insertInto('tools')
-      .values({
-        ...row,
-        steps: JSON.stringify(row.steps),
-        inputs: row.inputs === null ? null : JSON.stringify(row.inputs),
-      })
-      .execute()
+    await this.#db.transaction().execute(async (tx) => {
+      await tx
+        .insertInto('tools')
+        .values({
+          ...row,
+          steps: JSON.stringify(row.steps),
+          inputs: row.inputs === null ? null : JSON.stringify(row.inputs),
+        })
+        .execute()
+      await linkConnections(tx, row.workspace_id, row.id, row.steps)
+    })
     return row
   }
 
@@ -67,20 +72,16 @@ export class Tools {
 
   /** The workspace's tools with a step that runs through the connection, oldest first. */
   async usingConnection(workspaceId: string, connectionId: string): Promise<ToolRow[]> {
+    // Its rows by index (tool_connections_by_connection), each tool by its key, put in order here
+    // (asked for in order, SQLite would read the workspace's tools in that order instead).
     const rows = await this.#db
-      .selectFrom('tools')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      // Sifted in the database by the id's JSON text; exactly below (LIKE's `_` matches any character).
-      .where('steps', 'like', `%${JSON.stringify(connectionId)}%`)
-      .orderBy('created_at')
-      .orderBy('id')
+      .selectFrom('tool_connections')
+      .innerJoin('tools', 'tools.id', 'tool_connections.tool_id')
+      .selectAll('tools')
+      .where('tool_connections.workspace_id', '=', workspaceId)
+      .where('tool_connections.connection_id', '=', connectionId)
       .execute()
-    return rows
-      .map(read)
-      .filter((t) =>
-        (t.steps as Array<{ connectionId?: unknown }>).some((s) => s.connectionId === connectionId),
-      )
+    return rows.sort(oldestFirst).map(read)
   }
 
   /** An agent's tools, oldest first (as list), a page at a time. */
@@ -100,28 +101,65 @@ export class Tools {
     id: string,
     values: Partial<Pick<ToolRow, 'name' | 'description' | 'steps' | 'inputs'>>,
   ): Promise<boolean> {
-    const r = await this.#db
-      .updateTable('tools')
-      .set({
-        ...values,
-        steps: values.steps && JSON.stringify(values.steps),
-        inputs: values.inputs === undefined ? undefined : values.inputs && JSON.stringify(values.inputs),
-        updated_at: nowIso(),
-      })
-      .where('workspace_id', '=', workspaceId)
-      .where('agent_id', '=', agentId)
-      .where('id', '=', id)
-      .executeTakeFirst()
-    return Number(r.numUpdatedRows) > 0
+    const steps = values.steps
+    const update = (db: Kysely<Database>) =>
+      db
+        .updateTable('tools')
+        .set({
+          ...values,
+          steps: steps && JSON.stringify(steps),
+          inputs: values.inputs === undefined ? undefined : values.inputs && JSON.stringify(values.inputs),
+          updated_at: nowIso(),
+        })
+        .where('workspace_id', '=', workspaceId)
+        .where('agent_id', '=', agentId)
+        .where('id', '=', id)
+        .executeTakeFirst()
+    if (steps === undefined) return Number((await update(this.#db)).numUpdatedRows) > 0
+    return this.#db.transaction().execute(async (tx) => {
+      if (Number((await update(tx)).numUpdatedRows) === 0) return false
+      await tx
+        .deleteFrom('tool_connections')
+        .where('workspace_id', '=', workspaceId)
+        .where('tool_id', '=', id)
+        .execute()
+      await linkConnections(tx, workspaceId, id, steps)
+      return true
+    })
   }
 
   async delete(workspaceId: string, agentId: string, id: string): Promise<boolean> {
-    const r = await this.#db
-      .deleteFrom('tools')
-      .where('workspace_id', '=', workspaceId)
-      .where('agent_id', '=', agentId)
-      .where('id', '=', id)
-      .executeTakeFirst()
-    return Number(r.numDeletedRows) > 0
+    return this.#db.transaction().execute(async (tx) => {
+      const r = await tx
+        .deleteFrom('tools')
+        .where('workspace_id', '=', workspaceId)
+        .where('agent_id', '=', agentId)
+        .where('id', '=', id)
+        .executeTakeFirst()
+      if (Number(r.numDeletedRows) === 0) return false
+      await tx
+        .deleteFrom('tool_connections')
+        .where('workspace_id', '=', workspaceId)
+        .where('tool_id', '=', id)
+        .execute()
+      return true
+    })
   }
+}
+
+/** The tool_connections rows of the connections a tool's steps run through (each once). */
+async function linkConnections(
+  db: Kysely<Database>,
+  workspaceId: string,
+  toolId: string,
+  steps: readonly unknown[],
+): Promise<void> {
+  const ids = new Set<string>()
+  for (const s of steps as Array<{ connectionId?: unknown }>)
+    if (typeof s.connectionId === 'string') ids.add(s.connectionId)
+  if (ids.size === 0) return
+  await db
+    .insertInto('tool_connections')
+    .values([...ids].map((connection_id) => ({ tool_id: toolId, connection_id, workspace_id: workspaceId })))
+    .execute()
 }

@@ -63,6 +63,7 @@ export const OWNED = [
   'connection_rate_limits',
   'agent_connections',
   'agents',
+  'tool_connections',
   'tools',
   'tool_runs',
   'triggers',
