@@ -5,7 +5,9 @@
 // Patchbay's, the card read and parsed and answered as a step result, and none of a step's work),
 // and through Patchbay's POST /v1/steps/taskboard.get_card/run. The client, the proxies and the
 // sandbox share one process and event loop. Figures are medians over rounds; ratios and added latencies are
-// taken within each round, then their median. Prints one JSON line with its targets.
+// taken within each round, then their median. Then the step's own work (`stepWork`): the engine's step
+// runner called in the process, no HTTP in front, against the same upstream read. Prints one JSON
+// line with its targets.
 import http from 'node:http'
 import type net from 'node:net'
 import Fastify from 'fastify'
@@ -14,6 +16,7 @@ import { Agent, request } from 'undici'
 import { z } from 'zod'
 import { startTaskboardSandbox } from '../sandbox/taskboard/index.ts'
 import { loadConfig } from '../src/config.ts'
+import type { Caller } from '../src/engine/access/caller.ts'
 import { StepResult } from '../src/server/schemas.ts'
 import { startService } from '../src/service.ts'
 import { tempDir } from '../test/helpers/databases.ts'
@@ -204,6 +207,48 @@ for (const concurrency of [1, 32]) {
     cpuUsAboveFastifyFloor: med((x) => x.patchbay.cpuUs - x.fastifyFloor.cpuUs, 1),
   }
 }
+// The step's own work, without HTTP in front of it: the engine's step runner called in this process
+// (as the route calls it for a workspace key), against the same upstream read with the query
+// Patchbay sends (taken from the sandbox's request log) on a keep-alive pool, the answer parsed.
+// Interleaved, at 32 in flight; the difference is what running a step costs beyond its request.
+const caller: Caller = {
+  workspaceId: service.workspaceId,
+  kind: 'workspaceKey',
+  role: 'owner',
+  keyId: 'key_bench',
+  personId: null,
+  agentId: null,
+}
+const viaStepRunner = async () => {
+  await service.engine.steps.run(caller, 'taskboard.get_card', { connectionId: conn.id, input: { idCard } })
+}
+await viaStepRunner()
+const sentPath = sandbox.emulator.requests.at(-1)?.url ?? ''
+const upstreamRead = async () => {
+  const res = await upstreamPool.request({
+    origin: sandbox.url,
+    path: sentPath,
+    method: 'GET',
+    headers: { ...upstreamAuth, accept: 'application/json' },
+  })
+  await res.body.json()
+  if (res.statusCode !== 200) throw new Error(`sandbox answered ${res.statusCode} to ${sentPath}`)
+}
+await load(WARMUP, 32, viaStepRunner)
+await load(WARMUP / 4, 32, upstreamRead)
+const stepWorkRounds: { runner: number; read: number }[] = []
+for (let r = 0; r < ROUNDS; r++) {
+  const runner = (await load(PER_ROUND * 4, 32, viaStepRunner)).cpuUsPerCall
+  const read = (await load(PER_ROUND * 4, 32, upstreamRead)).cpuUsPerCall
+  stepWorkRounds.push({ runner, read })
+}
+result.stepWork = {
+  upstreamPath: sentPath.split('?')[0].replace(idCard, '{idCard}'),
+  runnerCpuUsPerRun: round(median(stepWorkRounds.map((x) => x.runner)), 1),
+  upstreamReadCpuUsPerRequest: round(median(stepWorkRounds.map((x) => x.read)), 1),
+  cpuUsAboveUpstreamRead: round(median(stepWorkRounds.map((x) => x.runner - x.read)), 1),
+}
+
 const c1 = result.c1 as { addedP50Ms: number }
 const c32 = result.c32 as { ratioToBareProxy: number }
 report(result as { bench: string }, [
