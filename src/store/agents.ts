@@ -3,6 +3,7 @@
 // sealed by the engine. The connections an agent names are also rows of agent_connections, written
 // here with the agent in one transaction, so the agents using a connection are found by index.
 import type { Kysely } from 'kysely'
+import { removeConnectionUses, setConnectionUses } from './connection-uses.ts'
 import { newId, nowIso } from './ids.ts'
 import { byCreated, keyset, oldestFirst, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { AgentsTable, Database } from './schema.ts'
@@ -103,7 +104,9 @@ export class Agents {
         .insertInto('agents')
         .values({ ...row, ...write(row) })
         .execute()
-      await linkConnections(tx, row.workspace_id, row.id, row.connection_ids)
+      await setConnectionUses(tx, 'agent_connections', row.workspace_id, row.id, row.connection_ids, {
+        fresh: true,
+      })
     })
     return row
   }
@@ -191,12 +194,7 @@ export class Agents {
     if (connectionIds === undefined) return Number((await update(this.#db)).numUpdatedRows) > 0
     return this.#db.transaction().execute(async (tx) => {
       if (Number((await update(tx)).numUpdatedRows) === 0) return false
-      await tx
-        .deleteFrom('agent_connections')
-        .where('workspace_id', '=', workspaceId)
-        .where('agent_id', '=', id)
-        .execute()
-      await linkConnections(tx, workspaceId, id, connectionIds)
+      await setConnectionUses(tx, 'agent_connections', workspaceId, id, connectionIds, { fresh: false })
       return true
     })
   }
@@ -225,11 +223,7 @@ export class Agents {
         .where('workspace_id', '=', workspaceId)
         .where('agent_id', '=', id)
         .execute()
-      await tx
-        .deleteFrom('agent_connections')
-        .where('workspace_id', '=', workspaceId)
-        .where('agent_id', '=', id)
-        .execute()
+      await removeConnectionUses(tx, 'agent_connections', workspaceId, id)
       const r = await tx
         .deleteFrom('agents')
         .where('workspace_id', '=', workspaceId)
@@ -238,19 +232,4 @@ export class Agents {
       return Number(r.numDeletedRows) > 0
     })
   }
-}
-
-/** The agent_connections rows of an agent's connections (each once). */
-async function linkConnections(
-  db: Kysely<Database>,
-  workspaceId: string,
-  agentId: string,
-  connectionIds: readonly string[],
-): Promise<void> {
-  const ids = [...new Set(connectionIds)]
-  if (ids.length === 0) return
-  await db
-    .insertInto('agent_connections')
-    .values(ids.map((connection_id) => ({ agent_id: agentId, connection_id, workspace_id: workspaceId })))
-    .execute()
 }

@@ -3,6 +3,7 @@
 // through are also rows of tool_connections, written here with the steps in one transaction, so
 // the tools using a connection are found by index.
 import type { Kysely } from 'kysely'
+import { removeConnectionUses, setConnectionUses } from './connection-uses.ts'
 import { newId, nowIso } from './ids.ts'
 import { byCreated, keyset, oldestFirst, type Page, type PageRequest, pageOf } from './paging.ts'
 import type { Database, ToolsTable } from './schema.ts'
@@ -42,7 +43,9 @@ export class Tools {
           inputs: row.inputs === null ? null : JSON.stringify(row.inputs),
         })
         .execute()
-      await linkConnections(tx, row.workspace_id, row.id, row.steps)
+      await setConnectionUses(tx, 'tool_connections', row.workspace_id, row.id, stepConnections(row.steps), {
+        fresh: true,
+      })
     })
     return row
   }
@@ -118,12 +121,9 @@ export class Tools {
     if (steps === undefined) return Number((await update(this.#db)).numUpdatedRows) > 0
     return this.#db.transaction().execute(async (tx) => {
       if (Number((await update(tx)).numUpdatedRows) === 0) return false
-      await tx
-        .deleteFrom('tool_connections')
-        .where('workspace_id', '=', workspaceId)
-        .where('tool_id', '=', id)
-        .execute()
-      await linkConnections(tx, workspaceId, id, steps)
+      await setConnectionUses(tx, 'tool_connections', workspaceId, id, stepConnections(steps), {
+        fresh: false,
+      })
       return true
     })
   }
@@ -137,29 +137,15 @@ export class Tools {
         .where('id', '=', id)
         .executeTakeFirst()
       if (Number(r.numDeletedRows) === 0) return false
-      await tx
-        .deleteFrom('tool_connections')
-        .where('workspace_id', '=', workspaceId)
-        .where('tool_id', '=', id)
-        .execute()
+      await removeConnectionUses(tx, 'tool_connections', workspaceId, id)
       return true
     })
   }
 }
 
-/** The tool_connections rows of the connections a tool's steps run through (each once). */
-async function linkConnections(
-  db: Kysely<Database>,
-  workspaceId: string,
-  toolId: string,
-  steps: readonly unknown[],
-): Promise<void> {
-  const ids = new Set<string>()
-  for (const s of steps as Array<{ connectionId?: unknown }>)
-    if (typeof s.connectionId === 'string') ids.add(s.connectionId)
-  if (ids.size === 0) return
-  await db
-    .insertInto('tool_connections')
-    .values([...ids].map((connection_id) => ({ tool_id: toolId, connection_id, workspace_id: workspaceId })))
-    .execute()
+/** The connections a tool's steps run through (a step whose connection was disconnected names none). */
+function stepConnections(steps: readonly unknown[]): string[] {
+  return (steps as Array<{ connectionId?: unknown }>).flatMap((s) =>
+    typeof s.connectionId === 'string' ? [s.connectionId] : [],
+  )
 }
