@@ -17,7 +17,7 @@ import { z } from 'zod'
 import { startTaskboardSandbox } from '../sandbox/taskboard/index.ts'
 import { loadConfig } from '../src/config.ts'
 import type { Caller } from '../src/engine/access/caller.ts'
-import { StepResult } from '../src/server/schemas.ts'
+import { RunStepBody, StepResult } from '../src/server/schemas.ts'
 import { startService } from '../src/service.ts'
 import { tempDir } from '../test/helpers/databases.ts'
 import { load, median, percentile, report, round, target } from './_stats.ts'
@@ -119,10 +119,7 @@ floorApp.post(
   {
     schema: {
       params: z.object({ stepId: z.string() }),
-      body: z.object({
-        connectionId: z.string().optional(),
-        input: z.record(z.string(), z.unknown()).default({}),
-      }),
+      body: RunStepBody,
       response: { 200: StepResult },
     },
   },

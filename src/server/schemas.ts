@@ -167,6 +167,17 @@ export const Connector = z
   .meta({ id: 'Connector' })
 
 /** What running a step answers: its output (per the step's outputSchema) and how the run went. */
+/** What POST /v1/steps/{id}/run is sent: the connection, and the step's input. */
+export const RunStepBody = z.object({
+  connectionId: z
+    .string()
+    .optional()
+    .describe(
+      "The connection to run with (from GET /v1/connections). With an agent key it may be left out: the agent's only connection of the step's connector is used.",
+    ),
+  input: z.record(z.string(), z.unknown()).default({}).describe("The step's input, per its inputSchema."),
+})
+
 export const StepResult = z
   .object({
     output: z.unknown().describe("The step's output, per its outputSchema."),

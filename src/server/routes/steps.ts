@@ -4,7 +4,7 @@ import { callerId } from '../../engine/access/caller.ts'
 import type { Engine } from '../../engine/engine.ts'
 import { PatchbayError } from '../../kit/errors.ts'
 import { deprecatedPaging, nextCursor, pageQuery } from '../paging.ts'
-import { errorResponses, StepResult, StepSummary } from '../schemas.ts'
+import { errorResponses, RunStepBody, StepResult, StepSummary } from '../schemas.ts'
 
 const StepRun = z
   .object({
@@ -107,18 +107,7 @@ export const stepRoutes =
           tags: ['steps'],
           summary: 'Run one tool step with a connection',
           params: z.object({ stepId: z.string().describe('Such as taskboard.create_card.') }),
-          body: z.object({
-            connectionId: z
-              .string()
-              .optional()
-              .describe(
-                "The connection to run with (from GET /v1/connections). With an agent key it may be left out: the agent's only connection of the step's connector is used.",
-              ),
-            input: z
-              .record(z.string(), z.unknown())
-              .default({})
-              .describe("The step's input, per its inputSchema."),
-          }),
+          body: RunStepBody,
           response: {
             200: StepResult,
             ...errorResponses,
